@@ -1,0 +1,58 @@
+//! `swapsight`: the command line. Thin glue over the `swapsight` library —
+//! argument parsing, terminal output and exit codes live here, nothing else.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod args;
+mod exit;
+mod record;
+mod report;
+
+/// Footprint beside swap: catch the "false fit".
+///
+/// On Apple Silicon (and Linux) a process's footprint leaves out pages that
+/// went to swap, so a pipeline can look like it fits while swap climbs and
+/// the machine crawls. swapsight records footprint, swap and free memory
+/// together and says which runs fit, overflowed, or only looked like they fit.
+#[derive(Debug, Parser)]
+#[command(
+    name = "swapsight",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+#[command(after_help = "Examples:
+  swapsight record -o run.jsonl -- python generate.py   record a run, then…
+  swapsight report run.jsonl                           …see whether it really fit
+
+Sizes: 8G, 512M, 8GiB or bytes (binary: 1G = 1024³ bytes, as macOS shows them).
+Durations: 500ms, 2s, 3m, 1h.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Record footprint, swap and free memory to a trace (JSON Lines).
+    Record(record::Args),
+    /// Say whether a recorded run fit, overflowed, or was a false fit.
+    Report(report::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return exit::clap_error(e),
+    };
+    let result = match cli.command {
+        Command::Record(a) => record::run(a),
+        Command::Report(a) => report::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => exit::error(&e),
+    }
+}

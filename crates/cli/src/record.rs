@@ -1,0 +1,306 @@
+//! `swapsight record`: sample the machine, watch a command or a pid, write a
+//! trace, show a live status line.
+
+use std::path::PathBuf;
+use std::process::{Child, ExitCode};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use swapsight::recorder::{default_trace_path, header_now, Recorder};
+use swapsight::units::{format_bytes, format_duration};
+use swapsight::{SamplerConfig, Tick};
+
+use crate::exit;
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "The recording stops when the command (or --pid) exits, or on Ctrl-C; the trace on \
+disk is complete either way (every line is flushed as it is written). With a command, swapsight exits \
+with the command's exit code.
+
+Examples:
+  swapsight record -- python generate.py
+  swapsight record -o offload.jsonl --interval 250ms -- python generate.py --offload
+  swapsight record --pid 4242            watch a process that is already running
+  swapsight record                       the whole machine, until Ctrl-C"
+)]
+pub struct Args {
+    /// Trace file to write [default: swapsight-YYYYMMDD-HHMMSS.jsonl]
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Time between samples
+    #[arg(long, default_value = "500ms", value_parser = crate::args::duration)]
+    pub interval: Duration,
+    /// Also keep the N largest processes in each sample
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top: usize,
+    /// Watch a running process (and its descendants) instead of starting one
+    #[arg(long, value_name = "PID", conflicts_with = "command")]
+    pub pid: Option<u32>,
+    /// Command to run and watch
+    #[arg(last = true, value_name = "CMD ARGS")]
+    pub command: Vec<String>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(pid) = args.pid {
+        ensure_pid_exists(pid)?;
+    }
+    let stop = ctrl_c_flag()?;
+    let path = args.output.clone().unwrap_or_else(|| {
+        default_trace_path(
+            std::path::Path::new("."),
+            swapsight::recorder::unix_now_ms(),
+        )
+    });
+    let mut probe = swapsight::probe::native().context("cannot start the memory probe")?;
+    let host = probe
+        .host()
+        .context("cannot read the host's memory facts")?;
+
+    let mut child = match args.command.as_slice() {
+        [] => None,
+        [program, rest @ ..] => Some(spawn(program, rest)?),
+    };
+    let watch = child.as_ref().map(Child::id).or(args.pid);
+
+    let mut header = header_now(host, args.interval.as_millis() as u64, args.top);
+    header.watch_pid = watch;
+    header.command = (!args.command.is_empty()).then(|| args.command.clone());
+    header.writer = format!("swapsight {} record", env!("CARGO_PKG_VERSION"));
+    let mut rec = match Recorder::create(&path, &header) {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some(c) = child.as_mut() {
+                let _ = c.kill();
+            }
+            return Err(e.into());
+        }
+    };
+    if let (Some(c), Some(cmd)) = (child.as_ref(), header.command.as_ref()) {
+        rec.event("command-start", cmd.join(" "), Some(c.id()), None)?;
+    }
+    eprintln!(
+        "swapsight: recording to {} (Ctrl-C to stop)",
+        path.display()
+    );
+
+    let sampler = swapsight::Sampler::spawn(
+        probe,
+        SamplerConfig {
+            interval: args.interval,
+            history: 4,
+            watch,
+            detector: header.detector.clone(),
+        },
+    );
+    let ticks = sampler.subscribe(64);
+    let status = StatusLine::new();
+    let started = Instant::now();
+    let outcome = loop {
+        if stop.load(Ordering::SeqCst) {
+            break Outcome::Interrupted;
+        }
+        if let Some(c) = child.as_mut() {
+            if let Some(st) = c.try_wait()? {
+                break Outcome::Exited(st);
+            }
+        } else if let Some(pid) = args.pid {
+            if !pid_exists(pid) {
+                break Outcome::PidGone(pid);
+            }
+        }
+        match ticks.recv_timeout(Duration::from_millis(100)) {
+            Ok(tick) => {
+                rec.tick(&tick)?;
+                for f in &tick.flags {
+                    status.clear();
+                    eprintln!(
+                        "swapsight: {} ({}): {} — {}",
+                        f.name,
+                        f.pid,
+                        f.state.label(),
+                        f.message
+                    );
+                }
+                status.show(&tick, started.elapsed());
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break Outcome::SamplerDied,
+        }
+    };
+    // The last tick's flags are in the trace; end it with what happened.
+    let sampler_result = sampler.stop();
+    status.clear();
+    let code = match outcome {
+        Outcome::Exited(st) => {
+            rec.event("command-exit", format!("{st}"), watch, st.code())?;
+            exit::from_status(st)
+        }
+        Outcome::PidGone(pid) => {
+            rec.event(
+                "process-exit",
+                format!("process {pid} exited"),
+                Some(pid),
+                None,
+            )?;
+            ExitCode::SUCCESS
+        }
+        Outcome::Interrupted => {
+            rec.event("recording-stop", "interrupted (Ctrl-C)", None, None)?;
+            if let Some(c) = child.as_mut() {
+                // The terminal sent SIGINT to the command too; give it a moment.
+                interrupt_and_wait(c, Duration::from_secs(5));
+            }
+            ExitCode::from(130)
+        }
+        Outcome::SamplerDied => {
+            let why = match sampler_result {
+                Err(e) => e.to_string(),
+                Ok(()) => "sampler stopped".into(),
+            };
+            rec.event("recording-stop", format!("probe failed: {why}"), None, None)?;
+            return Err(exit::fail(
+                exit::ERROR,
+                format!("recording stopped: {why}; trace kept in {}", path.display()),
+            ));
+        }
+    };
+    eprintln!(
+        "swapsight: {} samples over {} in {}; next: swapsight report {}",
+        rec.samples(),
+        format_duration(Duration::from_millis(rec.elapsed_ms())),
+        path.display(),
+        path.display()
+    );
+    Ok(code)
+}
+
+enum Outcome {
+    Exited(std::process::ExitStatus),
+    PidGone(u32),
+    Interrupted,
+    SamplerDied,
+}
+
+/// Spawns the command, mapping "not found" and "not executable" to their
+/// shell exit codes with a clear line.
+pub fn spawn(program: &str, args: &[String]) -> anyhow::Result<Child> {
+    std::process::Command::new(program)
+        .args(args)
+        .spawn()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                exit::fail(exit::NOT_FOUND, format!("command not found: {program}"))
+            }
+            std::io::ErrorKind::PermissionDenied => exit::fail(
+                exit::NOT_EXECUTABLE,
+                format!("cannot run {program}: permission denied"),
+            ),
+            _ => exit::fail(exit::NOT_EXECUTABLE, format!("cannot run {program}: {e}")),
+        })
+}
+
+pub fn pid_exists(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+pub fn ensure_pid_exists(pid: u32) -> anyhow::Result<()> {
+    if pid == 0 || !pid_exists(pid) {
+        return Err(exit::fail(
+            exit::ERROR,
+            format!("no process with pid {pid}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Sets a flag on Ctrl-C (SIGINT) and SIGTERM.
+pub fn ctrl_c_flag() -> anyhow::Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let f = Arc::clone(&flag);
+    ctrlc::set_handler(move || f.store(true, Ordering::SeqCst))
+        .context("cannot install the Ctrl-C handler")?;
+    Ok(flag)
+}
+
+fn interrupt_and_wait(child: &mut Child, wait: Duration) {
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill on our own child's pid, which we have not reaped yet.
+        unsafe { libc::kill(pid, libc::SIGINT) };
+    }
+    let until = Instant::now() + wait;
+    while Instant::now() < until {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The live one-line status on stderr, redrawn in place when stderr is a
+/// terminal; silent otherwise (logs get the flag lines only).
+pub struct StatusLine {
+    tty: bool,
+}
+
+impl StatusLine {
+    pub fn new() -> Self {
+        // SAFETY: isatty only inspects the descriptor.
+        StatusLine {
+            tty: unsafe { libc::isatty(2) } == 1,
+        }
+    }
+
+    pub fn show(&self, tick: &Tick, elapsed: Duration) {
+        if self.tty {
+            eprint!("\r\x1b[K{}", status_text(tick, elapsed));
+        }
+    }
+
+    pub fn clear(&self) {
+        if self.tty {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
+/// `00:12  watched 1.2 GB  swap +340 MB  free 72 %  fits`
+pub fn status_text(tick: &Tick, elapsed: Duration) -> String {
+    let secs = elapsed.as_secs();
+    let state = tick
+        .flagged
+        .iter()
+        .filter(|a| tick.watched.is_empty() || tick.watched.contains(&a.pid))
+        .map(|a| a.state)
+        .max()
+        .unwrap_or_default();
+    let watched = if tick.watched.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "watched {}  ",
+            format_bytes(tick.watched_footprint_bytes() as i64)
+        )
+    };
+    format!(
+        "{:02}:{:02}  {watched}swap {}{}  free {:.0} %  {}",
+        secs / 60,
+        secs % 60,
+        if tick.view.swap_growth_bytes >= 0 {
+            "+"
+        } else {
+            ""
+        },
+        format_bytes(tick.view.swap_growth_bytes),
+        tick.sample.system.free_pct,
+        state.label()
+    )
+}

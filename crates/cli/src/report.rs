@@ -1,0 +1,40 @@
+//! `swapsight report`: the verdict on a recorded run.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Verdicts, per process and for the run:
+  fits           swap did not grow beyond the tolerance while it ran
+  overflow       swap grew and the footprints explain it (Activity Monitor shows it)
+  false-fit      swap grew while the footprint left clear room: the hidden case
+  hidden-memory  the footprint fell without free memory rising (memory held out of sight)
+
+A malformed line is named on stderr and skipped; a cut-off last line (a killed
+recorder) is expected and read up to the cut.")]
+pub struct Args {
+    /// Trace to read (written by `swapsight record` or `guard`)
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// Print one JSON object instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let trace = swapsight::trace::read(&args.trace)?;
+    for p in &trace.problems {
+        eprintln!(
+            "swapsight: warning: {}: {p} (skipped)",
+            args.trace.display()
+        );
+    }
+    let report = swapsight::report::report(&trace, None);
+    let text = if args.json {
+        serde_json::to_string_pretty(&report)? + "\n"
+    } else {
+        report.to_text()
+    };
+    crate::exit::print_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}

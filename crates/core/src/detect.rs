@@ -1,0 +1,643 @@
+//! The false-fit detector: samples in, per-process states and evidence out.
+//!
+//! It is pure — no clock, no I/O — so the live shells, `report` and the tests
+//! all run the same code over the same samples. It never uses per-process
+//! swap (macOS has none); on Linux the tests compare its inferred flags with
+//! `VmSwap`.
+//!
+//! The model (thresholds in [`DetectorConfig`], documented in
+//! `docs/detector.md`):
+//! - **swap climbing**: system swap grew by at least the tolerance over the
+//!   window *and* kept growing at the minimum rate over the last
+//!   `sustain_ms` — one burst of page-outs is not a climb.
+//! - **whose swap**: while swap climbs, a process is blamed when it pages in
+//!   (swapped pages come back when touched), when its footprint grows, when
+//!   its footprint just fell with no matching rise in free memory, or when it
+//!   is the largest member of the watched tree. A big idle process is not.
+//! - **overflow** when the footprints of all processes reach
+//!   `overflow_share` of physical memory (Activity Monitor would show it);
+//!   **false fit** when they leave clear room.
+//! - **hidden memory**: a footprint fell by at least the drop threshold within
+//!   `hidden_window_ms` while free memory rose by less than
+//!   `hidden_free_share` of the drop.
+//! - A state is raised after it held for `raise_ms` and cleared after the
+//!   process looked fine for `clear_ms`: no flag flaps tick to tick.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use serde::{Deserialize, Serialize};
+
+use crate::probe::{ProcessSample, Sample};
+use crate::units::{format_bytes, format_duration};
+
+/// A process's memory state. Ordered by severity.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum State {
+    /// Swap did not climb while it ran, or it is not to blame.
+    #[default]
+    Fits,
+    /// Its footprint fell without free memory rising: memory held out of sight.
+    HiddenMemory,
+    /// Swap climbed and the footprints explain it.
+    Overflow,
+    /// Swap climbed while the footprints left clear room: the hidden case.
+    FalseFit,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Fits => "fits",
+            State::HiddenMemory => "hidden-memory",
+            State::Overflow => "overflow",
+            State::FalseFit => "false-fit",
+        }
+    }
+
+    /// Words for a title or notification.
+    pub fn label(self) -> &'static str {
+        match self {
+            State::Fits => "fits",
+            State::HiddenMemory => "hidden memory",
+            State::Overflow => "overflow",
+            State::FalseFit => "false fit",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<State> {
+        [
+            State::Fits,
+            State::HiddenMemory,
+            State::Overflow,
+            State::FalseFit,
+        ]
+        .into_iter()
+        .find(|st| st.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Thresholds. `None` sizes scale with physical memory (see each field).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DetectorConfig {
+    /// Window over which swap growth and per-process activity are measured.
+    pub window_ms: u64,
+    /// Swap growth over the window that counts as climbing.
+    /// Default: max(128 MiB, 0.5 % of physical memory).
+    pub swap_tolerance_bytes: Option<u64>,
+    /// Swap must also have grown at this rate over the last `sustain_ms`.
+    pub min_rate_bytes_per_s: u64,
+    pub sustain_ms: u64,
+    /// Footprints (all processes) at or above this share of physical memory
+    /// explain the swap: overflow rather than false fit. On the seeds' 48 GB
+    /// Mac swap began when the footprint passed 33.5–36.2 GB (0.70–0.75).
+    pub overflow_share: f64,
+    /// Page-ins per second over the window that count as "touching swap".
+    pub min_pageins_per_s: f64,
+    /// Footprint growth over the window that counts as "allocating".
+    pub min_growth_bytes: u64,
+    /// Footprint drop that counts as hidden memory.
+    /// Default: max(512 MiB, 2 % of physical memory).
+    pub hidden_drop_bytes: Option<u64>,
+    pub hidden_window_ms: u64,
+    /// Free memory must rise by at least this share of a drop to explain it.
+    pub hidden_free_share: f64,
+    /// A state must hold this long before it is raised.
+    pub raise_ms: u64,
+    /// A raised state is kept until the process looked fine this long.
+    pub clear_ms: u64,
+}
+
+impl Default for DetectorConfig {
+    fn default() -> Self {
+        DetectorConfig {
+            window_ms: 10_000,
+            swap_tolerance_bytes: None,
+            min_rate_bytes_per_s: 1 << 20,
+            sustain_ms: 3_000,
+            overflow_share: 0.65,
+            min_pageins_per_s: 64.0,
+            min_growth_bytes: 64 << 20,
+            hidden_drop_bytes: None,
+            hidden_window_ms: 5_000,
+            hidden_free_share: 0.5,
+            raise_ms: 1_000,
+            clear_ms: 20_000,
+        }
+    }
+}
+
+impl DetectorConfig {
+    pub fn swap_tolerance_for(&self, phys_bytes: u64) -> u64 {
+        self.swap_tolerance_bytes
+            .unwrap_or_else(|| (128u64 << 20).max(phys_bytes / 200))
+    }
+
+    pub fn hidden_drop_for(&self, phys_bytes: u64) -> u64 {
+        self.hidden_drop_bytes
+            .unwrap_or_else(|| (512u64 << 20).max(phys_bytes / 50))
+    }
+}
+
+/// Why a state was given: the figures behind it, at the tick it was judged.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Evidence {
+    pub footprint_bytes: u64,
+    pub phys_bytes: u64,
+    /// All processes' footprints over physical memory.
+    pub footprints_share: f64,
+    /// System swap growth over the window.
+    pub swap_growth_window_bytes: i64,
+    /// System swap growth since the baseline (detector start or reset).
+    pub swap_growth_bytes: i64,
+    pub window_ms: u64,
+    pub free_pct: f64,
+    pub pageins_per_s: f64,
+    /// Footprint change over the window.
+    pub footprint_delta_bytes: i64,
+    /// Footprint drop not matched by free memory (hidden memory).
+    pub hidden_bytes: u64,
+    pub watched: bool,
+}
+
+impl Evidence {
+    /// The evidence in a sentence a user understands.
+    pub fn describe(&self, state: State) -> String {
+        let fp = format!(
+            "footprint {} of {} ({:.0} %)",
+            format_bytes(self.footprint_bytes as i64),
+            format_bytes(self.phys_bytes as i64),
+            pct(self.footprint_bytes, self.phys_bytes)
+        );
+        let swap = format!(
+            "swap grew {} in {}",
+            format_bytes(self.swap_growth_window_bytes),
+            format_duration(std::time::Duration::from_millis(self.window_ms))
+        );
+        let mut why = Vec::new();
+        if self.pageins_per_s >= 1.0 {
+            why.push(format!("paging in {:.0}/s", self.pageins_per_s));
+        }
+        if self.footprint_delta_bytes > 0 {
+            why.push(format!(
+                "footprint +{}",
+                format_bytes(self.footprint_delta_bytes)
+            ));
+        }
+        if self.watched {
+            why.push("watched".to_string());
+        }
+        let why = if why.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", why.join(", "))
+        };
+        match state {
+            State::FalseFit => format!(
+                "{fp} while {swap}; all footprints {:.0} % of memory: false fit{why}",
+                self.footprints_share * 100.0
+            ),
+            State::Overflow => format!(
+                "{fp} while {swap}; all footprints {:.0} % of memory: overflow{why}",
+                self.footprints_share * 100.0
+            ),
+            State::HiddenMemory => format!(
+                "footprint fell by {} to {} while free memory did not rise to match: hidden memory",
+                format_bytes(self.hidden_bytes as i64),
+                format_bytes(self.footprint_bytes as i64)
+            ),
+            State::Fits => format!(
+                "{fp}; swap growth {}: fits",
+                format_bytes(self.swap_growth_bytes)
+            ),
+        }
+    }
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64 * 100.0
+    }
+}
+
+/// A raised or cleared state: one line in a trace, one notification.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Flag {
+    pub t_ms: u64,
+    pub pid: u32,
+    pub name: String,
+    pub state: State,
+    pub previous: State,
+    pub evidence: Evidence,
+    /// `evidence.describe(state)`, kept so a reader needs no detector.
+    pub message: String,
+}
+
+/// The detector's current view of one process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Assessment {
+    pub pid: u32,
+    pub name: String,
+    /// Debounced state.
+    pub state: State,
+    /// Worst state since the baseline.
+    pub worst: State,
+    pub evidence: Evidence,
+    /// Since when `state` holds (ms on the sample clock).
+    pub since_ms: u64,
+}
+
+/// System-wide view at the last tick.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct SystemView {
+    pub swap_climbing: bool,
+    pub swap_growth_window_bytes: i64,
+    pub swap_growth_bytes: i64,
+    pub swap_tolerance_bytes: u64,
+    pub footprints_share: f64,
+    pub worst: State,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct SysPoint {
+    t_ms: u64,
+    swap_used: u64,
+    free_bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct ProcPoint {
+    t_ms: u64,
+    footprint: u64,
+    pageins: u64,
+}
+
+#[derive(Debug)]
+struct Track {
+    start_time: u64,
+    name: String,
+    history: VecDeque<ProcPoint>,
+    state: State,
+    worst: State,
+    since_ms: u64,
+    /// Instant state that differs from `state`, and since when.
+    pending: Option<(State, u64)>,
+    evidence: Evidence,
+    seen_tick: u64,
+}
+
+/// The detector. Feed it every sample in order with [`Detector::update`].
+#[derive(Debug)]
+pub struct Detector {
+    cfg: DetectorConfig,
+    sys: VecDeque<SysPoint>,
+    procs: HashMap<u32, Track>,
+    baseline_swap: Option<u64>,
+    view: SystemView,
+    tick: u64,
+}
+
+impl Detector {
+    pub fn new(cfg: DetectorConfig) -> Self {
+        Detector {
+            cfg,
+            sys: VecDeque::new(),
+            procs: HashMap::new(),
+            baseline_swap: None,
+            view: SystemView::default(),
+            tick: 0,
+        }
+    }
+
+    pub fn config(&self) -> &DetectorConfig {
+        &self.cfg
+    }
+
+    /// Forget swap growth and worst states so far; the next sample is the
+    /// new baseline.
+    pub fn reset_baseline(&mut self) {
+        self.baseline_swap = None;
+        for t in self.procs.values_mut() {
+            t.worst = t.state;
+        }
+    }
+
+    pub fn system(&self) -> SystemView {
+        self.view
+    }
+
+    /// Current assessments, one per live process, in no order.
+    pub fn assessments(&self) -> impl Iterator<Item = Assessment> + '_ {
+        self.procs.iter().map(|(&pid, t)| Assessment {
+            pid,
+            name: t.name.clone(),
+            state: t.state,
+            worst: t.worst,
+            evidence: t.evidence.clone(),
+            since_ms: t.since_ms,
+        })
+    }
+
+    pub fn assessment(&self, pid: u32) -> Option<Assessment> {
+        self.assessments().find(|a| a.pid == pid)
+    }
+
+    /// Takes one sample (and the pids of the watched tree), returns the
+    /// states raised or cleared at this tick.
+    pub fn update(&mut self, sample: &Sample, watched: &HashSet<u32>) -> Vec<Flag> {
+        self.tick += 1;
+        let now = sample.t_ms;
+        let sys = &sample.system;
+        let phys = sys.phys_bytes.max(1);
+        let keep_ms = self.cfg.window_ms.max(self.cfg.hidden_window_ms);
+
+        // System history.
+        let baseline = *self.baseline_swap.get_or_insert(sys.swap_used_bytes);
+        self.sys.push_back(SysPoint {
+            t_ms: now,
+            swap_used: sys.swap_used_bytes,
+            free_bytes: sys.free_bytes(),
+        });
+        while self
+            .sys
+            .front()
+            .is_some_and(|p| now.saturating_sub(p.t_ms) > keep_ms)
+        {
+            self.sys.pop_front();
+        }
+        let in_window = |p: &&SysPoint| now.saturating_sub(p.t_ms) <= self.cfg.window_ms;
+        let min_swap = self
+            .sys
+            .iter()
+            .filter(in_window)
+            .map(|p| p.swap_used)
+            .min()
+            .unwrap_or(0);
+        let growth_window = sys.swap_used_bytes as i64 - min_swap as i64;
+        let sustained = sustained_climb(&self.sys, now, &self.cfg);
+        let tolerance = self.cfg.swap_tolerance_for(phys);
+        let climbing = growth_window >= tolerance as i64 && sustained;
+        let footprints: u64 = sample.processes.iter().map(|p| p.footprint_bytes).sum();
+        let footprints_share = footprints as f64 / phys as f64;
+        let explained = footprints_share >= self.cfg.overflow_share;
+
+        // The watched tree's largest member carries the tree's blame.
+        let watched_top = sample
+            .processes
+            .iter()
+            .filter(|p| watched.contains(&p.pid))
+            .max_by_key(|p| p.footprint_bytes)
+            .map(|p| p.pid);
+
+        let hidden_drop = self.cfg.hidden_drop_for(phys);
+        let mut flags = Vec::new();
+        for p in &sample.processes {
+            let track = self.procs.entry(p.pid).or_insert_with(|| Track {
+                start_time: p.start_time,
+                name: p.name.clone(),
+                history: VecDeque::new(),
+                state: State::Fits,
+                worst: State::Fits,
+                since_ms: now,
+                pending: None,
+                evidence: Evidence::default(),
+                seen_tick: 0,
+            });
+            if track.start_time != p.start_time {
+                *track = Track {
+                    start_time: p.start_time,
+                    name: p.name.clone(),
+                    history: VecDeque::new(),
+                    state: State::Fits,
+                    worst: State::Fits,
+                    since_ms: now,
+                    pending: None,
+                    evidence: Evidence::default(),
+                    seen_tick: 0,
+                };
+            }
+            if track.name != p.name {
+                track.name.clone_from(&p.name);
+            }
+            track.seen_tick = self.tick;
+            track.history.push_back(ProcPoint {
+                t_ms: now,
+                footprint: p.footprint_bytes,
+                pageins: p.pageins,
+            });
+            while track
+                .history
+                .front()
+                .is_some_and(|q| now.saturating_sub(q.t_ms) > keep_ms)
+            {
+                track.history.pop_front();
+            }
+
+            let activity = activity(&track.history, now, self.cfg.window_ms);
+            let hidden = hidden_bytes(&track.history, &self.sys, now, &self.cfg, p, hidden_drop);
+            let is_watched = watched.contains(&p.pid);
+            let evidence = Evidence {
+                footprint_bytes: p.footprint_bytes,
+                phys_bytes: phys,
+                footprints_share,
+                swap_growth_window_bytes: growth_window,
+                swap_growth_bytes: sys.swap_used_bytes as i64 - baseline as i64,
+                window_ms: self.cfg.window_ms,
+                free_pct: sys.free_pct,
+                pageins_per_s: activity.pageins_per_s,
+                footprint_delta_bytes: activity.footprint_delta,
+                hidden_bytes: hidden,
+                watched: is_watched,
+            };
+            let blamed = climbing
+                && (activity.pageins_per_s >= self.cfg.min_pageins_per_s
+                    || activity.footprint_delta >= self.cfg.min_growth_bytes as i64
+                    || hidden > 0
+                    || watched_top == Some(p.pid));
+            let instant = if blamed {
+                if explained {
+                    State::Overflow
+                } else {
+                    State::FalseFit
+                }
+            } else if hidden > 0 {
+                State::HiddenMemory
+            } else {
+                State::Fits
+            };
+            if let Some(flag) = debounce(track, p.pid, instant, evidence, now, &self.cfg) {
+                flags.push(flag);
+            }
+        }
+        let tick = self.tick;
+        self.procs.retain(|_, t| t.seen_tick == tick);
+        self.view = SystemView {
+            swap_climbing: climbing,
+            swap_growth_window_bytes: growth_window,
+            swap_growth_bytes: sys.swap_used_bytes as i64 - baseline as i64,
+            swap_tolerance_bytes: tolerance,
+            footprints_share,
+            worst: self
+                .procs
+                .values()
+                .map(|t| t.state)
+                .max()
+                .unwrap_or_default(),
+        };
+        flags
+    }
+}
+
+/// Swap grew at the minimum rate in at least two thirds of the intervals of
+/// the last `sustain_ms` — a single burst of page-outs is one interval.
+fn sustained_climb(sys: &VecDeque<SysPoint>, now: u64, cfg: &DetectorConfig) -> bool {
+    let mut total = 0u32;
+    let mut rising = 0u32;
+    let recent = sys
+        .iter()
+        .filter(|p| now.saturating_sub(p.t_ms) <= cfg.sustain_ms);
+    let mut prev: Option<&SysPoint> = None;
+    for p in recent {
+        if let Some(q) = prev {
+            if p.t_ms > q.t_ms {
+                total += 1;
+                let rate =
+                    (p.swap_used as f64 - q.swap_used as f64) / ((p.t_ms - q.t_ms) as f64 / 1000.0);
+                if rate >= cfg.min_rate_bytes_per_s as f64 {
+                    rising += 1;
+                }
+            }
+        }
+        prev = Some(p);
+    }
+    total >= 2 && rising * 3 >= total * 2
+}
+
+struct Activity {
+    pageins_per_s: f64,
+    footprint_delta: i64,
+}
+
+fn activity(history: &VecDeque<ProcPoint>, now: u64, window_ms: u64) -> Activity {
+    let last = history.back().copied();
+    let first = history
+        .iter()
+        .find(|q| now.saturating_sub(q.t_ms) <= window_ms)
+        .copied();
+    match (first, last) {
+        (Some(a), Some(b)) if b.t_ms > a.t_ms => Activity {
+            pageins_per_s: b.pageins.saturating_sub(a.pageins) as f64
+                / ((b.t_ms - a.t_ms) as f64 / 1000.0),
+            footprint_delta: b.footprint as i64 - a.footprint as i64,
+        },
+        _ => Activity {
+            pageins_per_s: 0.0,
+            footprint_delta: 0,
+        },
+    }
+}
+
+/// The footprint drop not matched by free memory, when it is large enough to
+/// count; 0 otherwise.
+fn hidden_bytes(
+    history: &VecDeque<ProcPoint>,
+    sys: &VecDeque<SysPoint>,
+    now: u64,
+    cfg: &DetectorConfig,
+    p: &ProcessSample,
+    threshold: u64,
+) -> u64 {
+    let Some(peak) = history
+        .iter()
+        .filter(|q| now.saturating_sub(q.t_ms) <= cfg.hidden_window_ms)
+        .max_by_key(|q| q.footprint)
+    else {
+        return 0;
+    };
+    let drop = peak.footprint.saturating_sub(p.footprint_bytes);
+    if drop < threshold {
+        return 0;
+    }
+    let free_then = sys
+        .iter()
+        .find(|s| s.t_ms >= peak.t_ms)
+        .map_or(0, |s| s.free_bytes);
+    let free_now = sys.back().map_or(0, |s| s.free_bytes);
+    let freed = free_now.saturating_sub(free_then);
+    if (freed as f64) < cfg.hidden_free_share * drop as f64 {
+        drop - freed.min(drop)
+    } else {
+        0
+    }
+}
+
+/// Raises a state that held for `raise_ms`, clears one after `clear_ms` of
+/// looking fine; returns the flag when the state changed.
+fn debounce(
+    track: &mut Track,
+    pid: u32,
+    instant: State,
+    evidence: Evidence,
+    now: u64,
+    cfg: &DetectorConfig,
+) -> Option<Flag> {
+    if instant == track.state {
+        track.pending = None;
+        if instant != State::Fits {
+            track.evidence = evidence;
+        } else if track.state == State::Fits {
+            track.evidence = evidence;
+        }
+        return None;
+    }
+    let since = match track.pending {
+        Some((s, since)) if s == instant => since,
+        _ => {
+            track.pending = Some((instant, now));
+            now
+        }
+    };
+    let needed = if instant == State::Fits {
+        cfg.clear_ms
+    } else if instant < track.state {
+        // A milder non-fits state (false fit → hidden memory) waits like a clear.
+        cfg.clear_ms
+    } else {
+        cfg.raise_ms
+    };
+    if now.saturating_sub(since) < needed {
+        return None;
+    }
+    let previous = track.state;
+    track.state = instant;
+    track.worst = track.worst.max(instant);
+    track.since_ms = now;
+    track.pending = None;
+    let message = evidence.describe(instant);
+    track.evidence = evidence.clone();
+    Some(Flag {
+        t_ms: now,
+        pid,
+        name: track.name.clone(),
+        state: instant,
+        previous,
+        evidence,
+        message,
+    })
+}
+
+#[cfg(test)]
+#[path = "detect_tests.rs"]
+mod tests;

@@ -1,0 +1,313 @@
+//! Detector tests on hand-made sample streams and the seeds' runs.
+
+use std::collections::HashSet;
+
+use super::*;
+use crate::probe::SystemSample;
+use crate::report::report;
+use crate::synth;
+
+const GIB: u64 = 1 << 30;
+const MIB: u64 = 1 << 20;
+
+fn proc(pid: u32, footprint: u64, pageins: u64) -> ProcessSample {
+    ProcessSample {
+        pid,
+        ppid: 1,
+        name: format!("p{pid}"),
+        footprint_bytes: footprint,
+        pageins,
+        start_time: 7,
+        ..Default::default()
+    }
+}
+
+fn sample(t_ms: u64, swap: u64, free_pct: f64, procs: Vec<ProcessSample>) -> Sample {
+    Sample {
+        t_ms,
+        system: SystemSample {
+            phys_bytes: 16 * GIB,
+            free_pct,
+            swap_used_bytes: swap,
+            swap_total_bytes: 8 * GIB,
+            ..Default::default()
+        },
+        processes: procs,
+    }
+}
+
+/// Runs `n` ticks of 500 ms; `f(i)` gives (swap, free %, processes).
+fn run(
+    n: u64,
+    watched: &[u32],
+    f: impl Fn(u64) -> (u64, f64, Vec<ProcessSample>),
+) -> (Detector, Vec<Flag>) {
+    let mut d = Detector::new(DetectorConfig::default());
+    let watched: HashSet<u32> = watched.iter().copied().collect();
+    let mut flags = Vec::new();
+    for i in 0..n {
+        let (swap, free, procs) = f(i);
+        flags.extend(d.update(&sample(i * 500, swap, free, procs), &watched));
+    }
+    (d, flags)
+}
+
+#[test]
+fn defaults_scale_with_memory() {
+    let c = DetectorConfig::default();
+    assert_eq!(c.swap_tolerance_for(16 * GIB), 128 * MIB);
+    assert_eq!(c.swap_tolerance_for(48 * GIB), 48 * GIB / 200);
+    assert_eq!(c.hidden_drop_for(16 * GIB), 512 * MIB);
+    assert_eq!(c.hidden_drop_for(48 * GIB), 48 * GIB / 50);
+}
+
+#[test]
+fn state_names_round_trip() {
+    for s in [
+        State::Fits,
+        State::HiddenMemory,
+        State::Overflow,
+        State::FalseFit,
+    ] {
+        assert_eq!(State::parse(s.as_str()), Some(s));
+        assert_eq!(
+            serde_json::to_string(&s).unwrap(),
+            format!("\"{}\"", s.as_str())
+        );
+    }
+    assert!(State::FalseFit > State::Overflow && State::Overflow > State::HiddenMemory);
+}
+
+#[test]
+fn single_burst_of_page_outs_raises_nothing() {
+    // 200 MiB lands in swap in one tick, then nothing: not a sustained climb.
+    let (d, flags) = run(60, &[], |i| {
+        let swap = if i >= 10 { 200 * MIB } else { 0 };
+        (swap, 80.0, vec![proc(1, GIB, i * 1000)])
+    });
+    assert!(flags.is_empty(), "{flags:?}");
+    assert_eq!(d.assessment(1).unwrap().worst, State::Fits);
+}
+
+#[test]
+fn paging_process_with_room_is_a_false_fit_and_idle_giant_is_not_blamed() {
+    // Swap climbs 40 MiB/s; p1 (1 GiB) pages in heavily; p2 (6 GiB) idles.
+    let (d, flags) = run(40, &[], |i| {
+        (
+            i * 20 * MIB,
+            60.0,
+            vec![proc(1, GIB, i * 500), proc(2, 6 * GIB, 3)],
+        )
+    });
+    let a1 = d.assessment(1).unwrap();
+    assert_eq!(a1.state, State::FalseFit, "{a1:?}");
+    assert!(a1.evidence.pageins_per_s >= 900.0);
+    assert_eq!(d.assessment(2).unwrap().state, State::Fits);
+    assert_eq!(
+        flags.iter().filter(|f| f.pid == 1).count(),
+        1,
+        "raised once, no flapping: {flags:?}"
+    );
+    assert!(
+        flags[0].message.contains("false fit"),
+        "{}",
+        flags[0].message
+    );
+    assert!(d.system().swap_climbing);
+}
+
+#[test]
+fn footprints_near_memory_make_it_overflow() {
+    // 12 GiB of 16 GiB is 75 % ≥ 65 %: the footprint explains the swap.
+    let (d, _) = run(40, &[9], |i| {
+        (i * 20 * MIB, 5.0, vec![proc(9, 12 * GIB + i * MIB, 0)])
+    });
+    assert_eq!(d.assessment(9).unwrap().state, State::Overflow);
+}
+
+#[test]
+fn flag_is_debounced_then_cleared_after_quiet() {
+    // Climb for 10 s, then flat for 30 s.
+    let (d, flags) = run(80, &[], |i| {
+        let swap = i.min(20) * 30 * MIB;
+        (swap, 70.0, vec![proc(1, GIB, i * 300)])
+    });
+    let states: Vec<_> = flags
+        .iter()
+        .map(|f| (f.t_ms, f.previous, f.state))
+        .collect();
+    assert_eq!(states.len(), 2, "{states:?}");
+    assert_eq!((states[0].1, states[0].2), (State::Fits, State::FalseFit));
+    assert_eq!((states[1].1, states[1].2), (State::FalseFit, State::Fits));
+    // Cleared no sooner than clear_ms after the climb stopped (t = 10 s).
+    assert!(states[1].0 >= 10_000 + 20_000 - 10_000, "{states:?}");
+    let a = d.assessment(1).unwrap();
+    assert_eq!((a.state, a.worst), (State::Fits, State::FalseFit));
+}
+
+#[test]
+fn watched_tree_blames_its_largest_member_only() {
+    // Neither process pages in; swap climbs while the watched tree runs.
+    let (d, _) = run(40, &[5, 6], |i| {
+        (
+            i * 20 * MIB,
+            60.0,
+            vec![
+                proc(5, 4 * MIB, 0),
+                proc(6, 2 * GIB, 0),
+                proc(7, 3 * GIB, 0),
+            ],
+        )
+    });
+    assert_eq!(d.assessment(6).unwrap().state, State::FalseFit);
+    assert_eq!(
+        d.assessment(5).unwrap().state,
+        State::Fits,
+        "the wrapper shell is not to blame"
+    );
+    assert_eq!(
+        d.assessment(7).unwrap().state,
+        State::Fits,
+        "an idle bystander is not to blame"
+    );
+}
+
+#[test]
+fn footprint_drop_without_free_rise_is_hidden_memory() {
+    let (d, flags) = run(20, &[], |i| {
+        let fp = if i < 6 { 3 * GIB } else { 100 * MIB };
+        (0, 50.0, vec![proc(3, fp, 0)])
+    });
+    assert_eq!(
+        d.assessment(3).unwrap().state,
+        State::HiddenMemory,
+        "{flags:?}"
+    );
+}
+
+#[test]
+fn footprint_drop_with_free_rise_is_a_real_release() {
+    let (d, _) = run(20, &[], |i| {
+        let (fp, free) = if i < 6 {
+            (3 * GIB, 50.0)
+        } else {
+            (100 * MIB, 50.0 + 2.9 / 16.0 * 100.0)
+        };
+        (0, free, vec![proc(3, fp, 0)])
+    });
+    assert_eq!(d.assessment(3).unwrap().worst, State::Fits);
+}
+
+#[test]
+fn reused_pid_starts_fresh() {
+    let mut d = Detector::new(DetectorConfig::default());
+    let none = HashSet::new();
+    for i in 0..6 {
+        d.update(&sample(i * 500, 0, 50.0, vec![proc(3, 3 * GIB, 0)]), &none);
+    }
+    // Same pid, new process with a small footprint: no "drop" across processes.
+    let mut p = proc(3, 10 * MIB, 0);
+    p.start_time = 99;
+    for i in 6..12 {
+        d.update(&sample(i * 500, 0, 50.0, vec![p.clone()]), &none);
+    }
+    assert_eq!(d.assessment(3).unwrap().worst, State::Fits);
+}
+
+#[test]
+fn vanished_processes_are_forgotten() {
+    let mut d = Detector::new(DetectorConfig::default());
+    let none = HashSet::new();
+    d.update(
+        &sample(0, 0, 50.0, vec![proc(1, GIB, 0), proc(2, GIB, 0)]),
+        &none,
+    );
+    d.update(&sample(500, 0, 50.0, vec![proc(1, GIB, 0)]), &none);
+    assert!(d.assessment(2).is_none());
+    assert_eq!(d.assessments().count(), 1);
+}
+
+#[test]
+fn reset_baseline_restarts_growth_and_worst() {
+    let (mut d, _) = run(40, &[], |i| {
+        (i * 20 * MIB, 60.0, vec![proc(1, GIB, i * 500)])
+    });
+    assert!(d.system().swap_growth_bytes > 700 * MIB as i64);
+    d.reset_baseline();
+    d.update(
+        &sample(40 * 500, 800 * MIB, 60.0, vec![proc(1, GIB, 40 * 500)]),
+        &HashSet::new(),
+    );
+    assert_eq!(d.system().swap_growth_bytes, 0);
+}
+
+// The seeds' runs (FIELD-NOTES §1 and §2), replayed as synthetic traces.
+
+fn verdict_of(trace: &crate::trace::Trace, pid: u32) -> State {
+    let r = report(trace, None);
+    r.processes
+        .iter()
+        .find(|p| p.pid == pid)
+        .map(|p| p.verdict)
+        .unwrap_or_else(|| panic!("pid {pid} not in {r:#?}"))
+}
+
+#[test]
+fn seed_eager_is_overflow() {
+    let t = synth::seed_eager();
+    assert_eq!(verdict_of(&t, 4242), State::Overflow);
+    let r = report(&t, None);
+    assert_eq!(r.verdict, State::Overflow);
+    assert!(
+        r.processes
+            .iter()
+            .all(|p| p.pid == 4242 || p.verdict == State::Fits),
+        "{r:#?}"
+    );
+}
+
+#[test]
+fn seed_offload_is_false_fit_and_bystanders_fit() {
+    let t = synth::seed_offload();
+    let r = report(&t, None);
+    assert_eq!(r.verdict, State::FalseFit);
+    let p = r.processes.iter().find(|p| p.pid == 4243).unwrap();
+    assert_eq!(p.verdict, State::FalseFit);
+    assert!(
+        p.evidence
+            .starts_with("footprint peaked at 18.5 GB of 48.0 GB (39 %) while swap grew 9.7 GB"),
+        "{}",
+        p.evidence
+    );
+    // The live flag was raised during denoise, long before decode.
+    let flag = t
+        .flags
+        .iter()
+        .find(|f| f.pid == 4243 && f.state == State::FalseFit)
+        .expect("a live flag");
+    assert!(flag.t_ms < 90_000, "{flag:?}");
+    assert!(
+        !t.flags.iter().any(|f| f.name == "Xcode"),
+        "idle Xcode blamed: {:?}",
+        t.flags
+    );
+}
+
+#[test]
+fn seed_staged_fits() {
+    let t = synth::seed_staged();
+    let r = report(&t, None);
+    assert_eq!(r.verdict, State::Fits, "{r:#?}");
+    assert!(t.flags.is_empty(), "{:?}", t.flags);
+    assert!(r.min_free_pct >= 51.0);
+}
+
+#[test]
+fn seed_to_cpu_is_hidden_memory() {
+    let t = synth::seed_to_cpu();
+    assert_eq!(verdict_of(&t, 4245), State::HiddenMemory);
+    let r = report(&t, None);
+    assert_eq!(r.verdict, State::HiddenMemory);
+    let p = &r.processes[0];
+    assert!(p.hidden_bytes >= 3 * GIB, "{p:?}");
+}

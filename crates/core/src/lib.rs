@@ -1,0 +1,24 @@
+//! swapsight: footprint beside swap.
+//!
+//! On Apple Silicon the footprint Activity Monitor shows leaves out pages that
+//! went to swap, so a run can look like it fits while swap climbs — the
+//! *false fit*. This library holds everything that is not a shell: the
+//! platform probes, the sampler, the detector, the trace format, the report
+//! and the exports. Data flows one way: probe → sampler → detector (through
+//! [`monitor::Monitor`]) → sinks.
+
+pub mod detect;
+pub mod monitor;
+pub mod probe;
+pub mod recorder;
+pub mod report;
+pub mod sampler;
+pub mod synth;
+pub mod trace;
+pub mod tree;
+pub mod units;
+
+pub use detect::{Detector, DetectorConfig, State};
+pub use monitor::{Monitor, Tick};
+pub use probe::{Probe, ProcessSample, Sample, SystemSample};
+pub use sampler::{Sampler, SamplerConfig};

@@ -1,0 +1,96 @@
+//! One step of the pipeline after the probe: a sample goes through the
+//! watched tree and the detector and comes out as a [`Tick`] — what every
+//! sink (trace, terminal, tray, web view, HTTP) consumes. Pure: the sampler
+//! thread and the tests drive it the same way.
+
+use serde::Serialize;
+
+use crate::detect::{Assessment, Detector, DetectorConfig, Flag, SystemView};
+use crate::probe::Sample;
+use crate::tree::WatchTree;
+
+/// Everything known after one sample.
+#[derive(Debug, Clone, Serialize)]
+pub struct Tick {
+    pub sample: Sample,
+    /// Pids of the watched tree at this tick.
+    pub watched: Vec<u32>,
+    /// States raised or cleared at this tick.
+    pub flags: Vec<Flag>,
+    pub view: SystemView,
+    /// Processes not in the `fits` state now or earlier since the baseline.
+    pub flagged: Vec<Assessment>,
+}
+
+impl Tick {
+    /// Combined footprint of the watched tree.
+    pub fn watched_footprint_bytes(&self) -> u64 {
+        self.sample
+            .processes
+            .iter()
+            .filter(|p| self.watched.contains(&p.pid))
+            .map(|p| p.footprint_bytes)
+            .sum()
+    }
+
+    /// The `n` largest processes by footprint plus the watched tree, in
+    /// footprint order: what a trace keeps of each sample.
+    pub fn kept_processes(&self, n: usize) -> Sample {
+        let mut procs: Vec<_> = self.sample.processes.iter().collect();
+        procs.sort_unstable_by(|a, b| {
+            b.footprint_bytes
+                .cmp(&a.footprint_bytes)
+                .then(a.pid.cmp(&b.pid))
+        });
+        let flagged = |pid| self.flagged.iter().any(|a| a.pid == pid);
+        let kept = procs
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| *i < n || self.watched.contains(&p.pid) || flagged(p.pid))
+            .map(|(_, p)| (*p).clone())
+            .collect();
+        Sample {
+            t_ms: self.sample.t_ms,
+            system: self.sample.system,
+            processes: kept,
+        }
+    }
+}
+
+/// Watched tree + detector, stepped once per sample.
+#[derive(Debug)]
+pub struct Monitor {
+    pub tree: WatchTree,
+    pub detector: Detector,
+}
+
+impl Monitor {
+    pub fn new(watch: Option<u32>, cfg: DetectorConfig) -> Self {
+        Monitor {
+            tree: WatchTree::new(watch),
+            detector: Detector::new(cfg),
+        }
+    }
+
+    pub fn step(&mut self, sample: Sample) -> Tick {
+        self.tree.update(&sample.processes);
+        let watched = self.tree.pids();
+        let flags = self.detector.update(&sample, &watched);
+        let mut watched: Vec<u32> = watched.into_iter().collect();
+        watched.sort_unstable();
+        let flagged = self
+            .detector
+            .assessments()
+            .filter(|a| {
+                a.state != crate::detect::State::Fits || a.worst != crate::detect::State::Fits
+            })
+            .collect();
+        Tick {
+            sample,
+            watched,
+            flags,
+            view: self.detector.system(),
+            flagged,
+        }
+    }
+}

@@ -1,0 +1,274 @@
+//! Pure parsers for the `/proc` files the Linux probe reads. Kept apart from
+//! the reading so tests can feed them captured text (tests/fixtures/).
+//!
+//! Everything here takes bytes, not `&str`: `/proc` is ASCII in practice but a
+//! process name may hold any byte, and skipping UTF-8 validation keeps the tick
+//! cheap.
+
+/// The four `/proc/meminfo` lines swapsight needs, in bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemInfo {
+    pub mem_total_bytes: u64,
+    pub mem_available_bytes: u64,
+    pub swap_total_bytes: u64,
+    pub swap_free_bytes: u64,
+}
+
+impl MemInfo {
+    /// Swap in use: `SwapTotal − SwapFree`.
+    pub fn swap_used_bytes(&self) -> u64 {
+        self.swap_total_bytes.saturating_sub(self.swap_free_bytes)
+    }
+
+    /// Free memory in percent: `MemAvailable / MemTotal × 100`, clamped.
+    pub fn free_pct(&self) -> f64 {
+        if self.mem_total_bytes == 0 {
+            return 0.0;
+        }
+        (self.mem_available_bytes as f64 / self.mem_total_bytes as f64 * 100.0).clamp(0.0, 100.0)
+    }
+}
+
+/// Parses `/proc/meminfo`. Returns `None` when `MemTotal` is missing (not a
+/// meminfo file at all); other missing lines read as 0.
+pub fn parse_meminfo(text: &[u8]) -> Option<MemInfo> {
+    let mut info = MemInfo::default();
+    let mut saw_total = false;
+    for line in text.split(|&b| b == b'\n') {
+        if let Some(v) = kb_field(line, b"MemTotal:") {
+            info.mem_total_bytes = v;
+            saw_total = true;
+        } else if let Some(v) = kb_field(line, b"MemAvailable:") {
+            info.mem_available_bytes = v;
+        } else if let Some(v) = kb_field(line, b"SwapTotal:") {
+            info.swap_total_bytes = v;
+        } else if let Some(v) = kb_field(line, b"SwapFree:") {
+            info.swap_free_bytes = v;
+        }
+    }
+    saw_total.then_some(info)
+}
+
+/// The `/proc/PID/status` figures swapsight needs, in bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StatusFigures {
+    pub rss_anon_bytes: u64,
+    pub rss_shmem_bytes: u64,
+    /// `VmSwap`; absent for kernel threads.
+    pub vm_swap_bytes: Option<u64>,
+}
+
+impl StatusFigures {
+    /// The Linux footprint: resident memory the process owns. Swapped-out
+    /// pages are not in it, just as they are not in macOS `phys_footprint`.
+    pub fn footprint_bytes(&self) -> u64 {
+        self.rss_anon_bytes + self.rss_shmem_bytes
+    }
+}
+
+/// Parses `/proc/PID/status`. Stops reading once all three lines were seen
+/// (`VmSwap` comes after the `Rss*` lines).
+pub fn parse_status(text: &[u8]) -> StatusFigures {
+    let mut fig = StatusFigures::default();
+    let mut seen = 0;
+    for line in text.split(|&b| b == b'\n') {
+        if line.first() == Some(&b'R') {
+            if let Some(v) = kb_field(line, b"RssAnon:") {
+                fig.rss_anon_bytes = v;
+                seen += 1;
+            } else if let Some(v) = kb_field(line, b"RssShmem:") {
+                fig.rss_shmem_bytes = v;
+                seen += 1;
+            }
+        } else if let Some(v) = kb_field(line, b"VmSwap:") {
+            fig.vm_swap_bytes = Some(v);
+            seen += 1;
+        }
+        if seen == 3 {
+            break;
+        }
+    }
+    fig
+}
+
+/// Fields of `/proc/PID/stat` swapsight uses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatFields<'a> {
+    /// `comm`: the name between the parentheses (at most 15 bytes).
+    pub comm: &'a [u8],
+    pub state: u8,
+    pub ppid: u32,
+    /// Kernel flags (`PF_*`); `PF_KTHREAD` marks kernel threads.
+    pub flags: u64,
+    /// Major faults: pages read back from disk or swap.
+    pub majflt: u64,
+    /// Start time in clock ticks since boot.
+    pub starttime: u64,
+}
+
+/// `PF_KTHREAD` from the kernel's `sched.h`.
+pub const PF_KTHREAD: u64 = 0x0020_0000;
+
+impl StatFields<'_> {
+    pub fn is_kernel_thread(&self) -> bool {
+        self.flags & PF_KTHREAD != 0
+    }
+}
+
+/// Parses `/proc/PID/stat`. The name may hold spaces and parentheses, so the
+/// fields are counted from the *last* `)`.
+pub fn parse_stat(text: &[u8]) -> Option<StatFields<'_>> {
+    let open = text.iter().position(|&b| b == b'(')?;
+    let close = text.iter().rposition(|&b| b == b')')?;
+    if close < open {
+        return None;
+    }
+    let comm = &text[open + 1..close];
+    // After ") ": field 3 (state) is index 0 here.
+    let mut fields = text.get(close + 2..)?.split(|&b| b == b' ');
+    let state = *fields.next()?.first()?;
+    let ppid = parse_u64(fields.next()?)? as u32; // 4
+    let mut fields = fields.skip(3); // 5 pgrp, 6 session, 7 tty_nr
+    let _tpgid = fields.next()?; // 8
+    let flags = parse_u64(fields.next()?)?; // 9
+    let _minflt = fields.next()?; // 10
+    let _cminflt = fields.next()?; // 11
+    let majflt = parse_u64(fields.next()?)?; // 12
+                                             // 13 cmajflt .. 21 itrealvalue, then 22 starttime.
+    let starttime = parse_u64(fields.nth(9)?)?;
+    Some(StatFields {
+        comm,
+        state,
+        ppid,
+        flags,
+        majflt,
+        starttime,
+    })
+}
+
+/// `"Key:   1234 kB"` → bytes, when the line starts with `key`.
+fn kb_field(line: &[u8], key: &[u8]) -> Option<u64> {
+    let rest = line.strip_prefix(key)?;
+    let digits: &[u8] = rest.trim_ascii_start();
+    let end = digits
+        .iter()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(digits.len());
+    let value = parse_u64(&digits[..end])?;
+    let unit = digits[end..].trim_ascii();
+    match unit {
+        b"kB" => Some(value * 1024),
+        b"" => Some(value),
+        _ => None,
+    }
+}
+
+/// Decimal digits → u64 without UTF-8 checks; `None` on anything else.
+pub fn parse_u64(digits: &[u8]) -> Option<u64> {
+    let digits = digits.trim_ascii();
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |acc, &b| {
+        if b.is_ascii_digit() {
+            acc.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+        } else {
+            None
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MEMINFO: &[u8] = include_bytes!("../../tests/fixtures/proc-meminfo.txt");
+    const STATUS: &[u8] = include_bytes!("../../tests/fixtures/proc-status-python.txt");
+    const STATUS_KTHREAD: &[u8] = include_bytes!("../../tests/fixtures/proc-status-kthread.txt");
+
+    #[test]
+    fn meminfo_figures_in_bytes() {
+        let m = parse_meminfo(MEMINFO).unwrap();
+        assert_eq!(m.mem_total_bytes, 24_608_420 * 1024);
+        assert_eq!(m.mem_available_bytes, 23_866_996 * 1024);
+        assert_eq!(m.swap_total_bytes, 1_048_572 * 1024);
+        assert_eq!(m.swap_free_bytes, 86_012 * 1024);
+        assert_eq!(m.swap_used_bytes(), (1_048_572 - 86_012) * 1024);
+        let pct = m.free_pct();
+        assert!((pct - 96.987).abs() < 0.01, "{pct}");
+    }
+
+    #[test]
+    fn meminfo_without_total_is_rejected() {
+        assert_eq!(parse_meminfo(b"Foo: 1 kB\n"), None);
+        assert_eq!(parse_meminfo(b""), None);
+    }
+
+    #[test]
+    fn free_pct_of_empty_meminfo_is_zero_not_nan() {
+        assert_eq!(MemInfo::default().free_pct(), 0.0);
+    }
+
+    #[test]
+    fn status_footprint_is_anon_plus_shmem() {
+        let s = parse_status(STATUS);
+        assert_eq!(s.rss_anon_bytes, 253_952 * 1024);
+        assert_eq!(s.rss_shmem_bytes, 128 * 1024);
+        assert_eq!(s.vm_swap_bytes, Some(958_464 * 1024));
+        assert_eq!(s.footprint_bytes(), (253_952 + 128) * 1024);
+    }
+
+    #[test]
+    fn kernel_thread_status_has_no_swap_line() {
+        let s = parse_status(STATUS_KTHREAD);
+        assert_eq!(s, StatusFigures::default());
+    }
+
+    #[test]
+    fn stat_with_spaces_and_parens_in_name() {
+        let line = b"4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 1200 0 37 0 5 3 0 0 20 0 1 0 98765 1000000 500 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+        let f = parse_stat(line).unwrap();
+        assert_eq!(f.comm, b"my (odd) name");
+        assert_eq!(f.state, b'S');
+        assert_eq!(f.ppid, 1);
+        assert_eq!(f.flags, 4_194_560);
+        assert_eq!(f.majflt, 37);
+        assert_eq!(f.starttime, 98_765);
+        assert!(!f.is_kernel_thread());
+    }
+
+    #[test]
+    fn stat_of_kernel_thread() {
+        let line = b"2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 3 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 0 1 0 0 0 0 0\n";
+        let f = parse_stat(line).unwrap();
+        assert!(f.is_kernel_thread());
+        assert_eq!(f.starttime, 3);
+    }
+
+    #[test]
+    fn truncated_stat_is_none_not_panic() {
+        assert!(parse_stat(b"12 (bash) S 1 12").is_none());
+        assert!(parse_stat(b"").is_none());
+        assert!(parse_stat(b"12 bash) S (").is_none());
+    }
+
+    #[test]
+    fn u64_parsing_rejects_garbage_and_overflow() {
+        assert_eq!(parse_u64(b"123"), Some(123));
+        assert_eq!(parse_u64(b" 7 "), Some(7));
+        assert_eq!(parse_u64(b"-1"), None);
+        assert_eq!(parse_u64(b"99999999999999999999999"), None);
+        assert_eq!(parse_u64(b""), None);
+    }
+
+    #[test]
+    fn kb_field_handles_units() {
+        assert_eq!(kb_field(b"VmSwap:\t  12 kB", b"VmSwap:"), Some(12 * 1024));
+        assert_eq!(
+            kb_field(b"HugePages_Total:  4", b"HugePages_Total:"),
+            Some(4)
+        );
+        assert_eq!(kb_field(b"VmSwap: 12 MB", b"VmSwap:"), None);
+        assert_eq!(kb_field(b"VmSwapX: 12 kB", b"VmSwap:"), None);
+    }
+}

@@ -1,0 +1,24 @@
+//! Stub backend for operating systems swapsight has no probe for: every call
+//! answers `ProbeError::Unsupported`, so shells can say so plainly.
+
+use super::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
+
+pub struct NativeProbe;
+
+impl NativeProbe {
+    pub fn new() -> Result<Self, ProbeError> {
+        Err(ProbeError::Unsupported)
+    }
+}
+
+impl Probe for NativeProbe {
+    fn system(&mut self) -> Result<SystemSample, ProbeError> {
+        Err(ProbeError::Unsupported)
+    }
+    fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError> {
+        Err(ProbeError::Unsupported)
+    }
+    fn host(&mut self) -> Result<HostInfo, ProbeError> {
+        Err(ProbeError::Unsupported)
+    }
+}

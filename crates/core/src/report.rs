@@ -1,0 +1,467 @@
+//! The offline verdict on a recorded run: fits, overflow, false fit or hidden
+//! memory per process, with the evidence in words.
+//!
+//! It replays the trace through the same [`Detector`] the live shells use,
+//! then adds what only hindsight gives: a watched process whose run saw swap
+//! grow beyond the tolerance is judged on the whole run even when no tick
+//! looked like a climb (early in a swap storm pages go out and nothing pages
+//! in yet). When a process went through several states, the verdict is the
+//! state under which most of the swap growth happened.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::detect::{Detector, DetectorConfig, State};
+use crate::trace::Trace;
+use crate::units::{format_bytes, format_duration};
+
+/// One process's verdict and figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProcessReport {
+    pub pid: u32,
+    pub name: String,
+    pub verdict: State,
+    pub watched: bool,
+    pub first_seen_ms: u64,
+    pub last_seen_ms: u64,
+    pub peak_footprint_bytes: u64,
+    pub peak_footprint_at_ms: u64,
+    /// System swap growth while the process was seen (max − at first sight).
+    pub swap_growth_bytes: i64,
+    /// When that growth happened: from 10 % to 90 % of it.
+    pub swap_growth_from_ms: Option<u64>,
+    pub swap_growth_to_ms: Option<u64>,
+    pub min_free_pct: f64,
+    pub pageins_per_s: f64,
+    pub peak_pageins_per_s: f64,
+    /// Largest footprint drop not matched by free memory.
+    pub hidden_bytes: u64,
+    /// Measured swap of the process (Linux `VmSwap`), peak; not used for
+    /// the verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measured_swap_peak_bytes: Option<u64>,
+    /// When the detector first raised a non-fits state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_flag_ms: Option<u64>,
+    pub evidence: String,
+}
+
+/// The verdict on a whole run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub verdict: State,
+    pub summary: String,
+    pub duration_ms: u64,
+    pub samples: usize,
+    pub phys_bytes: u64,
+    pub swap_growth_bytes: i64,
+    pub swap_tolerance_bytes: u64,
+    pub min_free_pct: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    pub processes: Vec<ProcessReport>,
+    /// Lines the reader skipped, in words.
+    pub problems: Vec<String>,
+    pub truncated_last_line: bool,
+}
+
+#[derive(Default)]
+struct Stats {
+    name: String,
+    watched: bool,
+    first_ms: u64,
+    last_ms: u64,
+    swap_at_first: u64,
+    peak_fp: u64,
+    peak_fp_ms: u64,
+    min_free: f64,
+    first_pageins: u64,
+    last_pageins: u64,
+    prev: Option<(u64, u64)>,
+    peak_rate: f64,
+    /// (t, swap) while alive, for "when it grew".
+    swap: Vec<(u64, u64)>,
+    growth_by_state: HashMap<State, i64>,
+    worst: State,
+    hidden: u64,
+    measured_swap: Option<u64>,
+    first_flag: Option<u64>,
+    share_at_max_swap: f64,
+    fp_at_max_swap: u64,
+    max_swap: u64,
+}
+
+/// Builds the report. `cfg` overrides the detector settings the trace was
+/// recorded with.
+pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
+    let header = trace.header();
+    let cfg = cfg.unwrap_or_else(|| header.detector.clone());
+    let phys = trace
+        .samples
+        .first()
+        .map(|s| s.sample.system.phys_bytes)
+        .filter(|&p| p > 0)
+        .unwrap_or(header.host.phys_bytes)
+        .max(1);
+    let tolerance = cfg.swap_tolerance_for(phys);
+    let mut detector = Detector::new(cfg.clone());
+    let mut stats: HashMap<u32, Stats> = HashMap::new();
+    let mut prev_swap: Option<u64> = None;
+    let mut min_free = f64::INFINITY;
+
+    for ts in &trace.samples {
+        let s = &ts.sample;
+        let watched = ts.watched.iter().copied().collect();
+        detector.update(s, &watched);
+        let swap = s.system.swap_used_bytes;
+        let delta = prev_swap.map_or(0, |p| swap as i64 - p as i64).max(0);
+        prev_swap = Some(swap);
+        min_free = min_free.min(s.system.free_pct);
+        let share: f64 =
+            s.processes.iter().map(|p| p.footprint_bytes).sum::<u64>() as f64 / phys as f64;
+        for p in &s.processes {
+            let st = stats.entry(p.pid).or_insert_with(|| Stats {
+                name: p.name.clone(),
+                first_ms: s.t_ms,
+                swap_at_first: swap,
+                min_free: f64::INFINITY,
+                first_pageins: p.pageins,
+                ..Default::default()
+            });
+            st.watched |= ts.watched.contains(&p.pid);
+            st.last_ms = s.t_ms;
+            if p.footprint_bytes > st.peak_fp {
+                st.peak_fp = p.footprint_bytes;
+                st.peak_fp_ms = s.t_ms;
+            }
+            st.min_free = st.min_free.min(s.system.free_pct);
+            st.last_pageins = p.pageins;
+            if let Some((t0, n0)) = st.prev {
+                if s.t_ms > t0 {
+                    let rate =
+                        p.pageins.saturating_sub(n0) as f64 / ((s.t_ms - t0) as f64 / 1000.0);
+                    st.peak_rate = st.peak_rate.max(rate);
+                }
+            }
+            st.prev = Some((s.t_ms, p.pageins));
+            st.swap.push((s.t_ms, swap));
+            if swap >= st.max_swap {
+                st.max_swap = swap;
+                st.share_at_max_swap = share;
+                st.fp_at_max_swap = p.footprint_bytes;
+            }
+            if let Some(ms) = p.swap_bytes {
+                st.measured_swap = Some(st.measured_swap.unwrap_or(0).max(ms));
+            }
+            if let Some(a) = detector.assessment(p.pid) {
+                *st.growth_by_state.entry(a.state).or_default() += delta;
+                st.worst = st.worst.max(a.state);
+                st.hidden = st.hidden.max(a.evidence.hidden_bytes);
+                if a.state != State::Fits && st.first_flag.is_none() {
+                    st.first_flag = Some(s.t_ms);
+                }
+            }
+        }
+    }
+
+    let any_watched = stats.values().any(|s| s.watched);
+    let largest_watched = stats
+        .iter()
+        .filter(|(_, s)| s.watched)
+        .max_by_key(|(_, s)| s.peak_fp)
+        .map(|(&pid, _)| pid);
+    let mut processes: Vec<ProcessReport> = stats
+        .iter()
+        .map(|(&pid, st)| judge(pid, st, phys, tolerance, &cfg, Some(pid) == largest_watched))
+        .collect();
+    // Watched processes (or the top ones when none was watched), plus every
+    // process with a verdict other than fits.
+    let mut by_peak: Vec<(u64, u32)> = processes
+        .iter()
+        .map(|p| (p.peak_footprint_bytes, p.pid))
+        .collect();
+    by_peak.sort_unstable_by(|a, b| b.cmp(a));
+    let top: Vec<u32> = by_peak.iter().take(5).map(|&(_, pid)| pid).collect();
+    processes.retain(|p| {
+        p.verdict != State::Fits
+            || if any_watched {
+                p.watched && p.peak_footprint_bytes > 0
+            } else {
+                top.contains(&p.pid)
+            }
+    });
+    processes.sort_by(|a, b| {
+        b.watched
+            .cmp(&a.watched)
+            .then(b.verdict.cmp(&a.verdict))
+            .then(b.peak_footprint_bytes.cmp(&a.peak_footprint_bytes))
+    });
+
+    let first_swap = trace
+        .samples
+        .first()
+        .map_or(0, |s| s.sample.system.swap_used_bytes);
+    let max_swap = trace
+        .samples
+        .iter()
+        .map(|s| s.sample.system.swap_used_bytes)
+        .max()
+        .unwrap_or(0);
+    let swap_growth = max_swap as i64 - first_swap as i64;
+    let mut verdict = processes
+        .iter()
+        .map(|p| p.verdict)
+        .max()
+        .unwrap_or_default();
+    if verdict < State::Overflow && swap_growth >= tolerance as i64 {
+        // Swap grew and no process explains it: judge the machine.
+        let peak_share = trace
+            .samples
+            .iter()
+            .map(|s| {
+                s.sample
+                    .processes
+                    .iter()
+                    .map(|p| p.footprint_bytes)
+                    .sum::<u64>()
+            })
+            .max()
+            .unwrap_or(0) as f64
+            / phys as f64;
+        verdict = if peak_share >= cfg.overflow_share {
+            State::Overflow
+        } else {
+            State::FalseFit
+        };
+    }
+    let min_free = if min_free.is_finite() { min_free } else { 0.0 };
+    let summary = match processes.iter().find(|p| p.verdict == verdict) {
+        Some(p) => format!("{}: {} ({})", verdict.label(), p.name, p.pid),
+        None => format!(
+            "{}: swap grew {} while the run lasted",
+            verdict.label(),
+            format_bytes(swap_growth)
+        ),
+    };
+    Report {
+        verdict,
+        summary,
+        duration_ms: trace.duration_ms(),
+        samples: trace.samples.len(),
+        phys_bytes: phys,
+        swap_growth_bytes: swap_growth,
+        swap_tolerance_bytes: tolerance,
+        min_free_pct: min_free,
+        command: header.command.clone(),
+        processes,
+        problems: trace.problems.iter().map(|p| p.to_string()).collect(),
+        truncated_last_line: trace.truncated_last_line,
+    }
+}
+
+fn judge(
+    pid: u32,
+    st: &Stats,
+    phys: u64,
+    tolerance: u64,
+    cfg: &DetectorConfig,
+    carries_tree: bool,
+) -> ProcessReport {
+    let growth = st.max_swap as i64 - st.swap_at_first as i64;
+    let (from, to) = growth_span(&st.swap, st.swap_at_first, growth);
+    let ff = st
+        .growth_by_state
+        .get(&State::FalseFit)
+        .copied()
+        .unwrap_or(0);
+    let of = st
+        .growth_by_state
+        .get(&State::Overflow)
+        .copied()
+        .unwrap_or(0);
+    let verdict = if ff > 0 || of > 0 {
+        if of > ff {
+            State::Overflow
+        } else {
+            State::FalseFit
+        }
+    } else if st.worst == State::FalseFit || st.worst == State::Overflow {
+        st.worst
+    } else if carries_tree && growth >= tolerance as i64 {
+        if st.share_at_max_swap >= cfg.overflow_share {
+            State::Overflow
+        } else {
+            State::FalseFit
+        }
+    } else if st.worst == State::HiddenMemory {
+        State::HiddenMemory
+    } else {
+        State::Fits
+    };
+    let duration_s = (st.last_ms.saturating_sub(st.first_ms)) as f64 / 1000.0;
+    let pageins_per_s = if duration_s > 0.0 {
+        st.last_pageins.saturating_sub(st.first_pageins) as f64 / duration_s
+    } else {
+        0.0
+    };
+    let peak = format!(
+        "{} of {} ({:.0} %)",
+        format_bytes(st.peak_fp as i64),
+        format_bytes(phys as i64),
+        st.peak_fp as f64 / phys as f64 * 100.0
+    );
+    let when = match (from, to) {
+        (Some(a), Some(b)) => format!(" between {} and {}", secs(a), secs(b)),
+        _ => String::new(),
+    };
+    let measured = st
+        .measured_swap
+        .filter(|&m| m > 0)
+        .map(|m| {
+            format!(
+                "; measured swap of the process (VmSwap) peaked at {}",
+                format_bytes(m as i64)
+            )
+        })
+        .unwrap_or_default();
+    let evidence = match verdict {
+        State::FalseFit => format!(
+            "footprint peaked at {peak} while swap grew {}{when}; all footprints stayed at {:.0} % of memory: false fit — the footprint says it fits, swap says it does not{measured}",
+            format_bytes(growth),
+            st.share_at_max_swap * 100.0
+        ),
+        State::Overflow => format!(
+            "footprint reached {peak} and swap grew {}{when}; all footprints at {:.0} % of memory: overflow — it did not fit, and the footprint shows it{measured}",
+            format_bytes(growth),
+            st.share_at_max_swap * 100.0
+        ),
+        State::HiddenMemory => format!(
+            "footprint fell by {} without free memory rising to match: hidden memory — the memory is still held but not in the footprint (peak {peak})",
+            format_bytes(st.hidden as i64)
+        ),
+        State::Fits => format!(
+            "footprint peaked at {peak}; swap grew {} (tolerance {}): fits",
+            format_bytes(growth),
+            format_bytes(tolerance as i64)
+        ),
+    };
+    ProcessReport {
+        pid,
+        name: st.name.clone(),
+        verdict,
+        watched: st.watched,
+        first_seen_ms: st.first_ms,
+        last_seen_ms: st.last_ms,
+        peak_footprint_bytes: st.peak_fp,
+        peak_footprint_at_ms: st.peak_fp_ms,
+        swap_growth_bytes: growth,
+        swap_growth_from_ms: from,
+        swap_growth_to_ms: to,
+        min_free_pct: if st.min_free.is_finite() {
+            st.min_free
+        } else {
+            0.0
+        },
+        pageins_per_s,
+        peak_pageins_per_s: st.peak_rate,
+        hidden_bytes: st.hidden,
+        measured_swap_peak_bytes: st.measured_swap,
+        first_flag_ms: st.first_flag,
+        evidence,
+    }
+}
+
+/// When swap went from 10 % to 90 % of its growth.
+fn growth_span(swap: &[(u64, u64)], base: u64, growth: i64) -> (Option<u64>, Option<u64>) {
+    if growth <= 0 {
+        return (None, None);
+    }
+    let at = |share: f64| {
+        let level = base as f64 + growth as f64 * share;
+        swap.iter()
+            .find(|&&(_, s)| s as f64 >= level)
+            .map(|&(t, _)| t)
+    };
+    (at(0.1), at(0.9))
+}
+
+fn secs(ms: u64) -> String {
+    format_duration(std::time::Duration::from_millis(ms))
+}
+
+impl Report {
+    /// The report as a person reads it in a terminal.
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "verdict: {}  ({})",
+            self.verdict.label().to_uppercase(),
+            self.summary
+        );
+        if let Some(cmd) = &self.command {
+            let _ = writeln!(out, "command: {}", cmd.join(" "));
+        }
+        let _ = writeln!(
+            out,
+            "run: {} over {} samples; memory {}; swap grew {} (tolerance {}); free memory at least {:.0} %",
+            secs(self.duration_ms),
+            self.samples,
+            format_bytes(self.phys_bytes as i64),
+            format_bytes(self.swap_growth_bytes),
+            format_bytes(self.swap_tolerance_bytes as i64),
+            self.min_free_pct
+        );
+        for p in &self.processes {
+            let _ = writeln!(
+                out,
+                "\n{} {} (pid {}){}",
+                badge(p.verdict),
+                p.name,
+                p.pid,
+                if p.watched { " [watched]" } else { "" }
+            );
+            let _ = writeln!(
+                out,
+                "  peak footprint {} at {}; swap growth {}; min free {:.0} %; page-ins {:.0}/s (peak {:.0}/s){}",
+                format_bytes(p.peak_footprint_bytes as i64),
+                secs(p.peak_footprint_at_ms),
+                format_bytes(p.swap_growth_bytes),
+                p.min_free_pct,
+                p.pageins_per_s,
+                p.peak_pageins_per_s,
+                p.first_flag_ms
+                    .map(|t| format!("; first flagged at {}", secs(t)))
+                    .unwrap_or_default()
+            );
+            let _ = writeln!(out, "  {}", p.evidence);
+        }
+        if self.processes.is_empty() {
+            let _ = writeln!(out, "\n(no processes in the trace)");
+        }
+        if !self.problems.is_empty() {
+            let _ = writeln!(out, "\nskipped {} malformed line(s):", self.problems.len());
+            for p in self.problems.iter().take(10) {
+                let _ = writeln!(out, "  {p}");
+            }
+        }
+        if self.truncated_last_line {
+            let _ = writeln!(
+                out,
+                "\n(the last line was cut off: the recorder was stopped mid-write)"
+            );
+        }
+        out
+    }
+}
+
+fn badge(s: State) -> &'static str {
+    match s {
+        State::Fits => "[fits]         ",
+        State::HiddenMemory => "[hidden memory]",
+        State::Overflow => "[OVERFLOW]     ",
+        State::FalseFit => "[FALSE FIT]    ",
+    }
+}

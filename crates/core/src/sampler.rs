@@ -1,0 +1,188 @@
+//! The sampler: a thread that asks the probe for one sample every interval,
+//! steps the [`Monitor`], keeps the recent ticks in a bounded ring buffer and
+//! hands each tick to its subscribers.
+//!
+//! It owns the probe and the monitor; others talk to it only through its
+//! handle (commands in, ticks out). Ticks are scheduled on absolute deadlines
+//! so the interval does not drift by the cost of a tick, and `t_ms` is the
+//! real elapsed time. A subscriber that does not keep up loses ticks (its
+//! channel is bounded), it never makes the sampler buffer without limit.
+
+use std::collections::VecDeque;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::detect::DetectorConfig;
+use crate::monitor::{Monitor, Tick};
+use crate::probe::{Probe, ProbeError, Sample};
+
+/// How a sampler runs.
+#[derive(Debug, Clone)]
+pub struct SamplerConfig {
+    pub interval: Duration,
+    /// Ticks kept in the ring buffer.
+    pub history: usize,
+    /// Root of the watched tree.
+    pub watch: Option<u32>,
+    pub detector: DetectorConfig,
+}
+
+impl Default for SamplerConfig {
+    fn default() -> Self {
+        SamplerConfig {
+            interval: Duration::from_millis(500),
+            history: 120,
+            watch: None,
+            detector: DetectorConfig::default(),
+        }
+    }
+}
+
+enum Command {
+    Subscribe(SyncSender<Arc<Tick>>),
+    ResetBaseline,
+    Watch(Option<u32>),
+    Stop,
+}
+
+/// Handle to a running sampler; dropping it stops the thread.
+pub struct Sampler {
+    commands: Sender<Command>,
+    recent: Arc<Mutex<VecDeque<Arc<Tick>>>>,
+    thread: Option<JoinHandle<Result<(), ProbeError>>>,
+    started: Instant,
+}
+
+impl Sampler {
+    /// Starts sampling at once; the first tick comes without waiting.
+    pub fn spawn(mut probe: Box<dyn Probe + Send>, cfg: SamplerConfig) -> Sampler {
+        let (tx, rx) = mpsc::channel();
+        let recent = Arc::new(Mutex::new(VecDeque::with_capacity(cfg.history)));
+        let ring = Arc::clone(&recent);
+        let started = Instant::now();
+        let thread = std::thread::Builder::new()
+            .name("swapsight-sampler".into())
+            .spawn(move || run(&mut *probe, cfg, rx, ring, started))
+            .expect("spawning the sampler thread");
+        Sampler {
+            commands: tx,
+            recent,
+            thread: Some(thread),
+            started,
+        }
+    }
+
+    /// A channel of every tick from now on; `capacity` ticks are buffered
+    /// before this subscriber starts losing them.
+    pub fn subscribe(&self, capacity: usize) -> Receiver<Arc<Tick>> {
+        let (tx, rx) = mpsc::sync_channel(capacity.max(1));
+        let _ = self.commands.send(Command::Subscribe(tx));
+        rx
+    }
+
+    /// The ticks in the ring buffer, oldest first.
+    pub fn recent(&self) -> Vec<Arc<Tick>> {
+        self.recent
+            .lock()
+            .map(|r| r.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn latest(&self) -> Option<Arc<Tick>> {
+        self.recent.lock().ok().and_then(|r| r.back().cloned())
+    }
+
+    pub fn reset_baseline(&self) {
+        let _ = self.commands.send(Command::ResetBaseline);
+    }
+
+    pub fn watch(&self, pid: Option<u32>) {
+        let _ = self.commands.send(Command::Watch(pid));
+    }
+
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// Stops the thread and returns the probe error that ended it, if any.
+    pub fn stop(mut self) -> Result<(), ProbeError> {
+        self.stop_inner()
+    }
+
+    fn stop_inner(&mut self) -> Result<(), ProbeError> {
+        let _ = self.commands.send(Command::Stop);
+        match self.thread.take().map(|t| t.join()) {
+            Some(Ok(result)) => result,
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        let _ = self.stop_inner();
+    }
+}
+
+fn run(
+    probe: &mut dyn Probe,
+    cfg: SamplerConfig,
+    commands: Receiver<Command>,
+    ring: Arc<Mutex<VecDeque<Arc<Tick>>>>,
+    started: Instant,
+) -> Result<(), ProbeError> {
+    let mut monitor = Monitor::new(cfg.watch, cfg.detector.clone());
+    let mut subscribers: Vec<SyncSender<Arc<Tick>>> = Vec::new();
+    let mut next = Instant::now();
+    let mut failures = 0u32;
+    loop {
+        // Sleep until the next deadline, serving commands meanwhile.
+        loop {
+            let wait = next.saturating_duration_since(Instant::now());
+            match commands.recv_timeout(wait) {
+                Ok(Command::Subscribe(tx)) => subscribers.push(tx),
+                Ok(Command::ResetBaseline) => monitor.detector.reset_baseline(),
+                Ok(Command::Watch(pid)) => monitor.tree.set_root(pid),
+                Ok(Command::Stop) | Err(RecvTimeoutError::Disconnected) => return Ok(()),
+                Err(RecvTimeoutError::Timeout) => break,
+            }
+        }
+        let now = Instant::now();
+        next += cfg.interval;
+        if next < now {
+            // We fell behind (machine asleep or swapping hard): skip, don't burst.
+            next = now + cfg.interval;
+        }
+        let (system, processes) = match probe.sample() {
+            Ok(s) => {
+                failures = 0;
+                s
+            }
+            Err(e) => {
+                failures += 1;
+                if failures >= 10 {
+                    return Err(e);
+                }
+                continue;
+            }
+        };
+        let t_ms = now.duration_since(started).as_millis() as u64;
+        let tick = Arc::new(monitor.step(Sample {
+            t_ms,
+            system,
+            processes,
+        }));
+        if let Ok(mut r) = ring.lock() {
+            if r.len() >= cfg.history.max(1) {
+                r.pop_front();
+            }
+            r.push_back(Arc::clone(&tick));
+        }
+        subscribers.retain(|s| match s.try_send(Arc::clone(&tick)) {
+            Ok(()) | Err(TrySendError::Full(_)) => true,
+            Err(TrySendError::Disconnected(_)) => false,
+        });
+    }
+}

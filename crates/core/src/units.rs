@@ -1,0 +1,193 @@
+//! Sizes and durations as people type them (`8G`, `512MiB`, `500ms`) and as
+//! swapsight prints them.
+//!
+//! All sizes are binary — `1G` = `1GB` = `1GiB` = 1024³ bytes — because that
+//! is what macOS's Activity Monitor and `sysctl vm.swapusage` show under the
+//! same letters; a user copying a figure from either gets what they meant.
+
+use std::time::Duration;
+
+/// Why a size or duration did not parse; the message quotes the input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid {kind} '{input}': {why}")]
+pub struct UnitError {
+    pub kind: &'static str,
+    pub input: String,
+    pub why: String,
+}
+
+fn unit_error(kind: &'static str, input: &str, why: impl Into<String>) -> UnitError {
+    UnitError {
+        kind,
+        input: input.to_string(),
+        why: why.into(),
+    }
+}
+
+/// Splits `"1.5GiB"` into `(1.5, "GiB")`.
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|&(_, c)| !(c.is_ascii_digit() || c == '.'))
+        .map_or(s.len(), |(i, _)| i);
+    let number: f64 = s[..end].parse().ok()?;
+    Some((number, s[end..].trim()))
+}
+
+/// Parses a size: plain bytes (`1048576`) or a number with a binary unit
+/// (`512M`, `8G`, `8GiB`, `1.5 GB`, `64k`), case-insensitive.
+pub fn parse_size(input: &str) -> Result<u64, UnitError> {
+    let (number, unit) = split_number(input).ok_or_else(|| {
+        unit_error(
+            "size",
+            input,
+            "expected a number with a unit, like 8G or 512M",
+        )
+    })?;
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        other => {
+            return Err(unit_error(
+                "size",
+                input,
+                format!("unknown unit '{other}' (use B, K, M, G or T; KiB, MiB, GiB also work)"),
+            ))
+        }
+    };
+    let bytes = number * (1u64 << shift) as f64;
+    if !bytes.is_finite() || bytes >= u64::MAX as f64 {
+        return Err(unit_error("size", input, "too large"));
+    }
+    Ok(bytes.round() as u64)
+}
+
+/// Parses a duration: `500ms`, `2s`, `1.5s`, `3m`, `1h`; a bare number is
+/// seconds.
+pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
+    let (number, unit) = split_number(input).ok_or_else(|| {
+        unit_error(
+            "duration",
+            input,
+            "expected a number with a unit, like 500ms or 2s",
+        )
+    })?;
+    let seconds = match unit.to_ascii_lowercase().as_str() {
+        "ms" => number / 1000.0,
+        "" | "s" | "sec" => number,
+        "m" | "min" => number * 60.0,
+        "h" => number * 3600.0,
+        other => {
+            return Err(unit_error(
+                "duration",
+                input,
+                format!("unknown unit '{other}' (use ms, s, m or h)"),
+            ))
+        }
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|_| unit_error("duration", input, "out of range"))
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+const MIB: f64 = (1u64 << 20) as f64;
+
+/// `19864223744` → `"18.5 GB"`; below 1 GB in MB, below 1 MB in KB. Signed
+/// values keep their sign.
+pub fn format_bytes(bytes: i64) -> String {
+    let sign = if bytes < 0 { "-" } else { "" };
+    let b = bytes.unsigned_abs() as f64;
+    if b >= GIB {
+        format!("{sign}{:.1} GB", b / GIB)
+    } else if b >= MIB {
+        format!("{sign}{:.0} MB", b / MIB)
+    } else {
+        format!("{sign}{:.0} KB", b / 1024.0)
+    }
+}
+
+/// The compact form for a menu-bar title: `2.1G`, `640M`.
+pub fn format_bytes_short(bytes: u64) -> String {
+    let b = bytes as f64;
+    if b >= GIB {
+        format!("{:.1}G", b / GIB)
+    } else {
+        format!("{:.0}M", b / MIB)
+    }
+}
+
+/// `192.4` s → `"3m12s"`; under a minute `"12.5s"`.
+pub fn format_duration(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 60.0 {
+        format!("{s:.1}s")
+    } else if s < 3600.0 {
+        format!("{}m{:02}s", (s / 60.0) as u64, (s % 60.0) as u64)
+    } else {
+        format!(
+            "{}h{:02}m",
+            (s / 3600.0) as u64,
+            ((s % 3600.0) / 60.0) as u64
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("8G"), Ok(8 << 30));
+        assert_eq!(parse_size("8GiB"), Ok(8 << 30));
+        assert_eq!(parse_size("8gb"), Ok(8 << 30));
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("1.5G"), Ok(3 << 29));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size(" 64 k "), Ok(64 << 10));
+    }
+
+    #[test]
+    fn bad_sizes_say_what_is_wrong() {
+        let e = parse_size("8X").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid size '8X': unknown unit 'x' (use B, K, M, G or T; KiB, MiB, GiB also work)"
+        );
+        assert!(parse_size("").is_err());
+        assert!(parse_size("G").is_err());
+        assert!(parse_size("-1G").is_err());
+        assert!(parse_size("1.2.3G").is_err());
+        assert!(parse_size("99999999999T").is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("3m"), Ok(Duration::from_secs(180)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("10"), Ok(Duration::from_secs(10)));
+        assert!(parse_duration("5x")
+            .unwrap_err()
+            .to_string()
+            .contains("'5x'"));
+        assert!(parse_duration("ms").is_err());
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(format_bytes(19_864_223_744), "18.5 GB");
+        assert_eq!(format_bytes(-(512 << 20)), "-512 MB");
+        assert_eq!(format_bytes(2048), "2 KB");
+        assert_eq!(format_bytes_short(2_254_857_830), "2.1G");
+        assert_eq!(format_bytes_short(640 << 20), "640M");
+        assert_eq!(format_duration(Duration::from_secs(192)), "3m12s");
+        assert_eq!(format_duration(Duration::from_millis(12_500)), "12.5s");
+        assert_eq!(format_duration(Duration::from_secs(3720)), "1h02m");
+    }
+}
