@@ -7,8 +7,12 @@ use clap::{Parser, Subcommand};
 
 mod args;
 mod exit;
+mod export;
+mod guard;
+mod plot;
 mod record;
 mod report;
+mod serve;
 
 /// Footprint beside swap: catch the "false fit".
 ///
@@ -40,6 +44,14 @@ enum Command {
     Record(record::Args),
     /// Say whether a recorded run fit, overflowed, or was a false fit.
     Report(report::Args),
+    /// Run a command once memory is free; stop it when swap grows past a budget.
+    Guard(guard::Args),
+    /// Convert a trace to CSV, Perfetto (Chrome trace JSON) or Prometheus text.
+    Export(export::Args),
+    /// Draw a trace as a PNG or SVG chart.
+    Plot(plot::Args),
+    /// Serve the live UI, a JSON + SSE API and Prometheus /metrics over HTTP.
+    Serve(serve::Args),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +62,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Record(a) => record::run(a),
         Command::Report(a) => report::run(a),
+        Command::Guard(a) => guard::run(a),
+        Command::Export(a) => export::run(a),
+        Command::Plot(a) => plot::run(a),
+        Command::Serve(a) => serve::run(a),
     };
     match result {
         Ok(code) => code,

@@ -188,28 +188,50 @@ enum Outcome {
 /// Spawns the command, mapping "not found" and "not executable" to their
 /// shell exit codes with a clear line.
 pub fn spawn(program: &str, args: &[String]) -> anyhow::Result<Child> {
-    std::process::Command::new(program)
-        .args(args)
-        .spawn()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                exit::fail(exit::NOT_FOUND, format!("command not found: {program}"))
-            }
-            std::io::ErrorKind::PermissionDenied => exit::fail(
-                exit::NOT_EXECUTABLE,
-                format!("cannot run {program}: permission denied"),
-            ),
-            _ => exit::fail(exit::NOT_EXECUTABLE, format!("cannot run {program}: {e}")),
-        })
+    spawn_command(std::process::Command::new(program).args(args), program)
 }
 
+/// [`spawn`] for a command set up by the caller (`guard` starts it in a
+/// process group of its own).
+pub(crate) fn spawn_command(
+    command: &mut std::process::Command,
+    program: &str,
+) -> anyhow::Result<Child> {
+    command.spawn().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            exit::fail(exit::NOT_FOUND, format!("command not found: {program}"))
+        }
+        std::io::ErrorKind::PermissionDenied => exit::fail(
+            exit::NOT_EXECUTABLE,
+            format!("cannot run {program}: permission denied"),
+        ),
+        _ => exit::fail(exit::NOT_EXECUTABLE, format!("cannot run {program}: {e}")),
+    })
+}
+
+/// Whether `pid` is a live process; a zombie (exited, not yet reaped by its
+/// parent) counts as gone.
 pub fn pid_exists(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
+    let Ok(raw) = libc::pid_t::try_from(pid) else {
         return false;
     };
     // SAFETY: signal 0 only checks that the process exists; nothing is sent.
-    let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    let rc = unsafe { libc::kill(raw, 0) };
+    let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    exists && !is_zombie(pid)
+}
+
+#[cfg(target_os = "linux")]
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|b| swapsight::probe::linux_parse::parse_stat(&b).map(|s| s.state == b'Z'))
+        .unwrap_or(false)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn is_zombie(_pid: u32) -> bool {
+    false
 }
 
 pub fn ensure_pid_exists(pid: u32) -> anyhow::Result<()> {
@@ -253,16 +275,25 @@ pub struct StatusLine {
 
 impl StatusLine {
     pub fn new() -> Self {
-        // SAFETY: isatty only inspects the descriptor.
         StatusLine {
+            // SAFETY: isatty only inspects the descriptor.
             tty: unsafe { libc::isatty(2) } == 1,
         }
     }
 
     pub fn show(&self, tick: &Tick, elapsed: Duration) {
+        self.show_text(&status_text(tick, elapsed));
+    }
+
+    /// Any text as the status line (on a terminal only).
+    pub(crate) fn show_text(&self, text: &str) {
         if self.tty {
-            eprint!("\r\x1b[K{}", status_text(tick, elapsed));
+            eprint!("\r\x1b[K{text}");
         }
+    }
+
+    pub(crate) fn is_tty(&self) -> bool {
+        self.tty
     }
 
     pub fn clear(&self) {

@@ -351,7 +351,19 @@ impl Detector {
     }
 
     pub fn assessment(&self, pid: u32) -> Option<Assessment> {
-        self.assessments().find(|a| a.pid == pid)
+        self.procs.get(&pid).map(|t| Assessment {
+            pid,
+            name: t.name.clone(),
+            state: t.state,
+            worst: t.worst,
+            evidence: t.evidence.clone(),
+            since_ms: t.since_ms,
+        })
+    }
+
+    /// Debounced state and evidence of one process, without cloning.
+    pub fn state_of(&self, pid: u32) -> Option<(State, &Evidence)> {
+        self.procs.get(&pid).map(|t| (t.state, &t.evidence))
     }
 
     /// Takes one sample (and the pids of the watched tree), returns the
@@ -595,11 +607,7 @@ fn debounce(
 ) -> Option<Flag> {
     if instant == track.state {
         track.pending = None;
-        if instant != State::Fits {
-            track.evidence = evidence;
-        } else if track.state == State::Fits {
-            track.evidence = evidence;
-        }
+        track.evidence = evidence;
         return None;
     }
     let since = match track.pending {

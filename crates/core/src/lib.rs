@@ -8,6 +8,8 @@
 //! [`monitor::Monitor`]) → sinks.
 
 pub mod detect;
+pub mod export;
+pub mod guard;
 pub mod monitor;
 pub mod probe;
 pub mod recorder;

@@ -154,11 +154,15 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
             if let Some(ms) = p.swap_bytes {
                 st.measured_swap = Some(st.measured_swap.unwrap_or(0).max(ms));
             }
-            if let Some(a) = detector.assessment(p.pid) {
-                *st.growth_by_state.entry(a.state).or_default() += delta;
-                st.worst = st.worst.max(a.state);
-                st.hidden = st.hidden.max(a.evidence.hidden_bytes);
-                if a.state != State::Fits && st.first_flag.is_none() {
+            if st.name != p.name {
+                // Keep the latest name: a process that exec'd is known by what it became.
+                st.name.clone_from(&p.name);
+            }
+            if let Some((state, evidence)) = detector.state_of(p.pid) {
+                *st.growth_by_state.entry(state).or_default() += delta;
+                st.worst = st.worst.max(state);
+                st.hidden = st.hidden.max(evidence.hidden_bytes);
+                if state != State::Fits && st.first_flag.is_none() {
                     st.first_flag = Some(s.t_ms);
                 }
             }

@@ -15,7 +15,7 @@ pub struct NativeProbe {
     page_size: u64,
     buf: Vec<u8>,
     path: String,
-    /// Names decoded once per (pid, start time).
+    /// Names decoded once per (pid, start time, comm).
     names: HashMap<u32, (u64, String)>,
     /// Pids seen this tick, to prune `names` of processes that are gone.
     seen: Vec<u32>,
@@ -61,8 +61,10 @@ impl NativeProbe {
             return None;
         }
         let (ppid, majflt, start) = (stat.ppid, stat.majflt, stat.starttime);
+        // comm changes on exec (same pid, same start time): compare bytes,
+        // decode only when it changed.
         let name = match self.names.get(&pid) {
-            Some((s, name)) if *s == start => name.clone(),
+            Some((s, name)) if *s == start && name.as_bytes() == stat.comm => name.clone(),
             _ => {
                 let name = String::from_utf8_lossy(stat.comm).into_owned();
                 self.names.insert(pid, (start, name.clone()));

@@ -1,0 +1,122 @@
+//! `swapsight export`: a trace as CSV, Chrome trace JSON (Perfetto) or
+//! Prometheus text, to stdout or a file.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use swapsight::export::{self, prometheus, ExportError, Format};
+
+/// `--format`: one of [`Format::ALL`].
+fn format(s: &str) -> Result<Format, String> {
+    Format::parse(&s.to_ascii_lowercase())
+        .ok_or_else(|| "expected csv, perfetto or prometheus".to_string())
+}
+
+/// The format a file name asks for: `.csv`, `.json`, `.prom`.
+fn format_of(path: &std::path::Path) -> Option<Format> {
+    match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+        "csv" => Some(Format::Csv),
+        "json" => Some(Format::Perfetto),
+        "prom" => Some(Format::Prometheus),
+        _ => None,
+    }
+}
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Column, series and metric names with their units: docs/exports.md.
+
+Examples:
+  swapsight export run.jsonl --format csv -o run.csv
+  swapsight export run.jsonl -o run.json                      Perfetto; open it in ui.perfetto.dev
+  swapsight export run.jsonl --format prometheus              the last sample, as /metrics shows it
+
+A malformed line is named on stderr and skipped, as `swapsight report` does."
+)]
+pub struct Args {
+    /// Trace to read (written by `swapsight record` or `guard`)
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// Output format: csv, perfetto or prometheus [default: from the -o
+    /// extension: .csv, .json, .prom]
+    #[arg(short, long, value_name = "FORMAT", value_parser = format)]
+    pub format: Option<Format>,
+    /// File to write [default: stdout]
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Prometheus: per-process series for at most N processes (flagged,
+    /// then watched, then largest)
+    #[arg(long, value_name = "N", default_value_t = prometheus::DEFAULT_MAX_PROCESSES)]
+    pub processes: usize,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let format = args
+        .format
+        .or_else(|| args.output.as_deref().and_then(format_of))
+        .ok_or_else(|| {
+            crate::exit::fail(
+                crate::exit::USAGE,
+                "which format? add --format csv, perfetto or prometheus (see --help)",
+            )
+        })?;
+    let trace = swapsight::trace::read(&args.trace)?;
+    for p in &trace.problems {
+        eprintln!(
+            "swapsight: warning: {}: {p} (skipped)",
+            args.trace.display()
+        );
+    }
+    if format == Format::Prometheus && trace.samples.is_empty() {
+        anyhow::bail!(
+            "{}: the trace has no samples to export",
+            args.trace.display()
+        );
+    }
+    let write = |out: &mut dyn Write| -> Result<(), ExportError> {
+        match format {
+            Format::Prometheus => {
+                let snap =
+                    prometheus::Snapshot::from_trace(&trace).ok_or(ExportError::NoSamples)?;
+                let text = prometheus::render(&snap, args.processes);
+                out.write_all(text.as_bytes())
+                    .and_then(|()| out.flush())
+                    .map_err(|source| ExportError::Io {
+                        format: "prometheus",
+                        source,
+                    })
+            }
+            other => export::write(&trace, other, out),
+        }
+    };
+    // An I/O failure is said once, with the path: "cannot write FILE: <why>".
+    let plain = |e: ExportError| match e {
+        ExportError::Io { source, .. } => anyhow::Error::from(source),
+        e => e.into(),
+    };
+    match &args.output {
+        Some(path) => {
+            let cannot = || format!("cannot write {}", path.display());
+            let file = File::create(path).with_context(cannot)?;
+            let mut out = BufWriter::with_capacity(256 * 1024, file);
+            write(&mut out).map_err(plain).with_context(cannot)?;
+            out.into_inner()
+                .map_err(|e| e.into_error())
+                .and_then(|f| f.sync_all())
+                .with_context(cannot)?;
+        }
+        None => {
+            let stdout = std::io::stdout();
+            let mut out = stdout.lock();
+            match write(&mut out) {
+                Err(ExportError::Io { source, .. })
+                    if source.kind() == std::io::ErrorKind::BrokenPipe => {}
+                r => r.map_err(plain).context("cannot write to stdout")?,
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

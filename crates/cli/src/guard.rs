@@ -1,0 +1,589 @@
+//! `swapsight guard`: run a command once enough memory is free, record it
+//! exactly as `record` does, and stop its whole process tree when swap has
+//! grown past a budget (or, on request, when the detector flags a false fit).
+//!
+//! Glue only: the gate, the budget, the stop line and the loop that stops a
+//! tree are in `swapsight::guard`. This file supplies the real process table
+//! (`/proc` on Linux, the probe elsewhere), `kill(2)`, reaping, and the
+//! terminal. On Linux the guard makes itself a child subreaper, so any
+//! descendant orphaned by its parent — a `setsid` daemon, a child forked just
+//! before its parent died — is re-parented to the guard and stays in its tree.
+
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{ExitCode, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use swapsight::guard::{
+    stop_line, stop_tree, Budget, Gate, GateState, ProcessControl, Signal, StopPlan, StopReason,
+};
+use swapsight::probe::{Probe, ProcessSample};
+use swapsight::recorder::{default_trace_path, header_now, Recorder};
+use swapsight::tree::WatchTree;
+use swapsight::units::{format_bytes, format_duration};
+use swapsight::{SamplerConfig, State, Tick};
+
+use crate::exit;
+use crate::record::{self, StatusLine};
+
+/// What a false-fit flag on the guarded tree does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnFalseFit {
+    /// Print the flag and keep going
+    Warn,
+    /// Stop the tree as if the budget were spent (exit code 11)
+    Stop,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(
+    override_usage = "swapsight guard [OPTIONS] -- <CMD> [ARGS]...",
+    after_help = "The command runs in a process group of its own and is recorded exactly as
+`swapsight record` records it. When the budget is spent (or on Ctrl-C), every process of its
+tree gets SIGTERM (Ctrl-C: SIGINT), then SIGKILL after --grace; descendants that moved to
+another process group or session are tracked by parent pid and stopped too. Processes that a
+command leaves behind when it exits by itself are stopped the same way. The command cannot
+read from the terminal (it is not in the foreground process group).
+
+Exit codes: the command's own when it ends by itself; 10 swap budget spent; 11 false fit
+(--on-false-fit stop); 12 gave up waiting for free memory; 126 cannot run; 127 not found;
+130 / 143 the guard got SIGINT / SIGTERM.
+
+Examples:
+  swapsight guard --wait-free 40 --swap-budget 8G -- python generate.py
+  swapsight guard --swap-budget 2G --grace 10s -o run.jsonl -- make -j8
+  swapsight guard --on-false-fit stop -- python generate.py --offload"
+)]
+pub struct Args {
+    /// Start the command only once at least PCT % of memory is free
+    #[arg(long, value_name = "PCT", value_parser = crate::args::percent)]
+    pub wait_free: Option<f64>,
+    /// Give up waiting for free memory after DUR (exit code 12) [default: wait as long as it takes]
+    #[arg(long, value_name = "DUR", value_parser = crate::args::duration)]
+    pub wait_timeout: Option<Duration>,
+    /// Stop the tree once swap has grown by more than SIZE since the command started (exit code 10)
+    #[arg(long, value_name = "SIZE", value_parser = crate::args::size)]
+    pub swap_budget: Option<u64>,
+    /// Time the tree gets to exit after SIGTERM, before SIGKILL
+    #[arg(long, value_name = "DUR", default_value = "5s", value_parser = crate::args::duration)]
+    pub grace: Duration,
+    /// What a false-fit flag on the command's tree does
+    #[arg(long, value_enum, value_name = "ACTION", default_value_t = OnFalseFit::Warn)]
+    pub on_false_fit: OnFalseFit,
+    /// Trace file to write [default: swapsight-YYYYMMDD-HHMMSS.jsonl]
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Time between samples (and between budget checks)
+    #[arg(long, default_value = "500ms", value_parser = crate::args::duration)]
+    pub interval: Duration,
+    /// Also keep the N largest processes in each sample
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top: usize,
+    /// Command to run and guard
+    #[arg(last = true, value_name = "CMD ARGS")]
+    pub command: Vec<String>,
+}
+
+/// How long to keep sending SIGKILL to a process that does not die (one in
+/// uninterruptible sleep) before reporting it.
+const KILL_WAIT: Duration = Duration::from_secs(5);
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Checked here rather than by clap, whose messages for these span lines.
+    let [program, rest @ ..] = args.command.as_slice() else {
+        return Err(exit::fail(
+            exit::USAGE,
+            "no command to guard: swapsight guard [OPTIONS] -- CMD ARGS... (see --help)",
+        ));
+    };
+    if args.wait_timeout.is_some() && args.wait_free.is_none() {
+        return Err(exit::fail(
+            exit::USAGE,
+            "--wait-timeout needs --wait-free (see --help)",
+        ));
+    }
+    let signals = Signals::install()?;
+    let path = args.output.clone().unwrap_or_else(|| {
+        default_trace_path(
+            std::path::Path::new("."),
+            swapsight::recorder::unix_now_ms(),
+        )
+    });
+    let mut probe = swapsight::probe::native().context("cannot start the memory probe")?;
+    let host = probe
+        .host()
+        .context("cannot read the host's memory facts")?;
+    let status = StatusLine::new();
+
+    // The gate.
+    let gate = args.wait_free.map(|want_pct| Gate {
+        want_pct,
+        timeout: args.wait_timeout,
+    });
+    let waited = match gate {
+        Some(gate) => Some(wait_for_free(
+            &mut *probe,
+            gate,
+            &signals,
+            &status,
+            program,
+        )?),
+        None => None,
+    };
+
+    // The command, with the swap baseline taken just before it starts.
+    let baseline = probe
+        .system()
+        .context("cannot read swap in use")?
+        .swap_used_bytes;
+    let budget = args.swap_budget.map(|b| Budget::new(b, baseline));
+    become_subreaper();
+    let mut command = std::process::Command::new(program);
+    command.args(rest).process_group(0);
+    let pid = record::spawn_command(&mut command, program)?.id();
+    // From here on the guard reaps its children itself (waitpid), the command
+    // included: the `Child` handle is not used again.
+    let started = Instant::now();
+    let mut procs = Processes::new(pid)?;
+    let mut tree = WatchTree::new(Some(std::process::id()));
+    let mut root_name = program.rsplit('/').next().unwrap_or(program).to_string();
+
+    let mut header = header_now(host, args.interval.as_millis() as u64, args.top);
+    header.watch_pid = Some(pid);
+    header.command = Some(args.command.clone());
+    header.writer = format!("swapsight {} guard", env!("CARGO_PKG_VERSION"));
+    let mut rec = match Recorder::create(&path, &header) {
+        Ok(r) => r,
+        Err(e) => {
+            procs.signal_group(pid, Signal::Kill);
+            procs.wait_main(Duration::from_secs(2));
+            return Err(e.into());
+        }
+    };
+    if let (Some(gate), Some((free_pct, waited))) = (gate, waited) {
+        rec.event("guard-wait", gate.passed_text(free_pct, waited), None, None)?;
+    }
+    rec.event("command-start", args.command.join(" "), Some(pid), None)?;
+    let budget_text = match budget {
+        Some(b) => format!(
+            "with a swap budget of {} (swap in use: {})",
+            format_bytes(b.budget_bytes as i64),
+            format_bytes(b.baseline_bytes as i64)
+        ),
+        None => "without a swap budget".to_string(),
+    };
+    eprintln!(
+        "swapsight: started {program} (pid {pid}) {budget_text}; recording to {} (Ctrl-C to stop)",
+        path.display()
+    );
+
+    let sampler = swapsight::Sampler::spawn(
+        probe,
+        SamplerConfig {
+            interval: args.interval,
+            history: 4,
+            watch: Some(pid),
+            detector: header.detector.clone(),
+        },
+    );
+    let ticks = sampler.subscribe(64);
+    let outcome = loop {
+        if let Some(sig) = signals.received() {
+            break Outcome::Stop(StopReason::Signal { name: sig.name() }, sig);
+        }
+        procs.reap();
+        if let Some(st) = procs.main_status {
+            break Outcome::Exited(st);
+        }
+        match ticks.recv_timeout(Duration::from_millis(100)) {
+            Ok(tick) => {
+                rec.tick(&tick)?;
+                tree.update(&tick.sample.processes);
+                if let Some(p) = tick.sample.processes.iter().find(|p| p.pid == pid) {
+                    root_name.clone_from(&p.name);
+                }
+                let mut reason = None;
+                for f in &tick.flags {
+                    status.clear();
+                    eprintln!(
+                        "swapsight: {} ({}): {} — {}",
+                        f.name,
+                        f.pid,
+                        f.state.label(),
+                        f.message
+                    );
+                    let ours = tick.watched.contains(&f.pid) || tree.contains(f.pid);
+                    if args.on_false_fit == OnFalseFit::Stop && f.state == State::FalseFit && ours {
+                        reason.get_or_insert(StopReason::FalseFit {
+                            pid: f.pid,
+                            name: f.name.clone(),
+                        });
+                    }
+                }
+                let swap_used = tick.sample.system.swap_used_bytes;
+                if let Some((b, grown)) = budget.and_then(|b| Some((b, b.spent(swap_used)?))) {
+                    reason = Some(StopReason::Budget {
+                        grown_bytes: grown,
+                        budget_bytes: b.budget_bytes,
+                    });
+                }
+                if let Some(reason) = reason {
+                    break Outcome::Stop(reason, Signal::Terminate);
+                }
+                status.show_text(&running_text(&tick, started.elapsed(), budget));
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break Outcome::SamplerDied,
+        }
+    };
+    status.clear();
+    let elapsed = started.elapsed();
+
+    let mut plan = StopPlan::new(Signal::Terminate, args.grace);
+    plan.kill_wait = KILL_WAIT;
+    plan.group = Some(pid);
+    plan.exclude.insert(std::process::id());
+    let code = match outcome {
+        Outcome::Exited(st) => {
+            // The command ended by itself; nothing of its tree may outlive it.
+            let report = stop_tree(&mut procs, &mut tree, &plan);
+            if !report.stopped.is_empty() {
+                let line = stop_line(&StopReason::Leftovers, elapsed, (pid, &root_name), &report);
+                eprintln!("swapsight: {line}");
+                rec.event("guard-stop", line, Some(pid), None)?;
+            }
+            drain(&ticks, &mut rec)?;
+            rec.event("command-exit", format!("{st}"), Some(pid), st.code())?;
+            exit::from_status(st)
+        }
+        Outcome::Stop(reason, first) => {
+            plan.first = first;
+            let report = stop_tree(&mut procs, &mut tree, &plan);
+            let line = stop_line(&reason, elapsed, (pid, &root_name), &report);
+            let code = match &reason {
+                StopReason::Budget { .. } => exit::BUDGET,
+                StopReason::FalseFit { .. } => exit::FALSE_FIT,
+                _ => 128u8.wrapping_add(first.number() as u8),
+            };
+            eprintln!("swapsight: {line}");
+            rec.event("guard-stop", line, Some(pid), Some(i32::from(code)))?;
+            procs.wait_main(Duration::from_secs(1));
+            drain(&ticks, &mut rec)?;
+            if let Some(st) = procs.main_status {
+                rec.event("command-exit", format!("{st}"), Some(pid), st.code())?;
+            }
+            ExitCode::from(code)
+        }
+        Outcome::SamplerDied => {
+            let why = match sampler.stop() {
+                Err(e) => e.to_string(),
+                Ok(()) => "sampler stopped".into(),
+            };
+            let report = stop_tree(&mut procs, &mut tree, &plan);
+            let reason = StopReason::ProbeFailed { why };
+            let line = stop_line(&reason, elapsed, (pid, &root_name), &report);
+            rec.event("guard-stop", line.clone(), Some(pid), Some(1))?;
+            procs.wait_main(Duration::from_secs(1));
+            let message = format!("{line}; trace kept in {}", path.display());
+            return Err(exit::fail(exit::ERROR, message));
+        }
+    };
+    let _ = sampler.stop();
+    eprintln!(
+        "swapsight: {} samples over {} in {}; next: swapsight report {}",
+        rec.samples(),
+        format_duration(Duration::from_millis(rec.elapsed_ms())),
+        path.display(),
+        path.display()
+    );
+    Ok(code)
+}
+
+enum Outcome {
+    Exited(ExitStatus),
+    Stop(StopReason, Signal),
+    SamplerDied,
+}
+
+/// The ticks that came in while the tree was being stopped: the trace shows
+/// swap after the stop too.
+fn drain(ticks: &std::sync::mpsc::Receiver<Arc<Tick>>, rec: &mut Recorder) -> anyhow::Result<()> {
+    while let Ok(tick) = ticks.try_recv() {
+        rec.tick(&tick)?;
+    }
+    Ok(())
+}
+
+/// `00:12  watched 1.2 GB  swap +340 MB  free 72 %  fits  budget 8.0 GB`
+fn running_text(tick: &Tick, elapsed: Duration, budget: Option<Budget>) -> String {
+    let text = record::status_text(tick, elapsed);
+    match budget {
+        Some(b) => format!("{text}  budget {}", format_bytes(b.budget_bytes as i64)),
+        None => text,
+    }
+}
+
+/// Waits until the gate opens; returns free memory then and the time waited.
+fn wait_for_free(
+    probe: &mut dyn Probe,
+    gate: Gate,
+    signals: &Signals,
+    status: &StatusLine,
+    program: &str,
+) -> anyhow::Result<(f64, Duration)> {
+    const CHECK: Duration = Duration::from_millis(100);
+    const NOTE_EVERY: Duration = Duration::from_secs(30);
+    let start = Instant::now();
+    let mut last_note: Option<Instant> = None;
+    loop {
+        let free_pct = probe.system().context("cannot read free memory")?.free_pct;
+        let waited = start.elapsed();
+        match gate.check(free_pct, waited) {
+            GateState::Open => {
+                status.clear();
+                return Ok((free_pct, waited));
+            }
+            GateState::TimedOut => {
+                status.clear();
+                return Err(exit::fail(
+                    exit::WAIT_TIMEOUT,
+                    format!(
+                        "{}; {program} was not started",
+                        gate.timeout_text(free_pct, waited)
+                    ),
+                ));
+            }
+            GateState::Waiting => {}
+        }
+        if let Some(sig) = signals.received() {
+            status.clear();
+            return Err(exit::fail(
+                128u8.wrapping_add(sig.number() as u8),
+                format!(
+                    "interrupted by {} while waiting for free memory; {program} was not started",
+                    sig.name()
+                ),
+            ));
+        }
+        let text = gate.waiting_text(free_pct, waited);
+        if status.is_tty() {
+            status.show_text(&text);
+        } else if !last_note.is_some_and(|t| t.elapsed() < NOTE_EVERY) {
+            eprintln!("swapsight: {text}");
+            last_note = Some(Instant::now());
+        }
+        std::thread::sleep(CHECK);
+    }
+}
+
+/// Ctrl-C (and SIGHUP) through `record`'s handler; SIGTERM caught apart, so
+/// that the guard can pass on the signal it got and exit 130 or 143.
+struct Signals {
+    interrupted: Arc<AtomicBool>,
+}
+
+static TERMINATED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sigterm(_: libc::c_int) {
+    TERMINATED.store(true, Ordering::SeqCst);
+}
+
+impl Signals {
+    fn install() -> anyhow::Result<Signals> {
+        let interrupted = record::ctrl_c_flag()?;
+        // Replace the Ctrl-C handler's SIGTERM disposition with our own.
+        // SAFETY: a zeroed sigaction is a valid value; the handler only
+        // stores to an atomic, which is async-signal-safe.
+        let rc = unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_sigterm as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut())
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error()).context("cannot catch SIGTERM");
+        }
+        Ok(Signals { interrupted })
+    }
+
+    /// The signal the guard was sent, if any: SIGTERM, or SIGINT for Ctrl-C.
+    fn received(&self) -> Option<Signal> {
+        if TERMINATED.load(Ordering::SeqCst) {
+            Some(Signal::Terminate)
+        } else if self.interrupted.load(Ordering::SeqCst) {
+            Some(Signal::Interrupt)
+        } else {
+            None
+        }
+    }
+}
+
+trait SignalNumber {
+    fn number(self) -> libc::c_int;
+}
+
+impl SignalNumber for Signal {
+    fn number(self) -> libc::c_int {
+        match self {
+            Signal::Interrupt => libc::SIGINT,
+            Signal::Terminate => libc::SIGTERM,
+            Signal::Kill => libc::SIGKILL,
+            Signal::Stop => libc::SIGSTOP,
+            Signal::Continue => libc::SIGCONT,
+        }
+    }
+}
+
+/// Orphaned descendants are re-parented to the guard instead of init, so
+/// none escapes the tree (Linux only; elsewhere the tree is tracked by
+/// parent pid across ticks).
+fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_CHILD_SUBREAPER takes a plain integer and touches no
+    // memory of ours.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+/// The real process table and signals, for `swapsight::guard::stop_tree`;
+/// also reaps the guard's children and keeps the command's exit status.
+struct Processes {
+    main_pid: u32,
+    main_status: Option<ExitStatus>,
+    clock: Instant,
+    #[cfg(not(target_os = "linux"))]
+    probe: Box<dyn Probe + Send>,
+}
+
+impl Processes {
+    fn new(main_pid: u32) -> anyhow::Result<Processes> {
+        Ok(Processes {
+            main_pid,
+            main_status: None,
+            clock: Instant::now(),
+            #[cfg(not(target_os = "linux"))]
+            probe: swapsight::probe::native().context("cannot start the memory probe")?,
+        })
+    }
+
+    /// Reaps every exited child (the command, and orphans re-parented to
+    /// the guard), keeping the command's status.
+    fn reap(&mut self) {
+        loop {
+            let mut status: libc::c_int = 0;
+            // SAFETY: waitpid writes the status of one exited child of ours
+            // into `status`, a valid c_int; WNOHANG never blocks.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            if pid <= 0 {
+                return;
+            }
+            if pid as u32 == self.main_pid {
+                self.main_status = Some(ExitStatus::from_raw(status));
+            }
+        }
+    }
+
+    /// Reaps until the command's status is known or `limit` has passed.
+    fn wait_main(&mut self, limit: Duration) {
+        let until = Instant::now() + limit;
+        loop {
+            self.reap();
+            if self.main_status.is_some() || Instant::now() >= until {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// `kill(2)` for pids that can only be the tree's: never 0, init, or the
+/// guard itself (the core loop already excludes the guard).
+fn kill(target: libc::pid_t, signal: Signal) {
+    if target == 0 || target.abs() <= 1 {
+        return;
+    }
+    // SAFETY: kill only sends a signal; a pid that is gone yields ESRCH,
+    // which is ignored.
+    unsafe { libc::kill(target, signal.number()) };
+}
+
+impl ProcessControl for Processes {
+    fn scan(&mut self) -> Vec<ProcessSample> {
+        #[cfg(target_os = "linux")]
+        return scan_proc();
+        #[cfg(not(target_os = "linux"))]
+        return self
+            .probe
+            .sample()
+            .map(|(_, processes)| processes)
+            .unwrap_or_default();
+    }
+
+    fn signal(&mut self, pid: u32, signal: Signal) {
+        if pid != std::process::id() {
+            if let Ok(pid) = libc::pid_t::try_from(pid) {
+                kill(pid, signal);
+            }
+        }
+    }
+
+    fn signal_group(&mut self, pgid: u32, signal: Signal) {
+        if let Ok(pgid) = libc::pid_t::try_from(pgid) {
+            kill(-pgid, signal);
+        }
+    }
+
+    fn pause(&mut self, d: Duration) {
+        std::thread::sleep(d);
+        self.reap();
+    }
+
+    fn elapsed(&self) -> Duration {
+        self.clock.elapsed()
+    }
+}
+
+/// Every live process from `/proc/PID/stat`: pid, ppid, start time, name.
+/// Zombies are dead for this purpose, kernel threads are skipped.
+#[cfg(target_os = "linux")]
+fn scan_proc() -> Vec<ProcessSample> {
+    use std::io::Read;
+    use swapsight::probe::linux_parse::{parse_stat, parse_u64};
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut buf = Vec::with_capacity(512);
+    let mut out = Vec::with_capacity(256);
+    for entry in dir.flatten() {
+        let Some(pid) =
+            parse_u64(entry.file_name().as_encoded_bytes()).and_then(|p| u32::try_from(p).ok())
+        else {
+            continue;
+        };
+        buf.clear();
+        let read = std::fs::File::open(format!("/proc/{pid}/stat"))
+            .and_then(|mut f| f.read_to_end(&mut buf));
+        if read.is_err() {
+            continue;
+        }
+        let Some(stat) = parse_stat(&buf) else {
+            continue;
+        };
+        if stat.is_kernel_thread() || matches!(stat.state, b'Z' | b'X' | b'x') {
+            continue;
+        }
+        out.push(ProcessSample {
+            pid,
+            ppid: stat.ppid,
+            name: String::from_utf8_lossy(stat.comm).into_owned(),
+            start_time: stat.starttime,
+            ..Default::default()
+        });
+    }
+    out
+}

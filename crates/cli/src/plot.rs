@@ -1,0 +1,97 @@
+//! `swapsight plot`: a trace as one chart (PNG or SVG) with the report's
+//! verdict in its title.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use swapsight::export::plot::{self, ImageFormat, PlotOptions, MAX_SIDE, MIN_SIDE};
+
+use crate::exit;
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "The chart: footprint lines of the watched and largest processes, swap growth as \
+a filled area, free memory (dashed, right axis), and the stretches the live detector flagged as false \
+fit, overflow or hidden memory shaded behind them. Memory in GB (1 GB = 1024³ bytes), time in seconds \
+from the first sample.
+
+Examples:
+  swapsight plot run.jsonl -o run.png
+  swapsight plot run.jsonl -o run.svg --processes 3 --size 1600x900"
+)]
+pub struct Args {
+    /// Trace to read (written by `swapsight record` or `guard`)
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// Image to write; the extension picks the format (.png or .svg)
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Footprint lines for N processes: the watched tree first, then the largest
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u8).range(0..=8))]
+    pub processes: u8,
+    /// Image size in pixels
+    #[arg(long, value_name = "WxH", default_value = "1200x675", value_parser = size)]
+    pub size: (u32, u32),
+}
+
+/// `1200x675` → (1200, 675).
+fn size(s: &str) -> Result<(u32, u32), String> {
+    let why = || "expected WIDTHxHEIGHT in pixels, like 1200x675".to_string();
+    let (w, h) = s.split_once(['x', 'X', '×']).ok_or_else(why)?;
+    let w: u32 = w.trim().parse().map_err(|_| why())?;
+    let h: u32 = h.trim().parse().map_err(|_| why())?;
+    if !(MIN_SIDE..=MAX_SIDE).contains(&w) || !(MIN_SIDE..=MAX_SIDE).contains(&h) {
+        return Err(format!("each side must be {MIN_SIDE} to {MAX_SIDE} pixels"));
+    }
+    Ok((w, h))
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let output = args.output.ok_or_else(|| {
+        exit::fail(
+            exit::USAGE,
+            "where to? add -o FILE.png or -o FILE.svg (see --help)",
+        )
+    })?;
+    let format = ImageFormat::from_path(&output).ok_or_else(|| {
+        exit::fail(
+            exit::USAGE,
+            format!(
+                "cannot tell the image format of '{}': name it .png or .svg",
+                output.display()
+            ),
+        )
+    })?;
+    let trace = swapsight::trace::read(&args.trace)?;
+    for p in &trace.problems {
+        eprintln!(
+            "swapsight: warning: {}: {p} (skipped)",
+            args.trace.display()
+        );
+    }
+    let report = swapsight::report::report(&trace, None);
+    let opts = PlotOptions {
+        width: args.size.0,
+        height: args.size.1,
+        processes: usize::from(args.processes),
+    };
+    let bytes = plot::render(&trace, &report, &opts, format)?;
+    std::fs::write(&output, bytes).with_context(|| format!("cannot write {}", output.display()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(size("1200x675"), Ok((1200, 675)));
+        assert_eq!(size("800X600"), Ok((800, 600)));
+        assert!(size("12x").unwrap_err().contains("WIDTHxHEIGHT"));
+        assert!(size("1200").is_err());
+        assert!(size("x600").is_err());
+        assert!(size("10x10").unwrap_err().contains("320 to 8192"));
+    }
+}

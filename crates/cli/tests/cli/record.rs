@@ -1,0 +1,99 @@
+//! `swapsight record`: exit codes, bad input, kill safety.
+
+use std::time::Duration;
+
+use super::util::*;
+
+#[test]
+fn passes_the_command_exit_code_through() {
+    let dir = TempDir::new("exit");
+    let trace = dir.join("t.jsonl");
+    let out = swapsight()
+        .args(["record", "--interval", "100ms", "-o"])
+        .arg(&trace)
+        .args(["--", "sh", "-c", "sleep 0.5; exit 3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr_of(&out));
+    let t = swapsight::trace::read(&trace).unwrap();
+    assert!(t.samples.len() >= 3, "{} samples", t.samples.len());
+    assert_eq!(t.header().command.as_deref(), Some(&["sh".to_string(), "-c".into(), "sleep 0.5; exit 3".into()][..]));
+    let exit = t.events.iter().find(|e| e.kind == "command-exit").expect("command-exit event");
+    assert_eq!(exit.code, Some(3));
+    // The watched tree is in the samples, with real figures.
+    let sh = t.samples.iter().flat_map(|s| &s.sample.processes).find(|p| Some(p.pid) == t.header().watch_pid);
+    assert!(sh.is_some_and(|p| p.footprint_bytes > 0), "watched sh not recorded with a footprint");
+    assert!(t.samples[0].sample.system.phys_bytes > 0);
+}
+
+#[test]
+fn missing_command_is_one_line_and_127() {
+    let dir = TempDir::new("nocmd");
+    let out = swapsight()
+        .current_dir(dir.path())
+        .args(["record", "--", "no-such-command-xyz"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(127));
+    assert_eq!(stderr_of(&out), "swapsight: command not found: no-such-command-xyz\n");
+}
+
+#[test]
+fn missing_pid_is_one_line() {
+    let out = swapsight().args(["record", "--pid", "999999999"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr_of(&out), "swapsight: no process with pid 999999999\n");
+}
+
+#[test]
+fn bad_interval_is_one_line_and_usage_code() {
+    let out = swapsight().args(["record", "--interval", "5x", "--", "true"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_of(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("'5x'") && err.contains("--interval"), "{err}");
+}
+
+#[test]
+fn records_a_running_pid_until_it_exits() {
+    let dir = TempDir::new("pid");
+    let trace = dir.join("p.jsonl");
+    let mut sleeper = std::process::Command::new("sleep").arg("1.5").spawn().unwrap();
+    let out = swapsight()
+        .args(["record", "--interval", "100ms", "--pid", &sleeper.id().to_string(), "-o"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    let _ = sleeper.wait();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let t = swapsight::trace::read(&trace).unwrap();
+    assert!(t.events.iter().any(|e| e.kind == "process-exit"));
+    assert!(t.samples.iter().any(|s| s.watched.contains(&sleeper.id())));
+}
+
+#[test]
+fn sigkill_loses_at_most_the_line_being_written() {
+    let dir = TempDir::new("kill");
+    let trace = dir.join("k.jsonl");
+    let mut rec = swapsight()
+        .args(["record", "--interval", "50ms", "--top", "50", "-o"])
+        .arg(&trace)
+        .args(["--", "sleep", "30"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    rec.kill().unwrap(); // SIGKILL
+    rec.wait().unwrap();
+    let bytes = std::fs::read(&trace).unwrap();
+    let complete = bytes.iter().filter(|&&b| b == b'\n').count();
+    let t = swapsight::trace::read(&trace).unwrap();
+    assert!(t.problems.is_empty(), "{:?}", t.problems);
+    let records = 1 + t.samples.len() + t.flags.len() + t.events.len();
+    assert_eq!(records, complete, "every complete line reads back");
+    assert!(t.samples.len() >= 10, "only {} samples", t.samples.len());
+    // The report reads a killed recording too.
+    let out = swapsight().arg("report").arg(&trace).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let _ = std::process::Command::new("pkill").args(["-f", "^sleep 30$"]).status();
+}

@@ -1,0 +1,220 @@
+//! Test harness: the binary under test, temp dirs, and real swap — a swap
+//! file plus a memory cgroup (cgroup v1) whose limit is below what a process
+//! fills, so its pages go to swap while its footprint stays low.
+//!
+//! Real-swap tests need root. Outside CI they skip with a note when they
+//! cannot run; with `CI=true` they must run, so a missing capability fails.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+pub const MIB: u64 = 1 << 20;
+
+pub fn swapsight() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_swapsight"));
+    c.stdin(Stdio::null());
+    c
+}
+
+pub fn memfill() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/memfill.py")
+}
+
+/// A fresh directory removed on drop.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let dir = std::env::temp_dir().join(format!("swapsight-test-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        TempDir(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn stdout_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Waits for a child with a deadline; kills it and panics when it runs over.
+pub fn wait_with_deadline(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let until = Instant::now() + limit;
+    loop {
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            return st;
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("process {} ran over {limit:?}", child.id());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Swap tests share the machine's one swap pool: one at a time.
+static SWAP_LOCK: Mutex<()> = Mutex::new(());
+
+/// A swap file and a memory cgroup, removed on drop (also when a test
+/// panics). Stale ones from a killed earlier run are removed on creation.
+pub struct RealSwap {
+    _lock: MutexGuard<'static, ()>,
+    pub swapfile: PathBuf,
+    pub cgroup: PathBuf,
+}
+
+const CGROUP_ROOT: &str = "/sys/fs/cgroup/memory";
+const PREFIX: &str = "swapsight-test";
+
+impl RealSwap {
+    /// `None` (with a note) when this machine cannot run real-swap tests and
+    /// we are not in CI; a panic in CI.
+    pub fn new(swap_mib: u64, limit_mib: u64) -> Option<RealSwap> {
+        let lock = SWAP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let why_not = if !is_root() {
+            Some("not root")
+        } else if !Path::new(CGROUP_ROOT).join("memory.limit_in_bytes").exists() {
+            Some("no cgroup v1 memory controller at /sys/fs/cgroup/memory")
+        } else {
+            None
+        };
+        if let Some(why) = why_not {
+            assert!(!in_ci(), "real-swap tests must run in CI, but: {why}");
+            eprintln!("note: real-swap test skipped outside CI: {why}");
+            return None;
+        }
+        cleanup_stale();
+        let swapfile = PathBuf::from(format!("/var/tmp/{PREFIX}-{}.swap", std::process::id()));
+        let cgroup = Path::new(CGROUP_ROOT).join(format!("{PREFIX}-{}", std::process::id()));
+        let rs = RealSwap {
+            _lock: lock,
+            swapfile,
+            cgroup,
+        };
+        run_ok("fallocate", &["-l", &format!("{}M", swap_mib), rs.swapfile.to_str().unwrap()]);
+        std::fs::set_permissions(&rs.swapfile, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        run_ok("mkswap", &[rs.swapfile.to_str().unwrap()]);
+        run_ok("swapon", &[rs.swapfile.to_str().unwrap()]);
+        std::fs::create_dir_all(&rs.cgroup).expect("create memory cgroup");
+        std::fs::write(rs.cgroup.join("memory.limit_in_bytes"), format!("{}", limit_mib * MIB)).expect("set limit");
+        Some(rs)
+    }
+
+    /// `sh -c` that joins the cgroup, then execs `args` (same pid).
+    pub fn wrap(&self, args: &[&str]) -> Vec<String> {
+        let quoted: Vec<String> = args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
+        vec![
+            "sh".into(),
+            "-c".into(),
+            format!("echo $$ > {}/cgroup.procs && exec {}", self.cgroup.display(), quoted.join(" ")),
+        ]
+    }
+}
+
+impl Drop for RealSwap {
+    fn drop(&mut self) {
+        kill_cgroup(&self.cgroup);
+        let _ = std::fs::remove_dir(&self.cgroup);
+        let _ = Command::new("swapoff").arg(&self.swapfile).status();
+        let _ = std::fs::remove_file(&self.swapfile);
+    }
+}
+
+fn kill_cgroup(cg: &Path) {
+    for _ in 0..50 {
+        let procs = std::fs::read_to_string(cg.join("cgroup.procs")).unwrap_or_default();
+        let pids: Vec<i32> = procs.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        if pids.is_empty() {
+            return;
+        }
+        for pid in pids {
+            // SAFETY: plain kill of a pid read from our own test cgroup.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn cleanup_stale() {
+    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    for line in swaps.lines().skip(1) {
+        if let Some(file) = line.split_whitespace().next().filter(|f| f.contains(PREFIX)) {
+            let _ = Command::new("swapoff").arg(file).status();
+            let _ = std::fs::remove_file(file);
+        }
+    }
+    if let Ok(dir) = std::fs::read_dir(CGROUP_ROOT) {
+        for e in dir.flatten() {
+            if e.file_name().to_string_lossy().starts_with(PREFIX) {
+                kill_cgroup(&e.path());
+                let _ = std::fs::remove_dir(e.path());
+            }
+        }
+    }
+}
+
+fn run_ok(cmd: &str, args: &[&str]) {
+    let out = Command::new(cmd).args(args).output().unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(out.status.success(), "{cmd} {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// The report of a trace as JSON.
+pub fn report_json(trace: &Path) -> serde_json::Value {
+    let out = swapsight().arg("report").arg("--json").arg(trace).output().unwrap();
+    assert!(out.status.success(), "report failed: {}", stderr_of(&out));
+    serde_json::from_slice(&out.stdout).expect("report --json is JSON")
+}
+
+/// The report entry of the watched process with the largest footprint (the
+/// filler, not the `sh` that exec'd it).
+pub fn heaviest_watched(report: &serde_json::Value) -> &serde_json::Value {
+    report["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["watched"] == true)
+        .max_by_key(|p| p["peak_footprint_bytes"].as_u64().unwrap_or(0))
+        .unwrap_or_else(|| panic!("no watched process in {report:#}"))
+}
+
+/// The report entry for the process named `name`.
+pub fn process_named<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    report["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no process {name} in {report:#}"))
+}

@@ -1,0 +1,295 @@
+//! Exports: a trace (or a live tick) in the formats other tools read — CSV
+//! for spreadsheets and pandas, Chrome trace JSON for ui.perfetto.dev,
+//! Prometheus text for scrapers — and, behind the `plot` feature, a PNG or
+//! SVG chart a person reads at a glance.
+//!
+//! Every exporter reads the same [`Trace`]; the states they show come from
+//! the trace's own flag records (what the live detector said while the run
+//! went on, with the whole machine in view), not from a replay over the
+//! processes the trace kept. Column, series and metric names, with units,
+//! are in `docs/exports.md`.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use crate::detect::State;
+use crate::trace::Trace;
+
+pub mod csv;
+pub mod perfetto;
+#[cfg(feature = "plot")]
+pub mod plot;
+pub mod prometheus;
+
+/// A text export format of `swapsight export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// One row per sample and process.
+    Csv,
+    /// Chrome trace JSON (counter tracks) for ui.perfetto.dev.
+    Perfetto,
+    /// Prometheus text exposition of the last sample.
+    Prometheus,
+}
+
+impl Format {
+    pub const ALL: [Format; 3] = [Format::Csv, Format::Perfetto, Format::Prometheus];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Csv => "csv",
+            Format::Perfetto => "perfetto",
+            Format::Prometheus => "prometheus",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why an export failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExportError {
+    #[error("cannot write the {format} output")]
+    Io {
+        format: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the trace has no samples to export")]
+    NoSamples,
+    #[error("invalid chart size {width}x{height}: {why}")]
+    Size {
+        width: u32,
+        height: u32,
+        why: String,
+    },
+    #[error("cannot draw the chart: {0}")]
+    Draw(String),
+}
+
+impl ExportError {
+    pub(crate) fn io(format: &'static str) -> impl FnOnce(std::io::Error) -> ExportError {
+        move |source| ExportError::Io { format, source }
+    }
+}
+
+/// Writes `trace` as `format`. Prometheus text holds the last sample only.
+pub fn write(trace: &Trace, format: Format, out: &mut dyn Write) -> Result<(), ExportError> {
+    match format {
+        Format::Csv => csv::write(trace, out),
+        Format::Perfetto => perfetto::write(trace, out),
+        Format::Prometheus => {
+            let snap = prometheus::Snapshot::from_trace(trace).ok_or(ExportError::NoSamples)?;
+            let text = prometheus::render(&snap, prometheus::DEFAULT_MAX_PROCESSES);
+            out.write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(ExportError::io("prometheus"))
+        }
+    }
+}
+
+/// The state of each process over time, from the trace's flag records: a
+/// state holds from the flag that raised it until the next flag for the same
+/// pid. Processes without flags are `fits` throughout.
+#[derive(Debug, Default)]
+pub struct StateTimeline {
+    /// Per pid, `(t_ms, state)` in time order.
+    changes: HashMap<u32, Vec<(u64, State)>>,
+}
+
+impl StateTimeline {
+    pub fn new(trace: &Trace) -> Self {
+        let mut changes: HashMap<u32, Vec<(u64, State)>> = HashMap::new();
+        for f in &trace.flags {
+            changes.entry(f.pid).or_default().push((f.t_ms, f.state));
+        }
+        for v in changes.values_mut() {
+            v.sort_by_key(|&(t, _)| t);
+        }
+        StateTimeline { changes }
+    }
+
+    /// The state of `pid` at `t_ms` (a flag at `t_ms` counts).
+    pub fn state_at(&self, pid: u32, t_ms: u64) -> State {
+        let Some(v) = self.changes.get(&pid) else {
+            return State::Fits;
+        };
+        let i = v.partition_point(|&(t, _)| t <= t_ms);
+        if i == 0 {
+            State::Fits
+        } else {
+            v[i - 1].1
+        }
+    }
+
+    /// Pids with at least one flag.
+    pub fn flagged_pids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.changes.keys().copied()
+    }
+
+    /// The last state of every flagged pid that is not `fits`.
+    pub fn final_states(&self) -> Vec<(u32, State)> {
+        let mut v: Vec<(u32, State)> = self
+            .changes
+            .iter()
+            .filter_map(|(&pid, v)| v.last().map(|&(_, s)| (pid, s)))
+            .filter(|&(_, s)| s != State::Fits)
+            .collect();
+        v.sort_unstable();
+        v
+    }
+}
+
+/// A stretch of time during which at least one process was in `state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interval {
+    pub state: State,
+    pub from_ms: u64,
+    pub to_ms: u64,
+}
+
+/// The intervals, per non-`fits` state, during which any process was in that
+/// state: a state raised at `t` lasts until its process's next flag, or until
+/// the process was last seen (it exited, or the trace ends). Overlapping
+/// intervals of one state are merged; sorted by state, then time.
+pub fn state_intervals(trace: &Trace) -> Vec<Interval> {
+    let mut last_seen: HashMap<u32, u64> = HashMap::new();
+    for s in &trace.samples {
+        for p in &s.sample.processes {
+            last_seen.insert(p.pid, s.sample.t_ms);
+        }
+    }
+    let end = trace.samples.last().map_or(0, |s| s.sample.t_ms);
+    let timeline = StateTimeline::new(trace);
+    let mut raw: Vec<Interval> = Vec::new();
+    for (pid, changes) in &timeline.changes {
+        let until = last_seen.get(pid).copied().unwrap_or(end);
+        for (i, &(t, state)) in changes.iter().enumerate() {
+            if state == State::Fits {
+                continue;
+            }
+            let to = changes.get(i + 1).map_or(until.max(t), |&(next, _)| next);
+            raw.push(Interval {
+                state,
+                from_ms: t,
+                to_ms: to,
+            });
+        }
+    }
+    raw.sort_by_key(|i| (i.state, i.from_ms, i.to_ms));
+    let mut merged: Vec<Interval> = Vec::with_capacity(raw.len());
+    for i in raw {
+        match merged.last_mut() {
+            Some(m) if m.state == i.state && i.from_ms <= m.to_ms => {
+                m.to_ms = m.to_ms.max(i.to_ms);
+            }
+            _ => merged.push(i),
+        }
+    }
+    merged
+}
+
+/// A process as the exports pick it: pid, last name, peak footprint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Picked {
+    pub pid: u32,
+    pub name: String,
+    pub watched: bool,
+    pub peak_footprint_bytes: u64,
+}
+
+/// The processes worth drawing: the watched tree first, then the others, each
+/// group by peak footprint (largest first); at most `n`.
+pub fn top_processes(trace: &Trace, n: usize) -> Vec<Picked> {
+    let mut by_pid: HashMap<u32, Picked> = HashMap::new();
+    for s in &trace.samples {
+        for p in &s.sample.processes {
+            let e = by_pid.entry(p.pid).or_insert_with(|| Picked {
+                pid: p.pid,
+                name: p.name.clone(),
+                watched: false,
+                peak_footprint_bytes: 0,
+            });
+            e.watched |= s.watched.contains(&p.pid);
+            e.peak_footprint_bytes = e.peak_footprint_bytes.max(p.footprint_bytes);
+            if e.name != p.name {
+                e.name.clone_from(&p.name);
+            }
+        }
+    }
+    let mut all: Vec<Picked> = by_pid.into_values().collect();
+    all.sort_by(|a, b| {
+        b.watched
+            .cmp(&a.watched)
+            .then(b.peak_footprint_bytes.cmp(&a.peak_footprint_bytes))
+            .then(a.pid.cmp(&b.pid))
+    });
+    all.truncate(n);
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth;
+
+    #[test]
+    fn formats_parse_by_name() {
+        for f in Format::ALL {
+            assert_eq!(Format::parse(f.as_str()), Some(f));
+        }
+        assert_eq!(Format::parse("xml"), None);
+    }
+
+    #[test]
+    fn offload_has_a_false_fit_interval_and_eager_an_overflow() {
+        let ff = state_intervals(&synth::seed_offload());
+        assert!(
+            ff.iter()
+                .any(|i| i.state == State::FalseFit && i.to_ms > i.from_ms),
+            "{ff:?}"
+        );
+        let of = state_intervals(&synth::seed_eager());
+        assert!(of.iter().any(|i| i.state == State::Overflow), "{of:?}");
+        assert!(state_intervals(&synth::seed_staged()).is_empty());
+    }
+
+    #[test]
+    fn intervals_of_one_state_are_merged_and_sorted() {
+        let v = state_intervals(&synth::seed_offload());
+        for w in v.windows(2) {
+            if w[0].state == w[1].state {
+                assert!(w[0].to_ms < w[1].from_ms, "{v:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn timeline_state_at_follows_flags() {
+        let t = synth::seed_offload();
+        let tl = StateTimeline::new(&t);
+        let first = t.flags.iter().find(|f| f.pid == 4243).expect("a flag");
+        assert_eq!(tl.state_at(4243, 0), State::Fits);
+        assert_eq!(tl.state_at(4243, first.t_ms), first.state);
+        assert_eq!(tl.state_at(999_999, first.t_ms), State::Fits);
+    }
+
+    #[test]
+    fn watched_process_comes_first() {
+        let t = synth::seed_offload();
+        let top = top_processes(&t, 2);
+        assert_eq!(top.len(), 2);
+        assert_eq!(top[0].pid, 4243);
+        assert!(top[0].watched);
+        assert_eq!(top[1].name, "Xcode");
+    }
+}

@@ -1,0 +1,927 @@
+//! The chart of a run, PNG or SVG: footprint lines of the watched and largest
+//! processes, swap growth as a filled area, free memory on the right axis,
+//! and the stretches where a process was in false fit / overflow / hidden
+//! memory shaded behind them. The title carries the report's verdict, so
+//! the picture says at a glance what `swapsight report` says in words.
+//!
+//! Shaded intervals come from the trace's flag records (see
+//! [`super::state_intervals`]): what the live detector raised, with the whole
+//! machine in view — a replay over the processes a trace kept could differ.
+//!
+//! Text is drawn with DejaVu Sans embedded in the binary (through plotters'
+//! `ab_glyph`), so a PNG looks the same on Linux and macOS and needs no
+//! system fonts. An SVG names the family and lets the viewer render it.
+
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::{register_font, FontStyle, RGBAColor, RGBColor};
+
+use super::{state_intervals, top_processes, ExportError, Interval};
+use crate::detect::State;
+use crate::report::Report;
+use crate::trace::Trace;
+use crate::units::{format_bytes, format_duration};
+
+/// The family the chart asks for; in an SVG it is a CSS fallback list.
+const FAMILY: &str = "DejaVu Sans, Verdana, Arial, sans-serif";
+static REGULAR: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+static BOLD: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-Bold.ttf");
+
+const GB: f64 = (1u64 << 30) as f64;
+
+/// Image format, from the output file's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageFormat {
+    Png,
+    Svg,
+}
+
+impl ImageFormat {
+    /// `.png` or `.svg` (any case); `None` otherwise.
+    pub fn from_path(path: &std::path::Path) -> Option<ImageFormat> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "png" => Some(ImageFormat::Png),
+            "svg" => Some(ImageFormat::Svg),
+            _ => None,
+        }
+    }
+}
+
+/// What to draw and how big.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlotOptions {
+    pub width: u32,
+    pub height: u32,
+    /// Footprint lines for this many processes (watched first).
+    pub processes: usize,
+}
+
+impl Default for PlotOptions {
+    fn default() -> Self {
+        PlotOptions {
+            width: 1200,
+            height: 675,
+            processes: 5,
+        }
+    }
+}
+
+/// Smallest and largest chart sides, in pixels.
+pub const MIN_SIDE: u32 = 320;
+pub const MAX_SIDE: u32 = 8192;
+
+impl PlotOptions {
+    fn check(&self) -> Result<(), ExportError> {
+        let bad = |why: String| ExportError::Size {
+            width: self.width,
+            height: self.height,
+            why,
+        };
+        for side in [self.width, self.height] {
+            if !(MIN_SIDE..=MAX_SIDE).contains(&side) {
+                return Err(bad(format!(
+                    "each side must be {MIN_SIDE} to {MAX_SIDE} pixels"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Draws the chart as a PNG file's bytes.
+pub fn png(trace: &Trace, report: &Report, opts: &PlotOptions) -> Result<Vec<u8>, ExportError> {
+    opts.check()?;
+    let (w, h) = (opts.width, opts.height);
+    let mut rgb = vec![0u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        draw(&root, trace, report, opts)?;
+        root.present().map_err(draw_err)?;
+    }
+    let mut out = Vec::with_capacity(rgb.len() / 8);
+    let mut enc = ::png::Encoder::new(&mut out, w, h);
+    enc.set_color(::png::ColorType::Rgb);
+    enc.set_depth(::png::BitDepth::Eight);
+    enc.set_compression(::png::Compression::Fast);
+    let png_err = |e: ::png::EncodingError| ExportError::Draw(format!("PNG encoding: {e}"));
+    let mut writer = enc.write_header().map_err(png_err)?;
+    writer.write_image_data(&rgb).map_err(png_err)?;
+    writer.finish().map_err(png_err)?;
+    Ok(out)
+}
+
+/// Draws the chart as an SVG document.
+pub fn svg(trace: &Trace, report: &Report, opts: &PlotOptions) -> Result<String, ExportError> {
+    opts.check()?;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (opts.width, opts.height)).into_drawing_area();
+        draw(&root, trace, report, opts)?;
+        root.present().map_err(draw_err)?;
+    }
+    Ok(out)
+}
+
+/// Either format, as bytes.
+pub fn render(
+    trace: &Trace,
+    report: &Report,
+    opts: &PlotOptions,
+    format: ImageFormat,
+) -> Result<Vec<u8>, ExportError> {
+    match format {
+        ImageFormat::Png => png(trace, report, opts),
+        ImageFormat::Svg => svg(trace, report, opts).map(String::into_bytes),
+    }
+}
+
+fn draw_err(e: impl std::fmt::Display) -> ExportError {
+    ExportError::Draw(e.to_string())
+}
+
+fn register_fonts() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // Both are valid TrueType files compiled in; a failure would show as
+        // a drawing error on the first text.
+        let _ = register_font(FAMILY, FontStyle::Normal, REGULAR);
+        let _ = register_font(FAMILY, FontStyle::Bold, BOLD);
+    });
+}
+
+// Colours: processes get the palette; red, orange, purple and olive are kept
+// for swap and the states so that nothing is read as something else.
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(44, 160, 44),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+    RGBColor(127, 127, 127),
+    RGBColor(0, 0, 128),
+    RGBColor(0, 100, 0),
+];
+const SWAP: RGBColor = RGBColor(214, 39, 40);
+const FREE: RGBColor = RGBColor(70, 70, 70);
+const INK: RGBColor = RGBColor(30, 30, 30);
+const MUTED: RGBColor = RGBColor(95, 95, 95);
+
+fn state_colour(s: State) -> RGBColor {
+    match s {
+        State::FalseFit => RGBColor(255, 127, 14),
+        State::Overflow => RGBColor(148, 103, 189),
+        State::HiddenMemory => RGBColor(188, 189, 34),
+        State::Fits => RGBColor(44, 140, 60),
+    }
+}
+
+/// Title colour: the state's colour, darkened to read as text.
+fn state_ink(s: State) -> RGBColor {
+    match s {
+        State::FalseFit => RGBColor(205, 85, 0),
+        State::Overflow => RGBColor(112, 62, 160),
+        State::HiddenMemory => RGBColor(130, 130, 0),
+        State::Fits => RGBColor(30, 120, 50),
+    }
+}
+
+const SHADE_ALPHA: f64 = 0.2;
+
+enum Swatch {
+    Line(RGBColor, u32),
+    Dashed(RGBColor),
+    Area(RGBColor),
+    Band(RGBColor),
+}
+
+struct Series {
+    label: String,
+    colour: RGBColor,
+    width: u32,
+    segments: Vec<Vec<(f64, f64)>>,
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    trace: &Trace,
+    report: &Report,
+    opts: &PlotOptions,
+) -> Result<(), ExportError> {
+    register_fonts();
+    let (w, h) = (opts.width as f64, opts.height as f64);
+    // Everything scales with the picture; 1.0 at 1200×675.
+    // Below ~0.7 text stops being legible: small charts get relatively larger text.
+    let k = (w / 1200.0).min(h / 675.0).max(0.7);
+    let px = |v: f64| (v * k).round().max(1.0);
+    root.fill(&WHITE).map_err(draw_err)?;
+
+    // Data.
+    let t0 = trace.samples.first().map_or(0, |s| s.sample.t_ms);
+    let secs = |t_ms: u64| t_ms.saturating_sub(t0) as f64 / 1000.0;
+    let x_max = trace
+        .samples
+        .last()
+        .map_or(1.0, |s| secs(s.sample.t_ms))
+        .max(1.0);
+    let first_swap = trace
+        .samples
+        .first()
+        .map_or(0, |s| s.sample.system.swap_used_bytes);
+    let growth: Vec<(f64, f64)> = trace
+        .samples
+        .iter()
+        .map(|s| {
+            let g = s.sample.system.swap_used_bytes as f64 - first_swap as f64;
+            (secs(s.sample.t_ms), g / GB)
+        })
+        .collect();
+    let free: Vec<(f64, f64)> = trace
+        .samples
+        .iter()
+        .map(|s| {
+            (
+                secs(s.sample.t_ms),
+                s.sample.system.free_pct.clamp(0.0, 100.0),
+            )
+        })
+        .collect();
+    let picked = top_processes(trace, opts.processes);
+    let series: Vec<Series> = picked
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut segments = vec![Vec::new()];
+            for s in &trace.samples {
+                match s.sample.processes.iter().find(|q| q.pid == p.pid) {
+                    Some(q) => segments
+                        .last_mut()
+                        .expect("never empty")
+                        .push((secs(s.sample.t_ms), q.footprint_bytes as f64 / GB)),
+                    None if segments.last().is_some_and(|v| !v.is_empty()) => {
+                        segments.push(Vec::new());
+                    }
+                    None => {}
+                }
+            }
+            segments.retain(|v| !v.is_empty());
+            Series {
+                label: format!(
+                    "{} {}{}",
+                    one_line(&p.name),
+                    p.pid,
+                    if p.watched { " (watched)" } else { "" }
+                ),
+                colour: PALETTE[i % PALETTE.len()],
+                width: if p.watched { 3 } else { 2 },
+                segments,
+            }
+        })
+        .collect();
+    let mut intervals = state_intervals(trace);
+    // A verdict reached only in hindsight (no live flag of that state): shade
+    // the stretch the report names, from 10 % to 90 % of the swap growth.
+    let mut hindsight = None;
+    if matches!(report.verdict, State::FalseFit | State::Overflow)
+        && !intervals.iter().any(|i| i.state == report.verdict)
+    {
+        let p = report
+            .processes
+            .iter()
+            .find(|p| p.verdict == report.verdict);
+        if let Some((from_ms, to_ms)) =
+            p.and_then(|p| Some((p.swap_growth_from_ms?, p.swap_growth_to_ms?)))
+        {
+            intervals.push(Interval {
+                state: report.verdict,
+                from_ms,
+                to_ms,
+            });
+            hindsight = Some(report.verdict);
+        }
+    }
+    let mut entries: Vec<(Swatch, String)> = series
+        .iter()
+        .map(|s| (Swatch::Line(s.colour, s.width), s.label.clone()))
+        .collect();
+    entries.push((Swatch::Area(SWAP), "swap growth".into()));
+    entries.push((Swatch::Dashed(FREE), "free memory (right axis)".into()));
+    for st in [State::FalseFit, State::Overflow, State::HiddenMemory] {
+        if intervals.iter().any(|i: &Interval| i.state == st) {
+            let label = if hindsight == Some(st) {
+                format!("{} (report, in hindsight)", st.label())
+            } else {
+                st.label().to_string()
+            };
+            entries.push((Swatch::Band(state_colour(st)), label));
+        }
+    }
+
+    // Layout: title band, plot, legend band under the plot (covering nothing).
+    let legend_font = (FAMILY, px(15.0)).into_font();
+    let rows = legend_rows(root, &entries, &legend_font, w, &px)?;
+    let title_h = px(78.0) as u32;
+    let legend_h = (px(14.0) + rows.len() as f64 * px(26.0)) as u32;
+    let (top, rest) = root.split_vertically(title_h);
+    let rest_h = rest.dim_in_pixel().1;
+    let (middle, bottom) = rest.split_vertically(rest_h.saturating_sub(legend_h));
+    draw_title(&top, trace, report, w, &px)?;
+
+    let y_top = series
+        .iter()
+        .flat_map(|s| s.segments.iter().flatten())
+        .chain(growth.iter())
+        .map(|&(_, y)| y)
+        .fold(0.0f64, f64::max);
+    let y_bottom = growth.iter().map(|&(_, y)| y).fold(0.0f64, f64::min);
+    let y_max = nice_ceiling((y_top * 1.1).max(0.1));
+    let y_min = if y_bottom < 0.0 {
+        -nice_ceiling(-y_bottom * 1.1)
+    } else {
+        0.0
+    };
+
+    let label_size = px(15.0);
+    let desc_size = px(16.0);
+    let mut chart = ChartBuilder::on(&middle)
+        .margin_left(px(12.0) as u32)
+        .margin_right(px(12.0) as u32)
+        .margin_top(px(8.0) as u32)
+        .margin_bottom(px(4.0) as u32)
+        .x_label_area_size(px(52.0) as u32)
+        .y_label_area_size(px(66.0) as u32)
+        .right_y_label_area_size(px(70.0) as u32)
+        .build_cartesian_2d(0.0..x_max, y_min..y_max)
+        .map_err(draw_err)?
+        .set_secondary_coord(0.0..x_max, 0.0..100.0);
+
+    let x_fmt = axis_format(x_max);
+    let y_fmt = axis_format(y_max - y_min);
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc("memory (GB)")
+        .x_labels(10)
+        .y_labels(8)
+        .x_label_formatter(&|v| x_fmt(*v))
+        .y_label_formatter(&|v| y_fmt(*v))
+        .label_style((FAMILY, label_size).into_font().color(&INK))
+        .axis_desc_style((FAMILY, desc_size).into_font().color(&INK))
+        .bold_line_style(RGBColor(220, 220, 220).stroke_width(1))
+        .light_line_style(TRANSPARENT)
+        .axis_style(MUTED.stroke_width(1))
+        .draw()
+        .map_err(draw_err)?;
+    chart
+        .configure_secondary_axes()
+        .y_desc("free memory (%)")
+        .y_labels(6)
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .label_style((FAMILY, label_size).into_font().color(&INK))
+        .axis_desc_style((FAMILY, desc_size).into_font().color(&INK))
+        .axis_style(MUTED.stroke_width(1))
+        .draw()
+        .map_err(draw_err)?;
+
+    // Shaded states, behind everything.
+    let min_width = trace
+        .header
+        .as_ref()
+        .map_or(0.5, |h| h.interval_ms as f64 / 1000.0);
+    chart
+        .draw_series(intervals.iter().map(|i| {
+            let from = secs(i.from_ms);
+            let to = secs(i.to_ms).max(from + min_width).min(x_max);
+            Rectangle::new(
+                [(from, y_min), (to, y_max)],
+                state_colour(i.state).mix(SHADE_ALPHA).filled(),
+            )
+        }))
+        .map_err(draw_err)?;
+
+    // Pixels across the plot: more points than ~2 per pixel are not seen.
+    let buckets = (middle.dim_in_pixel().0 as usize).max(100);
+    let growth_pts = decimate(&growth, buckets);
+    chart
+        .draw_series(
+            AreaSeries::new(growth_pts.iter().copied(), 0.0, SWAP.mix(0.28))
+                .border_style(SWAP.stroke_width(px(2.0) as u32)),
+        )
+        .map_err(draw_err)?;
+    let free_pts = decimate(&free, buckets);
+    chart
+        .draw_secondary_series(DashedLineSeries::new(
+            free_pts,
+            px(7.0) as u32,
+            px(5.0) as u32,
+            FREE.stroke_width(px(2.0) as u32),
+        ))
+        .map_err(draw_err)?;
+    // Lines last (largest last would hide the watched one: draw it on top).
+    for s in series.iter().rev() {
+        for seg in &s.segments {
+            let pts = decimate(seg, buckets);
+            chart
+                .draw_series(LineSeries::new(
+                    pts,
+                    s.colour.stroke_width(px(s.width as f64) as u32),
+                ))
+                .map_err(draw_err)?;
+        }
+    }
+
+    draw_legend(&bottom, &entries, &rows, &legend_font, w, &px)?;
+    Ok(())
+}
+
+fn draw_title<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    trace: &Trace,
+    report: &Report,
+    w: f64,
+    px: &impl Fn(f64) -> f64,
+) -> Result<(), ExportError> {
+    let verdict = report.verdict.label().to_uppercase();
+    // Longest first; a narrow chart gets a shorter title rather than tiny text.
+    let mut rests = Vec::new();
+    match report
+        .processes
+        .iter()
+        .find(|p| p.verdict == report.verdict)
+    {
+        Some(p) if report.verdict != State::Fits => {
+            rests.push(format!(
+                "— {} ({}): footprint peaked at {} of {}, swap grew {}",
+                one_line(&p.name),
+                p.pid,
+                format_bytes(p.peak_footprint_bytes as i64),
+                format_bytes(report.phys_bytes as i64),
+                format_bytes(report.swap_growth_bytes.max(0))
+            ));
+            rests.push(format!(
+                "— {} ({}), swap +{}",
+                one_line(&p.name),
+                p.pid,
+                format_bytes(report.swap_growth_bytes.max(0))
+            ));
+            rests.push(format!("— {} ({})", one_line(&p.name), p.pid));
+        }
+        _ => {
+            rests.push(format!(
+                "— swap grew {} (tolerance {})",
+                format_bytes(report.swap_growth_bytes.max(0)),
+                format_bytes(report.swap_tolerance_bytes as i64)
+            ));
+            rests.push(format!(
+                "— swap +{}",
+                format_bytes(report.swap_growth_bytes.max(0))
+            ));
+        }
+    }
+    rests.push(String::new());
+    // The longest title that fits at 80 % of the full size or more; else
+    // the shortest, shrunk until it fits.
+    let full = px(26.0);
+    let margin = px(16.0);
+    let room = w - 2.0 * margin;
+    let mut size = full;
+    let mut pick = 0;
+    let (vw, rw) = loop {
+        let font = TextStyle::from((FAMILY, size, FontStyle::Bold).into_font());
+        let vw = area
+            .estimate_text_size(&verdict, &font)
+            .map_err(draw_err)?
+            .0 as f64;
+        let rw = area
+            .estimate_text_size(&rests[pick], &font)
+            .map_err(draw_err)?
+            .0 as f64;
+        // An SVG viewer drops leading spaces: the gap is a position.
+        let gap = size * 0.35;
+        if vw + gap + rw <= room || size <= 10.0 {
+            break (vw + gap, rw);
+        }
+        if size - 1.0 >= full * 0.8 || pick + 1 == rests.len() {
+            size -= 1.0;
+        } else {
+            size = full;
+            pick += 1;
+        }
+    };
+    let rest = &rests[pick];
+    let x0 = ((w - vw - rw) / 2.0).max(margin);
+    let y = px(14.0) as i32;
+    let style = |c: RGBColor| {
+        (FAMILY, size, FontStyle::Bold)
+            .into_font()
+            .color(&c)
+            .pos(Pos::new(HPos::Left, VPos::Top))
+    };
+    area.draw_text(&verdict, &style(state_ink(report.verdict)), (x0 as i32, y))
+        .map_err(draw_err)?;
+    area.draw_text(rest, &style(INK), ((x0 + vw) as i32, y))
+        .map_err(draw_err)?;
+
+    let mut parts = Vec::new();
+    if let Some(cmd) = trace.header.as_ref().and_then(|h| h.command.as_ref()) {
+        let mut c = one_line(&cmd.join(" "));
+        if c.chars().count() > 70 {
+            c = c.chars().take(69).collect::<String>() + "…";
+        }
+        parts.push(c);
+    }
+    parts.push(format!(
+        "{} over {} samples",
+        format_duration(std::time::Duration::from_millis(report.duration_ms)),
+        report.samples
+    ));
+    parts.push(format!(
+        "{} memory, free down to {:.0} %",
+        format_bytes(report.phys_bytes as i64),
+        report.min_free_pct
+    ));
+    if let Some(h) = trace
+        .header
+        .as_ref()
+        .filter(|h| !h.host.hostname.is_empty())
+    {
+        parts.push(format!("{} ({})", h.host.hostname, h.host.os));
+    }
+    let sub_style = (FAMILY, px(16.0))
+        .into_font()
+        .color(&MUTED)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    // Drop the least useful parts (from the end) until the line fits.
+    let mut sub = parts.join("  ·  ");
+    while parts.len() > 1
+        && area
+            .estimate_text_size(&sub, &sub_style)
+            .map_err(draw_err)?
+            .0 as f64
+            > room
+    {
+        parts.pop();
+        sub = parts.join("  ·  ");
+    }
+    area.draw_text(
+        &sub,
+        &sub_style,
+        ((w / 2.0) as i32, (px(14.0) + size * 1.05 + px(8.0)) as i32),
+    )
+    .map_err(draw_err)?;
+    Ok(())
+}
+
+/// Entry width in the legend: swatch, gap, text, spacing.
+fn entry_width(text_w: f64, px: &impl Fn(f64) -> f64) -> f64 {
+    px(30.0) + px(8.0) + text_w + px(26.0)
+}
+
+/// Legend entries in rows that fit the width: `(entry index, width)`.
+fn legend_rows<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(Swatch, String)],
+    font: &FontDesc<'_>,
+    w: f64,
+    px: &impl Fn(f64) -> f64,
+) -> Result<Vec<Vec<(usize, f64)>>, ExportError> {
+    let limit = w - 2.0 * px(16.0);
+    let style = TextStyle::from(font.clone());
+    let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new()];
+    let mut x = 0.0;
+    for (i, (_, text)) in entries.iter().enumerate() {
+        let tw = area.estimate_text_size(text, &style).map_err(draw_err)?.0 as f64;
+        let ew = entry_width(tw, px);
+        if x > 0.0 && x + ew > limit {
+            rows.push(Vec::new());
+            x = 0.0;
+        }
+        rows.last_mut().expect("never empty").push((i, ew));
+        x += ew;
+    }
+    Ok(rows)
+}
+
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(Swatch, String)],
+    rows: &[Vec<(usize, f64)>],
+    font: &FontDesc<'_>,
+    w: f64,
+    px: &impl Fn(f64) -> f64,
+) -> Result<(), ExportError> {
+    let row_h = px(26.0);
+    for (r, row) in rows.iter().enumerate() {
+        let total: f64 = row.iter().map(|&(_, ew)| ew).sum::<f64>() - px(26.0);
+        let mut x = ((w - total) / 2.0).max(px(16.0));
+        let cy = px(6.0) + row_h * r as f64 + row_h / 2.0;
+        for &(i, ew) in row {
+            let (swatch, text) = &entries[i];
+            let (x0, x1) = (x as i32, (x + px(30.0)) as i32);
+            let yc = cy as i32;
+            let half = px(7.0) as i32;
+            match *swatch {
+                Swatch::Line(c, width) => area.draw(&PathElement::new(
+                    vec![(x0, yc), (x1, yc)],
+                    c.stroke_width(px(width as f64) as u32),
+                )),
+                Swatch::Dashed(c) => {
+                    let dash = px(7.0) as i32;
+                    let gap = px(4.0) as i32;
+                    let mut a = x0;
+                    while a < x1 {
+                        let b = (a + dash).min(x1);
+                        area.draw(&PathElement::new(
+                            vec![(a, yc), (b, yc)],
+                            c.stroke_width(px(2.0) as u32),
+                        ))
+                        .map_err(draw_err)?;
+                        a = b + gap;
+                    }
+                    Ok(())
+                }
+                Swatch::Area(c) => area
+                    .draw(&Rectangle::new(
+                        [(x0, yc - half), (x1, yc + half)],
+                        c.mix(0.28).filled(),
+                    ))
+                    .and_then(|()| {
+                        area.draw(&PathElement::new(
+                            vec![(x0, yc - half), (x1, yc - half)],
+                            c.stroke_width(px(2.0) as u32),
+                        ))
+                    }),
+                Swatch::Band(c) => area.draw(&Rectangle::new(
+                    [(x0, yc - half), (x1, yc + half)],
+                    shade(c).filled(),
+                )),
+            }
+            .map_err(draw_err)?;
+            let style = font
+                .clone()
+                .color(&INK)
+                .pos(Pos::new(HPos::Left, VPos::Center));
+            area.draw_text(text, &style, (x1 + px(8.0) as i32, yc))
+                .map_err(draw_err)?;
+            x += ew;
+        }
+    }
+    Ok(())
+}
+
+/// A band's colour over white, as the shading shows it.
+fn shade(c: RGBColor) -> RGBAColor {
+    c.mix(SHADE_ALPHA)
+}
+
+/// Text for one line of the chart: whitespace runs (newlines in a command,
+/// tabs in a name) become one space; other control characters go.
+fn one_line(s: &str) -> String {
+    s.split_whitespace()
+        .map(|w| w.chars().filter(|c| !c.is_control()).collect::<String>())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Tick labels: whole numbers when the range is wide, otherwise up to one
+/// or two decimals without trailing zeros (`0`, `0.5`, `1`, `1.5`).
+fn axis_format(range: f64) -> impl Fn(f64) -> String {
+    let decimals = if range < 2.0 {
+        2
+    } else if range < 20.0 {
+        1
+    } else {
+        0
+    };
+    move |v: f64| {
+        let s = format!("{v:.decimals$}");
+        let s = if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.')
+        } else {
+            &s
+        };
+        // "-0" reads as noise.
+        if s == "-0" {
+            "0".to_string()
+        } else {
+            s.to_string()
+        }
+    }
+}
+
+/// The smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10ⁿ at or above `v`.
+fn nice_ceiling(v: f64) -> f64 {
+    if v <= 0.0 || !v.is_finite() {
+        return 1.0;
+    }
+    let mag = 10f64.powf(v.log10().floor());
+    for m in [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0] {
+        if m * mag >= v * 0.999_999 {
+            return m * mag;
+        }
+    }
+    10.0 * mag
+}
+
+/// Keeps the first, lowest, highest and last point of each of `buckets`
+/// equal slices of x, in x order: the line looks the same, with far fewer
+/// points when there are many more samples than pixels.
+fn decimate(points: &[(f64, f64)], buckets: usize) -> Vec<(f64, f64)> {
+    if points.len() <= buckets * 4 || points.len() < 2 {
+        return points.to_vec();
+    }
+    let (x0, x1) = (points[0].0, points[points.len() - 1].0);
+    let span = (x1 - x0).max(f64::MIN_POSITIVE);
+    let mut out = Vec::with_capacity(buckets * 4);
+    let mut start = 0;
+    while start < points.len() {
+        let b = (((points[start].0 - x0) / span) * buckets as f64).floor();
+        let mut end = start + 1;
+        while end < points.len() && (((points[end].0 - x0) / span) * buckets as f64).floor() == b {
+            end += 1;
+        }
+        let slice = &points[start..end];
+        let (mut lo, mut hi) = (0, 0);
+        for (i, p) in slice.iter().enumerate() {
+            if p.1 < slice[lo].1 {
+                lo = i;
+            }
+            if p.1 > slice[hi].1 {
+                hi = i;
+            }
+        }
+        let mut keep = [0, lo.min(hi), lo.max(hi), slice.len() - 1];
+        keep.sort_unstable();
+        let mut last = usize::MAX;
+        for i in keep {
+            if i != last {
+                out.push(slice[i]);
+                last = i;
+            }
+        }
+        start = end;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::report;
+    use crate::synth;
+    use std::collections::HashSet;
+
+    fn decode(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
+        let dec = ::png::Decoder::new(std::io::Cursor::new(bytes));
+        let mut reader = dec.read_info().expect("a PNG");
+        let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+        let info = reader.next_frame(&mut buf).expect("a frame");
+        buf.truncate(info.buffer_size());
+        assert_eq!(info.color_type, ::png::ColorType::Rgb);
+        (info.width, info.height, buf)
+    }
+
+    fn colours(rgb: &[u8]) -> HashSet<[u8; 3]> {
+        rgb.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect()
+    }
+
+    #[test]
+    fn export_plot_png_has_requested_size_and_many_colours() {
+        let t = synth::seed_offload();
+        let r = report(&t, None);
+        let opts = PlotOptions {
+            width: 900,
+            height: 500,
+            processes: 4,
+        };
+        let bytes = png(&t, &r, &opts).unwrap();
+        let (w, h, rgb) = decode(&bytes);
+        assert_eq!((w, h), (900, 500));
+        let n = colours(&rgb).len();
+        assert!(n > 200, "only {n} distinct colours: blank or text-less?");
+        // The false-fit shading is there: its tint over white.
+        let tint = state_colour(State::FalseFit);
+        let over_white =
+            |c: u8| (255.0 * (1.0 - SHADE_ALPHA) + c as f64 * SHADE_ALPHA).round() as i32;
+        let want = [over_white(tint.0), over_white(tint.1), over_white(tint.2)];
+        let shaded = rgb
+            .chunks_exact(3)
+            .filter(|c| (0..3).all(|i| (c[i] as i32 - want[i]).abs() <= 2))
+            .count();
+        assert!(shaded > 1000, "false-fit shading not found ({shaded} px)");
+    }
+
+    #[test]
+    fn export_plot_text_is_drawn_in_the_title_band() {
+        let t = synth::seed_offload();
+        let r = report(&t, None);
+        let bytes = png(&t, &r, &PlotOptions::default()).unwrap();
+        let (w, _, rgb) = decode(&bytes);
+        // The title's verdict is drawn in the false-fit ink.
+        let ink = state_ink(State::FalseFit);
+        let band = &rgb[..(w as usize * 60 * 3)];
+        let inked = band
+            .chunks_exact(3)
+            .filter(|c| c[0] == ink.0 && c[1] == ink.1 && c[2] == ink.2)
+            .count();
+        assert!(inked > 50, "verdict text missing ({inked} px)");
+    }
+
+    #[test]
+    fn export_plot_svg_parses_as_xml_with_text() {
+        let t = synth::seed_eager();
+        let r = report(&t, None);
+        let s = svg(&t, &r, &PlotOptions::default()).unwrap();
+        let doc = roxmltree::Document::parse(&s).expect("well-formed SVG");
+        let root = doc.root_element();
+        assert_eq!(root.tag_name().name(), "svg");
+        assert_eq!(root.attribute("width"), Some("1200"));
+        let texts: Vec<String> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+            .collect();
+        assert!(texts.iter().any(|t| t == "OVERFLOW"), "{texts:?}");
+        assert!(texts.iter().any(|t| t == "free memory (%)"), "{texts:?}");
+        assert!(texts.iter().any(|t| t == "memory (GB)"), "{texts:?}");
+        assert!(
+            texts.iter().any(|t| t.starts_with("python 4242")),
+            "{texts:?}"
+        );
+    }
+
+    #[test]
+    fn export_plot_rejects_silly_sizes() {
+        let t = synth::seed_staged();
+        let r = report(&t, None);
+        let opts = PlotOptions {
+            width: 10,
+            height: 500,
+            processes: 5,
+        };
+        let e = png(&t, &r, &opts).unwrap_err();
+        assert!(
+            e.to_string().starts_with("invalid chart size 10x500"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn export_plot_handles_a_single_sample_and_no_processes() {
+        let mut t = synth::seed_staged();
+        t.samples.truncate(1);
+        t.samples[0].sample.processes.clear();
+        t.flags.clear();
+        let r = report(&t, None);
+        let opts = PlotOptions {
+            width: 400,
+            height: 320,
+            processes: 5,
+        };
+        let (w, h, _) = decode(&png(&t, &r, &opts).unwrap());
+        assert_eq!((w, h), (400, 320));
+        svg(&t, &r, &opts).unwrap();
+    }
+
+    #[test]
+    fn export_plot_format_from_extension() {
+        use std::path::Path;
+        assert_eq!(
+            ImageFormat::from_path(Path::new("a.PNG")),
+            Some(ImageFormat::Png)
+        );
+        assert_eq!(
+            ImageFormat::from_path(Path::new("a.svg")),
+            Some(ImageFormat::Svg)
+        );
+        assert_eq!(ImageFormat::from_path(Path::new("a.jpg")), None);
+        assert_eq!(ImageFormat::from_path(Path::new("a")), None);
+    }
+
+    #[test]
+    fn export_plot_helpers() {
+        assert_eq!(nice_ceiling(19.3), 20.0);
+        assert!((nice_ceiling(0.27) - 0.3).abs() < 1e-12);
+        assert_eq!(nice_ceiling(1.0), 1.0);
+        let pts: Vec<(f64, f64)> = (0..10_000).map(|i| (i as f64, (i % 7) as f64)).collect();
+        let d = decimate(&pts, 100);
+        assert!(d.len() <= 400, "{}", d.len());
+        assert_eq!(d.first(), pts.first());
+        assert_eq!(d.last(), pts.last());
+        assert!(d.iter().any(|p| p.1 == 6.0) && d.iter().any(|p| p.1 == 0.0));
+        assert!(d.windows(2).all(|w| w[0].0 <= w[1].0));
+        assert_eq!(axis_format(100.0)(-0.0), "0");
+        assert_eq!(axis_format(5.0)(2.5), "2.5");
+        assert_eq!(
+            one_line("python3 -c \nimport time\n\tb=[]\u{7}"),
+            "python3 -c import time b=[]"
+        );
+        assert_eq!(axis_format(12.0)(4.0), "4");
+        assert_eq!(axis_format(1.0)(0.30000000000000004), "0.3");
+        assert_eq!(axis_format(1000.0)(1500.0), "1500");
+    }
+}

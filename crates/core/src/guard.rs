@@ -1,0 +1,914 @@
+//! The guard's decisions: run a command once enough memory is free, stop its
+//! whole process tree once swap has grown past a budget.
+//!
+//! Everything here is platform-free so that tests can drive it: the
+//! free-memory [`Gate`], the swap [`Budget`], the one-line stop message
+//! ([`stop_line`]) and the loop that stops a process tree ([`stop_tree`]),
+//! written against the small [`ProcessControl`] trait. The shell supplies the
+//! real process table and `kill(2)`; the tests supply a simulated one.
+//!
+//! Stopping a tree so that nothing survives is harder than signalling a
+//! process group: descendants may have moved to another group or session
+//! (`setsid`), may ignore `SIGTERM`, and may fork between the moment the
+//! process list was read and the moment a signal lands. [`stop_tree`]
+//! therefore works from the [`WatchTree`] (members remembered by pid and
+//! start time, children found by parent pid), re-reads the process list every
+//! round and signals new children as they appear; before `SIGKILL` it first
+//! freezes every member with `SIGSTOP`, so that no member can fork a child
+//! that would be orphaned — and lost — by the kill.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::time::Duration;
+
+use crate::probe::ProcessSample;
+use crate::tree::WatchTree;
+use crate::units::{format_bytes, format_duration};
+
+/// The free-memory gate: the command starts once at least `want_pct` % of
+/// memory is free, or the guard gives up after `timeout`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Gate {
+    pub want_pct: f64,
+    /// `None` waits as long as it takes.
+    pub timeout: Option<Duration>,
+}
+
+/// What the gate says at one look at free memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateState {
+    /// Enough memory is free: start the command.
+    Open,
+    /// Not yet; look again.
+    Waiting,
+    /// The timeout has passed: give up without starting the command.
+    TimedOut,
+}
+
+impl Gate {
+    /// Judges one reading of free memory after having waited `waited`.
+    pub fn check(&self, free_pct: f64, waited: Duration) -> GateState {
+        if free_pct >= self.want_pct {
+            GateState::Open
+        } else if self.timeout.is_some_and(|t| waited >= t) {
+            GateState::TimedOut
+        } else {
+            GateState::Waiting
+        }
+    }
+
+    /// `waiting for 40 % free memory: now 31.5 % (waited 12.0s)`
+    pub fn waiting_text(&self, free_pct: f64, waited: Duration) -> String {
+        let limit = self
+            .timeout
+            .map(|t| format!(" of {}", format_duration(t)))
+            .unwrap_or_default();
+        format!(
+            "waiting for {} free memory: now {free_pct:.1} % (waited {}{limit})",
+            pct_text(self.want_pct),
+            format_duration(waited)
+        )
+    }
+
+    /// `gave up after 10.0s waiting for 40 % free memory (now 31.5 %)`
+    pub fn timeout_text(&self, free_pct: f64, waited: Duration) -> String {
+        format!(
+            "gave up after {} waiting for {} free memory (now {free_pct:.1} %)",
+            format_duration(waited),
+            pct_text(self.want_pct)
+        )
+    }
+
+    /// `waited 2.5s for 40 % free memory (now 41.2 %)` — the trace's
+    /// `guard-wait` event.
+    pub fn passed_text(&self, free_pct: f64, waited: Duration) -> String {
+        format!(
+            "waited {} for {} free memory (now {free_pct:.1} %)",
+            format_duration(waited),
+            pct_text(self.want_pct)
+        )
+    }
+}
+
+/// `40 %`, `40.5 %`.
+fn pct_text(pct: f64) -> String {
+    if pct.fract() == 0.0 {
+        format!("{pct:.0} %")
+    } else {
+        format!("{pct:.1} %")
+    }
+}
+
+/// The swap budget: how much system swap may grow over its level when the
+/// command started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    pub budget_bytes: u64,
+    /// System swap in use when the command started.
+    pub baseline_bytes: u64,
+}
+
+impl Budget {
+    pub fn new(budget_bytes: u64, baseline_bytes: u64) -> Self {
+        Budget {
+            budget_bytes,
+            baseline_bytes,
+        }
+    }
+
+    /// Swap growth since the command started; swap that shrank below the
+    /// baseline counts as no growth.
+    pub fn growth_bytes(&self, swap_used_bytes: u64) -> u64 {
+        swap_used_bytes.saturating_sub(self.baseline_bytes)
+    }
+
+    /// The growth, once it is *more* than the budget.
+    pub fn spent(&self, swap_used_bytes: u64) -> Option<u64> {
+        let growth = self.growth_bytes(swap_used_bytes);
+        (growth > self.budget_bytes).then_some(growth)
+    }
+}
+
+/// Why the guard stops a tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// Swap grew past the budget.
+    Budget { grown_bytes: u64, budget_bytes: u64 },
+    /// The detector flagged a member of the tree as a false fit
+    /// (`--on-false-fit stop`).
+    FalseFit { pid: u32, name: String },
+    /// The guard itself was sent a signal (Ctrl-C, `kill`); `name` is e.g.
+    /// `SIGINT`.
+    Signal { name: &'static str },
+    /// The memory probe failed: the budget can no longer be enforced.
+    ProbeFailed { why: String },
+    /// The command exited by itself but left processes running.
+    Leftovers,
+}
+
+impl StopReason {
+    /// The first half of the stop line: why, and after how long.
+    pub fn why(&self, elapsed: Duration) -> String {
+        let after = format_duration(elapsed);
+        match self {
+            StopReason::Budget {
+                grown_bytes,
+                budget_bytes,
+            } => {
+                let (grown, budget) = over_budget_text(*grown_bytes, *budget_bytes);
+                format!("swap grew {grown} > budget {budget} after {after}")
+            }
+            StopReason::FalseFit { pid, name } => {
+                format!("{name} (pid {pid}) was flagged a false fit after {after}")
+            }
+            StopReason::Signal { name } => format!("interrupted by {name} after {after}"),
+            StopReason::ProbeFailed { why } => {
+                format!("the memory probe failed after {after} ({why}); the budget cannot be kept")
+            }
+            StopReason::Leftovers => format!("the command exited after {after}"),
+        }
+    }
+}
+
+/// Growth and budget as text that shows the growth is larger: `512 MB`
+/// beside a budget of `512 MB` would read as a contradiction, so the growth
+/// gets decimals until it differs (`512.3 MB > budget 512 MB`).
+fn over_budget_text(grown_bytes: u64, budget_bytes: u64) -> (String, String) {
+    let budget = format_bytes(budget_bytes as i64);
+    let mut grown = format_bytes(grown_bytes as i64);
+    if grown == budget {
+        let (unit, name) = if budget_bytes >= 1 << 30 {
+            ((1u64 << 30) as f64, "GB")
+        } else {
+            ((1u64 << 20) as f64, "MB")
+        };
+        let value = grown_bytes as f64 / unit;
+        for decimals in 1..=4 {
+            grown = format!("{value:.decimals$} {name}");
+            if value > (budget_bytes as f64 / unit)
+                && grown != format!("{:.decimals$} {name}", budget_bytes as f64 / unit)
+            {
+                break;
+            }
+        }
+    }
+    (grown, budget)
+}
+
+/// The one line the guard prints (after `swapsight: `) and writes as the
+/// trace's `guard-stop` event, e.g.
+/// `swap grew 8.1 GB > budget 8.0 GB after 3m12s; stopped python (pid 4242) and 3 descendants`.
+///
+/// `root` is the command's pid and name; `report` says what was stopped.
+pub fn stop_line(
+    reason: &StopReason,
+    elapsed: Duration,
+    root: (u32, &str),
+    report: &StopReport,
+) -> String {
+    let (root_pid, root_name) = root;
+    let why = reason.why(elapsed);
+    let n = report.stopped.len();
+    if n == 0 {
+        return format!("{why}; nothing was left to stop");
+    }
+    let what = if report.stopped.contains_key(&root_pid) {
+        match n - 1 {
+            0 => format!("stopped {root_name} (pid {root_pid})"),
+            1 => format!("stopped {root_name} (pid {root_pid}) and 1 descendant"),
+            d => format!("stopped {root_name} (pid {root_pid}) and {d} descendants"),
+        }
+    } else {
+        let procs = if n == 1 { "process" } else { "processes" };
+        format!("stopped {n} {procs} left by {root_name} (pid {root_pid})")
+    };
+    let mut line = format!("{why}; {what}");
+    if !report.killed.is_empty() {
+        line.push_str(&format!(" ({} needed SIGKILL)", report.killed.len()));
+    }
+    if !report.survivors.is_empty() {
+        let pids: Vec<String> = report.survivors.iter().map(u32::to_string).collect();
+        line.push_str(&format!(
+            "; still alive after SIGKILL: pid {}",
+            pids.join(", ")
+        ));
+    }
+    line
+}
+
+/// The signals [`stop_tree`] sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Signal {
+    Interrupt,
+    Terminate,
+    Kill,
+    Stop,
+    Continue,
+}
+
+impl Signal {
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Interrupt => "SIGINT",
+            Signal::Terminate => "SIGTERM",
+            Signal::Kill => "SIGKILL",
+            Signal::Stop => "SIGSTOP",
+            Signal::Continue => "SIGCONT",
+        }
+    }
+}
+
+/// What [`stop_tree`] needs from the operating system.
+pub trait ProcessControl {
+    /// Every process alive now (not zombies), with pid, ppid, start time and
+    /// name filled in.
+    fn scan(&mut self) -> Vec<ProcessSample>;
+    /// Sends `signal` to one process; a process that is gone is not an error.
+    fn signal(&mut self, pid: u32, signal: Signal);
+    /// Sends `signal` to a process group.
+    fn signal_group(&mut self, pgid: u32, signal: Signal);
+    /// Lets `d` pass (and reaps the guard's own exited children).
+    fn pause(&mut self, d: Duration);
+    /// Monotonic time, from any origin.
+    fn elapsed(&self) -> Duration;
+}
+
+/// How to stop a tree.
+#[derive(Debug, Clone)]
+pub struct StopPlan {
+    /// Sent first: `SIGTERM`, or the signal the guard itself received.
+    pub first: Signal,
+    /// How long members may take to exit before `SIGKILL`.
+    pub grace: Duration,
+    /// How long to keep sending `SIGKILL` before giving up on a process
+    /// (one stuck in the kernel cannot die until it returns).
+    pub kill_wait: Duration,
+    /// Time between rounds of re-reading the process list.
+    pub poll: Duration,
+    /// The command's process group, signalled as a whole besides each member.
+    pub group: Option<u32>,
+    /// Pids never signalled: the guard itself (the root of its watch tree).
+    pub exclude: HashSet<u32>,
+}
+
+impl StopPlan {
+    pub fn new(first: Signal, grace: Duration) -> Self {
+        StopPlan {
+            first,
+            grace,
+            kill_wait: Duration::from_secs(5),
+            poll: Duration::from_millis(50),
+            group: None,
+            exclude: HashSet::new(),
+        }
+    }
+}
+
+/// What [`stop_tree`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StopReport {
+    /// Every process of the tree that was signalled: pid → name.
+    pub stopped: BTreeMap<u32, String>,
+    /// Those still alive after the grace period (sent `SIGKILL`).
+    pub killed: BTreeSet<u32>,
+    /// Those still alive when the guard gave up (`kill_wait` after the first
+    /// `SIGKILL`).
+    pub survivors: Vec<u32>,
+    pub took: Duration,
+}
+
+/// How many times one freeze re-reads the process list for new children.
+const FREEZE_PASSES: usize = 10;
+/// Time for `SIGSTOP` to land before the process list is read again.
+const FREEZE_SETTLE: Duration = Duration::from_millis(5);
+
+/// Stops every process of `tree` (except `plan.exclude`):
+///
+/// 1. `plan.first` (then `SIGCONT`, so that a stopped member can act on it)
+///    to the process group and to every member; the process list is re-read
+///    every `plan.poll` and each new child of a member gets the same, until
+///    no member is alive or `plan.grace` has passed;
+/// 2. then, every round: freeze the tree with `SIGSTOP` (re-reading until no
+///    new child shows up), `SIGKILL` the group and every member, until none is
+///    alive or `plan.kill_wait` has passed.
+///
+/// The tree is brought up to date by every read of the process list; give it
+/// a root whose orphans come back to it (the guard as a Linux subreaper) and
+/// a member whose parent died between two reads is still found.
+pub fn stop_tree(
+    ctl: &mut dyn ProcessControl,
+    tree: &mut WatchTree,
+    plan: &StopPlan,
+) -> StopReport {
+    let t0 = ctl.elapsed();
+    let mut report = StopReport::default();
+    // Phase 1: the polite signal, once to each member.
+    let mut told: HashSet<(u32, u64)> = HashSet::new();
+    loop {
+        let live = live_members(ctl, tree, plan);
+        if live.is_empty() {
+            report.took = ctl.elapsed().saturating_sub(t0);
+            return report;
+        }
+        if told.is_empty() {
+            if let Some(g) = plan.group {
+                ctl.signal_group(g, plan.first);
+                ctl.signal_group(g, Signal::Continue);
+            }
+        }
+        for p in &live {
+            report
+                .stopped
+                .entry(p.pid)
+                .or_insert_with(|| p.name.clone());
+            if told.insert((p.pid, p.start_time)) {
+                ctl.signal(p.pid, plan.first);
+                ctl.signal(p.pid, Signal::Continue);
+            }
+        }
+        if ctl.elapsed().saturating_sub(t0) >= plan.grace {
+            break;
+        }
+        ctl.pause(plan.poll);
+    }
+    // Phase 2: freeze, then kill, until nothing is left.
+    let t1 = ctl.elapsed();
+    loop {
+        let live = freeze(ctl, tree, plan, &mut report);
+        if live.is_empty() {
+            break;
+        }
+        if ctl.elapsed().saturating_sub(t1) >= plan.kill_wait {
+            report.survivors = live.iter().map(|p| p.pid).collect();
+            break;
+        }
+        if let Some(g) = plan.group {
+            ctl.signal_group(g, Signal::Kill);
+        }
+        for p in &live {
+            report.killed.insert(p.pid);
+            ctl.signal(p.pid, Signal::Kill);
+        }
+        ctl.pause(plan.poll);
+    }
+    report.took = ctl.elapsed().saturating_sub(t0);
+    report
+}
+
+/// Reads the process list, updates the tree, returns its live members.
+fn live_members(
+    ctl: &mut dyn ProcessControl,
+    tree: &mut WatchTree,
+    plan: &StopPlan,
+) -> Vec<ProcessSample> {
+    let procs = ctl.scan();
+    tree.update(&procs);
+    procs
+        .into_iter()
+        .filter(|p| p.pid > 1 && tree.contains(p.pid) && !plan.exclude.contains(&p.pid))
+        .collect()
+}
+
+/// `SIGSTOP`s every member, re-reading the list until no new member shows
+/// up: a stopped process cannot fork, and a stopped parent keeps its
+/// children's parent pid pointing into the tree.
+fn freeze(
+    ctl: &mut dyn ProcessControl,
+    tree: &mut WatchTree,
+    plan: &StopPlan,
+    report: &mut StopReport,
+) -> Vec<ProcessSample> {
+    if let Some(g) = plan.group {
+        ctl.signal_group(g, Signal::Stop);
+    }
+    let mut frozen: HashSet<(u32, u64)> = HashSet::new();
+    let mut live = Vec::new();
+    for _ in 0..FREEZE_PASSES {
+        live = live_members(ctl, tree, plan);
+        let mut new = false;
+        for p in &live {
+            report
+                .stopped
+                .entry(p.pid)
+                .or_insert_with(|| p.name.clone());
+            if frozen.insert((p.pid, p.start_time)) {
+                ctl.signal(p.pid, Signal::Stop);
+                new = true;
+            }
+        }
+        if !new {
+            break;
+        }
+        ctl.pause(FREEZE_SETTLE);
+    }
+    live
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    const GUARD: u32 = 100;
+    const INIT: u32 = 1;
+    const STRANGER: u32 = 50;
+
+    #[derive(Debug, Clone, Default)]
+    struct FakeProc {
+        ppid: u32,
+        pgid: u32,
+        start: u64,
+        name: String,
+        ignores_term: bool,
+        /// Stuck in the kernel: not even SIGKILL ends it.
+        unkillable: bool,
+        /// Forks a child on SIGTERM, then exits.
+        forks_on_term: bool,
+        /// Forks a child whenever the guard kills another process while this
+        /// one runs (a busy forker racing the guard's kill).
+        forks_when_racing: bool,
+        stopped: bool,
+        dying: bool,
+    }
+
+    /// A simulated process table with a clock. Orphans go to `reaper`
+    /// (the guard as subreaper) or init.
+    struct Fake {
+        now: Duration,
+        procs: BTreeMap<u32, FakeProc>,
+        next_pid: u32,
+        reaper: u32,
+        signals: Vec<(u32, Signal)>,
+        group_signals: Vec<(u32, Signal)>,
+    }
+
+    impl Fake {
+        fn new(reaper: u32) -> Fake {
+            let mut procs = BTreeMap::new();
+            for (pid, name) in [(INIT, "init"), (STRANGER, "stranger"), (GUARD, "swapsight")] {
+                procs.insert(
+                    pid,
+                    FakeProc {
+                        ppid: if pid == INIT { 0 } else { INIT },
+                        pgid: pid,
+                        start: u64::from(pid),
+                        name: name.into(),
+                        ignores_term: true,
+                        unkillable: true,
+                        ..Default::default()
+                    },
+                );
+            }
+            Fake {
+                now: Duration::ZERO,
+                procs,
+                next_pid: 1000,
+                reaper,
+                signals: Vec::new(),
+                group_signals: Vec::new(),
+            }
+        }
+
+        fn add(&mut self, pid: u32, ppid: u32, pgid: u32, f: impl FnOnce(&mut FakeProc)) {
+            let mut p = FakeProc {
+                ppid,
+                pgid,
+                start: u64::from(pid) * 10,
+                name: format!("p{pid}"),
+                ..Default::default()
+            };
+            f(&mut p);
+            self.procs.insert(pid, p);
+        }
+
+        fn fork(&mut self, parent: u32) -> u32 {
+            let pid = self.next_pid;
+            self.next_pid += 1;
+            let pgid = self.procs[&parent].pgid;
+            self.add(pid, parent, pgid, |p| p.ignores_term = true);
+            pid
+        }
+
+        fn die(&mut self, pid: u32) {
+            if self.procs.remove(&pid).is_some() {
+                let reaper = self.reaper;
+                for p in self.procs.values_mut() {
+                    if p.ppid == pid {
+                        p.ppid = reaper;
+                    }
+                }
+            }
+        }
+
+        fn deliver(&mut self, pid: u32, sig: Signal) {
+            if sig == Signal::Kill {
+                let racers: Vec<u32> = self
+                    .procs
+                    .iter()
+                    .filter(|(&q, p)| q != pid && p.forks_when_racing && !p.stopped)
+                    .map(|(&q, _)| q)
+                    .collect();
+                for q in racers {
+                    self.fork(q);
+                }
+            }
+            let Some(p) = self.procs.get_mut(&pid) else {
+                return;
+            };
+            match sig {
+                Signal::Kill if !p.unkillable => self.die(pid),
+                Signal::Kill => {}
+                Signal::Stop => p.stopped = true,
+                Signal::Continue => p.stopped = false,
+                Signal::Interrupt | Signal::Terminate => {
+                    if !p.ignores_term && !p.dying {
+                        p.dying = true;
+                        if p.forks_on_term {
+                            self.fork(pid);
+                        }
+                    }
+                }
+            }
+        }
+
+        fn alive(&self) -> Vec<u32> {
+            self.procs
+                .keys()
+                .copied()
+                .filter(|&p| ![INIT, STRANGER, GUARD].contains(&p))
+                .collect()
+        }
+    }
+
+    impl ProcessControl for Fake {
+        fn scan(&mut self) -> Vec<ProcessSample> {
+            self.procs
+                .iter()
+                .map(|(&pid, p)| ProcessSample {
+                    pid,
+                    ppid: p.ppid,
+                    name: p.name.clone(),
+                    start_time: p.start,
+                    ..Default::default()
+                })
+                .collect()
+        }
+        fn signal(&mut self, pid: u32, signal: Signal) {
+            self.signals.push((pid, signal));
+            self.deliver(pid, signal);
+        }
+        fn signal_group(&mut self, pgid: u32, signal: Signal) {
+            self.group_signals.push((pgid, signal));
+            let members: Vec<u32> = self
+                .procs
+                .iter()
+                .filter(|(_, p)| p.pgid == pgid)
+                .map(|(&pid, _)| pid)
+                .collect();
+            for pid in members {
+                self.deliver(pid, signal);
+            }
+        }
+        fn pause(&mut self, d: Duration) {
+            self.now += d;
+            let dying: Vec<u32> = self
+                .procs
+                .iter()
+                .filter(|(_, p)| p.dying && !p.stopped)
+                .map(|(&pid, _)| pid)
+                .collect();
+            for pid in dying {
+                self.die(pid);
+            }
+        }
+        fn elapsed(&self) -> Duration {
+            self.now
+        }
+    }
+
+    fn plan(grace_ms: u64) -> StopPlan {
+        let mut plan = StopPlan::new(Signal::Terminate, Duration::from_millis(grace_ms));
+        plan.kill_wait = Duration::from_secs(1);
+        plan.group = Some(200);
+        plan.exclude.insert(GUARD);
+        plan
+    }
+
+    /// The guard's view: a tree rooted at the guard, brought up to date.
+    fn tree_of(fake: &mut Fake) -> WatchTree {
+        let mut tree = WatchTree::new(Some(GUARD));
+        tree.update(&fake.scan());
+        tree
+    }
+
+    /// guard 100 → command 200 (its own group) → 201 → 202
+    fn simple(fake: &mut Fake) {
+        fake.add(200, GUARD, 200, |_| {});
+        fake.add(201, 200, 200, |_| {});
+        fake.add(202, 201, 200, |_| {});
+    }
+
+    #[test]
+    fn a_tree_that_obeys_sigterm_is_stopped_without_sigkill() {
+        let mut fake = Fake::new(GUARD);
+        simple(&mut fake);
+        let mut tree = tree_of(&mut fake);
+        let r = stop_tree(&mut fake, &mut tree, &plan(5000));
+        assert!(fake.alive().is_empty(), "{:?}", fake.alive());
+        assert_eq!(
+            r.stopped.keys().copied().collect::<Vec<_>>(),
+            [200, 201, 202]
+        );
+        assert!(r.killed.is_empty());
+        assert!(r.survivors.is_empty());
+        assert!(r.took < Duration::from_secs(1), "{:?}", r.took);
+        // Never the guard, init, or a stranger.
+        assert!(fake
+            .signals
+            .iter()
+            .all(|(pid, _)| ![INIT, STRANGER, GUARD].contains(pid)));
+    }
+
+    #[test]
+    fn what_ignores_sigterm_is_killed_after_the_grace() {
+        let mut fake = Fake::new(GUARD);
+        simple(&mut fake);
+        fake.procs.get_mut(&202).unwrap().ignores_term = true;
+        let mut tree = tree_of(&mut fake);
+        let r = stop_tree(&mut fake, &mut tree, &plan(2000));
+        assert!(fake.alive().is_empty(), "{:?}", fake.alive());
+        assert_eq!(r.killed, BTreeSet::from([202]));
+        assert!(r.took >= Duration::from_secs(2), "{:?}", r.took);
+        assert!(r.took < Duration::from_millis(2500), "{:?}", r.took);
+    }
+
+    #[test]
+    fn a_member_that_called_setsid_and_was_orphaned_to_init_is_stopped() {
+        let mut fake = Fake::new(INIT); // no subreaper: macOS
+        simple(&mut fake);
+        fake.add(203, 201, 203, |p| p.ignores_term = true); // setsid: own group
+        let mut tree = tree_of(&mut fake);
+        // Its parent exits: it is re-parented to init, out of the group.
+        fake.die(201);
+        tree.update(&fake.scan());
+        assert_eq!(fake.procs[&203].ppid, INIT);
+        let r = stop_tree(&mut fake, &mut tree, &plan(500));
+        assert!(fake.alive().is_empty(), "{:?}", fake.alive());
+        assert!(r.stopped.contains_key(&203) && r.killed.contains(&203));
+    }
+
+    #[test]
+    fn a_child_forked_while_stopping_comes_back_through_the_subreaper() {
+        let mut fake = Fake::new(GUARD); // Linux: the guard is subreaper
+        simple(&mut fake);
+        fake.procs.get_mut(&201).unwrap().forks_on_term = true;
+        let mut tree = tree_of(&mut fake);
+        let r = stop_tree(&mut fake, &mut tree, &plan(1000));
+        assert!(fake.alive().is_empty(), "{:?}", fake.alive());
+        // The child the dying 201 left (pid 1000, ignoring SIGTERM) was found
+        // under the guard and killed.
+        assert!(r.killed.contains(&1000), "{r:?}");
+    }
+
+    #[test]
+    fn the_kill_freezes_a_forking_tree_first() {
+        // No subreaper, and a forker in a session of its own that forks
+        // whenever the guard kills someone else: killing without freezing
+        // first orphans its newest child to init.
+        let mut fake = Fake::new(INIT);
+        simple(&mut fake);
+        fake.procs.get_mut(&202).unwrap().ignores_term = true;
+        // A pid above its children's, so a kill in pid order reaches it last.
+        fake.add(900_000, 201, 900_000, |p| {
+            p.ignores_term = true;
+            p.forks_when_racing = true;
+        });
+        let mut tree = tree_of(&mut fake);
+        let r = stop_tree(&mut fake, &mut tree, &plan(300));
+        assert!(fake.alive().is_empty(), "left alive: {:?}", fake.alive());
+        assert!(r.survivors.is_empty());
+        assert!(r.killed.contains(&900_000));
+    }
+
+    #[test]
+    fn a_process_stuck_in_the_kernel_is_reported_not_waited_for_forever() {
+        let mut fake = Fake::new(GUARD);
+        simple(&mut fake);
+        {
+            let p = fake.procs.get_mut(&202).unwrap();
+            p.ignores_term = true;
+            p.unkillable = true;
+        }
+        let mut tree = tree_of(&mut fake);
+        let r = stop_tree(&mut fake, &mut tree, &plan(500));
+        assert_eq!(r.survivors, [202]);
+        assert!(r.took <= Duration::from_millis(1700), "{:?}", r.took);
+        let line = stop_line(
+            &StopReason::Leftovers,
+            Duration::from_secs(3),
+            (200, "sh"),
+            &r,
+        );
+        assert!(
+            line.ends_with("(1 needed SIGKILL); still alive after SIGKILL: pid 202"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn an_empty_tree_is_not_signalled_at_all() {
+        let mut fake = Fake::new(GUARD);
+        let mut tree = tree_of(&mut fake);
+        let r = stop_tree(&mut fake, &mut tree, &plan(500));
+        assert_eq!(r, StopReport::default());
+        assert!(fake.signals.is_empty() && fake.group_signals.is_empty());
+        let line = stop_line(
+            &StopReason::Leftovers,
+            Duration::from_secs(1),
+            (200, "sh"),
+            &r,
+        );
+        assert_eq!(
+            line,
+            "the command exited after 1.0s; nothing was left to stop"
+        );
+    }
+
+    #[test]
+    fn a_reused_pid_is_not_signalled() {
+        let mut fake = Fake::new(GUARD);
+        simple(&mut fake);
+        let mut tree = tree_of(&mut fake);
+        // 202 exits; its pid goes to an unrelated process started later.
+        fake.die(202);
+        fake.add(202, STRANGER, 202, |p| {
+            p.ignores_term = true;
+            p.start = 99_999;
+        });
+        let r = stop_tree(&mut fake, &mut tree, &plan(500));
+        assert!(fake.procs.contains_key(&202));
+        assert!(!r.stopped.contains_key(&202));
+        assert!(!fake.signals.iter().any(|(pid, _)| *pid == 202));
+    }
+
+    #[test]
+    fn the_stop_line_reads_like_the_issue_says() {
+        let mut r = StopReport::default();
+        for (pid, name) in [(4242, "python"), (4243, "a"), (4244, "b"), (4250, "c")] {
+            r.stopped.insert(pid, name.into());
+        }
+        let budget = StopReason::Budget {
+            grown_bytes: 8_700_000_000,
+            budget_bytes: 8 << 30,
+        };
+        assert_eq!(
+            stop_line(&budget, Duration::from_secs(192), (4242, "python"), &r),
+            "swap grew 8.1 GB > budget 8.0 GB after 3m12s; stopped python (pid 4242) and 3 descendants"
+        );
+        r.stopped.remove(&4242);
+        r.killed.insert(4250);
+        assert_eq!(
+            stop_line(&StopReason::Leftovers, Duration::from_millis(1500), (4242, "python"), &r),
+            "the command exited after 1.5s; stopped 3 processes left by python (pid 4242) (1 needed SIGKILL)"
+        );
+        let one = StopReport {
+            stopped: BTreeMap::from([(7, "sh".to_string())]),
+            ..Default::default()
+        };
+        assert_eq!(
+            stop_line(
+                &StopReason::Signal { name: "SIGINT" },
+                Duration::from_secs(2),
+                (7, "sh"),
+                &one
+            ),
+            "interrupted by SIGINT after 2.0s; stopped sh (pid 7)"
+        );
+        let ff = StopReason::FalseFit {
+            pid: 7,
+            name: "python3".into(),
+        };
+        assert!(stop_line(
+            &ff,
+            Duration::from_secs(2),
+            (7, "sh"),
+            &StopReport::default()
+        )
+        .starts_with("python3 (pid 7) was flagged a false fit after 2.0s; nothing"));
+    }
+
+    #[test]
+    fn a_growth_just_past_the_budget_does_not_read_as_equal() {
+        let why = |grown| {
+            StopReason::Budget {
+                grown_bytes: grown,
+                budget_bytes: 512 << 20,
+            }
+            .why(Duration::from_secs(19))
+        };
+        assert_eq!(
+            why(537_200_000),
+            "swap grew 512.3 MB > budget 512 MB after 19.0s"
+        );
+        assert_eq!(
+            why((512 << 20) + 4096),
+            "swap grew 512.004 MB > budget 512 MB after 19.0s"
+        );
+        assert_eq!(
+            why(600 << 20),
+            "swap grew 600 MB > budget 512 MB after 19.0s"
+        );
+        let gb = StopReason::Budget {
+            grown_bytes: (8 << 30) + (40 << 20),
+            budget_bytes: 8 << 30,
+        };
+        assert_eq!(
+            gb.why(Duration::from_secs(1)),
+            "swap grew 8.04 GB > budget 8.0 GB after 1.0s"
+        );
+    }
+
+    #[test]
+    fn the_budget_is_spent_only_past_it() {
+        let b = Budget::new(256 << 20, 1 << 30);
+        assert_eq!(b.spent((1 << 30) + (256 << 20)), None, "equal is within");
+        assert_eq!(b.spent((1 << 30) + (256 << 20) + 1), Some((256 << 20) + 1));
+        assert_eq!(b.growth_bytes(100), 0, "swap that shrank is no growth");
+        assert_eq!(Budget::new(0, 5).spent(6), Some(1));
+    }
+
+    #[test]
+    fn the_gate_opens_waits_and_times_out() {
+        let g = Gate {
+            want_pct: 40.0,
+            timeout: Some(Duration::from_secs(10)),
+        };
+        assert_eq!(g.check(40.0, Duration::ZERO), GateState::Open);
+        assert_eq!(g.check(39.9, Duration::from_secs(9)), GateState::Waiting);
+        assert_eq!(g.check(39.9, Duration::from_secs(10)), GateState::TimedOut);
+        let forever = Gate {
+            want_pct: 40.0,
+            timeout: None,
+        };
+        assert_eq!(
+            forever.check(1.0, Duration::from_secs(86_400)),
+            GateState::Waiting
+        );
+        assert_eq!(
+            g.timeout_text(31.54, Duration::from_secs(10)),
+            "gave up after 10.0s waiting for 40 % free memory (now 31.5 %)"
+        );
+        assert_eq!(
+            g.waiting_text(31.5, Duration::from_secs(3)),
+            "waiting for 40 % free memory: now 31.5 % (waited 3.0s of 10.0s)"
+        );
+        let half = Gate {
+            want_pct: 40.5,
+            timeout: None,
+        };
+        assert_eq!(
+            half.passed_text(41.0, Duration::from_millis(2500)),
+            "waited 2.5s for 40.5 % free memory (now 41.0 %)"
+        );
+    }
+}
