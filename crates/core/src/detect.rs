@@ -361,6 +361,11 @@ impl Detector {
         })
     }
 
+    /// Every live process's latest evidence (figures over the window).
+    pub fn evidence(&self) -> impl Iterator<Item = (u32, &Evidence)> + '_ {
+        self.procs.iter().map(|(&pid, t)| (pid, &t.evidence))
+    }
+
     /// Debounced state and evidence of one process, without cloning.
     pub fn state_of(&self, pid: u32) -> Option<(State, &Evidence)> {
         self.procs.get(&pid).map(|t| (t.state, &t.evidence))
@@ -626,6 +631,8 @@ fn debounce(
         cfg.raise_ms
     };
     if now.saturating_sub(since) < needed {
+        // Not (yet) a change of state, but the figures are current.
+        track.evidence = evidence;
         return None;
     }
     let previous = track.state;

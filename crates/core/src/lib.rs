@@ -10,6 +10,7 @@
 pub mod detect;
 pub mod export;
 pub mod guard;
+pub mod live;
 pub mod monitor;
 pub mod probe;
 pub mod recorder;

@@ -20,6 +20,17 @@ pub struct Tick {
     pub view: SystemView,
     /// Processes not in the `fits` state now or earlier since the baseline.
     pub flagged: Vec<Assessment>,
+    /// Per-process activity over the detector's window, every process,
+    /// sorted by pid.
+    pub activity: Vec<Activity>,
+}
+
+/// What a process did over the detector's window.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Activity {
+    pub pid: u32,
+    pub pageins_per_s: f64,
+    pub footprint_delta_bytes: i64,
 }
 
 impl Tick {
@@ -85,12 +96,23 @@ impl Monitor {
                 a.state != crate::detect::State::Fits || a.worst != crate::detect::State::Fits
             })
             .collect();
+        let mut activity: Vec<Activity> = self
+            .detector
+            .evidence()
+            .map(|(pid, e)| Activity {
+                pid,
+                pageins_per_s: e.pageins_per_s,
+                footprint_delta_bytes: e.footprint_delta_bytes,
+            })
+            .collect();
+        activity.sort_unstable_by_key(|a| a.pid);
         Tick {
             sample,
             watched,
             flags,
             view: self.detector.system(),
             flagged,
+            activity,
         }
     }
 }
