@@ -66,10 +66,18 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
             ExitCode::SUCCESS
         }
         _ => {
+            // Everything before clap's "Usage:" block, folded onto one line
+            // (a missing argument is named on the line after the first).
             let text = e.render().to_string();
-            let first = text.lines().next().unwrap_or("bad arguments");
-            let first = first.strip_prefix("error: ").unwrap_or(first);
-            eprintln!("swapsight: {first} (see --help)");
+            let what: Vec<&str> = text
+                .lines()
+                .take_while(|l| !l.starts_with("Usage:"))
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with("tip:") && !l.starts_with("For more information"))
+                .collect();
+            let what = what.join(" ");
+            let what = what.strip_prefix("error: ").unwrap_or(&what);
+            eprintln!("swapsight: {what} (see --help)");
             ExitCode::from(USAGE)
         }
     }
