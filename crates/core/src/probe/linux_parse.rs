@@ -104,6 +104,8 @@ pub struct StatFields<'a> {
     pub majflt: u64,
     /// Start time in clock ticks since boot.
     pub starttime: u64,
+    /// Resident set size in pages (anon + file + shmem).
+    pub rss_pages: u64,
 }
 
 /// `PF_KTHREAD` from the kernel's `sched.h`.
@@ -136,6 +138,8 @@ pub fn parse_stat(text: &[u8]) -> Option<StatFields<'_>> {
     let majflt = parse_u64(fields.next()?)?; // 12
                                              // 13 cmajflt .. 21 itrealvalue, then 22 starttime.
     let starttime = parse_u64(fields.nth(9)?)?;
+    let _vsize = fields.next()?; // 23
+    let rss_pages = parse_u64(fields.next()?)?; // 24
     Some(StatFields {
         comm,
         state,
@@ -143,6 +147,7 @@ pub fn parse_stat(text: &[u8]) -> Option<StatFields<'_>> {
         flags,
         majflt,
         starttime,
+        rss_pages,
     })
 }
 
@@ -234,6 +239,7 @@ mod tests {
         assert_eq!(f.flags, 4_194_560);
         assert_eq!(f.majflt, 37);
         assert_eq!(f.starttime, 98_765);
+        assert_eq!(f.rss_pages, 500);
         assert!(!f.is_kernel_thread());
     }
 
