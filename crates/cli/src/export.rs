@@ -63,13 +63,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "which format? add --format csv, perfetto or prometheus (see --help)",
             )
         })?;
-    let trace = swapsight::trace::read(&args.trace)?;
-    for p in &trace.problems {
-        eprintln!(
-            "swapsight: warning: {}: {p} (skipped)",
-            args.trace.display()
-        );
-    }
+    let trace = crate::input::read_trace(&args.trace)?;
     if format == Format::Prometheus && trace.samples.is_empty() {
         anyhow::bail!(
             "{}: the trace has no samples to export",

@@ -9,6 +9,7 @@ mod args;
 mod exit;
 mod export;
 mod guard;
+mod input;
 mod plot;
 mod record;
 mod report;

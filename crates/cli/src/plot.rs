@@ -63,13 +63,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ),
         )
     })?;
-    let trace = swapsight::trace::read(&args.trace)?;
-    for p in &trace.problems {
-        eprintln!(
-            "swapsight: warning: {}: {p} (skipped)",
-            args.trace.display()
-        );
-    }
+    let trace = crate::input::read_trace(&args.trace)?;
     let report = swapsight::report::report(&trace, None);
     let opts = PlotOptions {
         width: args.size.0,

@@ -22,13 +22,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let trace = swapsight::trace::read(&args.trace)?;
-    for p in &trace.problems {
-        eprintln!(
-            "swapsight: warning: {}: {p} (skipped)",
-            args.trace.display()
-        );
-    }
+    let trace = crate::input::read_trace(&args.trace)?;
     let report = swapsight::report::report(&trace, None);
     let text = if args.json {
         serde_json::to_string_pretty(&report)? + "\n"

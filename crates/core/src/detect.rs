@@ -298,6 +298,22 @@ struct Track {
     seen_tick: u64,
 }
 
+impl Track {
+    fn new(p: &ProcessSample, now: u64) -> Track {
+        Track {
+            start_time: p.start_time,
+            name: p.name.clone(),
+            history: VecDeque::new(),
+            state: State::Fits,
+            worst: State::Fits,
+            since_ms: now,
+            pending: None,
+            evidence: Evidence::default(),
+            seen_tick: 0,
+        }
+    }
+}
+
 /// The detector. Feed it every sample in order with [`Detector::update`].
 #[derive(Debug)]
 pub struct Detector {
@@ -421,29 +437,9 @@ impl Detector {
         let hidden_drop = self.cfg.hidden_drop_for(phys);
         let mut flags = Vec::new();
         for p in &sample.processes {
-            let track = self.procs.entry(p.pid).or_insert_with(|| Track {
-                start_time: p.start_time,
-                name: p.name.clone(),
-                history: VecDeque::new(),
-                state: State::Fits,
-                worst: State::Fits,
-                since_ms: now,
-                pending: None,
-                evidence: Evidence::default(),
-                seen_tick: 0,
-            });
+            let track = self.procs.entry(p.pid).or_insert_with(|| Track::new(p, now));
             if track.start_time != p.start_time {
-                *track = Track {
-                    start_time: p.start_time,
-                    name: p.name.clone(),
-                    history: VecDeque::new(),
-                    state: State::Fits,
-                    worst: State::Fits,
-                    since_ms: now,
-                    pending: None,
-                    evidence: Evidence::default(),
-                    seen_tick: 0,
-                };
+                *track = Track::new(p, now);
             }
             if track.name != p.name {
                 track.name.clone_from(&p.name);
