@@ -255,17 +255,33 @@ impl Live {
         let inner = lock(&self.inner);
         let last = inner.points.back().map_or(0, |p| p.t_ms);
         let from = seconds.map_or(0, |s| last.saturating_sub(s * 1000));
-        inner.points.iter().filter(|p| p.t_ms >= from).cloned().collect()
+        inner
+            .points
+            .iter()
+            .filter(|p| p.t_ms >= from)
+            .cloned()
+            .collect()
     }
 
     /// One process's row and its footprint history.
     pub fn process(&self, pid: u32) -> Option<(Row, Vec<(u64, u64)>)> {
         let inner = lock(&self.inner);
-        let row = inner.latest.as_ref()?.processes.iter().find(|r| r.pid == pid)?.clone();
+        let row = inner
+            .latest
+            .as_ref()?
+            .processes
+            .iter()
+            .find(|r| r.pid == pid)?
+            .clone();
         let series = inner
             .points
             .iter()
-            .filter_map(|p| p.footprints.iter().find(|(q, _)| *q == pid).map(|&(_, b)| (p.t_ms, b)))
+            .filter_map(|p| {
+                p.footprints
+                    .iter()
+                    .find(|(q, _)| *q == pid)
+                    .map(|&(_, b)| (p.t_ms, b))
+            })
             .collect();
         Some((row, series))
     }
@@ -292,12 +308,18 @@ impl Live {
             return Err(LiveError::AlreadyRecording(r.path().to_path_buf()));
         }
         let pid = pid.or(inner.pinned);
-        let mut header = header_now(inner.host.clone(), inner.cfg.sampler.interval.as_millis() as u64, 10);
+        let mut header = header_now(
+            inner.host.clone(),
+            inner.cfg.sampler.interval.as_millis() as u64,
+            10,
+        );
         header.watch_pid = pid;
         header.writer = format!("swapsight {} live", env!("CARGO_PKG_VERSION"));
-        std::fs::create_dir_all(&inner.cfg.recordings_dir).map_err(|source| crate::trace::TraceError::Write {
-            path: inner.cfg.recordings_dir.clone(),
-            source,
+        std::fs::create_dir_all(&inner.cfg.recordings_dir).map_err(|source| {
+            crate::trace::TraceError::Write {
+                path: inner.cfg.recordings_dir.clone(),
+                source,
+            }
         })?;
         let path = default_trace_path(&inner.cfg.recordings_dir, unix_now_ms());
         let recorder = Recorder::create(&path, &header)?;
@@ -328,6 +350,15 @@ impl Live {
     pub fn recordings_dir(&self) -> PathBuf {
         lock(&self.inner).cfg.recordings_dir.clone()
     }
+
+    /// Prometheus text of the latest tick (an HTTP `/metrics`), with
+    /// per-process series for at most `max_processes`; `None` before the
+    /// first tick.
+    pub fn prometheus(&self, max_processes: usize) -> Option<String> {
+        let tick = self.sampler.latest()?;
+        let snap = crate::export::prometheus::Snapshot::from_tick(&tick);
+        Some(crate::export::prometheus::render(&snap, max_processes))
+    }
 }
 
 fn on_tick(shared: &Mutex<Inner>, tick: &Tick) {
@@ -343,7 +374,11 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick) {
     let snapshot = snapshot_of(tick, inner);
     let point = point_of(tick, &snapshot, inner.cfg.chart_processes);
     let keep_ms = inner.cfg.history_secs * 1000;
-    while inner.points.front().is_some_and(|p| point.t_ms.saturating_sub(p.t_ms) > keep_ms) {
+    while inner
+        .points
+        .front()
+        .is_some_and(|p| point.t_ms.saturating_sub(p.t_ms) > keep_ms)
+    {
         inner.points.pop_front();
     }
     inner.points.push_back(point.clone());
@@ -354,15 +389,21 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick) {
         point,
         notices,
     });
-    inner.subscribers.retain(|s| match s.try_send(Arc::clone(&update)) {
-        Ok(()) | Err(TrySendError::Full(_)) => true,
-        Err(TrySendError::Disconnected(_)) => false,
-    });
+    inner
+        .subscribers
+        .retain(|s| match s.try_send(Arc::clone(&update)) {
+            Ok(()) | Err(TrySendError::Full(_)) => true,
+            Err(TrySendError::Disconnected(_)) => false,
+        });
 }
 
 fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
     let mut procs: Vec<_> = tick.sample.processes.iter().collect();
-    procs.sort_unstable_by(|a, b| b.footprint_bytes.cmp(&a.footprint_bytes).then(a.pid.cmp(&b.pid)));
+    procs.sort_unstable_by(|a, b| {
+        b.footprint_bytes
+            .cmp(&a.footprint_bytes)
+            .then(a.pid.cmp(&b.pid))
+    });
     let activity = |pid: u32| {
         tick.activity
             .binary_search_by_key(&pid, |a| a.pid)
@@ -390,7 +431,13 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
             state,
             worst,
             evidence: f
-                .map(|a| a.evidence.describe(if a.state == State::Fits { a.worst } else { a.state }))
+                .map(|a| {
+                    a.evidence.describe(if a.state == State::Fits {
+                        a.worst
+                    } else {
+                        a.state
+                    })
+                })
                 .unwrap_or_default(),
             watched,
             pinned,
@@ -488,7 +535,10 @@ pub fn replay(path: &Path) -> Result<Replay, LiveError> {
 
 pub fn replay_trace(path: &Path, trace: &Trace) -> Replay {
     let report = crate::report::report(trace, None);
-    let base = trace.samples.first().map_or(0, |s| s.sample.system.swap_used_bytes);
+    let base = trace
+        .samples
+        .first()
+        .map_or(0, |s| s.sample.system.swap_used_bytes);
     let picked: Vec<u32> = report.processes.iter().map(|p| p.pid).take(8).collect();
     let points = trace
         .samples
@@ -524,7 +574,11 @@ pub fn replay_trace(path: &Path, trace: &Trace) -> Replay {
             pinned: false,
         })
         .collect();
-    let names = report.processes.iter().map(|p| (p.pid, p.name.clone())).collect();
+    let names = report
+        .processes
+        .iter()
+        .map(|p| (p.pid, p.name.clone()))
+        .collect();
     Replay {
         path: path.to_path_buf(),
         problems: report.problems.clone(),
@@ -538,49 +592,7 @@ pub fn replay_trace(path: &Path, trace: &Trace) -> Replay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::{ProbeError, ProcessSample, SystemSample};
-
-    /// A probe replaying a script: swap climbs 40 MiB a tick while pid 7
-    /// pages in.
-    struct Scripted {
-        tick: u64,
-    }
-
-    impl Probe for Scripted {
-        fn system(&mut self) -> Result<SystemSample, ProbeError> {
-            Ok(SystemSample {
-                phys_bytes: 16 << 30,
-                free_pct: 60.0,
-                swap_used_bytes: self.tick * (40 << 20),
-                swap_total_bytes: 8 << 30,
-                ..Default::default()
-            })
-        }
-        fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError> {
-            self.tick += 1;
-            let sys = self.system()?;
-            let procs = (1..=50)
-                .map(|pid| ProcessSample {
-                    pid,
-                    ppid: 1,
-                    name: format!("p{pid}"),
-                    footprint_bytes: u64::from(pid) << 20,
-                    pageins: if pid == 7 { self.tick * 1000 } else { 0 },
-                    start_time: 1,
-                    ..Default::default()
-                })
-                .collect();
-            Ok((sys, procs))
-        }
-        fn host(&mut self) -> Result<HostInfo, ProbeError> {
-            Ok(HostInfo {
-                os: "test".into(),
-                phys_bytes: 16 << 30,
-                page_size: 4096,
-                hostname: "t".into(),
-            })
-        }
-    }
+    use crate::probe::scripted::ScriptedProbe;
 
     fn live(dir: &Path) -> Live {
         let cfg = LiveConfig {
@@ -593,7 +605,7 @@ mod tests {
             recordings_dir: dir.to_path_buf(),
             ..LiveConfig::default()
         };
-        Live::start(Box::new(Scripted { tick: 0 }), cfg).unwrap()
+        Live::start(Box::new(ScriptedProbe::false_fit()), cfg).unwrap()
     }
 
     fn tmp(tag: &str) -> PathBuf {
@@ -612,15 +624,27 @@ mod tests {
         let mut flagged_row = None;
         for u in updates.iter().take(150) {
             notices.extend(u.notices.iter().cloned());
-            if let Some(r) = u.snapshot.processes.iter().find(|r| r.pid == 7 && r.state == State::FalseFit) {
+            if let Some(r) = u
+                .snapshot
+                .processes
+                .iter()
+                .find(|r| r.pid == 7 && r.state == State::FalseFit)
+            {
                 flagged_row = Some((r.clone(), u.snapshot.title.clone()));
             }
         }
         let (row, title) = flagged_row.expect("pid 7 flagged");
         assert!(row.evidence.contains("false fit"), "{}", row.evidence);
         assert!(row.pageins_per_s > 1000.0, "{row:?}");
-        assert!(title.starts_with('⇡') && title.ends_with("⚠ false fit"), "{title}");
-        assert_eq!(notices.iter().filter(|n| n.pid == 7).count(), 1, "{notices:?}");
+        assert!(
+            title.starts_with('⇡') && title.ends_with("⚠ false fit"),
+            "{title}"
+        );
+        assert_eq!(
+            notices.iter().filter(|n| n.pid == 7).count(),
+            1,
+            "{notices:?}"
+        );
         // p7 is small (7 MiB) yet kept in the table: flagged rows always are.
         let s = l.snapshot().unwrap();
         assert!(s.processes.iter().any(|r| r.pid == 7));
@@ -636,7 +660,10 @@ mod tests {
         l.wait_snapshot(Duration::from_secs(2)).unwrap();
         l.pin(Some(7));
         let path = l.start_recording(None).unwrap();
-        assert!(matches!(l.start_recording(None), Err(LiveError::AlreadyRecording(_))));
+        assert!(matches!(
+            l.start_recording(None),
+            Err(LiveError::AlreadyRecording(_))
+        ));
         std::thread::sleep(Duration::from_millis(400));
         let (stopped, samples) = l.stop_recording().unwrap();
         assert_eq!(stopped, path);

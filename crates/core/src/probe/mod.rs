@@ -24,6 +24,7 @@ mod sys;
 
 pub mod linux_parse;
 pub mod macos_parse;
+pub mod scripted;
 
 /// System-wide figures of one tick. Fields may be added in later versions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

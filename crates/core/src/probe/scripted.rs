@@ -1,0 +1,71 @@
+//! A probe that plays a script instead of reading the machine: for tests of
+//! the sampler, the live session and the shells (app, serve), and for demos.
+
+use super::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
+
+type Script = Box<dyn FnMut(u64) -> (SystemSample, Vec<ProcessSample>) + Send>;
+
+pub struct ScriptedProbe {
+    tick: u64,
+    script: Script,
+    host: HostInfo,
+}
+
+impl ScriptedProbe {
+    /// `script(n)` gives the figures of the n-th sample (from 1).
+    pub fn new(phys_bytes: u64, script: impl FnMut(u64) -> (SystemSample, Vec<ProcessSample>) + Send + 'static) -> Self {
+        ScriptedProbe {
+            tick: 0,
+            script: Box::new(script),
+            host: HostInfo {
+                os: "scripted".into(),
+                phys_bytes,
+                page_size: 4096,
+                hostname: "scripted".into(),
+            },
+        }
+    }
+
+    /// A 16 GiB machine with 50 processes (pid N has N MiB of footprint);
+    /// swap climbs 40 MiB a sample while pid 7 ("p7") pages in 1,000 pages a
+    /// sample: a false fit for pid 7, and nobody else.
+    pub fn false_fit() -> Self {
+        ScriptedProbe::new(16 << 30, |n| {
+            let sys = SystemSample {
+                phys_bytes: 16 << 30,
+                free_pct: 60.0,
+                swap_used_bytes: n * (40 << 20),
+                swap_total_bytes: 8 << 30,
+                compressed_bytes: 0,
+                page_size: 4096,
+            };
+            let procs = (1..=50)
+                .map(|pid| ProcessSample {
+                    pid,
+                    ppid: 1,
+                    name: format!("p{pid}"),
+                    footprint_bytes: u64::from(pid) << 20,
+                    pageins: if pid == 7 { n * 1000 } else { 0 },
+                    start_time: 1,
+                    ..Default::default()
+                })
+                .collect();
+            (sys, procs)
+        })
+    }
+}
+
+impl Probe for ScriptedProbe {
+    fn system(&mut self) -> Result<SystemSample, ProbeError> {
+        Ok((self.script)(self.tick.max(1)).0)
+    }
+
+    fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError> {
+        self.tick += 1;
+        Ok((self.script)(self.tick))
+    }
+
+    fn host(&mut self) -> Result<HostInfo, ProbeError> {
+        Ok(self.host.clone())
+    }
+}
