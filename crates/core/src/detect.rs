@@ -474,11 +474,18 @@ impl Detector {
                 hidden_bytes: hidden,
                 watched: is_watched,
             };
-            let blamed = climbing
-                && (activity.pageins_per_s >= self.cfg.min_pageins_per_s
-                    || activity.footprint_delta >= self.cfg.min_growth_bytes as i64
-                    || hidden > 0
-                    || watched_top == Some(p.pid));
+            // Paging in, hidden memory or being the watched tree's largest
+            // member points at a process whatever its size; growing alone
+            // only explains swap when the footprints fill memory (overflow):
+            // a compiler growing next to someone else's swap storm is not it.
+            let strong = activity.pageins_per_s >= self.cfg.min_pageins_per_s
+                || hidden > 0
+                || watched_top == Some(p.pid);
+            let growing = activity.footprint_delta >= self.cfg.min_growth_bytes as i64;
+            // Hysteresis: a raised state is kept while swap still grows at the
+            // sustained rate, even below the window tolerance.
+            let held = matches!(track.state, State::FalseFit | State::Overflow) && sustained;
+            let blamed = (climbing || held) && (strong || (growing && explained));
             let instant = if blamed {
                 if explained {
                     State::Overflow

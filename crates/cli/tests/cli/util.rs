@@ -84,13 +84,35 @@ pub fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
-/// Swap tests share the machine's one swap pool: one at a time.
+/// Swap tests share the machine's one swap pool: one at a time, within this
+/// test binary (a mutex) and across processes — other test binaries, the
+/// app's e2e tests — (an flock on a well-known file).
 static SWAP_LOCK: Mutex<()> = Mutex::new(());
+const SWAP_LOCK_FILE: &str = "/var/tmp/swapsight-test-swap.lock";
+
+/// Holds the cross-process lock until dropped (closing the file releases it).
+pub struct FileLock(std::fs::File);
+
+impl FileLock {
+    pub fn acquire(path: &str) -> FileLock {
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .expect("open swap lock file");
+        // SAFETY: flock on a descriptor we own; blocks until the lock is ours.
+        let rc = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_EX) };
+        assert_eq!(rc, 0, "flock {path}: {}", std::io::Error::last_os_error());
+        FileLock(f)
+    }
+}
 
 /// A swap file and a memory cgroup, removed on drop (also when a test
 /// panics). Stale ones from a killed earlier run are removed on creation.
 pub struct RealSwap {
     _lock: MutexGuard<'static, ()>,
+    _file_lock: FileLock,
     pub swapfile: PathBuf,
     pub cgroup: PathBuf,
 }
@@ -115,11 +137,13 @@ impl RealSwap {
             eprintln!("note: real-swap test skipped outside CI: {why}");
             return None;
         }
+        let file_lock = FileLock::acquire(SWAP_LOCK_FILE);
         cleanup_stale();
         let swapfile = PathBuf::from(format!("/var/tmp/{PREFIX}-{}.swap", std::process::id()));
         let cgroup = Path::new(CGROUP_ROOT).join(format!("{PREFIX}-{}", std::process::id()));
         let rs = RealSwap {
             _lock: lock,
+            _file_lock: file_lock,
             swapfile,
             cgroup,
         };
@@ -167,17 +191,30 @@ fn kill_cgroup(cg: &Path) {
     }
 }
 
+/// Whether the test process that named a leftover (`…-<pid>…`) is gone.
+fn owner_gone(name: &str) -> bool {
+    let digits: String = name
+        .trim_start_matches(|c: char| !c.is_ascii_digit())
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits
+        .parse::<u32>()
+        .map_or(true, |pid| pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists())
+}
+
 fn cleanup_stale() {
     let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
     for line in swaps.lines().skip(1) {
-        if let Some(file) = line.split_whitespace().next().filter(|f| f.contains(PREFIX)) {
+        if let Some(file) = line.split_whitespace().next().filter(|f| f.contains(PREFIX) && owner_gone(f)) {
             let _ = Command::new("swapoff").arg(file).status();
             let _ = std::fs::remove_file(file);
         }
     }
     if let Ok(dir) = std::fs::read_dir(CGROUP_ROOT) {
         for e in dir.flatten() {
-            if e.file_name().to_string_lossy().starts_with(PREFIX) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with(PREFIX) && owner_gone(&name) {
                 kill_cgroup(&e.path());
                 let _ = std::fs::remove_dir(e.path());
             }
