@@ -99,17 +99,26 @@ pub fn header_now(host: HostInfo, interval_ms: u64, top_n: usize) -> Header {
     h
 }
 
-/// `swapsight-20261129-175645.jsonl` (UTC) in `dir`.
+/// `swapsight-20261129-175645.jsonl` (UTC) in `dir`; `…-175645-2.jsonl`
+/// and so on when a trace of that second exists already, so a recording
+/// started right after another never overwrites it.
 pub fn default_trace_path(dir: &Path, unix_ms: u64) -> PathBuf {
     let secs = unix_ms / 1000;
     let (y, m, d) = civil_from_days((secs / 86_400) as i64);
     let rem = secs % 86_400;
-    dir.join(format!(
-        "swapsight-{y:04}{m:02}{d:02}-{:02}{:02}{:02}.jsonl",
+    let stem = format!(
+        "swapsight-{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
         rem / 3600,
         (rem % 3600) / 60,
         rem % 60
-    ))
+    );
+    let mut path = dir.join(format!("{stem}.jsonl"));
+    let mut n = 2;
+    while path.exists() {
+        path = dir.join(format!("{stem}-{n}.jsonl"));
+        n += 1;
+    }
+    path
 }
 
 /// Days since 1970-01-01 → (year, month, day), proleptic Gregorian
@@ -136,6 +145,13 @@ mod tests {
         let p = default_trace_path(Path::new("/tmp"), 1_795_975_005_000);
         assert_eq!(p, Path::new("/tmp/swapsight-20261129-175645.jsonl"));
         assert_eq!(civil_from_days(0), (1970, 1, 1));
+        let dir = std::env::temp_dir().join(format!("swapsight-names-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let first = default_trace_path(&dir, 1_795_975_005_000);
+        std::fs::write(&first, b"").unwrap();
+        let second = default_trace_path(&dir, 1_795_975_005_900);
+        assert_eq!(second, dir.join("swapsight-20261129-175645-2.jsonl"));
+        std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
     }
 }

@@ -9,3 +9,4 @@ mod report;
 mod realswap;
 mod guard;
 mod export;
+mod serve;

@@ -1,0 +1,418 @@
+//! The JSON API: one handler per command of the menu-bar app, each a thin
+//! translation of a [`Live`](swapsight::live::Live) method, plus the
+//! recordings folder (list, replay, report, export), `/metrics` and
+//! `/healthz`. Errors are `{"error": "..."}` with a fitting status; the
+//! message is written for a person and names the bad value.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{OriginalUri, Path as UrlPath, Query, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use swapsight::export::{self, prometheus, ExportError, Format};
+use swapsight::live::{LiveError, Snapshot};
+use swapsight::trace::{Trace, TraceError};
+
+use super::recordings::{self, Recording};
+use super::State as AppState;
+
+/// An error answer: `{"error": message}` with `status`.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            message: message.into(),
+        }
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, message)
+    }
+
+    fn internal(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(json!({ "error": self.message }))).into_response()
+    }
+}
+
+impl From<LiveError> for ApiError {
+    fn from(e: LiveError) -> ApiError {
+        let status = match &e {
+            LiveError::AlreadyRecording(_) | LiveError::NotRecording => StatusCode::CONFLICT,
+            LiveError::NoRecording => StatusCode::NOT_FOUND,
+            LiveError::Trace(t) => return trace_error(t),
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError::new(status, e.to_string())
+    }
+}
+
+/// A trace that cannot be read: 422 when it is not a trace, 404 when it
+/// vanished, 500 for other I/O. The message names the file, not its folder.
+fn trace_error(e: &TraceError) -> ApiError {
+    let text = e.to_string();
+    match e {
+        TraceError::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            ApiError::not_found(text)
+        }
+        TraceError::Io { .. } | TraceError::Write { .. } => {
+            let why = std::error::Error::source(e)
+                .map(|s| format!(": {s}"))
+                .unwrap_or_default();
+            ApiError::internal(format!("{text}{why}"))
+        }
+        _ => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, text),
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+/// A JSON body, parsed here so that a bad one answers in our format. An
+/// empty body is `{}` (every field optional).
+fn json_body<T: DeserializeOwned>(body: &Bytes) -> ApiResult<T> {
+    let bad = |e: serde_json::Error| ApiError::bad_request(format!("invalid JSON body: {e}"));
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return serde_json::from_str("{}").map_err(bad);
+    }
+    match serde_json::from_slice::<serde_json::Value>(body).map_err(bad)? {
+        v @ serde_json::Value::Object(_) => serde_json::from_value(v).map_err(bad),
+        _ => Err(ApiError::bad_request(
+            "invalid JSON body: expected an object",
+        )),
+    }
+}
+
+fn query(
+    q: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> ApiResult<HashMap<String, String>> {
+    q.map(|Query(q)| q)
+        .map_err(|e| ApiError::bad_request(format!("invalid query string: {e}")))
+}
+
+/// The latest snapshot, waiting up to `first_tick_wait` for the first one.
+async fn first<T>(s: &AppState, get: impl Fn() -> Option<T>) -> ApiResult<T> {
+    let until = Instant::now() + s.opts.first_tick_wait;
+    loop {
+        if let Some(v) = get() {
+            return Ok(v);
+        }
+        if Instant::now() >= until {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "no sample yet: the first one is still being taken",
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+pub async fn snapshot(State(s): State<AppState>) -> ApiResult<Json<Snapshot>> {
+    first(&s, || s.live.snapshot()).await.map(Json)
+}
+
+pub async fn history(
+    State(s): State<AppState>,
+    q: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> ApiResult<Response> {
+    let q = query(q)?;
+    let seconds = match q.get("seconds") {
+        None => None,
+        Some(v) => Some(
+            v.parse::<u64>()
+                .ok()
+                .filter(|&n| n <= 365 * 86_400)
+                .ok_or_else(|| {
+                    ApiError::bad_request(format!(
+                        "bad seconds '{v}': expected a whole number of seconds"
+                    ))
+                })?,
+        ),
+    };
+    Ok(Json(s.live.history(seconds)).into_response())
+}
+
+/// A pid from the URL: a positive whole number.
+fn pid_of(raw: &str) -> ApiResult<u32> {
+    raw.parse::<u32>()
+        .ok()
+        .filter(|&p| p > 0)
+        .ok_or_else(|| ApiError::bad_request(format!("bad pid '{raw}': expected a process id")))
+}
+
+#[derive(Serialize)]
+struct ProcessView {
+    row: swapsight::live::Row,
+    /// `[t_ms, footprint_bytes]` pairs, oldest first.
+    series: Vec<(u64, u64)>,
+}
+
+pub async fn process(
+    State(s): State<AppState>,
+    UrlPath(raw): UrlPath<String>,
+) -> ApiResult<Response> {
+    let pid = pid_of(&raw)?;
+    let (row, series) = s
+        .live
+        .process(pid)
+        .ok_or_else(|| ApiError::not_found(format!("no process {pid} in the table")))?;
+    Ok(Json(ProcessView { row, series }).into_response())
+}
+
+#[derive(Deserialize)]
+struct PinBody {
+    #[serde(default)]
+    pid: Option<u32>,
+}
+
+pub async fn pin(State(s): State<AppState>, body: Bytes) -> ApiResult<Response> {
+    let PinBody { pid } = json_body(&body)?;
+    if pid == Some(0) {
+        return Err(ApiError::bad_request("bad pid 0: expected a process id"));
+    }
+    s.live.pin(pid);
+    Ok(Json(json!({ "pinned": pid })).into_response())
+}
+
+pub async fn reset_baseline(State(s): State<AppState>) -> Response {
+    s.live.reset_baseline();
+    Json(json!({ "ok": true })).into_response()
+}
+
+#[derive(Deserialize)]
+struct StartBody {
+    #[serde(default)]
+    pid: Option<u32>,
+}
+
+/// A recording's path and its name in the folder.
+fn named(path: &Path) -> serde_json::Value {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    json!({ "path": path, "name": name })
+}
+
+pub async fn recording_start(State(s): State<AppState>, body: Bytes) -> ApiResult<Response> {
+    let StartBody { pid } = json_body(&body)?;
+    if pid == Some(0) {
+        return Err(ApiError::bad_request("bad pid 0: expected a process id"));
+    }
+    let path = s.live.start_recording(pid)?;
+    Ok(Json(named(&path)).into_response())
+}
+
+pub async fn recording_stop(State(s): State<AppState>) -> ApiResult<Response> {
+    let (path, samples) = s.live.stop_recording()?;
+    let mut v = named(&path);
+    v["samples"] = json!(samples);
+    Ok(Json(v).into_response())
+}
+
+pub async fn recordings(State(s): State<AppState>) -> ApiResult<Json<Vec<Recording>>> {
+    let dir = s.recordings.clone();
+    tokio::task::spawn_blocking(move || recordings::list(&dir))
+        .await
+        .map_err(|e| ApiError::internal(format!("listing recordings failed: {e}")))?
+        .map(Json)
+        .map_err(|e| ApiError::internal(format!("cannot list the recordings folder: {e}")))
+}
+
+/// Runs `f` on the blocking pool, at most `heavy_jobs` at once.
+async fn heavy<T: Send + 'static>(
+    s: &AppState,
+    f: impl FnOnce() -> ApiResult<T> + Send + 'static,
+) -> ApiResult<T> {
+    let _permit = s
+        .heavy
+        .acquire()
+        .await
+        .map_err(|_| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting down"))?;
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::internal(format!("the job failed: {e}")))?
+}
+
+fn read_trace(path: &Path) -> ApiResult<Trace> {
+    swapsight::trace::read(path).map_err(|e| trace_error(&e))
+}
+
+pub async fn replay(
+    State(s): State<AppState>,
+    UrlPath(name): UrlPath<String>,
+) -> ApiResult<Response> {
+    let path = recordings::resolve(&s.recordings, &name)?;
+    let replay = heavy(&s, move || {
+        let trace = read_trace(&path)?;
+        Ok(swapsight::live::replay_trace(&path, &trace))
+    })
+    .await?;
+    Ok(Json(replay).into_response())
+}
+
+pub async fn report(
+    State(s): State<AppState>,
+    UrlPath(name): UrlPath<String>,
+) -> ApiResult<Response> {
+    let path = recordings::resolve(&s.recordings, &name)?;
+    let report = heavy(&s, move || {
+        let trace = read_trace(&path)?;
+        Ok(swapsight::report::report(&trace, None))
+    })
+    .await?;
+    Ok(Json(report).into_response())
+}
+
+/// An export format of the API: the trace itself or one of the exporters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ExportKind {
+    Jsonl,
+    Text(Format),
+    Png,
+}
+
+impl ExportKind {
+    const NAMES: &'static str = "jsonl, csv, perfetto or png";
+
+    fn parse(s: &str) -> Option<ExportKind> {
+        match s {
+            "jsonl" => Some(ExportKind::Jsonl),
+            "csv" => Some(ExportKind::Text(Format::Csv)),
+            "perfetto" => Some(ExportKind::Text(Format::Perfetto)),
+            "png" => Some(ExportKind::Png),
+            _ => None,
+        }
+    }
+
+    /// (content type, file extension)
+    fn media(self) -> (&'static str, &'static str) {
+        match self {
+            ExportKind::Jsonl => ("application/x-ndjson", "jsonl"),
+            ExportKind::Text(Format::Csv) => ("text/csv; charset=utf-8", "csv"),
+            ExportKind::Text(Format::Perfetto) => ("application/json", "json"),
+            ExportKind::Text(_) => ("text/plain; charset=utf-8", "txt"),
+            ExportKind::Png => ("image/png", "png"),
+        }
+    }
+}
+
+fn export_bytes(path: &Path, kind: ExportKind) -> ApiResult<Vec<u8>> {
+    if kind == ExportKind::Jsonl {
+        return std::fs::read(path).map_err(|source| {
+            trace_error(&TraceError::Io {
+                path: PathBuf::from(path.file_name().unwrap_or_default()),
+                source,
+            })
+        });
+    }
+    let trace = read_trace(path)?;
+    let failed = |e: ExportError| match e {
+        ExportError::NoSamples => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()),
+        e => ApiError::internal(e.to_string()),
+    };
+    match kind {
+        ExportKind::Text(format) => {
+            let mut out = Vec::with_capacity(64 * 1024);
+            export::write(&trace, format, &mut out).map_err(failed)?;
+            Ok(out)
+        }
+        _ => {
+            if trace.samples.is_empty() {
+                return Err(failed(ExportError::NoSamples));
+            }
+            let report = swapsight::report::report(&trace, None);
+            export::plot::png(&trace, &report, &export::plot::PlotOptions::default())
+                .map_err(failed)
+        }
+    }
+}
+
+pub async fn export(
+    State(s): State<AppState>,
+    UrlPath(name): UrlPath<String>,
+    q: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> ApiResult<Response> {
+    let path = recordings::resolve(&s.recordings, &name)?;
+    let q = query(q)?;
+    let raw = q.get("format").map(String::as_str).unwrap_or("");
+    let kind = ExportKind::parse(raw).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "bad format '{raw}': expected {}",
+            ExportKind::NAMES
+        ))
+    })?;
+    let bytes = heavy(&s, move || export_bytes(&path, kind)).await?;
+    let (mime, ext) = kind.media();
+    let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
+    // The name was checked: [A-Za-z0-9._-] only, so it needs no quoting.
+    let disposition = format!("attachment; filename=\"{stem}.{ext}\"");
+    let mut res = Body::from(bytes).into_response();
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(mime));
+    if let Ok(v) = HeaderValue::from_str(&disposition) {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
+    Ok(res)
+}
+
+pub async fn metrics(State(s): State<AppState>) -> ApiResult<Response> {
+    let n = s.opts.metrics_processes;
+    let mut text = first(&s, || s.live.prometheus(n)).await?;
+    s.hub.write_metrics(&mut text);
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(prometheus::CONTENT_TYPE),
+        )],
+        text,
+    )
+        .into_response())
+}
+
+pub async fn healthz() -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        )],
+        "ok",
+    )
+        .into_response()
+}
+
+pub async fn not_found(OriginalUri(uri): OriginalUri) -> ApiError {
+    ApiError::not_found(format!("no such endpoint: {}", uri.path()))
+}
+
+pub async fn method_not_allowed(
+    method: axum::http::Method,
+    OriginalUri(uri): OriginalUri,
+) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("{method} is not allowed on {}", uri.path()),
+    )
+}

@@ -1,0 +1,337 @@
+//! `swapsight serve`: the live UI, a JSON + SSE API that mirrors the menu-bar
+//! app's commands, and Prometheus `/metrics`, over HTTP.
+//!
+//! The shell is thin: a [`Live`] session does the work (sampling, detection,
+//! recording, replay); this module only translates its methods into routes,
+//! the same way the Tauri shell translates them into commands, so `ui/` sees
+//! the same JSON either way. `ui/` is embedded in the binary ([`assets`]).
+//!
+//! Security, in short (docs/serve.md has it all): loopback by default; any
+//! other address needs `--token`, and with a token every request but
+//! `/healthz` carries it ([`auth`]); no endpoint touches a path outside the
+//! recordings folder ([`recordings`]); memory stays bounded with any number
+//! of event-stream clients ([`sse`]).
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use axum::Router;
+use swapsight::live::Live;
+use tokio::sync::{watch, Semaphore};
+
+use crate::exit;
+
+mod api;
+mod assets;
+mod auth;
+mod recordings;
+mod sse;
+#[cfg(test)]
+mod tests;
+
+/// The environment variable read when `--token` is not given.
+pub const TOKEN_ENV: &str = "SWAPSIGHT_TOKEN";
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Open the printed URL in a browser: the same window as the menu-bar app. The API, the \
+event stream and the metrics are described in docs/serve.md.
+
+Security: without --token only loopback addresses are allowed (and requests must name a loopback \
+host); any other address needs --token (or SWAPSIGHT_TOKEN), and then every request but /healthz \
+needs `Authorization: Bearer TOKEN`. Recordings are read and written only inside --recordings.
+
+Examples:
+  swapsight serve                                    http://127.0.0.1:7878/
+  swapsight serve --addr 127.0.0.1:9100 --recordings ./runs
+  SWAPSIGHT_TOKEN=$(openssl rand -hex 16) swapsight serve --addr 0.0.0.0:7878"
+)]
+pub struct Args {
+    /// Address to listen on (port 0 picks a free one); a non-loopback
+    /// address needs --token
+    #[arg(long, default_value = "127.0.0.1:7878", value_name = "ADDR", value_parser = addr)]
+    pub addr: SocketAddr,
+    /// Require `Authorization: Bearer TOKEN` on every request but /healthz
+    /// (8 to 256 of A-Z a-z 0-9 . _ ~ -) [default: $SWAPSIGHT_TOKEN]
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// Folder of recordings started from the UI, and the only one the API
+    /// reads traces from [default: DATA_DIR/swapsight-recordings, where
+    /// DATA_DIR is $XDG_DATA_HOME or ~/.local/share on Linux, ~/Library/
+    /// Application Support on macOS; ./swapsight-recordings without a home]
+    #[arg(long, value_name = "DIR")]
+    pub recordings: Option<PathBuf>,
+}
+
+/// `127.0.0.1:7878`, `[::1]:7878`, or `localhost:7878` (taken as 127.0.0.1).
+fn addr(s: &str) -> Result<SocketAddr, String> {
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    match s.rsplit_once(':') {
+        Some((host, port)) if host.eq_ignore_ascii_case("localhost") => port
+            .parse::<u16>()
+            .map(|p| SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), p))
+            .map_err(|_| "expected HOST:PORT, like 127.0.0.1:7878".to_string()),
+        _ => Err("expected IP:PORT, like 127.0.0.1:7878 or 0.0.0.0:7878".to_string()),
+    }
+}
+
+/// A token goes into headers, query strings and URL fragments as it is:
+/// unreserved URL characters only, so it never needs escaping.
+pub fn check_token(token: &str) -> Result<(), String> {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '~' | '-');
+    if !(8..=256).contains(&token.len()) {
+        return Err(format!("must be 8 to 256 characters, not {}", token.len()));
+    }
+    if let Some(c) = token.chars().find(|&c| !ok_char(c)) {
+        return Err(format!("may hold only A-Z a-z 0-9 . _ ~ - (found {c:?})"));
+    }
+    Ok(())
+}
+
+/// Where recordings go when `--recordings` is not given.
+pub fn default_recordings_dir() -> PathBuf {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let data = if cfg!(target_os = "macos") {
+        home.map(|h| h.join("Library/Application Support"))
+    } else {
+        std::env::var_os("XDG_DATA_HOME")
+            .filter(|d| Path::new(d).is_absolute())
+            .map(PathBuf::from)
+            .or_else(|| home.map(|h| h.join(".local/share")))
+    };
+    data.unwrap_or_else(|| PathBuf::from("."))
+        .join("swapsight-recordings")
+}
+
+/// How the server behaves; [`Options::default`] is what `serve` runs with.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Bearer token every request but `/healthz` must carry.
+    pub token: Option<String>,
+    /// Concurrent event-stream clients; more are answered 503.
+    pub max_event_clients: usize,
+    /// Updates an event-stream client may fall behind before it is dropped.
+    pub event_backlog: usize,
+    /// Per-process series in `/metrics`.
+    pub metrics_processes: usize,
+    /// How long `/api/snapshot` and `/metrics` wait for the first tick.
+    pub first_tick_wait: Duration,
+    /// Exports, reports and replays rendered at once (CPU and memory bound).
+    pub heavy_jobs: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            token: None,
+            max_event_clients: 256,
+            event_backlog: 16,
+            metrics_processes: swapsight::export::prometheus::DEFAULT_MAX_PROCESSES,
+            first_tick_wait: Duration::from_secs(2),
+            heavy_jobs: 2,
+        }
+    }
+}
+
+/// What every handler shares.
+pub(crate) struct Shared {
+    pub live: Arc<Live>,
+    pub opts: Options,
+    /// Canonical recordings folder (the [`Live`]'s own).
+    pub recordings: PathBuf,
+    pub hub: sse::Hub,
+    pub shutdown: watch::Receiver<bool>,
+    pub heavy: Semaphore,
+}
+
+pub(crate) type State = Arc<Shared>;
+
+/// The router, and the switch that ends its event streams.
+pub struct App {
+    pub router: Router,
+    shutdown: watch::Sender<bool>,
+}
+
+impl App {
+    /// A switch that ends every event stream (and refuses new ones): flip
+    /// it on shutdown, so a graceful shutdown does not wait on streams
+    /// that never end.
+    pub fn shutdown_handle(&self) -> impl Fn() + Send + Sync + 'static {
+        let tx = self.shutdown.clone();
+        move || {
+            let _ = tx.send(true);
+        }
+    }
+}
+
+/// Builds the whole app around a running session. Recordings are read from
+/// and written to the session's recordings folder.
+pub fn app(live: Arc<Live>, opts: Options) -> anyhow::Result<App> {
+    let dir = live.recordings_dir();
+    let recordings = dir
+        .canonicalize()
+        .with_context(|| format!("cannot open the recordings folder {}", dir.display()))?;
+    let (tx, rx) = watch::channel(false);
+    let hub = sse::Hub::start(&live, opts.event_backlog, opts.max_event_clients);
+    let state: State = Arc::new(Shared {
+        heavy: Semaphore::new(opts.heavy_jobs.max(1)),
+        live,
+        opts,
+        recordings,
+        hub,
+        shutdown: rx,
+    });
+    let api = Router::new()
+        .route("/snapshot", get(api::snapshot))
+        .route("/history", get(api::history))
+        .route("/process/{pid}", get(api::process))
+        .route("/pin", post(api::pin))
+        .route("/reset-baseline", post(api::reset_baseline))
+        .route("/recording/start", post(api::recording_start))
+        .route("/recording/stop", post(api::recording_stop))
+        .route("/recordings", get(api::recordings))
+        .route("/recordings/{name}/replay", get(api::replay))
+        .route("/recordings/{name}/report", get(api::report))
+        .route("/recordings/{name}/export", get(api::export))
+        .route("/events", get(sse::events))
+        .fallback(api::not_found)
+        .method_not_allowed_fallback(api::method_not_allowed)
+        .layer(DefaultBodyLimit::max(16 * 1024));
+    let router = Router::new()
+        .nest("/api", api)
+        .route("/metrics", get(api::metrics))
+        .route("/healthz", get(api::healthz))
+        .fallback(assets::asset)
+        .method_not_allowed_fallback(api::method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&state),
+            auth::guard,
+        ))
+        .layer(axum::middleware::from_fn(assets::common_headers))
+        .with_state(state);
+    Ok(App {
+        router,
+        shutdown: tx,
+    })
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (token, from) = match args.token {
+        Some(t) => (Some(t), "--token"),
+        None => (
+            std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty()),
+            TOKEN_ENV,
+        ),
+    };
+    if let Some(t) = &token {
+        check_token(t).map_err(|why| exit::fail(exit::USAGE, format!("bad {from}: {why}")))?;
+    }
+    if !args.addr.ip().is_loopback() && token.is_none() {
+        return Err(exit::fail(
+            exit::USAGE,
+            format!(
+                "refusing to serve on {} without a token: a non-loopback address needs --token \
+                 (or {TOKEN_ENV}); or serve on 127.0.0.1",
+                args.addr
+            ),
+        ));
+    }
+    let dir = args.recordings.unwrap_or_else(default_recordings_dir);
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("cannot create the recordings folder {}", dir.display()))?;
+    let dir = dir
+        .canonicalize()
+        .with_context(|| format!("cannot open the recordings folder {}", dir.display()))?;
+    let live = Live::start_native(dir).context("cannot start the memory probe")?;
+    let app = app(
+        Arc::new(live),
+        Options {
+            token: token.clone(),
+            ..Options::default()
+        },
+    )?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("swapsight-serve")
+        .build()
+        .context("cannot start the server's runtime")?;
+    runtime.block_on(serve(app, args.addr, token))?;
+    // Handlers still rendering an export are not waited for.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn serve(app: App, addr: SocketAddr, token: Option<String>) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    let local = listener
+        .local_addr()
+        .context("cannot read the bound address")?;
+    eprintln!(
+        "swapsight: serving on {} (Ctrl-C to stop)",
+        page_url(local, token.as_deref())
+    );
+    let stop = app.shutdown_handle();
+    let mut stopped = app.shutdown.subscribe();
+    let server = axum::serve(listener, app.router.clone()).with_graceful_shutdown(async move {
+        stop_signal().await;
+        stop();
+    });
+    // Graceful, but bounded: a slow export does not hold the exit forever.
+    tokio::select! {
+        r = server => r.context("the server stopped")?,
+        () = async {
+            let _ = stopped.wait_for(|&s| s).await;
+            tokio::time::sleep(Duration::from_secs(5)).await;
+        } => eprintln!("swapsight: some requests did not finish in 5 s; stopping anyway"),
+    }
+    eprintln!("swapsight: stopped");
+    Ok(())
+}
+
+/// The URL to open. With a token: `?token=` lets the browser load the page
+/// (the server trades it for a cookie the page's files load with, and
+/// redirects to `/`), `#token=` hands it to the page's scripts for the API
+/// (`ui/js/transport.js` reads it from the fragment, which survives the
+/// redirect, keeps it for the session and clears the address bar).
+pub fn page_url(addr: SocketAddr, token: Option<&str>) -> String {
+    match token {
+        Some(t) => format!("http://{addr}/?token={t}#token={t}"),
+        None => format!("http://{addr}/"),
+    }
+}
+
+/// Ctrl-C (SIGINT) or SIGTERM.
+async fn stop_signal() {
+    let int = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = int => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = int.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = int.await;
+    }
+}

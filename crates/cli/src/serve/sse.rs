@@ -1,0 +1,174 @@
+//! Live updates as Server-Sent Events (`GET /api/events`): one
+//! `event: update` per tick, its data the [`Update`](swapsight::live::Update)
+//! JSON.
+//!
+//! Memory stays bounded whatever the clients do. One bridging thread takes
+//! the session's updates, serializes each once and sends the text into a
+//! tokio `broadcast` channel of fixed capacity; every client reads it through
+//! its own `BroadcastStream`. A client that falls more than the capacity
+//! behind (a stalled socket: `Lagged`) is dropped, not buffered for; its
+//! browser reconnects. At most `max_clients` streams run at once; more are
+//! answered 503. On shutdown every stream ends, so a graceful shutdown does
+//! not wait on them.
+
+use std::convert::Infallible;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::{future, StreamExt};
+use swapsight::live::Live;
+use tokio::sync::broadcast;
+use tokio_stream::wrappers::BroadcastStream;
+
+use super::api::ApiError;
+use super::State as AppState;
+
+/// The fan-out from the session to the event-stream clients.
+pub struct Hub {
+    tx: broadcast::Sender<Arc<str>>,
+    counts: Arc<Counts>,
+    max_clients: usize,
+}
+
+#[derive(Default)]
+struct Counts {
+    clients: AtomicUsize,
+    lagged: AtomicU64,
+    served: AtomicU64,
+}
+
+/// Holds one client's place; gives it back when the stream is dropped.
+struct Seat(Arc<Counts>);
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        self.0.clients.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Hub {
+    /// Subscribes to `live` and starts the bridging thread; it ends when
+    /// the session does.
+    pub fn start(live: &Live, backlog: usize, max_clients: usize) -> Hub {
+        let updates = live.subscribe(4);
+        let (tx, _) = broadcast::channel(backlog.max(1));
+        let out = tx.clone();
+        std::thread::Builder::new()
+            .name("swapsight-sse".into())
+            .spawn(move || {
+                for update in updates {
+                    if out.receiver_count() == 0 {
+                        continue;
+                    }
+                    if let Ok(json) = serde_json::to_string(&*update) {
+                        let _ = out.send(Arc::from(json));
+                    }
+                }
+            })
+            .expect("spawning the event bridge thread");
+        Hub {
+            tx,
+            counts: Arc::default(),
+            max_clients,
+        }
+    }
+
+    /// Event-stream clients connected now.
+    pub fn clients(&self) -> usize {
+        self.counts.clients.load(Ordering::SeqCst)
+    }
+
+    fn seat(&self) -> Option<Seat> {
+        let c = &self.counts.clients;
+        let mut now = c.load(Ordering::SeqCst);
+        loop {
+            if now >= self.max_clients {
+                return None;
+            }
+            match c.compare_exchange(now, now + 1, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => return Some(Seat(Arc::clone(&self.counts))),
+                Err(v) => now = v,
+            }
+        }
+    }
+
+    /// The server's own series, appended to `/metrics`.
+    pub fn write_metrics(&self, out: &mut String) {
+        let series = [
+            (
+                "swapsight_serve_event_clients",
+                "gauge",
+                "Event-stream (SSE) clients connected now.",
+                self.clients() as u64,
+            ),
+            (
+                "swapsight_serve_event_clients_total",
+                "counter",
+                "Event-stream clients served since the server started.",
+                self.counts.served.load(Ordering::SeqCst),
+            ),
+            (
+                "swapsight_serve_event_clients_lagged_total",
+                "counter",
+                "Event-stream clients dropped for falling too far behind.",
+                self.counts.lagged.load(Ordering::SeqCst),
+            ),
+        ];
+        for (name, kind, help, v) in series {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}"
+            );
+        }
+    }
+}
+
+pub async fn events(State(s): State<AppState>) -> Result<Response, ApiError> {
+    if *s.shutdown.borrow() {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting down",
+        ));
+    }
+    let seat = s.hub.seat().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "too many event streams (at most {}); try again later",
+                s.hub.max_clients
+            ),
+        )
+    })?;
+    s.hub.counts.served.fetch_add(1, Ordering::SeqCst);
+    let counts = Arc::clone(&s.hub.counts);
+    let mut shutdown = s.shutdown.clone();
+    let stopped = async move {
+        let _ = shutdown.wait_for(|&stop| stop).await;
+    };
+    let stream = BroadcastStream::new(s.hub.tx.subscribe())
+        .take_while(move |r| {
+            if r.is_err() {
+                counts.lagged.fetch_add(1, Ordering::SeqCst);
+            }
+            future::ready(r.is_ok())
+        })
+        .filter_map(|r| future::ready(r.ok()))
+        .map(move |json| {
+            let _seat = &seat;
+            Ok::<_, Infallible>(Event::default().event("update").data(&*json))
+        })
+        .take_until(stopped);
+    let mut res = Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response();
+    // Proxies (nginx) would otherwise buffer the stream.
+    res.headers_mut()
+        .insert("x-accel-buffering", HeaderValue::from_static("no"));
+    Ok(res)
+}

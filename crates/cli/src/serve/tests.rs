@@ -1,0 +1,918 @@
+//! In-process tests of every route: requests go straight into the router
+//! (`tower::ServiceExt::oneshot`), around a [`Live`] session driven by the
+//! library's scripted probe (swap climbs 40 MiB a tick while pid 7 pages
+//! in), so they need no root, no network and no real memory pressure.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::http::{header, HeaderMap, Method, Request, StatusCode};
+use axum::Router;
+use futures_util::StreamExt;
+use serde_json::Value;
+use swapsight::live::{Live, LiveConfig};
+use swapsight::probe::scripted::ScriptedProbe;
+use swapsight::probe::Probe;
+use swapsight::SamplerConfig;
+use tower::ServiceExt;
+
+use super::{app, App, Options};
+
+/// A fresh folder, removed on drop.
+struct Tmp(PathBuf);
+
+impl Tmp {
+    fn new(tag: &str) -> Tmp {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let d =
+            std::env::temp_dir().join(format!("swapsight-serve-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Tmp(d)
+    }
+}
+
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+struct Server {
+    app: App,
+    live: Arc<Live>,
+    dir: Tmp,
+}
+
+/// A session on [`ScriptedProbe::false_fit`] (swap climbs 40 MiB a tick
+/// while pid 7 pages in; pids 1..=50), whose first sample waits
+/// `first_delay`.
+fn live_in(dir: &Path, interval_ms: u64, first_delay: Duration) -> Arc<Live> {
+    let cfg = LiveConfig {
+        sampler: SamplerConfig {
+            interval: Duration::from_millis(interval_ms),
+            history: 2,
+            ..SamplerConfig::default()
+        },
+        rows: 10,
+        recordings_dir: dir.to_path_buf(),
+        ..LiveConfig::default()
+    };
+    let mut script = ScriptedProbe::false_fit();
+    let probe = ScriptedProbe::new(16 << 30, move |n| {
+        if n == 1 {
+            std::thread::sleep(first_delay);
+        }
+        script.sample().expect("scripted")
+    });
+    Arc::new(Live::start(Box::new(probe), cfg).unwrap())
+}
+
+fn server_with(tag: &str, opts: Options) -> Server {
+    let dir = Tmp::new(tag);
+    let live = live_in(&dir.0, 20, Duration::ZERO);
+    let app = app(Arc::clone(&live), opts).unwrap();
+    Server { app, live, dir }
+}
+
+fn server(tag: &str) -> Server {
+    server_with(tag, Options::default())
+}
+
+fn request(method: Method, uri: &str, body: &str) -> Request<Body> {
+    let mut b = Request::builder()
+        .method(method)
+        .uri(uri)
+        .header(header::HOST, "127.0.0.1:7878");
+    if !body.is_empty() {
+        b = b.header(header::CONTENT_TYPE, "application/json");
+    }
+    b.body(Body::from(body.to_string())).unwrap()
+}
+
+fn get(uri: &str) -> Request<Body> {
+    request(Method::GET, uri, "")
+}
+
+fn post(uri: &str, body: &str) -> Request<Body> {
+    request(Method::POST, uri, body)
+}
+
+struct Answer {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    fn header(&self, name: header::HeaderName) -> &str {
+        self.headers
+            .get(&name)
+            .map_or("", |v| v.to_str().unwrap_or(""))
+    }
+
+    /// An error answer: the status and a JSON `{"error": ...}` saying it.
+    #[track_caller]
+    fn assert_error(&self, status: StatusCode, words: &str) {
+        assert_eq!(self.status, status, "{}", self.text());
+        let e = self.json();
+        let msg = e["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no error field: {e}"));
+        assert!(msg.contains(words), "{msg:?} does not say {words:?}");
+    }
+}
+
+async fn call(router: &Router, req: Request<Body>) -> Answer {
+    let res = router.clone().oneshot(req).await.unwrap();
+    let status = res.status();
+    let headers = res.headers().clone();
+    let body = axum::body::to_bytes(res.into_body(), 64 << 20)
+        .await
+        .unwrap();
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// Waits until the session has `n` chart points.
+async fn wait_points(live: &Live, n: usize) {
+    let until = Instant::now() + Duration::from_secs(10);
+    while live.history(None).len() < n {
+        assert!(Instant::now() < until, "no {n} points in 10 s");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn healthz_snapshot_history_and_process() {
+    let s = server("snap");
+    let r = &s.app.router;
+    let a = call(r, get("/healthz")).await;
+    assert_eq!((a.status, a.text().as_str()), (StatusCode::OK, "ok"));
+
+    let a = call(r, get("/api/snapshot")).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.text());
+    assert!(a
+        .header(header::CONTENT_TYPE)
+        .starts_with("application/json"));
+    let snap = a.json();
+    assert_eq!(snap["process_count"], 50);
+    assert!(snap["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["pid"] == 50));
+    assert!(snap["system"]["phys_bytes"].as_u64().unwrap() > 0);
+
+    wait_points(&s.live, 5).await;
+    let all = call(r, get("/api/history")).await.json();
+    assert!(all.as_array().unwrap().len() >= 5, "{all}");
+    let p = &all[0];
+    for field in [
+        "t_ms",
+        "swap_growth_bytes",
+        "swap_used_bytes",
+        "free_pct",
+        "footprints",
+    ] {
+        assert!(!p[field].is_null(), "{field} missing in {p}");
+    }
+    let recent = call(r, get("/api/history?seconds=0")).await.json();
+    assert!(recent.as_array().unwrap().len() < all.as_array().unwrap().len() + 5);
+    call(r, get("/api/history?seconds=abc"))
+        .await
+        .assert_error(StatusCode::BAD_REQUEST, "bad seconds 'abc'");
+    call(r, get("/api/history?seconds=-1"))
+        .await
+        .assert_error(StatusCode::BAD_REQUEST, "bad seconds");
+
+    let a = call(r, get("/api/process/50")).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.text());
+    let v = a.json();
+    assert_eq!(v["row"]["pid"], 50);
+    assert_eq!(v["row"]["name"], "p50");
+    let series = v["series"].as_array().unwrap();
+    assert!(!series.is_empty());
+    assert_eq!(series[0][1], 50u64 << 20);
+
+    call(r, get("/api/process/999999"))
+        .await
+        .assert_error(StatusCode::NOT_FOUND, "no process 999999");
+    for bad in ["abc", "-1", "0", "1.5", "99999999999"] {
+        call(r, get(&format!("/api/process/{bad}")))
+            .await
+            .assert_error(StatusCode::BAD_REQUEST, &format!("bad pid '{bad}'"));
+    }
+}
+
+#[tokio::test]
+async fn snapshot_and_metrics_wait_for_the_first_tick_then_503() {
+    let dir = Tmp::new("slow");
+    let live = live_in(&dir.0, 20, Duration::from_millis(1500));
+    let opts = Options {
+        first_tick_wait: Duration::from_millis(100),
+        ..Options::default()
+    };
+    let app = app(Arc::clone(&live), opts).unwrap();
+    call(&app.router, get("/api/snapshot"))
+        .await
+        .assert_error(StatusCode::SERVICE_UNAVAILABLE, "no sample yet");
+    call(&app.router, get("/metrics"))
+        .await
+        .assert_error(StatusCode::SERVICE_UNAVAILABLE, "no sample yet");
+    // The default wait (2 s) covers a slow first sample.
+    let app = super::app(live, Options::default()).unwrap();
+    assert_eq!(
+        call(&app.router, get("/api/snapshot")).await.status,
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn pin_reset_and_bad_bodies() {
+    let s = server("pin");
+    let r = &s.app.router;
+    s.live.wait_snapshot(Duration::from_secs(5)).unwrap();
+    let a = call(r, post("/api/pin", r#"{"pid": 3}"#)).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.text());
+    assert_eq!(a.json()["pinned"], 3);
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        let snap = call(r, get("/api/snapshot")).await.json();
+        let row = snap["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["pid"] == 3)
+            .cloned();
+        if snap["pinned"] == 3 && row.is_some_and(|p| p["pinned"] == true) {
+            break;
+        }
+        assert!(Instant::now() < until, "pid 3 never shown pinned: {snap}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let a = call(r, post("/api/pin", r#"{"pid": null}"#)).await;
+    assert_eq!(a.json()["pinned"], Value::Null);
+
+    call(r, post("/api/pin", "{pid: 3"))
+        .await
+        .assert_error(StatusCode::BAD_REQUEST, "invalid JSON body");
+    call(r, post("/api/pin", r#"{"pid": "3"}"#))
+        .await
+        .assert_error(StatusCode::BAD_REQUEST, "invalid JSON body");
+    call(r, post("/api/pin", r#"{"pid": -4}"#))
+        .await
+        .assert_error(StatusCode::BAD_REQUEST, "invalid JSON body");
+    call(r, post("/api/pin", r#"{"pid": 0}"#))
+        .await
+        .assert_error(StatusCode::BAD_REQUEST, "bad pid 0");
+    call(r, post("/api/pin", "[1]"))
+        .await
+        .assert_error(StatusCode::BAD_REQUEST, "invalid JSON body");
+    let big = format!(r#"{{"pid": 1, "x": "{}"}}"#, "a".repeat(64 * 1024));
+    let a = call(r, post("/api/pin", &big)).await;
+    assert_eq!(a.status, StatusCode::PAYLOAD_TOO_LARGE);
+
+    let a = call(r, post("/api/reset-baseline", "")).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.text());
+    assert_eq!(a.json()["ok"], true);
+    // Swap growth restarts from the baseline.
+    let until = Instant::now() + Duration::from_secs(5);
+    while call(r, get("/api/snapshot")).await.json()["view"]["swap_growth_bytes"]
+        .as_i64()
+        .unwrap()
+        > 200 << 20
+    {
+        assert!(Instant::now() < until, "swap growth not reset");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn recording_lifecycle_list_replay_report_and_exports() {
+    let s = server("rec");
+    let r = &s.app.router;
+    s.live.wait_snapshot(Duration::from_secs(5)).unwrap();
+    call(r, post("/api/recording/stop", ""))
+        .await
+        .assert_error(StatusCode::CONFLICT, "not recording");
+    call(r, post("/api/recording/start", "{pid:"))
+        .await
+        .assert_error(StatusCode::BAD_REQUEST, "invalid JSON body");
+
+    let a = call(r, post("/api/recording/start", r#"{"pid": 7}"#)).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.text());
+    let started = a.json();
+    let name = started["name"].as_str().unwrap().to_string();
+    assert!(
+        name.starts_with("swapsight-") && name.ends_with(".jsonl"),
+        "{name}"
+    );
+    let path = PathBuf::from(started["path"].as_str().unwrap());
+    assert_eq!(path.parent().unwrap(), s.dir.0.canonicalize().unwrap());
+    call(r, post("/api/recording/start", ""))
+        .await
+        .assert_error(StatusCode::CONFLICT, "already recording");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let a = call(r, post("/api/recording/stop", "")).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.text());
+    let stopped = a.json();
+    assert_eq!(stopped["name"], name.as_str());
+    assert_eq!(stopped["path"], started["path"]);
+    let samples = stopped["samples"].as_u64().unwrap();
+    assert!(samples >= 3, "{stopped}");
+
+    // A file that is not a recording is not listed.
+    std::fs::write(s.dir.0.join("notes.txt"), "x").unwrap();
+    let list = call(r, get("/api/recordings")).await.json();
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 1, "{list:?}");
+    assert_eq!(list[0]["name"], name.as_str());
+    assert_eq!(
+        list[0]["bytes"].as_u64(),
+        Some(std::fs::metadata(&path).unwrap().len())
+    );
+    assert!(list[0]["modified_ms"].as_u64().unwrap() > 1_600_000_000_000);
+
+    let replay = call(r, get(&format!("/api/recordings/{name}/replay"))).await;
+    assert_eq!(replay.status, StatusCode::OK, "{}", replay.text());
+    let replay = replay.json();
+    assert_eq!(replay["points"].as_array().unwrap().len() as u64, samples);
+    assert!(replay["report"]["samples"].as_u64().is_some());
+    assert!(replay["processes"]
+        .as_array()
+        .is_some_and(|p| !p.is_empty()));
+
+    let report = call(r, get(&format!("/api/recordings/{name}/report"))).await;
+    assert_eq!(report.status, StatusCode::OK, "{}", report.text());
+    assert_eq!(report.json()["samples"].as_u64(), Some(samples));
+
+    let stem = name.strip_suffix(".jsonl").unwrap();
+    for (format, mime, ext) in [
+        ("jsonl", "application/x-ndjson", "jsonl"),
+        ("csv", "text/csv", "csv"),
+        ("perfetto", "application/json", "json"),
+        ("png", "image/png", "png"),
+    ] {
+        let a = call(
+            r,
+            get(&format!("/api/recordings/{name}/export?format={format}")),
+        )
+        .await;
+        assert_eq!(a.status, StatusCode::OK, "{format}: {}", a.text());
+        assert!(a.header(header::CONTENT_TYPE).starts_with(mime), "{format}");
+        assert_eq!(
+            a.header(header::CONTENT_DISPOSITION),
+            format!("attachment; filename=\"{stem}.{ext}\""),
+        );
+        match format {
+            "jsonl" => assert_eq!(a.body, std::fs::read(&path).unwrap()),
+            "csv" => assert!(a.text().lines().count() > samples as usize, "{}", a.text()),
+            "perfetto" => assert!(a.json()["traceEvents"]
+                .as_array()
+                .is_some_and(|e| !e.is_empty())),
+            _ => assert_eq!(&a.body[..8], b"\x89PNG\r\n\x1a\n"),
+        }
+    }
+    for bad in ["xml", "prometheus", "", "CSV"] {
+        call(
+            r,
+            get(&format!("/api/recordings/{name}/export?format={bad}")),
+        )
+        .await
+        .assert_error(StatusCode::BAD_REQUEST, &format!("bad format '{bad}'"));
+    }
+    call(r, get(&format!("/api/recordings/{name}/export")))
+        .await
+        .assert_error(StatusCode::BAD_REQUEST, "bad format ''");
+}
+
+#[tokio::test]
+async fn recording_names_never_leave_the_folder() {
+    let s = server("names");
+    let r = &s.app.router;
+    // A trace outside the folder, and a symlink to it inside.
+    let outside = Tmp::new("outside");
+    let secret = outside.0.join("secret.jsonl");
+    std::fs::write(&secret, "{}\n").unwrap();
+    std::os::unix::fs::symlink(&secret, s.dir.0.join("link.jsonl")).unwrap();
+    std::fs::write(s.dir.0.join("junk.jsonl"), "this is not a trace\n").unwrap();
+    std::fs::write(s.dir.0.join("empty.jsonl"), "").unwrap();
+
+    for what in ["replay", "report", "export?format=jsonl"] {
+        for bad in [
+            "..%2Fetc%2Fpasswd",
+            "..%2F..%2Fetc%2Fpasswd.jsonl",
+            "a%2Fb.jsonl",
+            "x.txt",
+            "..",
+            "%2Fetc%2Fpasswd",
+            "a%5Cb.jsonl",
+            "a%00.jsonl",
+            "...jsonl",
+        ] {
+            let a = call(r, get(&format!("/api/recordings/{bad}/{what}"))).await;
+            a.assert_error(StatusCode::BAD_REQUEST, "bad recording name");
+        }
+        // Unencoded slashes do not even reach a route.
+        let a = call(r, get(&format!("/api/recordings/../etc/passwd/{what}"))).await;
+        assert_eq!(a.status, StatusCode::NOT_FOUND, "{}", a.text());
+        let a = call(r, get(&format!("/api/recordings/a/b.jsonl/{what}"))).await;
+        assert_eq!(a.status, StatusCode::NOT_FOUND, "{}", a.text());
+
+        call(r, get(&format!("/api/recordings/missing.jsonl/{what}")))
+            .await
+            .assert_error(StatusCode::NOT_FOUND, "no recording named missing.jsonl");
+        call(r, get(&format!("/api/recordings/link.jsonl/{what}")))
+            .await
+            .assert_error(StatusCode::NOT_FOUND, "no recording named link.jsonl");
+    }
+    for what in ["replay", "report", "export?format=csv"] {
+        call(r, get(&format!("/api/recordings/junk.jsonl/{what}")))
+            .await
+            .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "not a swapsight trace");
+        call(r, get(&format!("/api/recordings/empty.jsonl/{what}")))
+            .await
+            .assert_error(StatusCode::UNPROCESSABLE_ENTITY, "empty file");
+    }
+    let list = call(r, get("/api/recordings")).await.json();
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert!(!names.contains(&"link.jsonl"), "{names:?}");
+    assert!(names.contains(&"junk.jsonl"), "{names:?}");
+}
+
+#[tokio::test]
+async fn token_is_needed_everywhere_but_healthz() {
+    let token = "s3cret-Token_0123";
+    let s = server_with(
+        "token",
+        Options {
+            token: Some(token.into()),
+            ..Options::default()
+        },
+    );
+    let r = &s.app.router;
+    s.live.wait_snapshot(Duration::from_secs(5)).unwrap();
+    let with = |mut req: Request<Body>, value: &str| {
+        req.headers_mut()
+            .insert(header::AUTHORIZATION, value.parse().unwrap());
+        req
+    };
+    assert_eq!(call(r, get("/healthz")).await.status, StatusCode::OK);
+    let routes: [(Method, &str); 10] = [
+        (Method::GET, "/api/snapshot"),
+        (Method::GET, "/api/history"),
+        (Method::GET, "/api/process/7"),
+        (Method::POST, "/api/pin"),
+        (Method::POST, "/api/reset-baseline"),
+        (Method::GET, "/api/recordings"),
+        (Method::GET, "/api/recordings/x.jsonl/report"),
+        (Method::GET, "/metrics"),
+        (Method::GET, "/"),
+        (Method::GET, "/api/no-such-thing"),
+    ];
+    for (m, uri) in &routes {
+        let a = call(r, request(m.clone(), uri, "")).await;
+        a.assert_error(StatusCode::UNAUTHORIZED, "needs its token");
+        assert_eq!(
+            a.header(header::WWW_AUTHENTICATE),
+            "Bearer realm=\"swapsight\""
+        );
+        let a = call(
+            r,
+            with(request(m.clone(), uri, ""), "Bearer wrong-token-123"),
+        )
+        .await;
+        assert_eq!(a.status, StatusCode::UNAUTHORIZED, "{uri}");
+        let a = call(
+            r,
+            with(request(m.clone(), uri, ""), &format!("Bearer {token}x")),
+        )
+        .await;
+        assert_eq!(a.status, StatusCode::UNAUTHORIZED, "{uri}");
+        let a = call(
+            r,
+            with(request(m.clone(), uri, ""), &format!("Bearer {token}")),
+        )
+        .await;
+        assert_ne!(a.status, StatusCode::UNAUTHORIZED, "{uri}");
+    }
+    let a = call(r, with(get("/api/snapshot"), &format!("Bearer {token}"))).await;
+    assert_eq!(a.status, StatusCode::OK);
+    let a = call(r, with(get("/metrics"), &format!("bearer {token}"))).await;
+    assert_eq!(a.status, StatusCode::OK);
+
+    // ?token= only where a browser cannot send the header.
+    let a = call(r, get(&format!("/api/snapshot?token={token}"))).await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    let a = call(r, get(&format!("/metrics?token={token}"))).await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    let a = call(r, get("/api/events?token=nope-nope-nope")).await;
+    assert_eq!(a.status, StatusCode::UNAUTHORIZED);
+    let res = s
+        .app
+        .router
+        .clone()
+        .oneshot(get(&format!("/api/events?token={token}")))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    drop(res);
+
+    // The UI page with ?token= sets a cookie its assets load with; the API
+    // does not take the cookie.
+    let a = call(r, get(&format!("/?token={token}"))).await;
+    assert_eq!(a.status, StatusCode::SEE_OTHER, "{}", a.text());
+    assert_eq!(a.header(header::LOCATION), "/");
+    let a2 = call(r, get(&format!("/js/main.js?v=2&token={token}&x=1"))).await;
+    assert_eq!(a2.status, StatusCode::SEE_OTHER);
+    assert_eq!(a2.header(header::LOCATION), "/js/main.js?v=2&x=1");
+    let a3 = call(r, get("/?token=wrong-wrong-wrong")).await;
+    assert_eq!(a3.status, StatusCode::UNAUTHORIZED);
+    let cookie = a.header(header::SET_COOKIE).to_string();
+    assert!(
+        cookie.starts_with(&format!("swapsight_token={token};")),
+        "{cookie}"
+    );
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let with_cookie = |uri: &str, c: &str| {
+        let mut req = get(uri);
+        req.headers_mut().insert(header::COOKIE, c.parse().unwrap());
+        req
+    };
+    let c = format!("swapsight_token={token}");
+    assert_eq!(
+        call(r, with_cookie("/index.html", &c)).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        call(r, with_cookie("/", "swapsight_token=bad-bad-bad"))
+            .await
+            .status,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        call(r, with_cookie("/api/snapshot", &c)).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        call(r, with_cookie("/metrics", &c)).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+
+    // With a token, any Host is fine (the token is the guard).
+    let mut req = with(get("/api/snapshot"), &format!("Bearer {token}"));
+    req.headers_mut()
+        .insert(header::HOST, "monitor.example:7878".parse().unwrap());
+    assert_eq!(call(r, req).await.status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn without_a_token_only_loopback_names_and_own_origin() {
+    let s = server("local");
+    let r = &s.app.router;
+    let with = |mut req: Request<Body>, name: header::HeaderName, value: &str| {
+        req.headers_mut().insert(name, value.parse().unwrap());
+        req
+    };
+    for host in [
+        "localhost:7878",
+        "127.0.0.1:7878",
+        "[::1]:7878",
+        "localhost",
+    ] {
+        let a = call(r, with(get("/api/recordings"), header::HOST, host)).await;
+        assert_eq!(a.status, StatusCode::OK, "{host}");
+    }
+    // DNS rebinding: a foreign name that resolves to 127.0.0.1.
+    for host in ["evil.example", "evil.example:7878", "192.168.1.2:7878"] {
+        call(r, with(get("/api/recordings"), header::HOST, host))
+            .await
+            .assert_error(StatusCode::FORBIDDEN, "refused");
+    }
+    // Cross-site state changes are refused; the page's own are not.
+    call(
+        r,
+        with(
+            post("/api/reset-baseline", ""),
+            header::ORIGIN,
+            "http://evil.example",
+        ),
+    )
+    .await
+    .assert_error(
+        StatusCode::FORBIDDEN,
+        "cross-origin request from 'http://evil.example'",
+    );
+    call(
+        r,
+        with(
+            post("/api/recording/start", ""),
+            header::ORIGIN,
+            "http://localhost:3000",
+        ),
+    )
+    .await
+    .assert_error(StatusCode::FORBIDDEN, "cross-origin");
+    call(r, with(post("/api/pin", "{}"), header::ORIGIN, "null"))
+        .await
+        .assert_error(StatusCode::FORBIDDEN, "cross-origin");
+    let a = call(
+        r,
+        with(
+            post("/api/reset-baseline", ""),
+            header::ORIGIN,
+            "http://127.0.0.1:7878",
+        ),
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.text());
+}
+
+#[tokio::test]
+async fn metrics_are_prometheus_text() {
+    let s = server("metrics");
+    let a = call(&s.app.router, get("/metrics")).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.text());
+    assert_eq!(
+        a.header(header::CONTENT_TYPE),
+        swapsight::export::prometheus::CONTENT_TYPE
+    );
+    let text = a.text();
+    for line in [
+        "# TYPE swapsight_swap_used_bytes gauge",
+        "swapsight_memory_bytes 17179869184",
+        "# TYPE swapsight_process_footprint_bytes gauge",
+        "swapsight_process_footprint_bytes{pid=\"50\",name=\"p50\"} 52428800",
+        "# TYPE swapsight_serve_event_clients gauge",
+        "swapsight_serve_event_clients 0",
+        "swapsight_serve_event_clients_lagged_total 0",
+    ] {
+        assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
+    }
+    // Bounded cardinality: 10 processes by default.
+    let pids: std::collections::HashSet<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("swapsight_process_footprint_bytes{"))
+        .collect();
+    assert_eq!(pids.len(), 10);
+}
+
+/// The next `event: update` of an SSE body, parsed; `None` when the stream ended.
+async fn next_update(
+    body: &mut (impl futures_util::Stream<Item = Result<Bytes, axum::Error>> + Unpin),
+    buf: &mut String,
+) -> Option<Value> {
+    loop {
+        if let Some(end) = buf.find("\n\n") {
+            let frame: String = buf.drain(..end + 2).collect();
+            if frame.starts_with(':') {
+                continue;
+            }
+            let mut lines = frame.lines();
+            assert_eq!(lines.next(), Some("event: update"), "{frame}");
+            let data = lines.next().unwrap().strip_prefix("data: ").unwrap();
+            return Some(serde_json::from_str(data).unwrap());
+        }
+        let chunk = tokio::time::timeout(Duration::from_secs(5), body.next())
+            .await
+            .expect("an event within 5 s")?
+            .unwrap();
+        buf.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+}
+
+#[tokio::test]
+async fn events_stream_one_update_per_tick() {
+    let s = server("sse");
+    let res = s
+        .app
+        .router
+        .clone()
+        .oneshot(get("/api/events"))
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(res.headers()[header::CONTENT_TYPE], "text/event-stream");
+    assert_eq!(res.headers()[header::CACHE_CONTROL], "no-cache");
+    let mut body = res.into_body().into_data_stream();
+    let mut buf = String::new();
+    let first = next_update(&mut body, &mut buf).await.unwrap();
+    let second = next_update(&mut body, &mut buf).await.unwrap();
+    for u in [&first, &second] {
+        assert!(u["snapshot"]["processes"].is_array(), "{u}");
+        assert!(u["point"]["t_ms"].is_u64(), "{u}");
+        assert!(u["notices"].is_array(), "{u}");
+    }
+    assert!(second["snapshot"]["t_ms"].as_u64() > first["snapshot"]["t_ms"].as_u64());
+    assert_eq!(s.clients().await, 1);
+    drop(body);
+    assert_eq!(s.clients().await, 0, "a closed stream gives its seat back");
+}
+
+impl Server {
+    /// Event-stream clients now, as an operator sees them: in `/metrics`.
+    async fn clients(&self) -> usize {
+        let text = call(&self.app.router, get("/metrics")).await.text();
+        text.lines()
+            .find_map(|l| l.strip_prefix("swapsight_serve_event_clients "))
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+}
+
+#[tokio::test]
+async fn events_are_capped_and_a_lagging_client_is_dropped() {
+    let s = server_with(
+        "cap",
+        Options {
+            max_event_clients: 2,
+            event_backlog: 2,
+            ..Options::default()
+        },
+    );
+    let r = &s.app.router;
+    let a = r.clone().oneshot(get("/api/events")).await.unwrap();
+    let b = r.clone().oneshot(get("/api/events")).await.unwrap();
+    assert_eq!((a.status(), b.status()), (StatusCode::OK, StatusCode::OK));
+    call(r, get("/api/events"))
+        .await
+        .assert_error(StatusCode::SERVICE_UNAVAILABLE, "too many event streams");
+    drop(b);
+    let mut b = r
+        .clone()
+        .oneshot(get("/api/events"))
+        .await
+        .unwrap()
+        .into_body()
+        .into_data_stream();
+
+    // `a` reads nothing while 20 ticks go by: it lags and its stream ends.
+    let mut a = a.into_body().into_data_stream();
+    let mut buf = String::new();
+    for _ in 0..20 {
+        assert!(next_update(&mut b, &mut buf).await.is_some());
+    }
+    let ended = tokio::time::timeout(Duration::from_secs(5), async {
+        let mut events = 0;
+        while let Some(chunk) = a.next().await {
+            events += String::from_utf8_lossy(&chunk.unwrap())
+                .matches("event: update")
+                .count();
+        }
+        events
+    })
+    .await
+    .expect("the lagging stream ends");
+    assert!(ended <= 2, "a lagging client got {ended} stale updates");
+    drop(a);
+    let text = call(r, get("/metrics")).await.text();
+    assert!(
+        text.contains("swapsight_serve_event_clients_lagged_total 1\n"),
+        "{text}"
+    );
+    assert!(text.contains("swapsight_serve_event_clients 1\n"), "{text}");
+}
+
+#[tokio::test]
+async fn shutdown_ends_event_streams() {
+    let s = server("down");
+    let res = s
+        .app
+        .router
+        .clone()
+        .oneshot(get("/api/events"))
+        .await
+        .unwrap();
+    let mut body = res.into_body().into_data_stream();
+    let mut buf = String::new();
+    assert!(next_update(&mut body, &mut buf).await.is_some());
+    (s.app.shutdown_handle())();
+    let rest = tokio::time::timeout(Duration::from_secs(2), async {
+        while body.next().await.is_some() {}
+    })
+    .await;
+    assert!(rest.is_ok(), "the stream did not end on shutdown");
+    call(&s.app.router, get("/api/events"))
+        .await
+        .assert_error(StatusCode::SERVICE_UNAVAILABLE, "shutting down");
+}
+
+#[tokio::test]
+async fn ui_is_embedded_with_security_headers() {
+    let s = server("ui");
+    let r = &s.app.router;
+    let a = call(r, get("/")).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.text());
+    assert_eq!(a.header(header::CONTENT_TYPE), "text/html; charset=utf-8");
+    assert_eq!(
+        a.body,
+        super::assets::UI.get_file("index.html").unwrap().contents()
+    );
+    let csp = a.header(header::CONTENT_SECURITY_POLICY);
+    for part in [
+        "default-src 'self'",
+        "img-src 'self' data:",
+        "style-src 'self'",
+        "frame-ancestors 'none'",
+    ] {
+        assert!(csp.contains(part), "{csp}");
+    }
+    assert_eq!(a.header(header::X_CONTENT_TYPE_OPTIONS), "nosniff");
+    assert_eq!(a.header(header::REFERRER_POLICY), "no-referrer");
+    assert_eq!(a.header(header::X_FRAME_OPTIONS), "DENY");
+    assert_eq!(call(r, get("/index.html")).await.body, a.body);
+    // Every embedded file is served with its type.
+    for f in super::assets::all_files() {
+        let path = f.path().to_str().unwrap();
+        let a = call(r, get(&format!("/{path}"))).await;
+        assert_eq!(a.status, StatusCode::OK, "{path}");
+        if path.ends_with(".js") {
+            assert_eq!(
+                a.header(header::CONTENT_TYPE),
+                "text/javascript; charset=utf-8"
+            );
+        }
+    }
+    call(r, get("/no-such-page.html"))
+        .await
+        .assert_error(StatusCode::NOT_FOUND, "no such page");
+    call(r, get("/../Cargo.toml"))
+        .await
+        .assert_error(StatusCode::NOT_FOUND, "no such page");
+    call(r, post("/index.html", ""))
+        .await
+        .assert_error(StatusCode::METHOD_NOT_ALLOWED, "POST is not allowed");
+    // API answers carry nosniff but no page policy.
+    let a = call(r, get("/api/recordings")).await;
+    assert_eq!(a.header(header::X_CONTENT_TYPE_OPTIONS), "nosniff");
+    assert_eq!(a.header(header::CONTENT_SECURITY_POLICY), "");
+}
+
+#[tokio::test]
+async fn unknown_endpoints_and_methods_answer_json() {
+    let s = server("unknown");
+    let r = &s.app.router;
+    call(r, get("/api/nope"))
+        .await
+        .assert_error(StatusCode::NOT_FOUND, "no such endpoint: /api/nope");
+    call(r, get("/api/pin")).await.assert_error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "GET is not allowed on /api/pin",
+    );
+    call(r, post("/api/snapshot", ""))
+        .await
+        .assert_error(StatusCode::METHOD_NOT_ALLOWED, "POST is not allowed");
+    call(r, post("/metrics", ""))
+        .await
+        .assert_error(StatusCode::METHOD_NOT_ALLOWED, "POST is not allowed");
+}
+
+#[test]
+fn tokens_and_addresses() {
+    assert!(super::check_token("abcdefgh").is_ok());
+    assert!(super::check_token("A-b_c.d~e0123456789").is_ok());
+    assert!(super::check_token("short")
+        .unwrap_err()
+        .contains("8 to 256"));
+    assert!(super::check_token("has space in it")
+        .unwrap_err()
+        .contains("' '"));
+    assert!(super::check_token("plus+sign+").is_err());
+    assert!(super::check_token(&"a".repeat(257)).is_err());
+    assert_eq!(super::addr("127.0.0.1:7878").unwrap().port(), 7878);
+    assert!(super::addr("localhost:9").unwrap().ip().is_loopback());
+    assert!(super::addr("[::1]:9").unwrap().ip().is_loopback());
+    assert!(super::addr("nowhere").is_err());
+    assert!(super::addr("localhost:x").is_err());
+}
+
+#[test]
+fn default_recordings_dir_is_under_the_data_dir() {
+    let d = super::default_recordings_dir();
+    assert!(d.ends_with("swapsight-recordings"), "{}", d.display());
+}

@@ -1,0 +1,121 @@
+// The web UI of a running `swapsight serve`, in headless Chromium (Debian's,
+// driven by playwright-core; no browser download).
+//
+//   SWAPSIGHT_URL=http://127.0.0.1:7878/ node --test tests/e2e/
+//
+// Environment:
+//   SWAPSIGHT_URL            the URL `swapsight serve` printed, with its
+//                            token if it has one (required)
+//   SWAPSIGHT_FALSE_FIT_PID  a process in a real false fit: its row must show
+//                            the flag within 20 s (optional)
+//   SWAPSIGHT_SCREENSHOT     where to save a PNG of the page (optional)
+//   CHROMIUM                 the browser [default: /usr/bin/chromium]
+//
+// crates/cli/tests/cli/serve.rs starts the server and a real false fit (a
+// memory cgroup over a swap file) and runs this.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const url = process.env.SWAPSIGHT_URL;
+const falseFitPid = process.env.SWAPSIGHT_FALSE_FIT_PID;
+const screenshot = process.env.SWAPSIGHT_SCREENSHOT;
+const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
+
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** Bytes back from the table's text ("1.2 GB", "340 MB", "12 KB"). */
+function parseBytes(text) {
+  const m = /^(-?[\d.]+) (GB|MB|KB)$/.exec(text.trim());
+  if (!m) return NaN;
+  return Number(m[1]) * { KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 }[m[2]];
+}
+
+const title = falseFitPid
+  ? 'the live table lists real processes and flags a real false fit'
+  : 'the live table lists real processes';
+
+test(title, { timeout: 90_000 }, async () => {
+  assert.ok(url, 'set SWAPSIGHT_URL to the URL `swapsight serve` printed');
+  const profile = mkdtempSync(join(tmpdir(), 'swapsight-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    args: ARGS,
+    viewport: { width: 1100, height: 900 },
+  });
+  const problems = [];
+  try {
+    const page = context.pages()[0] || (await context.newPage());
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('console', (m) => {
+      // A failed load is also a response, judged below with its URL.
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) {
+        problems.push(`console: ${m.text()}`);
+      }
+    });
+    page.on('response', (r) => {
+      // The browser's own favicon probe is not the page's.
+      if (r.status() >= 400 && !r.url().endsWith('/favicon.ico')) problems.push(`${r.status()} ${r.url()}`);
+    });
+
+    await page.goto(url, { waitUntil: 'load' });
+    // A token in the printed URL is traded for a cookie (the query) and
+    // kept by the page's scripts (the fragment); neither stays in sight.
+    await page.waitForFunction(() => !window.location.href.includes('token='), null, { timeout: 5_000 });
+
+    // Real processes with real footprints, as the live session sees them.
+    await page.waitForSelector('#processes tr[data-pid]', { timeout: 15_000 });
+    const rows = await page.$$eval('#processes tr[data-pid]', (trs) =>
+      trs.map((tr) => ({
+        pid: Number(tr.dataset.pid),
+        name: tr.querySelector('td.col-name')?.textContent ?? '',
+        footprint: tr.querySelector('td.col-footprint')?.textContent ?? '',
+        state: tr.dataset.state,
+      })),
+    );
+    assert.ok(rows.length >= 3, `only ${rows.length} rows: ${JSON.stringify(rows)}`);
+    const sized = rows.filter((r) => parseBytes(r.footprint) > 0);
+    assert.ok(sized.length >= 3, `rows without footprints: ${JSON.stringify(rows)}`);
+    assert.ok(
+      sized.some((r) => parseBytes(r.footprint) >= 1024 ** 2),
+      `no process of 1 MB or more: ${JSON.stringify(rows)}`,
+    );
+    assert.ok(rows.every((r) => r.pid > 0 && r.name), JSON.stringify(rows));
+    // The header figures are filled in.
+    const free = await page.textContent('#free');
+    assert.match(free ?? '', /\d/, `free memory shows ${free}`);
+
+    if (falseFitPid) {
+      // The filler's row shows the flag, in the page, within 20 s.
+      const flagged = `#processes tr[data-pid="${falseFitPid}"][data-state="false-fit"]`;
+      await page.waitForSelector(flagged, { timeout: 20_000 });
+      const badge = await page.textContent(`${flagged} .badge`);
+      assert.match(badge ?? '', /false fit/i, `badge says ${badge}`);
+      const evidence = await page.getAttribute(`${flagged} .badge`, 'title');
+      assert.ok(evidence && evidence.length > 10, `no evidence in the tooltip: ${evidence}`);
+      await page.waitForSelector('#state[data-state="false-fit"]', { timeout: 5_000 });
+    }
+
+    // Let the chart draw a few more points, then take the picture.
+    await page.waitForTimeout(1500);
+    if (screenshot) await page.screenshot({ path: screenshot, fullPage: true });
+    assert.deepEqual(problems, [], 'the page had errors');
+  } finally {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+});

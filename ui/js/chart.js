@@ -1,0 +1,345 @@
+// The live chart, drawn on a <canvas> with no library: footprint lines of
+// the largest, pinned and flagged processes and swap growth as a filled area
+// on the left axis (bytes), free memory as a dashed line on the right axis
+// (percent). Hovering shows the values at that instant in the legend.
+//
+// Why our own: the page must run under a strict CSP with no third-party
+// code, refresh twice a second inside a small popover, and follow the
+// system's light/dark colours (read from CSS custom properties at each
+// draw). That is ~300 lines of canvas, far less than any charting library.
+
+import { bytes, bytesAxis, duration, pct } from './format.js';
+
+const MARGIN = { left: 46, right: 40, top: 10, bottom: 20 };
+const PALETTE = 6; // --series-1 … --series-6
+
+function css(el, name, fallback) {
+  const v = getComputedStyle(el).getPropertyValue(name).trim();
+  return v || fallback;
+}
+
+/** "Nice" tick step for a range: 1, 2, 2.5 or 5 × a power of ten. */
+function niceStep(range, count) {
+  const raw = range / Math.max(1, count);
+  const pow = Math.pow(10, Math.floor(Math.log10(raw)));
+  for (const m of [1, 2, 2.5, 5, 10]) if (raw <= m * pow) return m * pow;
+  return 10 * pow;
+}
+
+/** Byte ticks on binary-friendly steps (…, 256M, 512M, 1G, 2G, 4G, …). */
+function byteTicks(lo, hi, count) {
+  const MIB = 1024 * 1024;
+  let step = MIB;
+  while ((hi - lo) / step > count) step *= 2;
+  const ticks = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi + 1; v += step) ticks.push(v);
+  return ticks;
+}
+
+export class Chart {
+  /**
+   * @param {HTMLCanvasElement} canvas
+   * @param {HTMLElement} legend element filled with one entry per series
+   */
+  constructor(canvas, legend) {
+    this.canvas = canvas;
+    this.legend = legend;
+    this.ctx = canvas.getContext('2d');
+    this.points = [];
+    this.names = new Map(); // pid → name
+    this.colors = new Map(); // pid → palette slot, stable while it is drawn
+    this.spanMs = 5 * 60 * 1000;
+    this.live = true;
+    this.hoverX = null;
+    this.highlight = null; // pid emphasised (hovered row)
+    this.pending = false;
+    new ResizeObserver(() => this.request()).observe(canvas);
+    canvas.addEventListener('mousemove', (e) => {
+      this.hoverX = e.offsetX;
+      this.request();
+    });
+    canvas.addEventListener('mouseleave', () => {
+      this.hoverX = null;
+      this.request();
+    });
+    if (window.matchMedia) {
+      window.matchMedia('(prefers-color-scheme: dark)').addEventListener?.('change', () => this.request());
+    }
+  }
+
+  /** Replaces the data. `live` charts show the last `spanMs`; a replay all. */
+  set({ points, names, spanMs, live }) {
+    this.points = points || [];
+    if (names) for (const [pid, n] of names) this.names.set(pid, n);
+    if (spanMs) this.spanMs = spanMs;
+    if (live != null) this.live = live;
+    this.request();
+  }
+
+  /** Appends a live point and drops those older than the span. */
+  push(point, names) {
+    this.points.push(point);
+    if (names) for (const [pid, n] of names) this.names.set(pid, n);
+    const from = point.t_ms - this.spanMs - 2000;
+    let i = 0;
+    while (i < this.points.length && this.points[i].t_ms < from) i++;
+    if (i) this.points.splice(0, i);
+    this.request();
+  }
+
+  setHighlight(pid) {
+    if (this.highlight !== pid) {
+      this.highlight = pid;
+      this.request();
+    }
+  }
+
+  request() {
+    if (this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      this.draw();
+    });
+  }
+
+  /** The pids to draw, largest (peak in view) first, at most `max`. */
+  series(points, max = 6) {
+    const peak = new Map();
+    for (const p of points) for (const [pid, b] of p.footprints) peak.set(pid, Math.max(peak.get(pid) || 0, b));
+    const last = points.length ? new Set(points[points.length - 1].footprints.map(([pid]) => pid)) : new Set();
+    return [...peak.entries()]
+      .sort((a, b) => (last.has(b[0]) - last.has(a[0])) || b[1] - a[1])
+      .slice(0, max)
+      .map(([pid]) => pid);
+  }
+
+  colorOf(pid, used) {
+    let slot = this.colors.get(pid);
+    if (slot == null || used.has(slot)) {
+      slot = 0;
+      while (used.has(slot) && slot < PALETTE - 1) slot++;
+      this.colors.set(pid, slot);
+    }
+    used.add(slot);
+    return slot;
+  }
+
+  draw() {
+    const { canvas, ctx } = this;
+    const dpr = window.devicePixelRatio || 1;
+    const w = canvas.clientWidth;
+    const h = canvas.clientHeight;
+    if (!w || !h) return;
+    if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
+      canvas.width = Math.round(w * dpr);
+      canvas.height = Math.round(h * dpr);
+    }
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, w, h);
+
+    const color = {
+      grid: css(canvas, '--chart-grid', 'rgba(128,128,128,.2)'),
+      text: css(canvas, '--chart-text', '#888'),
+      swap: css(canvas, '--chart-swap', '#e5484d'),
+      swapFill: css(canvas, '--chart-swap-fill', 'rgba(229,72,77,.18)'),
+      free: css(canvas, '--chart-free', '#3e9b4f'),
+      cross: css(canvas, '--chart-cross', 'rgba(128,128,128,.6)'),
+      font: css(canvas, '--chart-font', '11px system-ui, sans-serif'),
+    };
+    const series = [];
+    for (let i = 1; i <= PALETTE; i++) series.push(css(canvas, `--series-${i}`, '#888'));
+
+    const pts = this.points;
+    const plot = {
+      x: MARGIN.left,
+      y: MARGIN.top,
+      w: Math.max(10, w - MARGIN.left - MARGIN.right),
+      h: Math.max(10, h - MARGIN.top - MARGIN.bottom),
+    };
+    ctx.font = color.font;
+    if (!pts.length) {
+      ctx.fillStyle = color.text;
+      ctx.textAlign = 'center';
+      ctx.fillText('waiting for the first samples…', plot.x + plot.w / 2, plot.y + plot.h / 2);
+      this.fillLegend([]);
+      return;
+    }
+
+    // ---------------------------------------------------------------- scales
+    const t1 = pts[pts.length - 1].t_ms;
+    // Live: the last `spanMs`, but a young session fills the width (at
+    // least a minute) instead of hugging the right edge.
+    const age = t1 - pts[0].t_ms;
+    const t0 = this.live ? t1 - Math.min(this.spanMs, Math.max(60000, age)) : pts[0].t_ms;
+    const tspan = Math.max(1000, t1 - t0);
+    const X = (t) => plot.x + ((t - t0) / tspan) * plot.w;
+    const pids = this.series(pts);
+    let lo = 0;
+    let hi = 64 * 1024 * 1024;
+    for (const p of pts) {
+      if (p.t_ms < t0) continue;
+      lo = Math.min(lo, p.swap_growth_bytes);
+      hi = Math.max(hi, p.swap_growth_bytes);
+      for (const [pid, b] of p.footprints) if (pids.includes(pid)) hi = Math.max(hi, b);
+    }
+    hi *= 1.08;
+    const ticks = byteTicks(lo, hi, Math.max(2, Math.floor(plot.h / 28)));
+    hi = Math.max(hi, ticks[ticks.length - 1]);
+    const Y = (b) => plot.y + plot.h - ((b - lo) / (hi - lo)) * plot.h;
+    const YR = (p) => plot.y + plot.h - (p / 100) * plot.h;
+
+    // ------------------------------------------------------------------ grid
+    ctx.lineWidth = 1;
+    ctx.strokeStyle = color.grid;
+    ctx.fillStyle = color.text;
+    ctx.textBaseline = 'middle';
+    ctx.textAlign = 'right';
+    for (const v of ticks) {
+      const y = Math.round(Y(v)) + 0.5;
+      ctx.beginPath();
+      ctx.moveTo(plot.x, y);
+      ctx.lineTo(plot.x + plot.w, y);
+      ctx.stroke();
+      ctx.fillText(bytesAxis(v), plot.x - 6, y);
+    }
+    ctx.textAlign = 'left';
+    ctx.fillStyle = color.free;
+    for (const p of [0, 50, 100]) ctx.fillText(`${p}%`, plot.x + plot.w + 6, YR(p));
+
+    // time axis
+    ctx.fillStyle = color.text;
+    ctx.textBaseline = 'top';
+    const stepMs = niceStep(tspan / 1000, Math.max(2, Math.floor(plot.w / 90))) * 1000;
+    if (this.live) {
+      ctx.textAlign = 'right';
+      ctx.fillText('now', plot.x + plot.w, plot.y + plot.h + 5);
+      ctx.textAlign = 'center';
+      for (let ago = stepMs; ago < tspan - stepMs / 3; ago += stepMs) {
+        ctx.fillText(`−${duration(ago).replace(/\.0s$/, 's')}`, X(t1 - ago), plot.y + plot.h + 5);
+      }
+    } else {
+      ctx.textAlign = 'center';
+      for (let at = 0; at <= tspan + 1; at += stepMs) {
+        ctx.textAlign = at === 0 ? 'left' : 'center';
+        ctx.fillText(duration(at).replace(/\.0s$/, 's'), X(t0 + at), plot.y + plot.h + 5);
+      }
+    }
+
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(plot.x, plot.y - 2, plot.w, plot.h + 4);
+    ctx.clip();
+
+    // ------------------------------------------------------ swap growth area
+    const visible = pts.filter((p, i) => p.t_ms >= t0 || (pts[i + 1] && pts[i + 1].t_ms >= t0));
+    const zero = Y(0);
+    ctx.beginPath();
+    ctx.moveTo(X(visible[0].t_ms), zero);
+    for (const p of visible) ctx.lineTo(X(p.t_ms), Y(p.swap_growth_bytes));
+    ctx.lineTo(X(visible[visible.length - 1].t_ms), zero);
+    ctx.closePath();
+    ctx.fillStyle = color.swapFill;
+    ctx.fill();
+    this.line(visible, (p) => Y(p.swap_growth_bytes), X, color.swap, 1.5);
+
+    // ------------------------------------------------------ free memory (%)
+    ctx.setLineDash([4, 3]);
+    this.line(visible, (p) => YR(p.free_pct), X, color.free, 1.25);
+    ctx.setLineDash([]);
+
+    // ------------------------------------------------------- footprint lines
+    const used = new Set();
+    const drawn = pids.map((pid) => ({ pid, slot: this.colorOf(pid, used) }));
+    for (const { pid, slot } of drawn) {
+      const wide = this.highlight === pid ? 2.75 : 1.6;
+      this.line(
+        visible,
+        (p) => {
+          const f = p.footprints.find(([q]) => q === pid);
+          return f ? Y(f[1]) : null;
+        },
+        X,
+        series[slot],
+        wide,
+      );
+    }
+
+    // ------------------------------------------------------------ crosshair
+    let at = visible[visible.length - 1];
+    if (this.hoverX != null && this.hoverX >= plot.x && this.hoverX <= plot.x + plot.w) {
+      const t = t0 + ((this.hoverX - plot.x) / plot.w) * tspan;
+      at = visible.reduce((best, p) => (Math.abs(p.t_ms - t) < Math.abs(best.t_ms - t) ? p : best), visible[0]);
+      const x = Math.round(X(at.t_ms)) + 0.5;
+      ctx.strokeStyle = color.cross;
+      ctx.lineWidth = 1;
+      ctx.beginPath();
+      ctx.moveTo(x, plot.y);
+      ctx.lineTo(x, plot.y + plot.h);
+      ctx.stroke();
+    }
+    ctx.restore();
+
+    const footprintAt = (pid) => {
+      const f = at.footprints.find(([q]) => q === pid);
+      return f ? f[1] : null;
+    };
+    this.fillLegend([
+      { cls: 'swap', label: 'swap growth', value: bytes(at.swap_growth_bytes), color: color.swap },
+      { cls: 'free', label: 'free', value: pct(at.free_pct), color: color.free },
+      ...drawn.map(({ pid, slot }) => ({
+        cls: 'proc',
+        pid,
+        label: this.names.get(pid) || `pid ${pid}`,
+        value: bytes(footprintAt(pid)),
+        color: series[slot],
+      })),
+    ]);
+  }
+
+  /** A polyline through the points; `y` may answer null to break it. */
+  line(points, y, X, stroke, width) {
+    const { ctx } = this;
+    ctx.strokeStyle = stroke;
+    ctx.lineWidth = width;
+    ctx.lineJoin = 'round';
+    ctx.beginPath();
+    let open = false;
+    for (const p of points) {
+      const v = y(p);
+      if (v == null) {
+        open = false;
+        continue;
+      }
+      if (open) ctx.lineTo(X(p.t_ms), v);
+      else ctx.moveTo(X(p.t_ms), v);
+      open = true;
+    }
+    ctx.stroke();
+  }
+
+  fillLegend(items) {
+    if (!this.legend) return;
+    const key = items.map((i) => `${i.label}|${i.value}|${i.color}`).join('\n');
+    if (key === this.legendKey) return;
+    this.legendKey = key;
+    this.legend.replaceChildren(
+      ...items.map((i) => {
+        const li = document.createElement('li');
+        li.className = `legend-${i.cls}`;
+        if (i.pid != null) li.dataset.pid = i.pid;
+        const sw = document.createElement('span');
+        sw.className = 'swatch';
+        sw.style.background = i.color;
+        const name = document.createElement('span');
+        name.className = 'name';
+        name.textContent = i.label;
+        const val = document.createElement('span');
+        val.className = 'value';
+        val.textContent = i.value;
+        li.append(sw, name, val);
+        return li;
+      }),
+    );
+  }
+}
