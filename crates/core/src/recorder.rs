@@ -121,6 +121,25 @@ pub fn default_trace_path(dir: &Path, unix_ms: u64) -> PathBuf {
     path
 }
 
+/// Where recordings go by default — the same folder for `serve` and the
+/// menu-bar app: `swapsight-recordings` under the data dir (`$XDG_DATA_HOME`
+/// or `~/.local/share`; `~/Library/Application Support` on macOS).
+pub fn default_recordings_dir() -> PathBuf {
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let data = if cfg!(target_os = "macos") {
+        home.map(|h| h.join("Library/Application Support"))
+    } else {
+        std::env::var_os("XDG_DATA_HOME")
+            .filter(|d| Path::new(d).is_absolute())
+            .map(PathBuf::from)
+            .or_else(|| home.map(|h| h.join(".local/share")))
+    };
+    data.unwrap_or_else(|| PathBuf::from("."))
+        .join("swapsight-recordings")
+}
+
 /// Days since 1970-01-01 → (year, month, day), proleptic Gregorian
 /// (Howard Hinnant's algorithm).
 fn civil_from_days(z: i64) -> (i64, u32, u32) {

@@ -13,7 +13,7 @@
 //! of event-stream clients ([`sse`]).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -96,22 +96,7 @@ pub fn check_token(token: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Where recordings go when `--recordings` is not given.
-pub fn default_recordings_dir() -> PathBuf {
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
-    let data = if cfg!(target_os = "macos") {
-        home.map(|h| h.join("Library/Application Support"))
-    } else {
-        std::env::var_os("XDG_DATA_HOME")
-            .filter(|d| Path::new(d).is_absolute())
-            .map(PathBuf::from)
-            .or_else(|| home.map(|h| h.join(".local/share")))
-    };
-    data.unwrap_or_else(|| PathBuf::from("."))
-        .join("swapsight-recordings")
-}
+pub use swapsight::recorder::default_recordings_dir;
 
 /// How the server behaves; [`Options::default`] is what `serve` runs with.
 #[derive(Debug, Clone)]
