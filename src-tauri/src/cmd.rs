@@ -1,0 +1,184 @@
+//! The commands the web view may invoke: each translates one [`Live`] method
+//! (or a trace file in the recordings folder) into JSON, with the same shapes
+//! `swapsight serve` answers over HTTP, so `ui/js/transport.js` needs no
+//! per-transport code beyond the call itself. Errors are strings a UI shows
+//! as they are. Only `open_trace` and `export_recording` exist just here:
+//! they ask the user for a file with a native dialog (from Rust, so the web
+//! view needs no dialog permission); in a browser the UI lists recordings
+//! and downloads exports instead.
+//!
+//! Every command here needs its own `allow-<name>` permission
+//! (`build.rs` declares them in the app manifest, `capabilities/default.json`
+//! grants them to the main window).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+use swapsight::live::{self, Live, Point, Replay, Row, Snapshot};
+use swapsight::report::Report;
+use tauri::{AppHandle, Runtime, State};
+use tauri_plugin_dialog::DialogExt;
+
+use crate::export::{self, ExportFormat};
+use crate::recordings::{list_recordings, recording_path, RecordingEntry};
+
+/// The live session, as the app manages it.
+pub type LiveState<'a> = State<'a, Arc<Live>>;
+
+/// One process: its row and its footprint history (`[t_ms, bytes]` pairs).
+#[derive(Debug, Serialize)]
+pub struct ProcessView {
+    pub row: Row,
+    pub series: Vec<(u64, u64)>,
+}
+
+/// A recording that just started or stopped.
+#[derive(Debug, Serialize)]
+pub struct RecordingInfo {
+    /// File name in the recordings folder (what `replay` and `report` take).
+    pub name: String,
+    pub path: PathBuf,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u64>,
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Runs blocking work (file reads, reports) off the async runtime's threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    tauri::async_runtime::spawn_blocking(f)
+        .await
+        .map_err(|e| format!("internal error: {e}"))?
+}
+
+/// The latest snapshot; `null` before the first tick.
+#[tauri::command]
+pub fn snapshot(live: LiveState<'_>) -> Option<Snapshot> {
+    live.snapshot()
+}
+
+/// Chart history of the last `seconds` (all of it when absent).
+#[tauri::command]
+pub fn history(live: LiveState<'_>, seconds: Option<u64>) -> Vec<Point> {
+    live.history(seconds)
+}
+
+#[tauri::command]
+pub fn process(live: LiveState<'_>, pid: u32) -> Result<ProcessView, String> {
+    live.process(pid)
+        .map(|(row, series)| ProcessView { row, series })
+        .ok_or_else(|| format!("no process {pid} in the table"))
+}
+
+/// Pins `pid` (watch its tree, keep it first) or unpins with `null`.
+#[tauri::command]
+pub fn pin(live: LiveState<'_>, pid: Option<u32>) {
+    live.pin(pid);
+}
+
+#[tauri::command]
+pub fn reset_baseline(live: LiveState<'_>) {
+    live.reset_baseline();
+}
+
+/// Starts recording the whole machine, watching `pid` (or the pinned one).
+#[tauri::command]
+pub fn start_recording(live: LiveState<'_>, pid: Option<u32>) -> Result<RecordingInfo, String> {
+    let path = live.start_recording(pid).map_err(|e| e.to_string())?;
+    log!("recording to {}", path.display());
+    Ok(RecordingInfo {
+        name: file_name(&path),
+        path,
+        samples: None,
+    })
+}
+
+#[tauri::command]
+pub fn stop_recording(live: LiveState<'_>) -> Result<RecordingInfo, String> {
+    let (path, samples) = live.stop_recording().map_err(|e| e.to_string())?;
+    log!("recorded {samples} samples to {}", path.display());
+    Ok(RecordingInfo {
+        name: file_name(&path),
+        path,
+        samples: Some(samples),
+    })
+}
+
+#[tauri::command]
+pub fn recordings(live: LiveState<'_>) -> Vec<RecordingEntry> {
+    list_recordings(&live.recordings_dir())
+}
+
+/// Recording `name` shown as the live view shows a session.
+#[tauri::command]
+pub async fn replay(live: LiveState<'_>, name: String) -> Result<Replay, String> {
+    let path = recording_path(&live, &name)?;
+    blocking(move || live::replay(&path).map_err(|e| e.to_string())).await
+}
+
+/// The report of recording `name`.
+#[tauri::command]
+pub async fn report(live: LiveState<'_>, name: String) -> Result<Report, String> {
+    let path = recording_path(&live, &name)?;
+    blocking(move || {
+        let trace = swapsight::trace::read(&path).map_err(|e| e.to_string())?;
+        Ok(swapsight::report::report(&trace, None))
+    })
+    .await
+}
+
+/// Asks for a trace file and replays it; `null` when the user cancels.
+#[tauri::command]
+pub async fn open_trace<R: Runtime>(
+    app: AppHandle<R>,
+    live: LiveState<'_>,
+) -> Result<Option<Replay>, String> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog()
+        .file()
+        .set_title("Open a swapsight trace")
+        .set_directory(live.recordings_dir())
+        .add_filter("swapsight trace", &["jsonl"])
+        .pick_file(move |p| {
+            let _ = tx.send(p);
+        });
+    let Some(picked) = rx.await.ok().flatten() else {
+        return Ok(None);
+    };
+    let path = picked.into_path().map_err(|e| e.to_string())?;
+    log!("replaying {}", path.display());
+    blocking(move || live::replay(&path).map(Some).map_err(|e| e.to_string())).await
+}
+
+/// Asks where to save recording `name` (the last one when absent) as
+/// `format`, then writes it; returns the path written, `null` when the user
+/// cancels.
+#[tauri::command]
+pub async fn export_recording<R: Runtime>(
+    app: AppHandle<R>,
+    live: LiveState<'_>,
+    format: ExportFormat,
+    name: Option<String>,
+) -> Result<Option<PathBuf>, String> {
+    let trace = match name {
+        Some(n) => recording_path(&live, &n)?,
+        None => live
+            .last_recording()
+            .ok_or("no recording yet: record one first")?,
+    };
+    let Some(out) = export::ask_save_path(&app, &trace, Some(format)).await else {
+        return Ok(None);
+    };
+    let format = ExportFormat::from_path(&out).unwrap_or(format);
+    let written = out.clone();
+    blocking(move || export::export_to(&trace, format, &out)).await?;
+    log!("exported {} as {format:?}", written.display());
+    Ok(Some(written))
+}

@@ -1,0 +1,183 @@
+//! swapsight's menu-bar shell (Tauri v2): a tray icon whose title says how
+//! far swap grew and whether a false fit is flagged, a popover with the live
+//! chart and process table (`ui/`), notifications, recordings and exports.
+//!
+//! Only glue: the session is `swapsight::live::Live` (sampler, detector,
+//! snapshots, recordings), the same one `swapsight serve` wraps in HTTP.
+//! This crate wires it to Tauri: commands (`cmd`), the `update` event and
+//! the tray, both fed by one thread reading `Live::subscribe` ([`pump`]).
+//! [`run_app`] is generic over the runtime so tests drive the real wiring
+//! through `tauri::test::mock_builder()`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use swapsight::live::{Live, Update};
+use tauri::{App, AppHandle, Builder, Emitter, Manager, Runtime};
+use tauri_plugin_notification::NotificationExt;
+
+/// Logs a line to stderr, prefixed with the app's name.
+macro_rules! log {
+    ($($arg:tt)*) => {
+        eprintln!("swapsight-app: {}", format_args!($($arg)*))
+    };
+}
+
+pub mod cmd;
+pub mod export;
+pub mod recordings;
+pub mod tray;
+pub mod window;
+
+/// Name of the event that carries each [`Update`] to the web view.
+pub const UPDATE_EVENT: &str = "update";
+
+/// How the app starts.
+pub struct Options {
+    /// A session to use instead of the native one (tests).
+    pub live: Option<Arc<Live>>,
+    /// Build the tray icon.
+    pub tray: bool,
+    /// An ordinary window shown at start instead of a popover (see
+    /// [`window`]); also taken when the tray cannot be built.
+    pub window_mode: bool,
+    /// Where recordings go; default
+    /// `swapsight::recorder::default_recordings_dir()` (shared with serve).
+    pub recordings_dir: Option<PathBuf>,
+}
+
+impl Options {
+    /// From the environment: `SWAPSIGHT_SHOW_WINDOW=1|0` (window mode; by
+    /// default on Linux, off on macOS), `SWAPSIGHT_NO_TRAY=1`,
+    /// `SWAPSIGHT_RECORDINGS_DIR=<dir>`.
+    pub fn from_env() -> Options {
+        let flag = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .map(|v| matches!(v.trim(), "1" | "true" | "yes"))
+        };
+        Options {
+            live: None,
+            tray: !flag("SWAPSIGHT_NO_TRAY").unwrap_or(false),
+            window_mode: flag("SWAPSIGHT_SHOW_WINDOW").unwrap_or(cfg!(target_os = "linux")),
+            recordings_dir: std::env::var_os("SWAPSIGHT_RECORDINGS_DIR").map(PathBuf::from),
+        }
+    }
+}
+
+/// Runs the app with the real runtime and `tauri.conf.json`.
+pub fn run() {
+    let app = run_app(tauri::Builder::default(), Options::from_env())
+        .build(context())
+        .unwrap_or_else(|e| {
+            log!("cannot start: {e}");
+            std::process::exit(1);
+        });
+    app.run(|_, _| {});
+}
+
+/// The context generated from `tauri.conf.json` (config, `../ui` assets,
+/// icons, capabilities), for any runtime.
+pub fn context<R: Runtime>() -> tauri::Context<R> {
+    tauri::generate_context!()
+}
+
+/// Plugins, commands, window behaviour and setup, on any runtime.
+pub fn run_app<R: Runtime>(builder: Builder<R>, opts: Options) -> Builder<R> {
+    builder
+        .plugin(tauri_plugin_positioner::init())
+        .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_autostart::Builder::new().build())
+        .manage(window::Mode::new(!opts.window_mode))
+        .invoke_handler(tauri::generate_handler![
+            cmd::snapshot,
+            cmd::history,
+            cmd::process,
+            cmd::pin,
+            cmd::reset_baseline,
+            cmd::start_recording,
+            cmd::stop_recording,
+            cmd::recordings,
+            cmd::replay,
+            cmd::report,
+            cmd::open_trace,
+            cmd::export_recording,
+        ])
+        .on_window_event(window::on_event)
+        .setup(move |app| setup(app, opts))
+}
+
+fn setup<R: Runtime>(app: &mut App<R>, opts: Options) -> Result<(), Box<dyn std::error::Error>> {
+    // A menu-bar app: no Dock icon, no app menu.
+    #[cfg(target_os = "macos")]
+    app.set_activation_policy(tauri::ActivationPolicy::Accessory);
+
+    let live = match opts.live {
+        Some(live) => live,
+        None => {
+            // The folder `swapsight serve` uses too, so either lists both.
+            let dir = opts
+                .recordings_dir
+                .unwrap_or_else(swapsight::recorder::default_recordings_dir);
+            log!("sampling; recordings go to {}", dir.display());
+            Arc::new(Live::start_native(dir)?)
+        }
+    };
+    app.manage(Arc::clone(&live));
+    let handle = app.handle().clone();
+    let tray = opts.tray
+        && match tray::build(&handle) {
+            Ok(()) => true,
+            Err(e) => {
+                log!("no tray icon ({e}); showing a window instead");
+                false
+            }
+        };
+    if opts.window_mode || !tray {
+        window::use_window_mode(&handle);
+    }
+    pump(handle, &live);
+    Ok(())
+}
+
+/// One thread forwards every [`Update`] of the session: to the web view as
+/// the `update` event, to the tray (title, icon, menu) and, for each
+/// notice, as a notification.
+pub fn pump<R: Runtime>(app: AppHandle<R>, live: &Live) {
+    let updates = live.subscribe(16);
+    let spawned = std::thread::Builder::new()
+        .name("swapsight-pump".into())
+        .spawn(move || {
+            for update in updates {
+                forward(&app, &update);
+            }
+        });
+    if let Err(e) = spawned {
+        log!("cannot start the update thread: {e}");
+    }
+}
+
+fn forward<R: Runtime>(app: &AppHandle<R>, update: &Update) {
+    if let Err(e) = app.emit(UPDATE_EVENT, update) {
+        log!("cannot send an update to the window: {e}");
+    }
+    if let Some(t) = app.try_state::<tray::Tray<R>>() {
+        t.show(&update.snapshot);
+    }
+    for n in &update.notices {
+        log!("{}: {}", n.title, n.body);
+        if let Err(e) = app
+            .notification()
+            .builder()
+            .title(&n.title)
+            .body(&n.body)
+            .show()
+        {
+            log!("cannot show a notification: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,364 @@
+//! Every command through real IPC: the app as `run_app` wires it, on Tauri's
+//! mock runtime, with the real context (so `capabilities/default.json` and
+//! the app manifest's permissions are enforced), fed by the core's scripted
+//! probe in which swap climbs 40 MiB a tick while pid 7 pages in — a false
+//! fit.
+
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use swapsight::live::{Live, LiveConfig};
+use swapsight::probe::scripted::ScriptedProbe;
+use swapsight::SamplerConfig;
+use tauri::ipc::{CallbackFn, InvokeBody};
+use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
+use tauri::webview::InvokeRequest;
+use tauri::{App, Listener, Manager, WebviewWindow};
+
+use crate::export::{export_to, ExportFormat};
+use crate::{context, run_app, Options};
+
+/// A temp dir removed on drop.
+struct Tmp(PathBuf);
+
+impl Tmp {
+    fn new(tag: &str) -> Tmp {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let d =
+            std::env::temp_dir().join(format!("swapsight-app-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Tmp(d)
+    }
+}
+
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scripted_live(dir: &Path) -> Arc<Live> {
+    let cfg = LiveConfig {
+        sampler: SamplerConfig {
+            interval: Duration::from_millis(20),
+            history: 2,
+            ..SamplerConfig::default()
+        },
+        rows: 10,
+        recordings_dir: dir.to_path_buf(),
+        ..LiveConfig::default()
+    };
+    Arc::new(Live::start(Box::new(ScriptedProbe::false_fit()), cfg).unwrap())
+}
+
+struct TestApp {
+    app: App<MockRuntime>,
+    window: WebviewWindow<MockRuntime>,
+    dir: Tmp,
+}
+
+fn app(tag: &str) -> TestApp {
+    let dir = Tmp::new(tag);
+    let live = scripted_live(&dir.0);
+    let opts = Options {
+        live: Some(Arc::clone(&live)),
+        tray: false,
+        window_mode: true,
+        recordings_dir: None,
+    };
+    let mut app = run_app(mock_builder(), opts)
+        .build(context())
+        .expect("the app builds");
+    // Setup (config windows, then ours) runs when the event loop starts.
+    #[allow(deprecated)]
+    app.run_iteration(|_, _| {});
+    let window = app
+        .get_webview_window("main")
+        .expect("the main window from tauri.conf.json");
+    live.wait_snapshot(Duration::from_secs(5))
+        .expect("a first tick");
+    TestApp { app, window, dir }
+}
+
+fn request(cmd: &str, args: Value) -> InvokeRequest {
+    InvokeRequest {
+        cmd: cmd.into(),
+        callback: CallbackFn(0),
+        error: CallbackFn(1),
+        url: "tauri://localhost".parse().unwrap(),
+        body: InvokeBody::Json(args),
+        headers: Default::default(),
+        invoke_key: INVOKE_KEY.to_string(),
+    }
+}
+
+/// Invokes `cmd` as the web view would; `Err` carries the rejection.
+fn call(t: &TestApp, cmd: &str, args: Value) -> Result<Value, Value> {
+    get_ipc_response(&t.window, request(cmd, args)).map(|b| b.deserialize::<Value>().unwrap())
+}
+
+fn ok(t: &TestApp, cmd: &str, args: Value) -> Value {
+    call(t, cmd, args).unwrap_or_else(|e| panic!("{cmd} failed: {e}"))
+}
+
+fn err(t: &TestApp, cmd: &str, args: Value) -> String {
+    match call(t, cmd, args) {
+        Ok(v) => panic!("{cmd} should fail, answered {v}"),
+        Err(e) => e.as_str().map_or_else(|| e.to_string(), str::to_owned),
+    }
+}
+
+#[test]
+fn snapshot_has_rows_and_header_figures() {
+    let t = app("snapshot");
+    let s = ok(&t, "snapshot", json!({}));
+    let rows = s["processes"].as_array().unwrap();
+    assert!(!rows.is_empty(), "{s:#}");
+    assert!(rows
+        .iter()
+        .all(|r| r["footprint_bytes"].as_u64().unwrap() > 0));
+    assert_eq!(s["system"]["phys_bytes"], 16u64 << 30);
+    assert_eq!(s["system"]["free_pct"], 60.0);
+    assert!(s.get("measures_process_swap").is_some());
+    assert!(s["title"].is_string());
+}
+
+#[test]
+fn history_returns_points_of_the_window() {
+    let t = app("history");
+    std::thread::sleep(Duration::from_millis(200));
+    let all = ok(&t, "history", json!({}));
+    let recent = ok(&t, "history", json!({ "seconds": 60 }));
+    let points = all.as_array().unwrap();
+    assert!(points.len() >= 3, "{all}");
+    assert!(recent.as_array().unwrap().len() <= points.len());
+    let p = &points[points.len() - 1];
+    assert!(p["swap_growth_bytes"].as_i64().is_some() && p["free_pct"].as_f64().is_some());
+    assert!(p["footprints"][0].as_array().unwrap().len() == 2, "{p}");
+}
+
+#[test]
+fn process_returns_row_and_series_or_an_error() {
+    let t = app("process");
+    std::thread::sleep(Duration::from_millis(100));
+    let v = ok(&t, "process", json!({ "pid": 50 }));
+    assert_eq!(v["row"]["pid"], 50);
+    assert_eq!(v["row"]["name"], "p50");
+    assert!(!v["series"].as_array().unwrap().is_empty(), "{v}");
+    assert!(err(&t, "process", json!({ "pid": 999_999 })).contains("no process 999999"));
+    // A missing argument is the caller's mistake, told in words.
+    assert!(err(&t, "process", json!({})).contains("pid"));
+}
+
+#[test]
+fn pin_and_unpin() {
+    let t = app("pin");
+    assert_eq!(ok(&t, "pin", json!({ "pid": 7 })), Value::Null);
+    let pinned = (0..100).find_map(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        let s = ok(&t, "snapshot", json!({}));
+        let row = s["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["pid"] == 7)
+            .cloned();
+        (s["pinned"] == 7).then_some(row)
+    });
+    let row = pinned
+        .expect("pinned shows in snapshots")
+        .expect("the pinned row stays in the table");
+    assert_eq!(row["pinned"], true);
+    ok(&t, "pin", json!({ "pid": null }));
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(ok(&t, "snapshot", json!({}))["pinned"], Value::Null);
+}
+
+#[test]
+fn reset_baseline_restarts_growth() {
+    let t = app("reset");
+    std::thread::sleep(Duration::from_millis(300));
+    let before = ok(&t, "snapshot", json!({}))["view"]["swap_growth_bytes"]
+        .as_i64()
+        .unwrap();
+    assert!(before > 0);
+    assert_eq!(ok(&t, "reset_baseline", json!({})), Value::Null);
+    std::thread::sleep(Duration::from_millis(100));
+    let after = ok(&t, "snapshot", json!({}))["view"]["swap_growth_bytes"]
+        .as_i64()
+        .unwrap();
+    assert!(after < before, "{after} !< {before}");
+}
+
+#[test]
+fn record_stop_list_replay_report() {
+    let t = app("record");
+    let started = ok(&t, "start_recording", json!({ "pid": 7 }));
+    let name = started["name"].as_str().unwrap().to_owned();
+    assert!(name.ends_with(".jsonl"), "{started}");
+    assert!(err(&t, "start_recording", json!({})).contains("already recording"));
+    std::thread::sleep(Duration::from_millis(400));
+    let stopped = ok(&t, "stop_recording", json!({}));
+    assert_eq!(stopped["name"], name.as_str());
+    let samples = stopped["samples"].as_u64().unwrap();
+    assert!(samples >= 5, "{stopped}");
+    assert!(err(&t, "stop_recording", json!({})).contains("not recording"));
+
+    let list = ok(&t, "recordings", json!({}));
+    let entry = &list.as_array().unwrap()[0];
+    assert_eq!(entry["name"], name.as_str());
+    assert!(entry["bytes"].as_u64().unwrap() > 0 && entry["modified_ms"].as_u64().unwrap() > 0);
+
+    let replay = ok(&t, "replay", json!({ "name": name }));
+    assert_eq!(replay["report"]["samples"].as_u64(), Some(samples));
+    assert_eq!(replay["points"].as_array().unwrap().len() as u64, samples);
+    assert!(!replay["processes"].as_array().unwrap().is_empty());
+    let report = ok(&t, "report", json!({ "name": name }));
+    assert_eq!(report["samples"].as_u64(), Some(samples));
+    assert!(report["verdict"].is_string());
+
+    let trace = swapsight::trace::read(&t.dir.0.join(&name)).unwrap();
+    assert_eq!(trace.header().watch_pid, Some(7));
+}
+
+#[test]
+fn recording_names_cannot_leave_the_folder() {
+    let t = app("names");
+    std::fs::write(t.dir.0.join("notes.txt"), "x").unwrap();
+    for bad in [
+        "../etc/passwd",
+        "/etc/passwd",
+        ".hidden.jsonl",
+        "notes.txt",
+        "a/b.jsonl",
+        "",
+    ] {
+        let e = err(&t, "replay", json!({ "name": bad }));
+        assert!(e.contains("not a recording name"), "{bad}: {e}");
+        assert!(err(&t, "report", json!({ "name": bad })).contains("not a recording name"));
+    }
+    assert!(err(&t, "replay", json!({ "name": "nope.jsonl" })).contains("no recording named"));
+    assert!(ok(&t, "recordings", json!({}))
+        .as_array()
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn export_without_a_recording_says_so() {
+    let t = app("export");
+    let e = err(&t, "export_recording", json!({ "format": "csv" }));
+    assert!(e.contains("no recording yet"), "{e}");
+    let e = err(&t, "export_recording", json!({ "format": "xml" }));
+    assert!(e.contains("xml") || e.contains("variant"), "{e}");
+}
+
+#[test]
+fn capabilities_grant_only_our_commands() {
+    let t = app("acl");
+    // Plugin commands are not granted to the web view: dialogs and
+    // notifications are shown from Rust.
+    for cmd in [
+        "plugin:dialog|open",
+        "plugin:notification|notify",
+        "plugin:autostart|enable",
+        "plugin:positioner|move_window",
+    ] {
+        let e = call(&t, cmd, json!({})).expect_err(cmd).to_string();
+        assert!(e.contains("not allowed"), "{cmd}: {e}");
+    }
+    let e = call(&t, "no_such_command", json!({}))
+        .expect_err("unknown")
+        .to_string();
+    assert!(e.contains("not allowed") || e.contains("not found"), "{e}");
+}
+
+#[test]
+fn updates_reach_listeners_and_carry_the_false_fit() {
+    let t = app("events");
+    let (tx, rx) = mpsc::channel::<Value>();
+    t.app.listen(crate::UPDATE_EVENT, move |e| {
+        let _ = tx.send(serde_json::from_str(e.payload()).unwrap());
+    });
+    let mut flagged = None;
+    let mut noticed = false;
+    for u in rx.iter().take(400) {
+        assert!(
+            u["snapshot"]["processes"].is_array() && u["point"]["t_ms"].is_u64(),
+            "{u}"
+        );
+        noticed |= u["notices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n["pid"] == 7);
+        if let Some(r) = u["snapshot"]["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["state"] == "false-fit")
+        {
+            flagged = Some((r.clone(), u["snapshot"]["title"].clone()));
+            if noticed {
+                break;
+            }
+        }
+    }
+    let (row, title) = flagged.expect("a false fit flagged");
+    assert_eq!(row["pid"], 7);
+    assert!(
+        row["evidence"].as_str().unwrap().contains("false fit"),
+        "{row}"
+    );
+    assert!(title.as_str().unwrap().ends_with("⚠ false fit"), "{title}");
+    assert!(noticed, "a notice for pid 7");
+    assert!(crate::tray::is_alert(swapsight::State::FalseFit));
+    assert!(!crate::tray::is_alert(swapsight::State::HiddenMemory));
+}
+
+#[test]
+fn exports_every_format_from_a_recording() {
+    let dir = Tmp::new("formats");
+    let live = scripted_live(&dir.0);
+    live.wait_snapshot(Duration::from_secs(5)).unwrap();
+    live.start_recording(Some(7)).unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    let (trace, _) = live.stop_recording().unwrap();
+    for f in ExportFormat::ALL {
+        let out = dir.0.join(format!("out.{}", f.extension()));
+        export_to(&trace, f, &out).unwrap_or_else(|e| panic!("{f:?}: {e}"));
+        let bytes = std::fs::read(&out).unwrap();
+        assert!(bytes.len() > 100, "{f:?}: {} bytes", bytes.len());
+        match f {
+            ExportFormat::Jsonl => assert_eq!(bytes, std::fs::read(&trace).unwrap()),
+            ExportFormat::Csv => assert!(String::from_utf8(bytes).unwrap().lines().count() > 5),
+            ExportFormat::Perfetto => {
+                serde_json::from_slice::<Value>(&bytes).expect("Perfetto export is JSON");
+            }
+            ExportFormat::Png => assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n"),
+        }
+        assert_eq!(ExportFormat::from_path(&out), Some(f));
+    }
+    let e = export_to(
+        &dir.0.join("missing.jsonl"),
+        ExportFormat::Csv,
+        &dir.0.join("x.csv"),
+    )
+    .unwrap_err();
+    assert!(e.contains("missing.jsonl"), "{e}");
+    assert_eq!(
+        ExportFormat::Perfetto
+            .file_name_for(&trace)
+            .rsplit('.')
+            .next(),
+        Some("json")
+    );
+    assert_eq!(
+        crate::export::with_extension(dir.0.join("chart"), ExportFormat::Png),
+        dir.0.join("chart.png")
+    );
+}

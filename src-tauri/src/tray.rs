@@ -1,0 +1,221 @@
+//! The menu-bar item: a template icon (black and alpha, tinted by macOS)
+//! that gets a badge while a false fit or overflow is flagged, the live
+//! title (`⇡2.1G ⚠ false fit`), and the menu — Open, Start/Stop recording,
+//! Reset baseline, Export last recording…, Start at login, Quit. A left
+//! click toggles the popover (macOS and Windows; Linux trays send no clicks,
+//! their menu's Open does it).
+
+use std::sync::{Arc, Mutex};
+
+use swapsight::live::{Live, Snapshot};
+use swapsight::State;
+use tauri::image::Image;
+use tauri::menu::{CheckMenuItem, Menu, MenuEvent, MenuItem, PredefinedMenuItem};
+use tauri::tray::{MouseButton, MouseButtonState, TrayIcon, TrayIconBuilder, TrayIconEvent};
+use tauri::{AppHandle, Manager, Runtime};
+use tauri_plugin_autostart::ManagerExt as _;
+
+use crate::export::{self, ExportFormat};
+use crate::window;
+
+/// Id of the one tray icon.
+pub const ID: &str = "swapsight";
+
+const ICON: &[u8] = include_bytes!("../../icons/tray@2x.png");
+const ICON_ALERT: &[u8] = include_bytes!("../../icons/tray-alert@2x.png");
+
+/// The tray icon and the menu items that change; managed state.
+pub struct Tray<R: Runtime> {
+    icon: TrayIcon<R>,
+    record: MenuItem<R>,
+    autostart: CheckMenuItem<R>,
+    shown: Mutex<Shown>,
+}
+
+/// What the tray shows now, to touch it only on change.
+#[derive(Default, PartialEq)]
+struct Shown {
+    title: Option<String>,
+    alert: Option<bool>,
+    recording: Option<bool>,
+}
+
+/// Whether a snapshot calls for the alert icon.
+pub fn is_alert(state: State) -> bool {
+    matches!(state, State::FalseFit | State::Overflow)
+}
+
+fn image(bytes: &'static [u8]) -> tauri::Result<Image<'static>> {
+    Image::from_bytes(bytes)
+}
+
+/// Builds the tray icon and its menu, and manages the [`Tray`].
+pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
+    let autostart_on = app.autolaunch().is_enabled().unwrap_or(false);
+    let open = MenuItem::with_id(app, "open", "Open swapsight", true, None::<&str>)?;
+    let record = MenuItem::with_id(app, "record", "Start recording", true, None::<&str>)?;
+    let reset = MenuItem::with_id(app, "reset", "Reset baseline", true, None::<&str>)?;
+    let export = MenuItem::with_id(app, "export", "Export last recording…", true, None::<&str>)?;
+    let autostart = CheckMenuItem::with_id(
+        app,
+        "autostart",
+        "Start at login",
+        true,
+        autostart_on,
+        None::<&str>,
+    )?;
+    let quit = MenuItem::with_id(app, "quit", "Quit swapsight", true, Some("CmdOrCtrl+Q"))?;
+    let menu = Menu::with_items(
+        app,
+        &[
+            &open,
+            &PredefinedMenuItem::separator(app)?,
+            &record,
+            &reset,
+            &export,
+            &PredefinedMenuItem::separator(app)?,
+            &autostart,
+            &PredefinedMenuItem::separator(app)?,
+            &quit,
+        ],
+    )?;
+    let icon = TrayIconBuilder::with_id(ID)
+        .icon(image(ICON)?)
+        .icon_as_template(true)
+        .tooltip("swapsight: footprint beside swap")
+        .title("")
+        .menu(&menu)
+        .show_menu_on_left_click(false)
+        .on_menu_event(on_menu)
+        .on_tray_icon_event(on_icon)
+        .build(app)?;
+    app.manage(Tray {
+        icon,
+        record,
+        autostart,
+        shown: Mutex::new(Shown::default()),
+    });
+    Ok(())
+}
+
+impl<R: Runtime> Tray<R> {
+    /// Shows a snapshot: title, icon variant, the record item's words.
+    pub fn show(&self, s: &Snapshot) {
+        let mut shown = self.shown.lock().unwrap_or_else(|e| e.into_inner());
+        if shown.title.as_deref() != Some(s.title.as_str()) {
+            // `Some("")`, not `None`, clears the title on macOS.
+            if let Err(e) = self.icon.set_title(Some(s.title.as_str())) {
+                log!("cannot set the tray title: {e}");
+            }
+            shown.title = Some(s.title.clone());
+        }
+        let alert = is_alert(s.state);
+        if shown.alert != Some(alert) {
+            let bytes = if alert { ICON_ALERT } else { ICON };
+            if let Err(e) =
+                image(bytes).and_then(|i| self.icon.set_icon_with_as_template(Some(i), true))
+            {
+                log!("cannot set the tray icon: {e}");
+            }
+            shown.alert = Some(alert);
+        }
+        let recording = s.recording.is_some();
+        if shown.recording != Some(recording) {
+            let _ = self.set_recording(recording);
+            shown.recording = Some(recording);
+        }
+    }
+
+    fn set_recording(&self, recording: bool) -> tauri::Result<()> {
+        self.record.set_text(if recording {
+            "Stop recording"
+        } else {
+            "Start recording"
+        })
+    }
+}
+
+fn on_icon<R: Runtime>(tray: &TrayIcon<R>, event: TrayIconEvent) {
+    let app = tray.app_handle();
+    tauri_plugin_positioner::on_tray_event(app, &event);
+    if matches!(
+        event,
+        TrayIconEvent::Click { .. } | TrayIconEvent::Enter { .. } | TrayIconEvent::Move { .. }
+    ) {
+        app.state::<window::Mode>().tray_seen();
+    }
+    if let TrayIconEvent::Click {
+        button: MouseButton::Left,
+        button_state: MouseButtonState::Up,
+        ..
+    } = event
+    {
+        window::toggle(app);
+    }
+}
+
+fn on_menu<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
+    let live = app.state::<Arc<Live>>();
+    match event.id().as_ref() {
+        "open" => window::show(app),
+        "record" => {
+            let recording = live.snapshot().is_some_and(|s| s.recording.is_some());
+            let now_recording = if recording {
+                match live.stop_recording() {
+                    Ok((path, n)) => log!("recorded {n} samples to {}", path.display()),
+                    Err(e) => log!("cannot stop recording: {e}"),
+                }
+                false
+            } else {
+                match live.start_recording(None) {
+                    Ok(path) => {
+                        log!("recording to {}", path.display());
+                        true
+                    }
+                    Err(e) => {
+                        log!("cannot start recording: {e}");
+                        false
+                    }
+                }
+            };
+            if let Some(t) = app.try_state::<Tray<R>>() {
+                let _ = t.set_recording(now_recording);
+            }
+        }
+        "reset" => live.reset_baseline(),
+        "export" => match live.last_recording() {
+            Some(trace) => {
+                let app = app.clone();
+                tauri::async_runtime::spawn(async move {
+                    let Some(out) = export::ask_save_path(&app, &trace, None).await else {
+                        return;
+                    };
+                    let format = ExportFormat::from_path(&out).unwrap_or(ExportFormat::Csv);
+                    let res = tauri::async_runtime::spawn_blocking(move || {
+                        export::export_to(&trace, format, &out).map(|()| out)
+                    })
+                    .await;
+                    match res {
+                        Ok(Ok(out)) => log!("exported {} as {format:?}", out.display()),
+                        Ok(Err(e)) => log!("{e}"),
+                        Err(e) => log!("export failed: {e}"),
+                    }
+                });
+            }
+            None => log!("nothing to export: no recording yet"),
+        },
+        "autostart" => {
+            let al = app.autolaunch();
+            let on = al.is_enabled().unwrap_or(false);
+            let res = if on { al.disable() } else { al.enable() };
+            if let Err(e) = res {
+                log!("cannot change start at login: {e}");
+            }
+            if let Some(t) = app.try_state::<Tray<R>>() {
+                let _ = t.autostart.set_checked(al.is_enabled().unwrap_or(on));
+            }
+        }
+        "quit" => app.exit(0),
+        _ => {}
+    }
+}

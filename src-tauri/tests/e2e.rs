@@ -1,0 +1,297 @@
+//! The built app, end to end: the real binary under Xvfb, driven through
+//! `tauri-driver` (WebDriver), sampling this machine.
+//!
+//! 1. the table lists this machine's processes with their footprints;
+//! 2. a real false fit — a filler in a memory cgroup limited to 256 MiB,
+//!    swapping while it keeps touching its pages — shows up in the table as
+//!    `data-state="false-fit"`;
+//! 3. Record → Stop through the real commands writes a trace that
+//!    `swapsight report` reads.
+//!
+//! Outside CI they skip with a note when a tool (or root, for the real
+//! swap) is missing; with `CI=true` they must run. They run one at a time:
+//! each has its own display, driver and app, and the false fit needs the
+//! machine's swap to itself. Linux only: Xvfb, WebKitWebDriver, cgroups.
+#![cfg(target_os = "linux")]
+
+mod util;
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use util::webdriver::AppUnderTest;
+use util::{memfill, Proc, RealSwap, MIB};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The table as the page shows it.
+const ROWS: &str =
+    "return [...document.querySelectorAll('#processes tbody tr[data-pid]')].map((tr) => ({
+    pid: Number(tr.dataset.pid),
+    state: tr.dataset.state,
+    name: tr.querySelector('.col-name').textContent,
+    footprint: tr.querySelector('.col-footprint').textContent,
+    evidence: tr.querySelector('.badge').title,
+}));";
+
+fn rows(app: &AppUnderTest) -> Vec<Value> {
+    app.session
+        .execute(ROWS, json!([]))
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Waits until the page drew its first rows.
+fn wait_for_table(app: &AppUnderTest) {
+    app.session.wait_for(
+        "the process table",
+        "return document.querySelectorAll('#processes tbody tr[data-pid]').length > 0",
+        Duration::from_secs(30),
+    );
+}
+
+#[test]
+fn table_lists_this_machines_processes() {
+    let _serial = serial();
+    let Some(app) = AppUnderTest::start("table_lists_this_machines_processes") else {
+        return;
+    };
+    wait_for_table(&app);
+    let rows = rows(&app);
+    assert!(rows.len() >= 3, "{rows:#?}");
+    // Footprints are shown in bytes units, and the largest are not zero.
+    for r in rows.iter().take(3) {
+        let fp = r["footprint"].as_str().unwrap();
+        assert!(
+            fp.ends_with(" MB") || fp.ends_with(" GB") || fp.ends_with(" KB"),
+            "{r}"
+        );
+        assert!(!fp.starts_with("0 "), "zero footprint: {r}");
+        assert_eq!(r["state"], "fits", "{r}");
+    }
+    // The app itself is one of them, with its real pid.
+    let me = app.session.invoke("snapshot", json!({})).unwrap();
+    let pids: Vec<u64> = me["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["pid"].as_u64().unwrap())
+        .collect();
+    assert!(rows
+        .iter()
+        .any(|r| pids.contains(&r["pid"].as_u64().unwrap())));
+    assert!(
+        rows.iter()
+            .any(|r| r["name"].as_str().unwrap().starts_with("swapsight-app")),
+        "the app's own process is in the table: {rows:#?}"
+    );
+    // Header figures are filled in.
+    let header = app.session.execute(
+        "return ['#free', '#swap', '#state'].map((s) => document.querySelector(s).textContent)",
+        json!([]),
+    );
+    let header: Vec<&str> = header
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(header[0].ends_with('%'), "{header:?}");
+    assert!(header[1].ends_with('B'), "{header:?}");
+    assert_eq!(header[2], "fits", "{header:?}");
+}
+
+#[test]
+fn real_false_fit_is_flagged_in_the_table() {
+    let _serial = serial();
+    let test = "real_false_fit_is_flagged_in_the_table";
+    let Some(rs) = RealSwap::new(test, 2048, 256) else {
+        return;
+    };
+    let Some(app) = AppUnderTest::start(test) else {
+        return;
+    };
+    wait_for_table(&app);
+    // A second of calm first, so the detector sees swap start to climb.
+    std::thread::sleep(Duration::from_secs(2));
+    let fill = memfill();
+    let started = Instant::now();
+    let mut filler = Proc::spawn(
+        "memfill",
+        &mut rs.wrap(&[
+            "python3",
+            fill.to_str().unwrap(),
+            "--mb",
+            "1200",
+            "--chunk-mb",
+            "32",
+            "--hold",
+            "30",
+        ]),
+    )
+    .expect("start the filler");
+    let pid = filler.pid();
+    let script = format!(
+        "const tr = document.querySelector('#processes tr[data-pid=\"{pid}\"][data-state=\"false-fit\"]');
+         return tr && {{ name: tr.querySelector('.col-name').textContent,
+                        footprint: tr.querySelector('.col-footprint').textContent,
+                        evidence: tr.querySelector('.badge').title,
+                        header: document.querySelector('#state').dataset.state }};"
+    );
+    let until = started + Duration::from_secs(30);
+    let row = loop {
+        let v = app.session.execute(&script, json!([]));
+        if !v.is_null() {
+            break v;
+        }
+        assert!(filler.alive(), "the filler exited before it was flagged");
+        assert!(
+            Instant::now() < until,
+            "pid {pid} not flagged as a false fit within 30 s; table: {:#?}",
+            rows(&app)
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    let took = started.elapsed();
+    eprintln!("false fit of pid {pid} shown after {took:.1?}: {row}");
+    assert!(row["name"].as_str().unwrap().starts_with("python"), "{row}");
+    assert!(
+        row["evidence"].as_str().unwrap().contains("false fit"),
+        "{row}"
+    );
+    assert_eq!(row["header"], "false-fit", "{row}");
+    // Ground truth: it really swapped while its footprint stayed low.
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kb = |key: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+            * 1024
+    };
+    assert!(
+        kb("VmSwap:") >= 128 * MIB,
+        "VmSwap only {} bytes",
+        kb("VmSwap:")
+    );
+    assert!(
+        kb("RssAnon:") <= 300 * MIB,
+        "RssAnon {} bytes",
+        kb("RssAnon:")
+    );
+
+    // The picture the docs show: the popover with the false fit in it.
+    std::thread::sleep(Duration::from_millis(1500));
+    let png = app.session.screenshot();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("app-popover.png");
+    std::fs::write(&out, &png).unwrap();
+    eprintln!("screenshot: {}", out.display());
+    if std::env::var("SWAPSIGHT_UPDATE_SCREENSHOT").is_ok_and(|v| v == "1") {
+        let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/app-popover.png");
+        std::fs::write(&docs, &png).unwrap();
+        eprintln!("screenshot: {}", docs.display());
+    }
+    drop(filler);
+    drop(app);
+    drop(rs);
+}
+
+#[test]
+fn record_stop_writes_a_trace_that_report_reads() {
+    let _serial = serial();
+    let Some(app) = AppUnderTest::start("record_stop_writes_a_trace_that_report_reads") else {
+        return;
+    };
+    wait_for_table(&app);
+    let started = app
+        .session
+        .invoke("start_recording", json!({}))
+        .expect("start_recording");
+    let name = started["name"].as_str().expect("a name").to_owned();
+    let e = app
+        .session
+        .invoke("start_recording", json!({}))
+        .expect_err("a second start");
+    assert!(e.contains("already recording"), "{e}");
+    // The page shows that it records (the button turns into Stop).
+    app.session.wait_for(
+        "the Record button to show Stop",
+        "const b = document.querySelector('#record'); return b.classList.contains('on') && b.textContent.includes('Stop');",
+        Duration::from_secs(10),
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    let stopped = app
+        .session
+        .invoke("stop_recording", json!({}))
+        .expect("stop_recording");
+    assert_eq!(stopped["name"], name.as_str());
+    let samples = stopped["samples"].as_u64().unwrap();
+    assert!(samples >= 4, "{stopped}");
+    app.session.wait_for(
+        "the Record button to show Record",
+        "return !document.querySelector('#record').classList.contains('on')",
+        Duration::from_secs(10),
+    );
+
+    let path = app.recordings.path().join(&name);
+    assert_eq!(Path::new(stopped["path"].as_str().unwrap()), path);
+    let trace = swapsight::trace::read(&path).expect("the trace reads");
+    assert!(trace.problems.is_empty(), "{:?}", trace.problems);
+    assert_eq!(trace.samples.len() as u64, samples);
+    let report = swapsight::report::report(&trace, None);
+    assert_eq!(report.samples as u64, samples);
+    assert!(!report.processes.is_empty());
+    assert!(report.duration_ms >= 2000, "{}", report.duration_ms);
+    // The same verdict the replay in the page shows.
+    let listed = app.session.invoke("recordings", json!({})).unwrap();
+    assert_eq!(listed[0]["name"], name.as_str());
+    let replay = app
+        .session
+        .invoke("replay", json!({ "name": name }))
+        .unwrap();
+    assert_eq!(replay["report"]["verdict"], json!(report.verdict));
+
+    // Replay in the page (`#replay=<name>`): banner with the verdict, the
+    // trace's processes in the table; then back to live.
+    app.session.execute(
+        "location.hash = 'replay=' + encodeURIComponent(arguments[0]);",
+        json!([name]),
+    );
+    let shown = app.session.wait_for(
+        "the replay banner",
+        "const b = document.querySelector('#banner');
+         return document.body.dataset.mode === 'replay' && !b.hidden && {
+           title: document.querySelector('#banner-title').textContent,
+           verdict: document.querySelector('#banner-verdict').dataset.state,
+           rows: document.querySelectorAll('#processes tbody tr[data-pid]').length,
+           exportable: !document.querySelector('#export').disabled };",
+        Duration::from_secs(10),
+    );
+    assert!(shown["title"].as_str().unwrap().contains(&name), "{shown}");
+    assert_eq!(shown["verdict"], json!(report.verdict), "{shown}");
+    assert!(shown["rows"].as_u64().unwrap() > 0, "{shown}");
+    assert_eq!(shown["exportable"], true, "{shown}");
+    let png = app.session.screenshot();
+    std::fs::write(
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("app-replay.png"),
+        png,
+    )
+    .unwrap();
+    app.session
+        .execute("document.querySelector('#live').click();", json!([]));
+    app.session.wait_for(
+        "live mode again",
+        "return document.body.dataset.mode !== 'replay' && document.querySelector('#banner').hidden",
+        Duration::from_secs(10),
+    );
+}
