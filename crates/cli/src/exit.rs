@@ -73,7 +73,11 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
                 .lines()
                 .take_while(|l| !l.starts_with("Usage:"))
                 .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with("tip:") && !l.starts_with("For more information"))
+                .filter(|l| {
+                    !l.is_empty()
+                        && !l.starts_with("tip:")
+                        && !l.starts_with("For more information")
+                })
                 .collect();
             let what = what.join(" ");
             let what = what.strip_prefix("error: ").unwrap_or(&what);

@@ -437,7 +437,10 @@ impl Detector {
         let hidden_drop = self.cfg.hidden_drop_for(phys);
         let mut flags = Vec::new();
         for p in &sample.processes {
-            let track = self.procs.entry(p.pid).or_insert_with(|| Track::new(p, now));
+            let track = self
+                .procs
+                .entry(p.pid)
+                .or_insert_with(|| Track::new(p, now));
             if track.start_time != p.start_time {
                 *track = Track::new(p, now);
             }

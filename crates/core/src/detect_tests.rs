@@ -317,7 +317,11 @@ fn growing_bystander_is_not_blamed_for_someone_elses_false_fit() {
     // Swap climbs; p1 pages in (the culprit); p2 grows 20 MiB a tick without
     // paging in (a compiler next door). Footprints are far from memory.
     let (d, _) = run(40, &[], |i| {
-        (i * 20 * MIB, 60.0, vec![proc(1, GIB, i * 500), proc(2, 100 * MIB + i * 20 * MIB, 0)])
+        (
+            i * 20 * MIB,
+            60.0,
+            vec![proc(1, GIB, i * 500), proc(2, 100 * MIB + i * 20 * MIB, 0)],
+        )
     });
     assert_eq!(d.assessment(1).unwrap().state, State::FalseFit);
     assert_eq!(d.assessment(2).unwrap().worst, State::Fits);
@@ -328,7 +332,11 @@ fn flag_is_kept_while_swap_keeps_growing_below_the_tolerance() {
     // Fast climb for 10 s, then a slow steady 2 MiB/s growth for 40 s:
     // still swapping, so the false fit stays raised.
     let (d, flags) = run(100, &[], |i| {
-        let swap = if i <= 20 { i * 30 * MIB } else { 600 * MIB + (i - 20) * MIB };
+        let swap = if i <= 20 {
+            i * 30 * MIB
+        } else {
+            600 * MIB + (i - 20) * MIB
+        };
         (swap, 60.0, vec![proc(1, GIB, i * 300)])
     });
     assert_eq!(d.assessment(1).unwrap().state, State::FalseFit, "{flags:?}");

@@ -213,7 +213,10 @@ mod tests {
             let dt = w[1].sample.t_ms - w[0].sample.t_ms;
             assert!((10..=200).contains(&dt), "tick spacing {dt} ms");
         }
-        assert_eq!(s.latest().unwrap().sample.t_ms, s.recent().last().unwrap().sample.t_ms);
+        assert_eq!(
+            s.latest().unwrap().sample.t_ms,
+            s.recent().last().unwrap().sample.t_ms
+        );
         s.stop().unwrap();
     }
 
@@ -229,7 +232,11 @@ mod tests {
     fn the_detector_runs_on_the_sampler_thread() {
         let s = sampler(2);
         let rx = s.subscribe(200);
-        let flagged = rx.iter().take(150).any(|t| t.flags.iter().any(|f| f.pid == 7 && f.state == crate::State::FalseFit));
+        let flagged = rx.iter().take(150).any(|t| {
+            t.flags
+                .iter()
+                .any(|f| f.pid == 7 && f.state == crate::State::FalseFit)
+        });
         assert!(flagged);
         // Dropping the handle stops the thread; the channel then ends.
         drop(s);

@@ -4,9 +4,9 @@
 
 mod util;
 
+mod export;
+mod guard;
+mod realswap;
 mod record;
 mod report;
-mod realswap;
-mod guard;
-mod export;
 mod serve;

@@ -17,12 +17,26 @@ fn passes_the_command_exit_code_through() {
     assert_eq!(out.status.code(), Some(3), "{}", stderr_of(&out));
     let t = swapsight::trace::read(&trace).unwrap();
     assert!(t.samples.len() >= 3, "{} samples", t.samples.len());
-    assert_eq!(t.header().command.as_deref(), Some(&["sh".to_string(), "-c".into(), "sleep 0.5; exit 3".into()][..]));
-    let exit = t.events.iter().find(|e| e.kind == "command-exit").expect("command-exit event");
+    assert_eq!(
+        t.header().command.as_deref(),
+        Some(&["sh".to_string(), "-c".into(), "sleep 0.5; exit 3".into()][..])
+    );
+    let exit = t
+        .events
+        .iter()
+        .find(|e| e.kind == "command-exit")
+        .expect("command-exit event");
     assert_eq!(exit.code, Some(3));
     // The watched tree is in the samples, with real figures.
-    let sh = t.samples.iter().flat_map(|s| &s.sample.processes).find(|p| Some(p.pid) == t.header().watch_pid);
-    assert!(sh.is_some_and(|p| p.footprint_bytes > 0), "watched sh not recorded with a footprint");
+    let sh = t
+        .samples
+        .iter()
+        .flat_map(|s| &s.sample.processes)
+        .find(|p| Some(p.pid) == t.header().watch_pid);
+    assert!(
+        sh.is_some_and(|p| p.footprint_bytes > 0),
+        "watched sh not recorded with a footprint"
+    );
     assert!(t.samples[0].sample.system.phys_bytes > 0);
 }
 
@@ -35,19 +49,31 @@ fn missing_command_is_one_line_and_127() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(127));
-    assert_eq!(stderr_of(&out), "swapsight: command not found: no-such-command-xyz\n");
+    assert_eq!(
+        stderr_of(&out),
+        "swapsight: command not found: no-such-command-xyz\n"
+    );
 }
 
 #[test]
 fn missing_pid_is_one_line() {
-    let out = swapsight().args(["record", "--pid", "999999999"]).output().unwrap();
+    let out = swapsight()
+        .args(["record", "--pid", "999999999"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(stderr_of(&out), "swapsight: no process with pid 999999999\n");
+    assert_eq!(
+        stderr_of(&out),
+        "swapsight: no process with pid 999999999\n"
+    );
 }
 
 #[test]
 fn bad_interval_is_one_line_and_usage_code() {
-    let out = swapsight().args(["record", "--interval", "5x", "--", "true"]).output().unwrap();
+    let out = swapsight()
+        .args(["record", "--interval", "5x", "--", "true"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr_of(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -58,9 +84,19 @@ fn bad_interval_is_one_line_and_usage_code() {
 fn records_a_running_pid_until_it_exits() {
     let dir = TempDir::new("pid");
     let trace = dir.join("p.jsonl");
-    let mut sleeper = std::process::Command::new("sleep").arg("1.5").spawn().unwrap();
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("1.5")
+        .spawn()
+        .unwrap();
     let out = swapsight()
-        .args(["record", "--interval", "100ms", "--pid", &sleeper.id().to_string(), "-o"])
+        .args([
+            "record",
+            "--interval",
+            "100ms",
+            "--pid",
+            &sleeper.id().to_string(),
+            "-o",
+        ])
         .arg(&trace)
         .output()
         .unwrap();
@@ -95,5 +131,7 @@ fn sigkill_loses_at_most_the_line_being_written() {
     // The report reads a killed recording too.
     let out = swapsight().arg("report").arg(&trace).output().unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
-    let _ = std::process::Command::new("pkill").args(["-f", "^sleep 30$"]).status();
+    let _ = std::process::Command::new("pkill")
+        .args(["-f", "^sleep 30$"])
+        .status();
 }

@@ -17,7 +17,11 @@ fn seeds_get_their_verdicts_in_json() {
         ("staged", swapsight::synth::seed_staged(), "fits"),
         ("to-cpu", swapsight::synth::seed_to_cpu(), "hidden-memory"),
     ] {
-        let p = write(&dir, &format!("{name}.jsonl"), &swapsight::synth::to_jsonl(&trace));
+        let p = write(
+            &dir,
+            &format!("{name}.jsonl"),
+            &swapsight::synth::to_jsonl(&trace),
+        );
         let r = report_json(&p);
         assert_eq!(r["verdict"], verdict, "{name}: {r:#}");
         let python = process_named(&r, "python");
@@ -29,11 +33,18 @@ fn seeds_get_their_verdicts_in_json() {
 #[test]
 fn offload_text_report_says_false_fit_in_words() {
     let dir = TempDir::new("words");
-    let p = write(&dir, "offload.jsonl", &swapsight::synth::to_jsonl(&swapsight::synth::seed_offload()));
+    let p = write(
+        &dir,
+        "offload.jsonl",
+        &swapsight::synth::to_jsonl(&swapsight::synth::seed_offload()),
+    );
     let out = swapsight().arg("report").arg(&p).output().unwrap();
     let text = stdout_of(&out);
     assert!(text.starts_with("verdict: FALSE FIT"), "{text}");
-    assert!(text.contains("footprint peaked at 18.5 GB of 48.0 GB"), "{text}");
+    assert!(
+        text.contains("footprint peaked at 18.5 GB of 48.0 GB"),
+        "{text}"
+    );
     assert!(text.contains("false fit"), "{text}");
 }
 
@@ -42,13 +53,28 @@ fn corrupt_line_is_named_and_the_rest_reported() {
     let dir = TempDir::new("corrupt");
     let mut bytes = swapsight::synth::to_jsonl(&swapsight::synth::seed_offload());
     // Corrupt the 5th line in place.
-    let starts: Vec<usize> = std::iter::once(0).chain(bytes.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| i + 1)).collect();
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(
+            bytes
+                .iter()
+                .enumerate()
+                .filter(|(_, &b)| b == b'\n')
+                .map(|(i, _)| i + 1),
+        )
+        .collect();
     bytes[starts[4]] = b'#';
     let p = write(&dir, "c.jsonl", &bytes);
-    let out = swapsight().args(["report", "--json"]).arg(&p).output().unwrap();
+    let out = swapsight()
+        .args(["report", "--json"])
+        .arg(&p)
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let err = stderr_of(&out);
-    assert!(err.contains("c.jsonl: line 5:") && err.contains("(skipped)"), "{err}");
+    assert!(
+        err.contains("c.jsonl: line 5:") && err.contains("(skipped)"),
+        "{err}"
+    );
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["verdict"], "false-fit");
 }
@@ -62,7 +88,15 @@ fn not_a_trace_is_one_line_and_nonzero() {
     let err = stderr_of(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("x.jsonl:1: not a swapsight trace"), "{err}");
-    let out = swapsight().arg("report").arg(dir.join("missing.jsonl")).output().unwrap();
+    let out = swapsight()
+        .arg("report")
+        .arg(dir.join("missing.jsonl"))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr_of(&out).starts_with("swapsight: cannot read "), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).starts_with("swapsight: cannot read "),
+        "{}",
+        stderr_of(&out)
+    );
 }

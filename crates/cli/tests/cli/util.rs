@@ -30,7 +30,8 @@ impl TempDir {
     pub fn new(tag: &str) -> TempDir {
         static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let dir = std::env::temp_dir().join(format!("swapsight-test-{tag}-{}-{n}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("swapsight-test-{tag}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create temp dir");
         TempDir(dir)
@@ -127,7 +128,10 @@ impl RealSwap {
         let lock = SWAP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let why_not = if !is_root() {
             Some("not root")
-        } else if !Path::new(CGROUP_ROOT).join("memory.limit_in_bytes").exists() {
+        } else if !Path::new(CGROUP_ROOT)
+            .join("memory.limit_in_bytes")
+            .exists()
+        {
             Some("no cgroup v1 memory controller at /sys/fs/cgroup/memory")
         } else {
             None
@@ -147,22 +151,44 @@ impl RealSwap {
             swapfile,
             cgroup,
         };
-        run_ok("fallocate", &["-l", &format!("{}M", swap_mib), rs.swapfile.to_str().unwrap()]);
-        std::fs::set_permissions(&rs.swapfile, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+        run_ok(
+            "fallocate",
+            &[
+                "-l",
+                &format!("{}M", swap_mib),
+                rs.swapfile.to_str().unwrap(),
+            ],
+        );
+        std::fs::set_permissions(
+            &rs.swapfile,
+            std::os::unix::fs::PermissionsExt::from_mode(0o600),
+        )
+        .unwrap();
         run_ok("mkswap", &[rs.swapfile.to_str().unwrap()]);
         run_ok("swapon", &[rs.swapfile.to_str().unwrap()]);
         std::fs::create_dir_all(&rs.cgroup).expect("create memory cgroup");
-        std::fs::write(rs.cgroup.join("memory.limit_in_bytes"), format!("{}", limit_mib * MIB)).expect("set limit");
+        std::fs::write(
+            rs.cgroup.join("memory.limit_in_bytes"),
+            format!("{}", limit_mib * MIB),
+        )
+        .expect("set limit");
         Some(rs)
     }
 
     /// `sh -c` that joins the cgroup, then execs `args` (same pid).
     pub fn wrap(&self, args: &[&str]) -> Vec<String> {
-        let quoted: Vec<String> = args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
+        let quoted: Vec<String> = args
+            .iter()
+            .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+            .collect();
         vec![
             "sh".into(),
             "-c".into(),
-            format!("echo $$ > {}/cgroup.procs && exec {}", self.cgroup.display(), quoted.join(" ")),
+            format!(
+                "echo $$ > {}/cgroup.procs && exec {}",
+                self.cgroup.display(),
+                quoted.join(" ")
+            ),
         ]
     }
 }
@@ -179,7 +205,10 @@ impl Drop for RealSwap {
 fn kill_cgroup(cg: &Path) {
     for _ in 0..50 {
         let procs = std::fs::read_to_string(cg.join("cgroup.procs")).unwrap_or_default();
-        let pids: Vec<i32> = procs.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        let pids: Vec<i32> = procs
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
         if pids.is_empty() {
             return;
         }
@@ -198,15 +227,19 @@ fn owner_gone(name: &str) -> bool {
         .chars()
         .take_while(char::is_ascii_digit)
         .collect();
-    digits
-        .parse::<u32>()
-        .map_or(true, |pid| pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists())
+    digits.parse::<u32>().map_or(true, |pid| {
+        pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+    })
 }
 
 fn cleanup_stale() {
     let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
     for line in swaps.lines().skip(1) {
-        if let Some(file) = line.split_whitespace().next().filter(|f| f.contains(PREFIX) && owner_gone(f)) {
+        if let Some(file) = line
+            .split_whitespace()
+            .next()
+            .filter(|f| f.contains(PREFIX) && owner_gone(f))
+        {
             let _ = Command::new("swapoff").arg(file).status();
             let _ = std::fs::remove_file(file);
         }
@@ -223,13 +256,25 @@ fn cleanup_stale() {
 }
 
 fn run_ok(cmd: &str, args: &[&str]) {
-    let out = Command::new(cmd).args(args).output().unwrap_or_else(|e| panic!("{cmd}: {e}"));
-    assert!(out.status.success(), "{cmd} {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The report of a trace as JSON.
 pub fn report_json(trace: &Path) -> serde_json::Value {
-    let out = swapsight().arg("report").arg("--json").arg(trace).output().unwrap();
+    let out = swapsight()
+        .arg("report")
+        .arg("--json")
+        .arg(trace)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "report failed: {}", stderr_of(&out));
     serde_json::from_slice(&out.stdout).expect("report --json is JSON")
 }

@@ -13,7 +13,10 @@ pub struct ScriptedProbe {
 
 impl ScriptedProbe {
     /// `script(n)` gives the figures of the n-th sample (from 1).
-    pub fn new(phys_bytes: u64, script: impl FnMut(u64) -> (SystemSample, Vec<ProcessSample>) + Send + 'static) -> Self {
+    pub fn new(
+        phys_bytes: u64,
+        script: impl FnMut(u64) -> (SystemSample, Vec<ProcessSample>) + Send + 'static,
+    ) -> Self {
         ScriptedProbe {
             tick: 0,
             script: Box::new(script),
