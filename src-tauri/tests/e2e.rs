@@ -112,7 +112,7 @@ fn table_lists_this_machines_processes() {
 fn real_false_fit_is_flagged_in_the_table() {
     let _serial = serial();
     let test = "real_false_fit_is_flagged_in_the_table";
-    let Some(rs) = RealSwap::new(test, 2048, 256) else {
+    let Some(rs) = RealSwap::new(2048, 256) else {
         return;
     };
     let Some(app) = AppUnderTest::start(test) else {
@@ -125,7 +125,7 @@ fn real_false_fit_is_flagged_in_the_table() {
     let started = Instant::now();
     let mut filler = Proc::spawn(
         "memfill",
-        &mut rs.wrap(&[
+        rs.command(&[
             "python3",
             fill.to_str().unwrap(),
             "--mb",
@@ -134,7 +134,8 @@ fn real_false_fit_is_flagged_in_the_table() {
             "32",
             "--hold",
             "30",
-        ]),
+        ])
+        .stdout(std::process::Stdio::null()),
     )
     .expect("start the filler");
     let pid = filler.pid();

@@ -23,11 +23,11 @@ use swapsight::guard::{
 use swapsight::probe::{Probe, ProcessSample};
 use swapsight::recorder::{default_trace_path, header_now, Recorder};
 use swapsight::tree::WatchTree;
-use swapsight::units::{format_bytes, format_duration};
+use swapsight::units::format_bytes;
 use swapsight::{SamplerConfig, State, Tick};
 
 use crate::exit;
-use crate::record::{self, StatusLine};
+use crate::record::{self, finished_line, StatusLine};
 
 /// What a false-fit flag on the guarded tree does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -292,13 +292,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let _ = sampler.stop();
-    eprintln!(
-        "swapsight: {} samples over {} in {}; next: swapsight report {}",
-        rec.samples(),
-        format_duration(Duration::from_millis(rec.elapsed_ms())),
-        path.display(),
-        path.display()
-    );
+    eprintln!("{}", finished_line(&rec));
     Ok(code)
 }
 

@@ -168,14 +168,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ));
         }
     };
-    eprintln!(
-        "swapsight: {} samples over {} in {}; next: swapsight report {}",
+    eprintln!("{}", finished_line(&rec));
+    Ok(code)
+}
+
+/// `swapsight: 64 samples over 31.5s in run.jsonl; next: swapsight report run.jsonl`
+pub fn finished_line(rec: &Recorder) -> String {
+    let path = rec.path().display();
+    format!(
+        "swapsight: {} samples over {} in {path}; next: swapsight report {path}",
         rec.samples(),
         format_duration(Duration::from_millis(rec.elapsed_ms())),
-        path.display(),
-        path.display()
-    );
-    Ok(code)
+    )
 }
 
 enum Outcome {

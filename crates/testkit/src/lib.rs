@@ -1,0 +1,288 @@
+//! Test harness shared by swapsight's test suites (the CLI's and the app's):
+//! temp dirs, the skip-or-fail rule, and real swap — a swap file plus a
+//! memory cgroup (cgroup v1) whose limit is below what a process fills, so
+//! its pages go to swap while its footprint stays low.
+//!
+//! Real-swap tests need root. Outside CI they skip with a note when they
+//! cannot run; with `CI=true` they must run, so a missing capability fails.
+//! They are serialized across test binaries by an flock: the machine has
+//! one swap pool.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+pub const MIB: u64 = 1 << 20;
+
+/// The filler: random bytes, touched again and again (crates/cli/tests/fixtures/memfill.py).
+pub fn memfill() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/fixtures/memfill.py")
+}
+
+/// A fresh directory removed on drop.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let dir =
+            std::env::temp_dir().join(format!("swapsight-test-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        TempDir(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Waits for a child with a deadline; kills it and panics when it runs over.
+pub fn wait_with_deadline(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let until = Instant::now() + limit;
+    loop {
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            return st;
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("process {} ran over {limit:?}", child.id());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    unsafe { libc::geteuid() == 0 }
+}
+
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Swap tests share the machine's one swap pool: one at a time, within this
+/// test binary (a mutex) and across processes — other test binaries, the
+/// app's e2e tests — (an flock on a well-known file).
+static SWAP_LOCK: Mutex<()> = Mutex::new(());
+const SWAP_LOCK_FILE: &str = "/var/tmp/swapsight-test-swap.lock";
+
+/// Holds the cross-process lock until dropped (closing the file releases it).
+pub struct FileLock {
+    _file: std::fs::File,
+}
+
+impl FileLock {
+    pub fn acquire(path: &str) -> FileLock {
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(path)
+            .expect("open swap lock file");
+        // SAFETY: flock on a descriptor we own; blocks until the lock is ours.
+        let rc = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_EX) };
+        assert_eq!(rc, 0, "flock {path}: {}", std::io::Error::last_os_error());
+        FileLock { _file: f }
+    }
+}
+
+/// A swap file and a memory cgroup, removed on drop (also when a test
+/// panics). Stale ones from a killed earlier run are removed on creation.
+pub struct RealSwap {
+    _lock: MutexGuard<'static, ()>,
+    _file_lock: FileLock,
+    pub swapfile: PathBuf,
+    pub cgroup: PathBuf,
+}
+
+const CGROUP_ROOT: &str = "/sys/fs/cgroup/memory";
+const PREFIX: &str = "swapsight-test";
+
+impl RealSwap {
+    /// `None` (with a note) when this machine cannot run real-swap tests and
+    /// we are not in CI; a panic in CI.
+    pub fn new(swap_mib: u64, limit_mib: u64) -> Option<RealSwap> {
+        let lock = SWAP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let why_not = if !is_root() {
+            Some("not root")
+        } else if !Path::new(CGROUP_ROOT)
+            .join("memory.limit_in_bytes")
+            .exists()
+        {
+            Some("no cgroup v1 memory controller at /sys/fs/cgroup/memory")
+        } else {
+            None
+        };
+        if let Some(why) = why_not {
+            assert!(!in_ci(), "real-swap tests must run in CI, but: {why}");
+            eprintln!("note: real-swap test skipped outside CI: {why}");
+            return None;
+        }
+        let file_lock = FileLock::acquire(SWAP_LOCK_FILE);
+        cleanup_stale();
+        let swapfile = PathBuf::from(format!("/var/tmp/{PREFIX}-{}.swap", std::process::id()));
+        let cgroup = Path::new(CGROUP_ROOT).join(format!("{PREFIX}-{}", std::process::id()));
+        let rs = RealSwap {
+            _lock: lock,
+            _file_lock: file_lock,
+            swapfile,
+            cgroup,
+        };
+        run_ok(
+            "fallocate",
+            &[
+                "-l",
+                &format!("{}M", swap_mib),
+                rs.swapfile.to_str().unwrap(),
+            ],
+        );
+        std::fs::set_permissions(
+            &rs.swapfile,
+            std::os::unix::fs::PermissionsExt::from_mode(0o600),
+        )
+        .unwrap();
+        run_ok("mkswap", &[rs.swapfile.to_str().unwrap()]);
+        run_ok("swapon", &[rs.swapfile.to_str().unwrap()]);
+        std::fs::create_dir_all(&rs.cgroup).expect("create memory cgroup");
+        std::fs::write(
+            rs.cgroup.join("memory.limit_in_bytes"),
+            format!("{}", limit_mib * MIB),
+        )
+        .expect("set limit");
+        Some(rs)
+    }
+
+    /// `sh -c` that joins the cgroup, then execs `args` (same pid).
+    pub fn command(&self, args: &[&str]) -> Command {
+        let argv = self.wrap(args);
+        let mut c = Command::new(&argv[0]);
+        c.args(&argv[1..]).stdin(Stdio::null());
+        c
+    }
+
+    /// The argv of [`RealSwap::command`].
+    pub fn wrap(&self, args: &[&str]) -> Vec<String> {
+        let quoted: Vec<String> = args
+            .iter()
+            .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+            .collect();
+        vec![
+            "sh".into(),
+            "-c".into(),
+            format!(
+                "echo $$ > {}/cgroup.procs && exec {}",
+                self.cgroup.display(),
+                quoted.join(" ")
+            ),
+        ]
+    }
+}
+
+impl Drop for RealSwap {
+    fn drop(&mut self) {
+        kill_cgroup(&self.cgroup);
+        let _ = std::fs::remove_dir(&self.cgroup);
+        let _ = Command::new("swapoff").arg(&self.swapfile).status();
+        let _ = std::fs::remove_file(&self.swapfile);
+    }
+}
+
+fn kill_cgroup(cg: &Path) {
+    for _ in 0..50 {
+        let procs = std::fs::read_to_string(cg.join("cgroup.procs")).unwrap_or_default();
+        let pids: Vec<i32> = procs
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        if pids.is_empty() {
+            return;
+        }
+        for pid in pids {
+            // SAFETY: plain kill of a pid read from our own test cgroup.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Whether the test process that named a leftover (`…-<pid>…`) is gone.
+fn owner_gone(name: &str) -> bool {
+    let digits: String = name
+        .trim_start_matches(|c: char| !c.is_ascii_digit())
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse::<u32>().map_or(true, |pid| {
+        pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+    })
+}
+
+fn cleanup_stale() {
+    let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
+    for line in swaps.lines().skip(1) {
+        if let Some(file) = line
+            .split_whitespace()
+            .next()
+            .filter(|f| f.contains(PREFIX) && owner_gone(f))
+        {
+            let _ = Command::new("swapoff").arg(file).status();
+            let _ = std::fs::remove_file(file);
+        }
+    }
+    if let Ok(dir) = std::fs::read_dir(CGROUP_ROOT) {
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with(PREFIX) && owner_gone(&name) {
+                kill_cgroup(&e.path());
+                let _ = std::fs::remove_dir(e.path());
+            }
+        }
+    }
+}
+
+fn run_ok(cmd: &str, args: &[&str]) {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `None` after a note when `why_not` is set outside CI; a panic in CI.
+pub fn skip_unless_ci(test: &str, why_not: Option<String>) -> Option<()> {
+    match why_not {
+        None => Some(()),
+        Some(why) => {
+            assert!(!in_ci(), "{test} must run in CI, but: {why}");
+            eprintln!("note: {test} skipped outside CI: {why}");
+            None
+        }
+    }
+}
+
+/// The first `name` on PATH.
+pub fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+    })
+}
