@@ -4,7 +4,7 @@
 //! probe in which swap climbs 40 MiB a tick while pid 7 pages in — a false
 //! fit.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
@@ -20,26 +20,7 @@ use tauri::{App, Listener, Manager, WebviewWindow};
 use crate::export::{export_to, ExportFormat};
 use crate::{context, run_app, Options};
 
-/// A temp dir removed on drop.
-struct Tmp(PathBuf);
-
-impl Tmp {
-    fn new(tag: &str) -> Tmp {
-        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let d =
-            std::env::temp_dir().join(format!("swapsight-app-{tag}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Tmp(d)
-    }
-}
-
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use swapsight_testkit::TempDir as Tmp;
 
 fn scripted_live(dir: &Path) -> Arc<Live> {
     let cfg = LiveConfig {
@@ -63,7 +44,7 @@ struct TestApp {
 
 fn app(tag: &str) -> TestApp {
     let dir = Tmp::new(tag);
-    let live = scripted_live(&dir.0);
+    let live = scripted_live(dir.path());
     let opts = Options {
         live: Some(Arc::clone(&live)),
         tray: false,
@@ -221,14 +202,14 @@ fn record_stop_list_replay_report() {
     assert_eq!(report["samples"].as_u64(), Some(samples));
     assert!(report["verdict"].is_string());
 
-    let trace = swapsight::trace::read(&t.dir.0.join(&name)).unwrap();
+    let trace = swapsight::trace::read(&t.dir.path().join(&name)).unwrap();
     assert_eq!(trace.header().watch_pid, Some(7));
 }
 
 #[test]
 fn recording_names_cannot_leave_the_folder() {
     let t = app("names");
-    std::fs::write(t.dir.0.join("notes.txt"), "x").unwrap();
+    std::fs::write(t.dir.path().join("notes.txt"), "x").unwrap();
     for bad in [
         "../etc/passwd",
         "/etc/passwd",
@@ -323,13 +304,13 @@ fn updates_reach_listeners_and_carry_the_false_fit() {
 #[test]
 fn exports_every_format_from_a_recording() {
     let dir = Tmp::new("formats");
-    let live = scripted_live(&dir.0);
+    let live = scripted_live(dir.path());
     live.wait_snapshot(Duration::from_secs(5)).unwrap();
     live.start_recording(Some(7)).unwrap();
     std::thread::sleep(Duration::from_millis(400));
     let (trace, _) = live.stop_recording().unwrap();
     for f in ExportFormat::ALL {
-        let out = dir.0.join(format!("out.{}", f.extension()));
+        let out = dir.path().join(format!("out.{}", f.extension()));
         export_to(&trace, f, &out).unwrap_or_else(|e| panic!("{f:?}: {e}"));
         let bytes = std::fs::read(&out).unwrap();
         assert!(bytes.len() > 100, "{f:?}: {} bytes", bytes.len());
@@ -344,9 +325,9 @@ fn exports_every_format_from_a_recording() {
         assert_eq!(ExportFormat::from_path(&out), Some(f));
     }
     let e = export_to(
-        &dir.0.join("missing.jsonl"),
+        &dir.path().join("missing.jsonl"),
         ExportFormat::Csv,
-        &dir.0.join("x.csv"),
+        &dir.path().join("x.csv"),
     )
     .unwrap_err();
     assert!(e.contains("missing.jsonl"), "{e}");
@@ -358,7 +339,7 @@ fn exports_every_format_from_a_recording() {
         Some("json")
     );
     assert_eq!(
-        crate::export::with_extension(dir.0.join("chart"), ExportFormat::Png),
-        dir.0.join("chart.png")
+        crate::export::with_extension(dir.path().join("chart"), ExportFormat::Png),
+        dir.path().join("chart.png")
     );
 }

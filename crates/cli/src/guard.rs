@@ -21,7 +21,7 @@ use swapsight::guard::{
     stop_line, stop_tree, Budget, Gate, GateState, ProcessControl, Signal, StopPlan, StopReason,
 };
 use swapsight::probe::{Probe, ProcessSample};
-use swapsight::recorder::{default_trace_path, header_now, Recorder};
+use swapsight::recorder::{header_now, Recorder};
 use swapsight::tree::WatchTree;
 use swapsight::units::format_bytes;
 use swapsight::{SamplerConfig, State, Tick};
@@ -106,16 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ));
     }
     let signals = Signals::install()?;
-    let path = args.output.clone().unwrap_or_else(|| {
-        default_trace_path(
-            std::path::Path::new("."),
-            swapsight::recorder::unix_now_ms(),
-        )
-    });
-    let mut probe = swapsight::probe::native().context("cannot start the memory probe")?;
-    let host = probe
-        .host()
-        .context("cannot read the host's memory facts")?;
+    let (path, mut probe, host) = crate::record::open_probe(args.output.as_deref())?;
     let status = StatusLine::new();
 
     // The gate.

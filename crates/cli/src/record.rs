@@ -49,16 +49,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ensure_pid_exists(pid)?;
     }
     let stop = ctrl_c_flag()?;
-    let path = args.output.clone().unwrap_or_else(|| {
-        default_trace_path(
-            std::path::Path::new("."),
-            swapsight::recorder::unix_now_ms(),
-        )
-    });
-    let mut probe = swapsight::probe::native().context("cannot start the memory probe")?;
-    let host = probe
-        .host()
-        .context("cannot read the host's memory facts")?;
+    let (path, probe, host) = crate::record::open_probe(args.output.as_deref())?;
 
     let mut child = match args.command.as_slice() {
         [] => None,
@@ -170,6 +161,31 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     eprintln!("{}", finished_line(&rec));
     Ok(code)
+}
+
+/// The trace path (`output`, or a dated name in the current folder) and the
+/// platform probe with the host's facts.
+pub fn open_probe(
+    output: Option<&std::path::Path>,
+) -> anyhow::Result<(
+    PathBuf,
+    Box<dyn swapsight::Probe + Send>,
+    swapsight::probe::HostInfo,
+)> {
+    let path = output.map_or_else(
+        || {
+            default_trace_path(
+                std::path::Path::new("."),
+                swapsight::recorder::unix_now_ms(),
+            )
+        },
+        std::path::Path::to_path_buf,
+    );
+    let mut probe = swapsight::probe::native().context("cannot start the memory probe")?;
+    let host = probe
+        .host()
+        .context("cannot read the host's memory facts")?;
+    Ok((path, probe, host))
 }
 
 /// `swapsight: 64 samples over 31.5s in run.jsonl; next: swapsight report run.jsonl`

@@ -20,26 +20,7 @@ use tower::ServiceExt;
 
 use super::{app, App, Options};
 
-/// A fresh folder, removed on drop.
-struct Tmp(PathBuf);
-
-impl Tmp {
-    fn new(tag: &str) -> Tmp {
-        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let d =
-            std::env::temp_dir().join(format!("swapsight-serve-{tag}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        Tmp(d)
-    }
-}
-
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use swapsight_testkit::TempDir as Tmp;
 
 struct Server {
     app: App,
@@ -73,7 +54,7 @@ fn live_in(dir: &Path, interval_ms: u64, first_delay: Duration) -> Arc<Live> {
 
 fn server_with(tag: &str, opts: Options) -> Server {
     let dir = Tmp::new(tag);
-    let live = live_in(&dir.0, 20, Duration::ZERO);
+    let live = live_in(dir.path(), 20, Duration::ZERO);
     let app = app(Arc::clone(&live), opts).unwrap();
     Server { app, live, dir }
 }
@@ -223,7 +204,7 @@ async fn healthz_snapshot_history_and_process() {
 #[tokio::test]
 async fn snapshot_and_metrics_wait_for_the_first_tick_then_503() {
     let dir = Tmp::new("slow");
-    let live = live_in(&dir.0, 20, Duration::from_millis(1500));
+    let live = live_in(dir.path(), 20, Duration::from_millis(1500));
     let opts = Options {
         first_tick_wait: Duration::from_millis(100),
         ..Options::default()
@@ -324,7 +305,7 @@ async fn recording_lifecycle_list_replay_report_and_exports() {
         "{name}"
     );
     let path = PathBuf::from(started["path"].as_str().unwrap());
-    assert_eq!(path.parent().unwrap(), s.dir.0.canonicalize().unwrap());
+    assert_eq!(path.parent().unwrap(), s.dir.path().canonicalize().unwrap());
     call(r, post("/api/recording/start", ""))
         .await
         .assert_error(StatusCode::CONFLICT, "already recording");
@@ -338,7 +319,7 @@ async fn recording_lifecycle_list_replay_report_and_exports() {
     assert!(samples >= 3, "{stopped}");
 
     // A file that is not a recording is not listed.
-    std::fs::write(s.dir.0.join("notes.txt"), "x").unwrap();
+    std::fs::write(s.dir.path().join("notes.txt"), "x").unwrap();
     let list = call(r, get("/api/recordings")).await.json();
     let list = list.as_array().unwrap();
     assert_eq!(list.len(), 1, "{list:?}");
@@ -408,11 +389,11 @@ async fn recording_names_never_leave_the_folder() {
     let r = &s.app.router;
     // A trace outside the folder, and a symlink to it inside.
     let outside = Tmp::new("outside");
-    let secret = outside.0.join("secret.jsonl");
+    let secret = outside.path().join("secret.jsonl");
     std::fs::write(&secret, "{}\n").unwrap();
-    std::os::unix::fs::symlink(&secret, s.dir.0.join("link.jsonl")).unwrap();
-    std::fs::write(s.dir.0.join("junk.jsonl"), "this is not a trace\n").unwrap();
-    std::fs::write(s.dir.0.join("empty.jsonl"), "").unwrap();
+    std::os::unix::fs::symlink(&secret, s.dir.path().join("link.jsonl")).unwrap();
+    std::fs::write(s.dir.path().join("junk.jsonl"), "this is not a trace\n").unwrap();
+    std::fs::write(s.dir.path().join("empty.jsonl"), "").unwrap();
 
     for what in ["replay", "report", "export?format=jsonl"] {
         for bad in [
