@@ -31,6 +31,7 @@ mod api;
 mod assets;
 mod auth;
 mod recordings;
+mod signal;
 mod sse;
 #[cfg(test)]
 mod tests;
@@ -237,9 +238,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let dir = dir
         .canonicalize()
         .with_context(|| format!("cannot open the recordings folder {}", dir.display()))?;
-    let live = Live::start_native(dir).context("cannot start the memory probe")?;
+    let live = Arc::new(Live::start_native(dir).context("cannot start the memory probe")?);
     let app = app(
-        Arc::new(live),
+        Arc::clone(&live),
         Options {
             token: token.clone(),
             ..Options::default()
@@ -253,6 +254,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     runtime.block_on(serve(app, args.addr, token))?;
     // Handlers still rendering an export are not waited for.
     runtime.shutdown_timeout(Duration::from_secs(1));
+    eprintln!("{}", signal::finish(&live));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -270,7 +272,7 @@ async fn serve(app: App, addr: SocketAddr, token: Option<String>) -> anyhow::Res
     let stop = app.shutdown_handle();
     let mut stopped = app.shutdown.subscribe();
     let server = axum::serve(listener, app.router.clone()).with_graceful_shutdown(async move {
-        stop_signal().await;
+        signal::stop_signal().await;
         stop();
     });
     // Graceful, but bounded: a slow export does not hold the exit forever.
@@ -281,7 +283,6 @@ async fn serve(app: App, addr: SocketAddr, token: Option<String>) -> anyhow::Res
             tokio::time::sleep(Duration::from_secs(5)).await;
         } => eprintln!("swapsight: some requests did not finish in 5 s; stopping anyway"),
     }
-    eprintln!("swapsight: stopped");
     Ok(())
 }
 
@@ -294,29 +295,5 @@ pub fn page_url(addr: SocketAddr, token: Option<&str>) -> String {
     match token {
         Some(t) => format!("http://{addr}/?token={t}#token={t}"),
         None => format!("http://{addr}/"),
-    }
-}
-
-/// Ctrl-C (SIGINT) or SIGTERM.
-async fn stop_signal() {
-    let int = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = int => {}
-                    _ = term.recv() => {}
-                }
-            }
-            Err(_) => {
-                let _ = int.await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = int.await;
     }
 }
