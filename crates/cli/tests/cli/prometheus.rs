@@ -549,7 +549,6 @@ scrape_configs:
                 &false_fit,
                 &format!("swapsight_swap_growth_bytes{{{job}}}"),
                 &format!(r#"swapsight_process_footprint_bytes{{{job},pid="{pid}"}}"#),
-                &format!(r#"ALERTS{{{job}}}"#),
             ],
             &range,
             Path::new(&png),
@@ -594,7 +593,7 @@ fn screenshot(prom: &Prometheus, exprs: &[&str], range: &str, png: &Path) {
             "--no-sandbox",
             "--disable-gpu",
             "--hide-scrollbars",
-            "--window-size=1400,2950",
+            "--window-size=1400,2240",
             "--virtual-time-budget=10000",
         ])
         .arg(format!("--screenshot={}", png.display()))
