@@ -381,6 +381,30 @@ mod tests {
         assert!(pids.contains("1000"), "the watched process is kept");
     }
 
+    #[test]
+    fn export_prometheus_keeps_flagged_then_watched_then_the_largest() {
+        let t = synth::busy_trace(4, 40);
+        let mut snap = Snapshot::from_trace(&t).unwrap();
+        let mut by_size: Vec<_> = snap.sample.processes.iter().collect();
+        by_size.sort_by_key(|p| (p.footprint_bytes, p.pid));
+        let (small_a, small_b) = (by_size[0].pid, by_size[1].pid);
+        let largest = by_size.last().unwrap().pid;
+        let watched = [small_b];
+        snap.watched = &watched;
+        snap.states = vec![(small_a, State::FalseFit)];
+        let pids = |max| -> std::collections::BTreeSet<String> {
+            parse(&render(&snap, max))
+                .samples
+                .iter()
+                .filter_map(|s| s.labels.get("pid").map(str::to_string))
+                .collect()
+        };
+        let want = |ps: &[u32]| ps.iter().map(u32::to_string).collect();
+        assert_eq!(pids(1), want(&[small_a]));
+        assert_eq!(pids(2), want(&[small_a, small_b]));
+        assert_eq!(pids(3), want(&[small_a, small_b, largest]));
+    }
+
     fn unescape(s: &str) -> String {
         let mut out = String::new();
         let mut chars = s.chars();
