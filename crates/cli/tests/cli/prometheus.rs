@@ -498,6 +498,35 @@ scrape_configs:
     );
     assert!(swap_firing - swap_pending >= 9.99, "for: 10s");
 
+    // The alerts name the host and the process, with the evidence their
+    // templates query (an empty query would leave a gap like "footprint ,").
+    let alerts = prom.api("/api/v1/alerts");
+    let description = |name: &str| {
+        alerts["alerts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| {
+                a["labels"]["alertname"] == name && a["labels"]["instance"] == instance.as_str()
+            })
+            .and_then(|a| a["annotations"]["description"].as_str())
+            .unwrap_or_else(|| panic!("no {name} in {alerts}"))
+            .to_string()
+    };
+    let ff = description("SwapsightFalseFit");
+    let sg = description("SwapsightSwapGrowing");
+    eprintln!("prometheus: SwapsightFalseFit: {ff}\nprometheus: SwapsightSwapGrowing: {sg}");
+    assert!(
+        ff.starts_with(&format!("python3 (pid {pid}) on {instance} ")),
+        "{ff}"
+    );
+    for gap in ["footprint ,", "paging in /s", "grew  and", "is ."] {
+        assert!(!ff.contains(gap), "{gap:?} in {ff}");
+    }
+    assert!(sg.starts_with(&format!("Swap on {instance} grew ")), "{sg}");
+    assert!(!sg.contains("growing at ."), "{sg}");
+    assert!(!sg.contains("no process"), "{sg}");
+
     // The live exposition, flagged filler and all, is clean by promtool.
     let text = guarded.metrics(Some(TOKEN));
     assert!(text.contains(&format!("pid=\"{pid}\"")), "{text}");
