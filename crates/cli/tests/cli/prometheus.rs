@@ -310,12 +310,44 @@ fn promtool_check_metrics(text: &str) -> (bool, String) {
     )
 }
 
+fn dashboard() -> Value {
+    let path = repo_root().join("deploy/grafana/swapsight.json");
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The dashboard's host variable, `label_values(METRIC, LABEL)`, as
+/// `(METRIC, LABEL)`.
+fn dashboard_host_variable() -> (String, String) {
+    let dash = dashboard();
+    let var = dash["templating"]["list"]
+        .as_array()
+        .expect("templating")
+        .iter()
+        .find(|v| v["name"] == "instance")
+        .expect("an instance variable")
+        .clone();
+    let def = var["definition"].as_str().expect("a definition");
+    assert_eq!(var["query"]["query"].as_str(), Some(def));
+    let (metric, label) = def
+        .strip_prefix("label_values(")
+        .and_then(|d| d.strip_suffix(')'))
+        .and_then(|d| d.split_once(','))
+        .unwrap_or_else(|| panic!("not label_values(METRIC, LABEL): {def}"));
+    (metric.trim().to_string(), label.trim().to_string())
+}
+
 /// Every PromQL the dashboard runs (panel targets, annotations), with
 /// Grafana's variables as a dashboard for `instance` would fill them.
 fn dashboard_queries(instance: &str) -> Vec<(String, String)> {
-    let path = repo_root().join("deploy/grafana/swapsight.json");
-    let dash: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let dash = dashboard();
+    let panels = dash["panels"].as_array().expect("panels");
+    let ids: std::collections::BTreeSet<u64> =
+        panels.iter().filter_map(|p| p["id"].as_u64()).collect();
+    assert_eq!(ids.len(), panels.len(), "panel ids are unique numbers");
+    for p in panels {
+        assert_eq!(p["datasource"]["uid"], "${datasource}", "{}", p["title"]);
+    }
     let fill = |e: &str| {
         // A single-valued variable goes in as it is (Grafana escapes only
         // multi-valued ones).
@@ -323,7 +355,7 @@ fn dashboard_queries(instance: &str) -> Vec<(String, String)> {
             .replace("$__rate_interval", "1m")
     };
     let mut out = Vec::new();
-    for p in dash["panels"].as_array().expect("panels") {
+    for p in panels {
         let title = p["title"].as_str().expect("a panel title");
         let targets = p["targets"].as_array().expect("panel targets");
         assert!(!targets.is_empty(), "panel {title} has no query");
@@ -559,7 +591,12 @@ scrape_configs:
             "dashboard panel {panel}: {q} returned nothing"
         );
     }
-    let hosts = prom.api("/api/v1/label/instance/values?match[]=swapsight_state");
+    let (metric, label) = dashboard_host_variable();
+    assert_eq!(label, "instance");
+    let hosts = prom.api(&format!(
+        "/api/v1/label/{label}/values?match[]={}",
+        encode(&metric)
+    ));
     assert!(
         hosts
             .as_array()
