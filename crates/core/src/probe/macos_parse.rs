@@ -195,6 +195,14 @@ pub fn choose_name(comm: &str, path_name: &str) -> String {
     }
 }
 
+/// Whether a cached name still belongs to a process whose short name is now
+/// `comm`: after an `exec` the pid and unique id stay, `comm` changes. The
+/// cached name may be longer than `comm` (completed from the path); an empty
+/// `comm` (unreadable) says nothing.
+pub fn name_fits_comm(name: &str, comm: &str) -> bool {
+    comm.is_empty() || name.starts_with(comm)
+}
+
 /// Start time of a process in µs since the epoch, from the `struct
 /// kinfo_proc` answered by `sysctl {CTL_KERN, KERN_PROC, KERN_PROC_PID, pid}`
 /// (readable for every user's processes, unlike `PROC_PIDTBSDINFO`).
@@ -690,6 +698,18 @@ mod tests {
         assert_eq!(choose_name("", "kernel_task"), "kernel_task");
         assert_eq!(choose_name("", ""), "");
         assert_eq!(choose_name("launchd", ""), "launchd");
+    }
+
+    #[test]
+    fn a_cached_name_is_stale_after_exec() {
+        assert!(name_fits_comm("python3", "python3"));
+        assert!(name_fits_comm(
+            "com.apple.WebKit.WebContent",
+            "com.apple.WebKi"
+        ));
+        assert!(name_fits_comm("python3", ""));
+        // sh exec'd python3: same pid, same unique id, new comm.
+        assert!(!name_fits_comm("sh", "python3"));
     }
 
     /// Builds the start of a `struct kinfo_proc` (648 bytes on 64-bit macOS)

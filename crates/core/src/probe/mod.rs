@@ -29,6 +29,7 @@ mod sys;
 pub use sys::TreeScan;
 
 pub mod linux_parse;
+pub mod macos_cache;
 pub mod macos_parse;
 pub mod scripted;
 

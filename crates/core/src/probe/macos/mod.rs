@@ -19,12 +19,12 @@
 
 mod ffi;
 
-use std::collections::HashMap;
 use std::ffi::CStr;
 use std::io;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use super::macos_cache::{Identities, VmStats, VmStatsCache};
 use super::macos_parse as parse;
 use super::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
 
@@ -56,54 +56,26 @@ const PID_LIST_TRIES: usize = 4;
 /// `task_info` answer buffer, in `integer_t`: beyond any count asked.
 const TASK_VM_INFO_BUFFER: usize = 128;
 
-/// `host_statistics64` is rate-limited per caller for binaries that are not
-/// Apple's: a few requests in each 1 s window, then the cached answer
-/// (`HOST_STATISTICS_TIME_WINDOW`, `osfmk/kern/host.c`). One cache for the
-/// whole process (the app, serve and record may run several probes).
-const VM_STATS_EVERY: Duration = Duration::from_secs(1);
-
-#[derive(Debug, Clone, Copy, Default)]
-struct VmStats {
-    compressed_bytes: u64,
-    wired_bytes: Option<u64>,
-}
-
-static VM_STATS: Mutex<Option<(Instant, VmStats)>> = Mutex::new(None);
+/// One cache for the whole process (the app, serve and record may run
+/// several probes): the kernel's rate limit is per caller.
+static VM_STATS: Mutex<VmStatsCache> = Mutex::new(VmStatsCache::new());
 
 /// The compressor and wired figures: from the shared cache, refreshed by at
 /// most one `host_statistics64` call a second when `refresh` is set. With
 /// `refresh` off (the guard's gate) no call is made.
 fn vm_stats(host: &ffi::HostPort, page_size: u64, refresh: bool) -> VmStats {
     let mut cache = VM_STATS.lock().unwrap_or_else(|e| e.into_inner());
-    let fresh = cache.is_some_and(|(at, _)| at.elapsed() < VM_STATS_EVERY);
-    if refresh && !fresh {
+    cache.get(Instant::now(), refresh, || {
         let mut buf = vec![0; parse::HOST_VM_INFO64_BUFFER];
         let (kr, count) = host.vm_info64(&mut buf, parse::HOST_VM_INFO64_COUNT);
-        // A failed call keeps the last figures (a secondary figure must not
-        // cost the sample), but waits for the next window like a success.
-        let last = cache.map(|(_, s)| s).unwrap_or_default();
-        let stats = if parse::mach_answer_usable(kr) {
-            VmStats {
-                compressed_bytes: parse::compressed_bytes(&buf, count, page_size)
-                    .unwrap_or(last.compressed_bytes),
-                wired_bytes: parse::wired_bytes(&buf, count, page_size).or(last.wired_bytes),
-            }
-        } else {
-            last
-        };
-        *cache = Some((Instant::now(), stats));
-    }
-    cache.map(|(_, s)| s).unwrap_or_default()
-}
-
-/// What a scan knows of one process from earlier ticks, by pid.
-struct Known {
-    /// `p_uniqueid`, or 0 where it could not be read (then the start time
-    /// is read again every tick).
-    uniqueid: u64,
-    start_time: u64,
-    name: String,
-    tick: u64,
+        if !parse::mach_answer_usable(kr) {
+            return None;
+        }
+        Some(VmStats {
+            compressed_bytes: parse::compressed_bytes(&buf, count, page_size)?,
+            wired_bytes: parse::wired_bytes(&buf, count, page_size),
+        })
+    })
 }
 
 /// One process of a scan: identity and tree figures.
@@ -123,8 +95,7 @@ struct ProcessTable {
     pids: Vec<libc::pid_t>,
     /// `proc_pidpath` buffer.
     path_buf: Vec<u8>,
-    known: HashMap<u32, Known>,
-    tick: u64,
+    identities: Identities,
 }
 
 impl ProcessTable {
@@ -132,8 +103,7 @@ impl ProcessTable {
         ProcessTable {
             pids: Vec::new(),
             path_buf: vec![0; parse::PID_PATH_MAX],
-            known: HashMap::new(),
-            tick: 0,
+            identities: Identities::default(),
         }
     }
 
@@ -178,17 +148,19 @@ impl ProcessTable {
             Err(e) if is_gone(&e) => return None,
             Err(_) => 0,
         };
-        let tick = self.tick;
-        if let Some(k) = self.known.get_mut(&pid_u32) {
-            if uniqueid != 0 && k.uniqueid == uniqueid {
-                k.tick = tick;
-                return Some(Listed {
-                    pid,
-                    ppid,
-                    start_time: k.start_time,
-                    name: k.name.clone(),
-                });
+        if let Some((start_time, mut name)) = self.identities.known(pid_u32, uniqueid) {
+            // exec keeps the process (and its unique id) but changes comm.
+            if !parse::name_fits_comm(&name, &comm) {
+                name = self.read_name(pid, &comm);
+                self.identities
+                    .insert(pid_u32, uniqueid, start_time, name.clone());
             }
+            return Some(Listed {
+                pid,
+                ppid,
+                start_time,
+                name,
+            });
         }
         // New (or reused) pid: the one expensive read.
         let mut kinfo = [0u8; KINFO_PROC_BUFFER];
@@ -198,25 +170,12 @@ impl ProcessTable {
             Ok(n) => parse::start_time_from_kinfo_proc(&kinfo[..n]).unwrap_or(0),
             Err(_) => 0,
         };
-        // Unique id unreadable but the same process: keep its name.
-        let cached = self
-            .known
-            .get(&pid_u32)
-            .filter(|k| uniqueid == 0 && k.start_time == start_time)
-            .map(|k| k.name.clone());
-        let name = match cached {
+        let name = match self.identities.name_if_same(pid_u32, start_time) {
             Some(name) => name,
             None => self.read_name(pid, &comm),
         };
-        self.known.insert(
-            pid_u32,
-            Known {
-                uniqueid,
-                start_time,
-                name: name.clone(),
-                tick,
-            },
-        );
+        self.identities
+            .insert(pid_u32, uniqueid, start_time, name.clone());
         Some(Listed {
             pid,
             ppid,
@@ -227,8 +186,8 @@ impl ProcessTable {
 
     /// Every live process; forgets the ones that are gone.
     fn scan(&mut self) -> Result<Vec<Listed>, ProbeError> {
-        self.tick += 1;
         let n = self.list_pids()?;
+        self.identities.begin_tick();
         // Taken out for the scan so `listed` may borrow `self` mutably.
         let pids = std::mem::take(&mut self.pids);
         let listed = pids[..n]
@@ -236,8 +195,7 @@ impl ProcessTable {
             .filter_map(|&pid| self.listed(pid))
             .collect();
         self.pids = pids;
-        let tick = self.tick;
-        self.known.retain(|_, k| k.tick == tick);
+        self.identities.end_tick();
         Ok(listed)
     }
 }
