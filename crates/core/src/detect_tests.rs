@@ -508,3 +508,104 @@ fn a_false_fit_is_the_gap_growing_while_swap_climbs() {
         e.describe(State::FalseFit)
     );
 }
+
+#[test]
+fn report_shows_gpu_and_outside_footprint_and_never_blames_the_unreadable() {
+    use crate::probe::HostInfo;
+    use crate::trace::{Header, Trace, TraceSample};
+    let host = HostInfo {
+        os: "macos".into(),
+        phys_bytes: 16 * GIB,
+        page_size: 16384,
+        hostname: "mac".into(),
+    };
+    let mut t = Trace {
+        header: Some(Header::new(host, 500, 0)),
+        ..Default::default()
+    };
+    for i in 0..40u64 {
+        // p1 holds 2 GiB of GPU memory outside its 200 MiB footprint while
+        // swap climbs; p3 is another user's process (WindowServer-like).
+        let p1 = ProcessSample {
+            gpu_bytes: Some(2 * GIB + 100 * MIB),
+            outside_footprint_bytes: Some(2 * GIB),
+            ..mac_proc(1, 200 * MIB, 0, 0)
+        };
+        let p3 = ProcessSample {
+            readable: false,
+            ..proc(3, 0, 0)
+        };
+        t.samples.push(TraceSample {
+            sample: sample(i * 500, i * 20 * MIB, 60.0 - i as f64, vec![p1, p3]),
+            watched: vec![],
+        });
+    }
+    let r = report(&t, None);
+    let p1 = r
+        .processes
+        .iter()
+        .find(|p| p.pid == 1)
+        .expect("p1 reported");
+    assert_eq!(p1.verdict, State::FalseFit, "{p1:?}");
+    assert_eq!(p1.peak_outside_footprint_bytes, Some(2 * GIB));
+    assert_eq!(p1.peak_gpu_bytes, Some(2 * GIB + 100 * MIB));
+    assert!(
+        p1.evidence.contains("outside its footprint"),
+        "{}",
+        p1.evidence
+    );
+    assert!(r
+        .processes
+        .iter()
+        .all(|p| p.pid != 3 || p.verdict == State::Fits));
+    assert_eq!(r.footprints.max_unreadable, 1);
+    assert!(
+        r.footprints.unexplained_growth_bytes > 0,
+        "{:?}",
+        r.footprints
+    );
+    let text = r.to_text();
+    assert!(
+        text.contains("memory not explained by footprints"),
+        "{text}"
+    );
+    assert!(text.contains("GPU memory up to 2.1 GB"), "{text}");
+    assert!(text.contains("(1 process unreadable)"), "{text}");
+}
+
+#[test]
+fn new_process_fields_are_additive_in_the_trace() {
+    // A line written before these fields existed reads as before.
+    let old: ProcessSample = serde_json::from_str(
+        r#"{"pid":1,"name":"python3","footprint_bytes":10,"pageins":2,"start_time":3}"#,
+    )
+    .unwrap();
+    assert!(old.readable);
+    assert_eq!(
+        (old.swapin_bytes, old.gpu_bytes, old.outside_footprint_bytes),
+        (None, None, None)
+    );
+    // Absent figures are left out, present ones round-trip.
+    let text = serde_json::to_string(&old).unwrap();
+    assert!(
+        !text.contains("gpu_bytes") && !text.contains("swapin_bytes"),
+        "{text}"
+    );
+    let mac = ProcessSample {
+        swapin_bytes: Some(4096),
+        decompressions: Some(9),
+        compressed_bytes: Some(1),
+        gpu_bytes: Some(2),
+        outside_footprint_bytes: Some(3),
+        footprint_peak_bytes: Some(4),
+        readable: true,
+        ..old
+    };
+    let back: ProcessSample = serde_json::from_str(&serde_json::to_string(&mac).unwrap()).unwrap();
+    assert_eq!(back, mac);
+    let sys: SystemSample = serde_json::from_str(
+        r#"{"phys_bytes":8,"free_pct":50.0,"swap_used_bytes":0,"swap_total_bytes":0}"#,
+    )
+    .unwrap();
+    assert_eq!((sys.usable_bytes, sys.wired_bytes), (0, None));
+}

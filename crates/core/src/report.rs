@@ -537,7 +537,15 @@ impl Report {
             format_bytes(f.unexplained_growth_bytes),
             f.min_coverage * 100.0,
             if f.max_unreadable > 0 {
-                format!(" ({} processes unreadable)", f.max_unreadable)
+                format!(
+                    " ({} {} unreadable)",
+                    f.max_unreadable,
+                    if f.max_unreadable == 1 {
+                        "process"
+                    } else {
+                        "processes"
+                    }
+                )
             } else {
                 String::new()
             }
