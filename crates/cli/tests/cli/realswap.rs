@@ -222,6 +222,8 @@ fn false_fit_is_found_with_per_process_swap_withheld_and_no_watched_tree() {
         "no live false-fit flag for the filler"
     );
     assert_not_blamed(&r, &text, bystander.pid());
+    let text = stdout_of(&swapsight().arg("report").arg(&trace).output().unwrap());
+    eprintln!("--- report of the same run, per-process swap withheld, nothing watched ---\n{text}");
     drop(rs);
 }
 
