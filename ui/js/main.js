@@ -69,12 +69,38 @@ function renderHeader(s) {
   $('#compressed-fig').hidden = !(comp > 0);
   if (comp > 0) $('#compressed').textContent = bytes(comp);
 
+  renderGap(view);
+
   $('#count').textContent = String(s.process_count);
   const share = view.footprints_share;
   $('#count-sub').textContent = share ? `footprints ${Math.round(share * 100)} % of RAM` : '';
 
   setBadge($('#state'), s.state);
   $('#state').title = s.title ? `Menu bar: ${s.title}` : 'Nothing flagged';
+}
+
+/** Memory not explained by footprints: used memory − Σ readable footprints. */
+function renderGap(view) {
+  const gap = view.gap;
+  $('#gap-fig').hidden = !gap;
+  if (!gap) return;
+  $('#gap').textContent = bytes(gap.unexplained_bytes);
+  const grew = view.unexplained_growth_window_bytes || 0;
+  const parts = [`footprints cover ${Math.round((gap.coverage || 0) * 100)} % of used`];
+  if (grew > 0) parts.push(`⇡${bytes(grew)} in window`);
+  if (gap.unreadable) parts.push(`${gap.unreadable} unreadable`);
+  $('#gap-sub').textContent = parts.join(' · ');
+  const extra = [];
+  if (gap.wired_bytes != null) extra.push(`wired ${bytes(gap.wired_bytes)}`);
+  if (gap.compressor_bytes) extra.push(`compressor ${bytes(gap.compressor_bytes)}`);
+  if (gap.gpu_bytes) extra.push(`GPU memory of readable processes ${bytes(gap.gpu_bytes)}`);
+  if (gap.outside_footprint_bytes) extra.push(`owned outside footprints ${bytes(gap.outside_footprint_bytes)}`);
+  $('#gap-sub').title = [
+    `used ${bytes(gap.used_bytes)} − readable footprints ${bytes(gap.footprints_bytes)}`,
+    ...extra,
+    'A false fit is this gap growing while swap climbs and free memory falls.',
+  ].join('\n');
+  $('#gap-fig').classList.toggle('climbing', grew > 0 && !!view.swap_climbing);
 }
 
 function renderRecording(s) {
@@ -277,6 +303,13 @@ function showReplay(r, name) {
   $('#swap-sub').textContent = `grew during the run (${duration(rep.duration_ms)})`;
   $('#swap-fig').classList.toggle('climbing', rep.swap_growth_bytes > rep.swap_tolerance_bytes);
   $('#compressed-fig').hidden = true;
+  const fp = rep.footprints;
+  $('#gap-fig').hidden = !fp;
+  if (fp) {
+    $('#gap').textContent = `${fp.unexplained_growth_bytes > 0 ? '⇡' : ''}${bytes(fp.unexplained_growth_bytes)}`;
+    $('#gap-sub').textContent = `grew to ${bytes(fp.unexplained_peak_bytes)}; footprints cover ≥ ${Math.round((fp.min_coverage || 0) * 100)} % of used`;
+    $('#gap-sub').title = '';
+  }
   $('#count').textContent = String(rep.processes.length);
   $('#count-sub').textContent = 'in the trace';
 

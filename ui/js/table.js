@@ -10,12 +10,17 @@ const COLUMNS = [
   { key: 'pin', label: '', title: 'Pin a process: watched, kept first, recorded', sortable: false },
   { key: 'name', label: 'process', value: (r) => r.name.toLowerCase() },
   { key: 'pid', label: 'pid', value: (r) => r.pid, num: true },
-  { key: 'footprint', label: 'footprint', value: (r) => r.footprint_bytes, num: true, title: 'Memory the process owns and holds in RAM (macOS: phys_footprint; Linux: RssAnon + RssShmem). Pages in swap are not in it.' },
+  { key: 'footprint', label: 'footprint', value: (r) => (r.readable === false ? -1 : r.footprint_bytes), num: true, title: "Memory charged to the process. macOS: phys_footprint (Activity Monitor's Memory), which includes its compressed memory, in RAM or swapped out. Linux: RssAnon + RssShmem, resident only (swapped pages are in VmSwap). Neither counts memory owned outside the footprint." },
   { key: 'delta', label: 'Δ footprint', value: (r) => r.footprint_delta_bytes, num: true, title: "Change of footprint over the detector's window" },
-  { key: 'pageins', label: 'page-ins/s', value: (r) => r.pageins_per_s, num: true, title: 'Pages read back from swap or files per second (macOS ri_pageins, Linux majflt)' },
-  { key: 'swap', label: 'swap (measured)', value: (r) => r.swap_bytes ?? -1, num: true, swapOnly: true, title: "The process's own swap, as the OS measures it (Linux VmSwap); macOS does not say, so swapsight infers" },
+  { key: 'pageins', label: 'page-ins/s', value: (r) => r.swapins_per_s ?? r.pageins_per_s, num: true, title: 'macOS: swap-ins per second in pages (TASK_VM_INFO ledger_swapins) where the OS gives them, else file page-ins (ri_pageins, not swap). Linux: major faults per second (majflt), swap and file alike.' },
+  { key: 'swap', label: 'swap (measured)', value: (r) => r.swap_bytes ?? -1, num: true, title: "The process's own swap, as the OS measures it (Linux VmSwap). macOS does not say; its footprint already includes what is compressed or swapped." },
+  { key: 'gpu', label: 'GPU memory', value: (r) => r.gpu_bytes ?? -1, num: true, title: 'macOS: memory the process owns under the "graphics" ledger tag (TASK_VM_INFO), in or out of its footprint. That Metal buffers are tagged so is likely, not established.' },
+  { key: 'outside', label: 'outside the footprint', value: (r) => r.outside_footprint_bytes ?? -1, num: true, title: 'macOS: memory the process owns that its footprint does not count (graphics, neural and media *_nofootprint ledger tags, resident or compressed): hidden memory.' },
   { key: 'state', label: 'state', value: (r) => stateRank(r.state) * 10 + stateRank(r.worst) },
 ];
+
+/** Column index by key. */
+const COL = Object.fromEntries(COLUMNS.map((c, i) => [c.key, i]));
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -46,6 +51,7 @@ export class ProcessTable {
     this.filter = '';
     this.rows = [];
     this.showSwap = false;
+    this.showGpu = false;
     this.readOnly = false;
     this.trs = new Map(); // pid → <tr>
     this.buildHead();
@@ -104,12 +110,14 @@ export class ProcessTable {
   update(rows, { showSwap, readOnly } = {}) {
     this.rows = rows || [];
     if (showSwap != null) this.showSwap = showSwap;
+    // The GPU and outside-footprint columns appear where the OS gives them (macOS).
+    this.showGpu = this.rows.some((r) => r.gpu_bytes != null || r.outside_footprint_bytes != null);
     if (readOnly != null) this.readOnly = readOnly;
     this.render();
   }
 
   visibleRows() {
-    const col = COLUMNS.find((c) => c.key === this.sort.key) || COLUMNS[3];
+    const col = COLUMNS.find((c) => c.key === this.sort.key) || COLUMNS[COL.footprint];
     const f = this.filter;
     const rows = f
       ? this.rows.filter((r) => r.name.toLowerCase().includes(f) || String(r.pid).startsWith(f))
@@ -128,8 +136,9 @@ export class ProcessTable {
 
   render() {
     this.table.classList.toggle('with-swap', this.showSwap);
+    this.table.classList.toggle('with-gpu', this.showGpu);
     this.table.classList.toggle('read-only', this.readOnly);
-    const fpHead = this.ths[3].querySelector('.sort');
+    const fpHead = this.ths[COL.footprint].querySelector('.sort');
     fpHead.textContent = this.readOnly ? 'peak footprint' : 'footprint';
     for (const th of this.ths) {
       const on = th.dataset.key === this.sort.key;
@@ -195,17 +204,25 @@ export class ProcessTable {
     pin.title = r.pinned ? `📌 Unpin ${r.name}` : `📌 Pin ${r.name}: watch its tree, keep it first, record it`;
     pin.setAttribute('aria-label', r.pinned ? `Unpin ${r.name}` : `Pin ${r.name}`);
     pin.setAttribute('aria-pressed', r.pinned ? 'true' : 'false');
-    set(1, r.name);
-    cells[1].title = r.watched && !r.pinned ? `${r.name} (watched tree)` : r.name;
-    set(2, String(r.pid));
-    set(3, bytes(r.footprint_bytes));
+    set(COL.name, r.name);
+    cells[COL.name].title = r.watched && !r.pinned ? `${r.name} (watched tree)` : r.name;
+    set(COL.pid, String(r.pid));
+    // Another user's process: the OS denied its figures; unknown, not 0.
+    const unreadable = r.readable === false;
+    tr.classList.toggle('unreadable', unreadable);
+    set(COL.footprint, unreadable ? '?' : bytes(r.footprint_bytes));
+    cells[COL.footprint].title = unreadable ? "Another user's process: macOS does not give its figures" : '';
     // A replay's rows carry the peak footprint and no window change.
-    set(4, this.readOnly ? '–' : delta(r.footprint_delta_bytes));
-    cells[4].classList.toggle('up', r.footprint_delta_bytes > 0);
-    cells[4].classList.toggle('down', r.footprint_delta_bytes < 0);
-    set(5, rate(r.pageins_per_s));
-    set(6, r.swap_bytes != null ? bytes(r.swap_bytes) : '–');
-    const badge = cells[7].firstChild;
+    set(COL.delta, this.readOnly || unreadable ? '–' : delta(r.footprint_delta_bytes));
+    cells[COL.delta].classList.toggle('up', r.footprint_delta_bytes > 0);
+    cells[COL.delta].classList.toggle('down', r.footprint_delta_bytes < 0);
+    set(COL.pageins, unreadable ? '–' : rate(r.swapins_per_s ?? r.pageins_per_s));
+    cells[COL.pageins].title = r.swapins_per_s != null ? 'swap-ins/s (pages)' : 'page-ins/s';
+    set(COL.swap, r.swap_bytes != null ? bytes(r.swap_bytes) : '–');
+    set(COL.gpu, r.gpu_bytes != null ? bytes(r.gpu_bytes) : '–');
+    set(COL.outside, r.outside_footprint_bytes != null ? bytes(r.outside_footprint_bytes) : '–');
+    cells[COL.outside].classList.toggle('up', (r.outside_footprint_bytes || 0) > 0);
+    const badge = cells[COL.state].firstChild;
     const label = r.state === 'fits' && r.worst && r.worst !== 'fits' ? `fits (was ${stateLabel(r.worst)})` : stateLabel(r.state);
     if (badge.textContent !== label) badge.textContent = label;
     badge.className = `badge state-${r.state}`;

@@ -441,8 +441,10 @@ struct Processes {
     main_pid: u32,
     main_status: Option<ExitStatus>,
     clock: Instant,
+    /// The cheap scan (pid list, short BSD info, start time), which keeps
+    /// the last known list when a scan fails.
     #[cfg(not(target_os = "linux"))]
-    probe: Box<dyn Probe + Send>,
+    probe: swapsight::probe::TreeScan,
 }
 
 impl Processes {
@@ -452,7 +454,7 @@ impl Processes {
             main_status: None,
             clock: Instant::now(),
             #[cfg(not(target_os = "linux"))]
-            probe: swapsight::probe::native().context("cannot start the memory probe")?,
+            probe: swapsight::probe::TreeScan::new(),
         })
     }
 
@@ -502,11 +504,7 @@ impl ProcessControl for Processes {
         #[cfg(target_os = "linux")]
         return scan_proc();
         #[cfg(not(target_os = "linux"))]
-        return self
-            .probe
-            .sample()
-            .map(|(_, processes)| processes)
-            .unwrap_or_default();
+        return self.probe.scan();
     }
 
     fn signal(&mut self, pid: u32, signal: Signal) {

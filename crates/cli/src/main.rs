@@ -17,10 +17,13 @@ mod serve;
 
 /// Footprint beside swap: catch the "false fit".
 ///
-/// On Apple Silicon (and Linux) a process's footprint leaves out pages that
-/// went to swap, so a pipeline can look like it fits while swap climbs and
-/// the machine crawls. swapsight records footprint, swap and free memory
-/// together and says which runs fit, overflowed, or only looked like they fit.
+/// On Apple Silicon a process's footprint does not count memory held outside
+/// it (by the GPU driver, owned with no footprint, or not yet touched; its own
+/// swapped heap does stay in a macOS footprint), and on Linux swapped pages
+/// leave the footprint. So a pipeline can look like it fits while swap climbs
+/// and the machine crawls. swapsight records footprint, swap, free memory and
+/// the memory no footprint explains together, and says which runs fit,
+/// overflowed, or only looked like they fit.
 #[derive(Debug, Parser)]
 #[command(
     name = "swapsight",

@@ -8,7 +8,13 @@ use std::process::ExitCode;
   fits           swap did not grow beyond the tolerance while it ran
   overflow       swap grew and the footprints explain it (Activity Monitor shows it)
   false-fit      swap grew while the footprint left clear room: the hidden case
-  hidden-memory  the footprint fell without free memory rising (memory held out of sight)
+  hidden-memory  the footprint fell without free memory rising, or the process owns memory
+                 outside its footprint (macOS ledger tags): memory held out of sight
+
+The footprint is macOS phys_footprint, which includes the process's compressed memory
+(in RAM or swapped out), or Linux RssAnon + RssShmem (resident only). Memory outside
+the footprints (GPU driver, other users' processes) shows as \"memory not explained by
+footprints\"; other users' processes are never flagged.
 
 A malformed line is named on stderr and skipped; a cut-off last line (a killed
 recorder) is expected and read up to the cut.")]

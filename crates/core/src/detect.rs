@@ -1,25 +1,37 @@
 //! The false-fit detector: samples in, per-process states and evidence out.
 //!
 //! It is pure — no clock, no I/O — so the live shells, `report` and the tests
-//! all run the same code over the same samples. It never uses per-process
-//! swap (macOS has none); on Linux the tests compare its inferred flags with
-//! `VmSwap`.
+//! all run the same code over the same samples. It uses the strongest
+//! per-process swap evidence each platform gives, and works without it:
+//! macOS swap-ins (`ledger_swapins`) and growth of the process's compressed
+//! memory; Linux major faults and growth of `VmSwap`; without either (another
+//! user's process, an old macOS, or figures withheld) page-ins, the watched
+//! tree and unmatched footprint drops. The Linux real-swap tests run it both
+//! ways against `VmSwap` ground truth.
 //!
 //! The model (thresholds in [`DetectorConfig`], documented in
 //! `docs/detector.md`):
 //! - **swap climbing**: system swap grew by at least the tolerance over the
 //!   window *and* kept growing at the minimum rate over the last
 //!   `sustain_ms` — one burst of page-outs is not a climb.
-//! - **whose swap**: while swap climbs, a process is blamed when it pages in
-//!   (swapped pages come back when touched), when its footprint grows, when
-//!   its footprint just fell with no matching rise in free memory, or when it
-//!   is the largest member of the watched tree. A big idle process is not.
-//! - **overflow** when the footprints of all processes reach
+//! - **whose swap**: while swap climbs, a process is blamed when it swaps in
+//!   (macOS swap-ins, else page-ins: Linux major faults), when its own
+//!   swapped memory grew along with everything it owns (Linux `VmSwap`,
+//!   macOS compressed bytes — a process whose pages were merely pushed out
+//!   owns no more than before), when it owns memory outside its footprint
+//!   (macOS `*_nofootprint` ledger tags), when its footprint grows, when its
+//!   footprint just fell with no matching rise in free memory, or when it is
+//!   the largest member of the watched tree. A big idle process is not, and a
+//!   process whose figures the OS denied (`readable: false`) never is.
+//! - **overflow** when the footprints of all readable processes reach
 //!   `overflow_share` of physical memory (Activity Monitor would show it);
-//!   **false fit** when they leave clear room.
+//!   **false fit** when they leave clear room. Unreadable processes count 0,
+//!   so the share is a lower bound; [`FootprintGap`] says how much of used
+//!   memory the readable footprints cover.
 //! - **hidden memory**: a footprint fell by at least the drop threshold within
 //!   `hidden_window_ms` while free memory rose by less than
-//!   `hidden_free_share` of the drop.
+//!   `hidden_free_share` of the drop, or the process owns at least that much
+//!   memory outside its footprint.
 //! - A state is raised after it held for `raise_ms` and cleared after the
 //!   process looked fine for `clear_ms`: no flag flaps tick to tick.
 
@@ -27,7 +39,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use crate::probe::{ProcessSample, Sample};
+use crate::probe::{ProcessSample, Sample, SystemSample};
 use crate::units::{format_bytes, format_duration};
 
 /// A process's memory state. Ordered by severity.
@@ -101,9 +113,12 @@ pub struct DetectorConfig {
     /// explain the swap: overflow rather than false fit. On the seeds' 48 GB
     /// Mac swap began when the footprint passed 33.5–36.2 GB (0.70–0.75).
     pub overflow_share: f64,
-    /// Page-ins per second over the window that count as "touching swap".
+    /// Swap-ins (macOS, pages) or page-ins (Linux major faults; macOS
+    /// without swap-in figures) per second over the window that count as
+    /// "touching swap".
     pub min_pageins_per_s: f64,
-    /// Footprint growth over the window that counts as "allocating".
+    /// Footprint growth over the window that counts as "allocating"; also
+    /// the growth of a process's own swapped memory that counts.
     pub min_growth_bytes: u64,
     /// Footprint drop that counts as hidden memory.
     /// Default: max(512 MiB, 2 % of physical memory).
@@ -162,12 +177,31 @@ pub struct Evidence {
     pub swap_growth_bytes: i64,
     pub window_ms: u64,
     pub free_pct: f64,
+    /// Page-ins per second over the window (macOS file page-ins, Linux
+    /// major faults).
     pub pageins_per_s: f64,
     /// Footprint change over the window.
     pub footprint_delta_bytes: i64,
     /// Footprint drop not matched by free memory (hidden memory).
     pub hidden_bytes: u64,
     pub watched: bool,
+    /// Swap-ins per second over the window, in pages (macOS
+    /// `ledger_swapins`, else `decompressions`); absent where the OS does
+    /// not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swapins_per_s: Option<f64>,
+    /// Growth of the process's own swapped memory over the window (Linux
+    /// `VmSwap`, macOS compressed bytes); absent where the OS does not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process_swap_delta_bytes: Option<i64>,
+    /// Memory the process owns outside its footprint (macOS).
+    pub outside_footprint_bytes: u64,
+    /// GPU memory of the process (macOS "graphics" ledger tag).
+    pub gpu_bytes: u64,
+    /// Used memory not explained by readable footprints (system).
+    pub unexplained_bytes: i64,
+    /// Share of used memory the readable footprints cover (system).
+    pub footprint_coverage: f64,
 }
 
 impl Evidence {
@@ -185,8 +219,20 @@ impl Evidence {
             format_duration(std::time::Duration::from_millis(self.window_ms))
         );
         let mut why = Vec::new();
+        if let Some(r) = self.swapins_per_s.filter(|&r| r >= 1.0) {
+            why.push(format!("swapping in {r:.0} pages/s"));
+        }
         if self.pageins_per_s >= 1.0 {
             why.push(format!("paging in {:.0}/s", self.pageins_per_s));
+        }
+        if let Some(d) = self.process_swap_delta_bytes.filter(|&d| d > 0) {
+            why.push(format!("own swap +{}", format_bytes(d)));
+        }
+        if self.outside_footprint_bytes > 0 {
+            why.push(format!(
+                "{} outside the footprint",
+                format_bytes(self.outside_footprint_bytes as i64)
+            ));
         }
         if self.footprint_delta_bytes > 0 {
             why.push(format!(
@@ -202,14 +248,28 @@ impl Evidence {
         } else {
             format!(" [{}]", why.join(", "))
         };
+        let cover = if self.footprint_coverage > 0.0 && self.footprint_coverage < 0.95 {
+            format!(
+                " (readable footprints cover {:.0} % of used memory; {} not explained by footprints)",
+                self.footprint_coverage * 100.0,
+                format_bytes(self.unexplained_bytes)
+            )
+        } else {
+            String::new()
+        };
         match state {
             State::FalseFit => format!(
-                "{fp} while {swap}; all footprints {:.0} % of memory: false fit{why}",
+                "{fp} while {swap}; all footprints {:.0} % of memory{cover}: false fit{why}",
                 self.footprints_share * 100.0
             ),
             State::Overflow => format!(
                 "{fp} while {swap}; all footprints {:.0} % of memory: overflow{why}",
                 self.footprints_share * 100.0
+            ),
+            State::HiddenMemory if self.hidden_bytes == 0 => format!(
+                "{} owned outside the footprint of {}: hidden memory",
+                format_bytes(self.outside_footprint_bytes as i64),
+                format_bytes(self.footprint_bytes as i64)
             ),
             State::HiddenMemory => format!(
                 "footprint fell by {} to {} while free memory did not rise to match: hidden memory",
@@ -266,8 +326,84 @@ pub struct SystemView {
     pub swap_growth_window_bytes: i64,
     pub swap_growth_bytes: i64,
     pub swap_tolerance_bytes: u64,
+    /// Readable footprints over physical memory: a lower bound.
     pub footprints_share: f64,
     pub worst: State,
+    /// Used memory against the footprints that explain it.
+    #[serde(default)]
+    pub gap: FootprintGap,
+    /// Growth of `gap.unexplained_bytes` over the window: a false fit is
+    /// this gap growing while swap climbs.
+    #[serde(default)]
+    pub unexplained_growth_window_bytes: i64,
+}
+
+/// Memory not explained by footprints: used memory against the sum of the
+/// footprints the OS let us read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FootprintGap {
+    /// Memory in use ([`SystemSample::used_bytes`]).
+    pub used_bytes: u64,
+    /// Sum of the readable processes' footprints.
+    pub footprints_bytes: u64,
+    /// `used_bytes − footprints_bytes`: memory no readable footprint
+    /// explains — the kernel, drivers and GPU, other users' processes,
+    /// memory outside footprints. Negative when footprints hold much
+    /// compressed or swapped memory (counted in a macOS footprint at its
+    /// full size, though it occupies less RAM or none).
+    pub unexplained_bytes: i64,
+    /// `footprints_bytes / used_bytes`, 0 when nothing is used.
+    pub coverage: f64,
+    /// Processes listed without figures (other users' on macOS).
+    pub unreadable: u32,
+    /// Sum of the memory readable processes own outside their footprints.
+    pub outside_footprint_bytes: u64,
+    /// Sum of the readable processes' GPU memory.
+    pub gpu_bytes: u64,
+    /// macOS: wired memory (kernel and drivers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wired_bytes: Option<u64>,
+    /// macOS: physical memory the compressor occupies.
+    pub compressor_bytes: u64,
+}
+
+/// The footprint gap of one tick. Pure, so the UI, report and detector show
+/// the same figure.
+pub fn footprint_gap(system: &SystemSample, processes: &[ProcessSample]) -> FootprintGap {
+    let mut gap = FootprintGap {
+        used_bytes: system.used_bytes(),
+        wired_bytes: system.wired_bytes,
+        compressor_bytes: system.compressed_bytes,
+        ..FootprintGap::default()
+    };
+    for p in processes {
+        if !p.readable {
+            gap.unreadable = gap.unreadable.saturating_add(1);
+            continue;
+        }
+        gap.footprints_bytes = gap.footprints_bytes.saturating_add(p.footprint_bytes);
+        gap.outside_footprint_bytes = gap
+            .outside_footprint_bytes
+            .saturating_add(p.outside_footprint_bytes.unwrap_or(0));
+        gap.gpu_bytes = gap.gpu_bytes.saturating_add(p.gpu_bytes.unwrap_or(0));
+    }
+    gap.unexplained_bytes = signed_diff(gap.used_bytes, gap.footprints_bytes);
+    gap.coverage = if gap.used_bytes == 0 {
+        0.0
+    } else {
+        gap.footprints_bytes as f64 / gap.used_bytes as f64
+    };
+    gap
+}
+
+/// `a − b` as a saturating signed figure.
+fn signed_diff(a: u64, b: u64) -> i64 {
+    if a >= b {
+        i64::try_from(a - b).unwrap_or(i64::MAX)
+    } else {
+        i64::try_from(b - a).map_or(i64::MIN, |d| -d)
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -275,6 +411,7 @@ struct SysPoint {
     t_ms: u64,
     swap_used: u64,
     free_bytes: u64,
+    unexplained: i64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -282,6 +419,11 @@ struct ProcPoint {
     t_ms: u64,
     footprint: u64,
     pageins: u64,
+    /// Swap-ins in pages (macOS), when the OS says.
+    swapins: Option<u64>,
+    /// Own swapped memory (Linux `VmSwap`, macOS compressed), when known.
+    swapped: Option<u64>,
+    owned: u64,
 }
 
 #[derive(Debug)]
@@ -398,10 +540,12 @@ impl Detector {
 
         // System history.
         let baseline = *self.baseline_swap.get_or_insert(sys.swap_used_bytes);
+        let gap = footprint_gap(sys, &sample.processes);
         self.sys.push_back(SysPoint {
             t_ms: now,
             swap_used: sys.swap_used_bytes,
             free_bytes: sys.free_bytes(),
+            unexplained: gap.unexplained_bytes,
         });
         while self
             .sys
@@ -422,15 +566,28 @@ impl Detector {
         let sustained = sustained_climb(&self.sys, now, &self.cfg);
         let tolerance = self.cfg.swap_tolerance_for(phys);
         let climbing = growth_window >= tolerance as i64 && sustained;
-        let footprints: u64 = sample.processes.iter().map(|p| p.footprint_bytes).sum();
-        let footprints_share = footprints as f64 / phys as f64;
+        let unexplained_growth = gap.unexplained_bytes.saturating_sub(
+            self.sys
+                .iter()
+                .filter(in_window)
+                .map(|p| p.unexplained)
+                .min()
+                .unwrap_or(gap.unexplained_bytes),
+        );
+        // Unreadable processes count 0: a lower bound of the footprints.
+        let footprints_share = gap.footprints_bytes as f64 / phys as f64;
         let explained = footprints_share >= self.cfg.overflow_share;
+        let page_size = if sys.page_size > 0 {
+            sys.page_size
+        } else {
+            4096
+        };
 
-        // The watched tree's largest member carries the tree's blame.
+        // The watched tree's largest readable member carries the tree's blame.
         let watched_top = sample
             .processes
             .iter()
-            .filter(|p| watched.contains(&p.pid))
+            .filter(|p| p.readable && watched.contains(&p.pid))
             .max_by_key(|p| p.footprint_bytes)
             .map(|p| p.pid);
 
@@ -452,6 +609,9 @@ impl Detector {
                 t_ms: now,
                 footprint: p.footprint_bytes,
                 pageins: p.pageins,
+                swapins: p.swapin_bytes.map(|b| b / page_size).or(p.decompressions),
+                swapped: p.swapped_bytes(),
+                owned: p.owned_bytes(),
             });
             while track
                 .history
@@ -462,7 +622,12 @@ impl Detector {
             }
 
             let activity = activity(&track.history, now, self.cfg.window_ms);
-            let hidden = hidden_bytes(&track.history, &self.sys, now, &self.cfg, p, hidden_drop);
+            let hidden = if p.readable {
+                hidden_bytes(&track.history, &self.sys, now, &self.cfg, p, hidden_drop)
+            } else {
+                0
+            };
+            let outside = p.outside_footprint_bytes.unwrap_or(0);
             let is_watched = watched.contains(&p.pid);
             let evidence = Evidence {
                 footprint_bytes: p.footprint_bytes,
@@ -476,26 +641,44 @@ impl Detector {
                 footprint_delta_bytes: activity.footprint_delta,
                 hidden_bytes: hidden,
                 watched: is_watched,
+                swapins_per_s: activity.swapins_per_s,
+                process_swap_delta_bytes: activity.swapped_delta,
+                outside_footprint_bytes: outside,
+                gpu_bytes: p.gpu_bytes.unwrap_or(0),
+                unexplained_bytes: gap.unexplained_bytes,
+                footprint_coverage: gap.coverage,
             };
-            // Paging in, hidden memory or being the watched tree's largest
-            // member points at a process whatever its size; growing alone
-            // only explains swap when the footprints fill memory (overflow):
-            // a compiler growing next to someone else's swap storm is not it.
-            let strong = activity.pageins_per_s >= self.cfg.min_pageins_per_s
-                || hidden > 0
-                || watched_top == Some(p.pid);
-            let growing = activity.footprint_delta >= self.cfg.min_growth_bytes as i64;
+            let min_growth = self.cfg.min_growth_bytes as i64;
+            // Swapping in: macOS swap-ins where the OS gives them (file
+            // page-ins are not swap); else page-ins (Linux major faults).
+            let touching = activity.swapins_per_s.unwrap_or(activity.pageins_per_s)
+                >= self.cfg.min_pageins_per_s;
+            // Its own swap grew *and* it owns more than before: a process
+            // whose pages were pushed out by someone else owns no more.
+            let own_swap = activity.swapped_delta.is_some_and(|d| d >= min_growth)
+                && activity.owned_delta >= min_growth;
+            let out_of_sight = outside >= hidden_drop;
+            // Swapping in, own swap growing, hidden memory or being the
+            // watched tree's largest member points at a process whatever its
+            // size; growing alone only explains swap when the footprints fill
+            // memory (overflow): a compiler growing next to someone else's
+            // swap storm is not it.
+            let strong =
+                touching || own_swap || hidden > 0 || out_of_sight || watched_top == Some(p.pid);
+            let growing = activity.footprint_delta >= min_growth;
             // Hysteresis: a raised state is kept while swap still grows at the
             // sustained rate, even below the window tolerance.
             let held = matches!(track.state, State::FalseFit | State::Overflow) && sustained;
-            let blamed = (climbing || held) && (strong || (growing && explained));
+            // A process the OS denied figures for is never blamed: its zeros
+            // say nothing.
+            let blamed = p.readable && (climbing || held) && (strong || (growing && explained));
             let instant = if blamed {
                 if explained {
                     State::Overflow
                 } else {
                     State::FalseFit
                 }
-            } else if hidden > 0 {
+            } else if p.readable && (hidden > 0 || out_of_sight) {
                 State::HiddenMemory
             } else {
                 State::Fits
@@ -518,6 +701,8 @@ impl Detector {
                 .map(|t| t.state)
                 .max()
                 .unwrap_or_default(),
+            gap,
+            unexplained_growth_window_bytes: unexplained_growth,
         };
         flags
     }
@@ -551,6 +736,9 @@ fn sustained_climb(sys: &VecDeque<SysPoint>, now: u64, cfg: &DetectorConfig) -> 
 struct Activity {
     pageins_per_s: f64,
     footprint_delta: i64,
+    swapins_per_s: Option<f64>,
+    swapped_delta: Option<i64>,
+    owned_delta: i64,
 }
 
 fn activity(history: &VecDeque<ProcPoint>, now: u64, window_ms: u64) -> Activity {
@@ -560,14 +748,25 @@ fn activity(history: &VecDeque<ProcPoint>, now: u64, window_ms: u64) -> Activity
         .find(|q| now.saturating_sub(q.t_ms) <= window_ms)
         .copied();
     match (first, last) {
-        (Some(a), Some(b)) if b.t_ms > a.t_ms => Activity {
-            pageins_per_s: b.pageins.saturating_sub(a.pageins) as f64
-                / ((b.t_ms - a.t_ms) as f64 / 1000.0),
-            footprint_delta: b.footprint as i64 - a.footprint as i64,
-        },
+        (Some(a), Some(b)) if b.t_ms > a.t_ms => {
+            let secs = (b.t_ms - a.t_ms) as f64 / 1000.0;
+            Activity {
+                pageins_per_s: b.pageins.saturating_sub(a.pageins) as f64 / secs,
+                footprint_delta: signed_diff(b.footprint, a.footprint),
+                swapins_per_s: a
+                    .swapins
+                    .zip(b.swapins)
+                    .map(|(x, y)| y.saturating_sub(x) as f64 / secs),
+                swapped_delta: a.swapped.zip(b.swapped).map(|(x, y)| signed_diff(y, x)),
+                owned_delta: signed_diff(b.owned, a.owned),
+            }
+        }
         _ => Activity {
             pageins_per_s: 0.0,
             footprint_delta: 0,
+            swapins_per_s: last.and_then(|b| b.swapins.map(|_| 0.0)),
+            swapped_delta: last.and_then(|b| b.swapped.map(|_| 0)),
+            owned_delta: 0,
         },
     }
 }

@@ -342,3 +342,270 @@ fn flag_is_kept_while_swap_keeps_growing_below_the_tolerance() {
     assert_eq!(d.assessment(1).unwrap().state, State::FalseFit, "{flags:?}");
     assert_eq!(flags.len(), 1, "{flags:?}");
 }
+
+/// A process as the macOS probe lists a readable one: file page-ins,
+/// swap-ins (bytes, `ledger_swapins`), compressed memory and ledger tags.
+fn mac_proc(pid: u32, footprint: u64, file_pageins: u64, swapin_bytes: u64) -> ProcessSample {
+    ProcessSample {
+        swapin_bytes: Some(swapin_bytes),
+        compressed_bytes: Some(0),
+        gpu_bytes: Some(0),
+        outside_footprint_bytes: Some(0),
+        ..proc(pid, footprint, file_pageins)
+    }
+}
+
+#[test]
+fn macos_swap_ins_blame_and_file_page_ins_do_not() {
+    // Swap climbs 40 MiB/s. p1 (1 GiB) swaps in 16 KiB pages at 1000/s;
+    // p2 (2 GiB) reads mmapped weights (file page-ins 2000/s, no swap-ins);
+    // p3 (6 GiB) idles.
+    let (d, _) = run(40, &[], |i| {
+        (
+            i * 20 * MIB,
+            60.0,
+            vec![
+                mac_proc(1, GIB, 0, i * 500 * 4096),
+                mac_proc(2, 2 * GIB, i * 1000, 0),
+                mac_proc(3, 6 * GIB, 0, 0),
+            ],
+        )
+    });
+    let a1 = d.assessment(1).unwrap();
+    assert_eq!(a1.state, State::FalseFit, "{a1:?}");
+    // 500 pages of 4096 bytes (the default page size) per 500 ms tick.
+    assert!(a1.evidence.swapins_per_s.unwrap() >= 900.0, "{a1:?}");
+    assert!(a1
+        .evidence
+        .describe(State::FalseFit)
+        .contains("swapping in"));
+    assert_eq!(d.assessment(2).unwrap().state, State::Fits);
+    assert_eq!(d.assessment(3).unwrap().state, State::Fits);
+}
+
+#[test]
+fn own_swap_growth_blames_the_filler_not_the_victim() {
+    // Linux figures: p1 stays at 256 MiB resident (capped) while its VmSwap
+    // grows 40 MiB a tick, no major faults yet; p2's pages are pushed out by
+    // the same pressure: its VmSwap grows as its footprint falls.
+    let (d, _) = run(40, &[], |i| {
+        let mut filler = proc(1, 256 * MIB, 0);
+        filler.swap_bytes = Some(i * 40 * MIB);
+        let mut victim = proc(2, 4 * GIB - i * 10 * MIB, 0);
+        victim.swap_bytes = Some(i * 10 * MIB);
+        (i * 50 * MIB, 60.0, vec![filler, victim])
+    });
+    let a1 = d.assessment(1).unwrap();
+    assert_eq!(a1.state, State::FalseFit, "{a1:?}");
+    assert!(a1.evidence.process_swap_delta_bytes.unwrap() >= 64 * MIB as i64);
+    assert_eq!(d.assessment(2).unwrap().state, State::Fits);
+    // The same run with the figures withheld blames nobody by swap: no
+    // faults, not watched — the inference needs page-ins or the tree.
+    let (d, _) = run(40, &[], |i| {
+        (
+            i * 50 * MIB,
+            60.0,
+            vec![proc(1, 256 * MIB, 0), proc(2, 4 * GIB - i * 10 * MIB, 0)],
+        )
+    });
+    assert_eq!(d.assessment(1).unwrap().state, State::Fits);
+}
+
+#[test]
+fn memory_outside_the_footprint_is_hidden_memory_and_under_swap_a_false_fit() {
+    let gpu = |pid: u32, outside: u64| ProcessSample {
+        gpu_bytes: Some(outside + 100 * MIB),
+        outside_footprint_bytes: Some(outside),
+        ..mac_proc(pid, 200 * MIB, 0, 0)
+    };
+    // No swap: 2 GiB held by the GPU outside p1's footprint is hidden memory;
+    // p2's 100 MiB is below the threshold (512 MiB on 16 GiB).
+    let (d, _) = run(20, &[], |_| {
+        (0, 70.0, vec![gpu(1, 2 * GIB), gpu(2, 100 * MIB)])
+    });
+    let a1 = d.assessment(1).unwrap();
+    assert_eq!(a1.state, State::HiddenMemory, "{a1:?}");
+    assert!(a1
+        .evidence
+        .describe(State::HiddenMemory)
+        .contains("outside the footprint"));
+    assert_eq!(d.assessment(2).unwrap().state, State::Fits);
+    // Swap climbing: the same process is a false fit.
+    let (d, _) = run(40, &[], |i| {
+        (i * 20 * MIB, 50.0, vec![gpu(1, 2 * GIB), gpu(2, 0)])
+    });
+    assert_eq!(d.assessment(1).unwrap().state, State::FalseFit);
+    assert_eq!(d.assessment(2).unwrap().state, State::Fits);
+    assert_eq!(d.system().gap.outside_footprint_bytes, 2 * GIB);
+}
+
+#[test]
+fn unreadable_processes_are_never_flagged() {
+    // p1 is another user's process: listed, figures denied (0). It is the
+    // watched tree's only member and "drops" from 4 GiB to 0 — neither
+    // makes it false fit nor hidden memory.
+    let (d, _) = run(40, &[1], |i| {
+        let mut p = proc(1, if i < 4 { 4 * GIB } else { 0 }, 0);
+        p.readable = i < 4;
+        (i * 20 * MIB, 60.0, vec![p, proc(2, GIB, 0)])
+    });
+    let a1 = d.assessment(1).unwrap();
+    assert_eq!(a1.worst, State::Fits, "{a1:?}");
+    assert_eq!(d.system().gap.unreadable, 1);
+}
+
+#[test]
+fn footprint_gap_is_used_memory_minus_readable_footprints() {
+    let sys = SystemSample {
+        phys_bytes: 16 * GIB,
+        free_pct: 25.0,
+        compressed_bytes: GIB,
+        wired_bytes: Some(2 * GIB),
+        ..Default::default()
+    };
+    let mut other = proc(3, 0, 0);
+    other.readable = false;
+    let mut gpu = proc(2, 2 * GIB, 0);
+    gpu.gpu_bytes = Some(GIB);
+    gpu.outside_footprint_bytes = Some(512 * MIB);
+    let g = footprint_gap(&sys, &[proc(1, 4 * GIB, 0), gpu, other]);
+    assert_eq!(g.used_bytes, 12 * GIB);
+    assert_eq!(g.footprints_bytes, 6 * GIB);
+    assert_eq!(g.unexplained_bytes, 6 * GIB as i64);
+    assert!((g.coverage - 0.5).abs() < 1e-9);
+    assert_eq!(g.unreadable, 1);
+    assert_eq!((g.gpu_bytes, g.outside_footprint_bytes), (GIB, 512 * MIB));
+    assert_eq!((g.wired_bytes, g.compressor_bytes), (Some(2 * GIB), GIB));
+    // Footprints larger than used memory (compressed or swapped memory
+    // counted at full size on macOS): a negative gap, not an overflow.
+    let g = footprint_gap(&sys, &[proc(1, 20 * GIB, 0)]);
+    assert_eq!(g.unexplained_bytes, -(8 * GIB as i64));
+    let empty = footprint_gap(&SystemSample::default(), &[]);
+    assert_eq!((empty.used_bytes, empty.coverage), (0, 0.0));
+    assert_eq!(signed_diff(0, u64::MAX), i64::MIN);
+    assert_eq!(signed_diff(u64::MAX, 0), i64::MAX);
+}
+
+#[test]
+fn a_false_fit_is_the_gap_growing_while_swap_climbs() {
+    // Footprints stay at 2 GiB while free memory falls 1 % a tick: the gap
+    // grows, swap climbs; the watched process is a false fit.
+    let (d, _) = run(40, &[1], |i| {
+        (
+            i * 20 * MIB,
+            80.0 - i as f64,
+            vec![proc(1, GIB, 0), proc(2, GIB, 0)],
+        )
+    });
+    let v = d.system();
+    assert!(v.unexplained_growth_window_bytes > GIB as i64, "{v:?}");
+    assert_eq!(d.assessment(1).unwrap().state, State::FalseFit);
+    let e = d.assessment(1).unwrap().evidence;
+    assert!(
+        e.describe(State::FalseFit)
+            .contains("not explained by footprints"),
+        "{}",
+        e.describe(State::FalseFit)
+    );
+}
+
+#[test]
+fn report_shows_gpu_and_outside_footprint_and_never_blames_the_unreadable() {
+    use crate::probe::HostInfo;
+    use crate::trace::{Header, Trace, TraceSample};
+    let host = HostInfo {
+        os: "macos".into(),
+        phys_bytes: 16 * GIB,
+        page_size: 16384,
+        hostname: "mac".into(),
+    };
+    let mut t = Trace {
+        header: Some(Header::new(host, 500, 0)),
+        ..Default::default()
+    };
+    for i in 0..40u64 {
+        // p1 holds 2 GiB of GPU memory outside its 200 MiB footprint while
+        // swap climbs; p3 is another user's process (WindowServer-like).
+        let p1 = ProcessSample {
+            gpu_bytes: Some(2 * GIB + 100 * MIB),
+            outside_footprint_bytes: Some(2 * GIB),
+            ..mac_proc(1, 200 * MIB, 0, 0)
+        };
+        let p3 = ProcessSample {
+            readable: false,
+            ..proc(3, 0, 0)
+        };
+        t.samples.push(TraceSample {
+            sample: sample(i * 500, i * 20 * MIB, 60.0 - i as f64, vec![p1, p3]),
+            watched: vec![],
+        });
+    }
+    let r = report(&t, None);
+    let p1 = r
+        .processes
+        .iter()
+        .find(|p| p.pid == 1)
+        .expect("p1 reported");
+    assert_eq!(p1.verdict, State::FalseFit, "{p1:?}");
+    assert_eq!(p1.peak_outside_footprint_bytes, Some(2 * GIB));
+    assert_eq!(p1.peak_gpu_bytes, Some(2 * GIB + 100 * MIB));
+    assert!(
+        p1.evidence.contains("outside its footprint"),
+        "{}",
+        p1.evidence
+    );
+    assert!(r
+        .processes
+        .iter()
+        .all(|p| p.pid != 3 || p.verdict == State::Fits));
+    assert_eq!(r.footprints.max_unreadable, 1);
+    assert!(
+        r.footprints.unexplained_growth_bytes > 0,
+        "{:?}",
+        r.footprints
+    );
+    let text = r.to_text();
+    assert!(
+        text.contains("memory not explained by footprints"),
+        "{text}"
+    );
+    assert!(text.contains("GPU memory up to 2.1 GB"), "{text}");
+    assert!(text.contains("(1 process unreadable)"), "{text}");
+}
+
+#[test]
+fn new_process_fields_are_additive_in_the_trace() {
+    // A line written before these fields existed reads as before.
+    let old: ProcessSample = serde_json::from_str(
+        r#"{"pid":1,"name":"python3","footprint_bytes":10,"pageins":2,"start_time":3}"#,
+    )
+    .unwrap();
+    assert!(old.readable);
+    assert_eq!(
+        (old.swapin_bytes, old.gpu_bytes, old.outside_footprint_bytes),
+        (None, None, None)
+    );
+    // Absent figures are left out, present ones round-trip.
+    let text = serde_json::to_string(&old).unwrap();
+    assert!(
+        !text.contains("gpu_bytes") && !text.contains("swapin_bytes"),
+        "{text}"
+    );
+    let mac = ProcessSample {
+        swapin_bytes: Some(4096),
+        decompressions: Some(9),
+        compressed_bytes: Some(1),
+        gpu_bytes: Some(2),
+        outside_footprint_bytes: Some(3),
+        footprint_peak_bytes: Some(4),
+        readable: true,
+        ..old
+    };
+    let back: ProcessSample = serde_json::from_str(&serde_json::to_string(&mac).unwrap()).unwrap();
+    assert_eq!(back, mac);
+    let sys: SystemSample = serde_json::from_str(
+        r#"{"phys_bytes":8,"free_pct":50.0,"swap_used_bytes":0,"swap_total_bytes":0}"#,
+    )
+    .unwrap();
+    assert_eq!((sys.usable_bytes, sys.wired_bytes), (0, None));
+}

@@ -1,7 +1,8 @@
 //! swapsight: footprint beside swap.
 //!
-//! On Apple Silicon the footprint Activity Monitor shows leaves out pages that
-//! went to swap, so a run can look like it fits while swap climbs — the
+//! On Apple Silicon the footprint Activity Monitor shows does not count
+//! memory held outside it (by the GPU driver, owned with no footprint, or not
+//! yet touched), so a run can look like it fits while swap climbs — the
 //! *false fit*. This library holds everything that is not a shell: the
 //! platform probes, the sampler, the detector, the trace format, the report
 //! and the exports. Data flows one way: probe → sampler → detector (through

@@ -64,6 +64,18 @@ pub struct Row {
     /// Measured swap (Linux `VmSwap`); absent where the OS does not say.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub swap_bytes: Option<u64>,
+    /// GPU memory (macOS "graphics" ledger tag); absent where unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_bytes: Option<u64>,
+    /// Memory owned outside the footprint (macOS `*_nofootprint` tags).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outside_footprint_bytes: Option<u64>,
+    /// Swap-ins per second in pages (macOS), over the detector's window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swapins_per_s: Option<f64>,
+    /// `false` when the OS denied the process's figures (shown as unknown,
+    /// not as 0).
+    pub readable: bool,
     pub state: State,
     pub worst: State,
     /// The evidence in words (for a tooltip); empty when it fits.
@@ -428,6 +440,10 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
             footprint_delta_bytes: act.map_or(0, |a| a.footprint_delta_bytes),
             pageins_per_s: act.map_or(0.0, |a| a.pageins_per_s),
             swap_bytes: p.swap_bytes,
+            gpu_bytes: p.gpu_bytes,
+            outside_footprint_bytes: p.outside_footprint_bytes,
+            swapins_per_s: act.and_then(|a| a.swapins_per_s),
+            readable: p.readable,
             state,
             worst,
             evidence: f
@@ -567,6 +583,10 @@ pub fn replay_trace(path: &Path, trace: &Trace) -> Replay {
             footprint_delta_bytes: 0,
             pageins_per_s: p.pageins_per_s,
             swap_bytes: p.measured_swap_peak_bytes,
+            gpu_bytes: p.peak_gpu_bytes,
+            outside_footprint_bytes: p.peak_outside_footprint_bytes,
+            swapins_per_s: p.peak_swapins_per_s,
+            readable: p.readable,
             state: p.verdict,
             worst: p.verdict,
             evidence: p.evidence.clone(),

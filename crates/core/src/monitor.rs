@@ -31,6 +31,8 @@ pub struct Activity {
     pub pid: u32,
     pub pageins_per_s: f64,
     pub footprint_delta_bytes: i64,
+    /// Swap-ins per second in pages (macOS), when the OS says.
+    pub swapins_per_s: Option<f64>,
 }
 
 impl Tick {
@@ -103,6 +105,7 @@ impl Monitor {
                 pid,
                 pageins_per_s: e.pageins_per_s,
                 footprint_delta_bytes: e.footprint_delta_bytes,
+                swapins_per_s: e.swapins_per_s,
             })
             .collect();
         activity.sort_unstable_by_key(|a| a.pid);

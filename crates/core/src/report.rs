@@ -37,10 +37,23 @@ pub struct ProcessReport {
     pub peak_pageins_per_s: f64,
     /// Largest footprint drop not matched by free memory.
     pub hidden_bytes: u64,
-    /// Measured swap of the process (Linux `VmSwap`), peak; not used for
-    /// the verdict.
+    /// Measured swap of the process (Linux `VmSwap`), peak.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub measured_swap_peak_bytes: Option<u64>,
+    /// Peak swap-ins per second in pages (macOS `ledger_swapins`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_swapins_per_s: Option<f64>,
+    /// Peak of the process's compressed memory (macOS, in RAM or swapped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_compressed_bytes: Option<u64>,
+    /// Peak GPU memory (macOS "graphics" ledger tag).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_gpu_bytes: Option<u64>,
+    /// Peak memory owned outside the footprint (macOS `*_nofootprint` tags).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_outside_footprint_bytes: Option<u64>,
+    /// `false` when the OS denied the process's figures at every sample.
+    pub readable: bool,
     /// When the detector first raised a non-fits state.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_flag_ms: Option<u64>,
@@ -61,9 +74,31 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
     pub processes: Vec<ProcessReport>,
+    /// Memory not explained by footprints, at the first sample and at its
+    /// peak, and how much of used memory the readable footprints covered.
+    pub footprints: FootprintsSummary,
     /// Lines the reader skipped, in words.
     pub problems: Vec<String>,
     pub truncated_last_line: bool,
+}
+
+/// The system figure "memory not explained by footprints" over a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct FootprintsSummary {
+    /// Used memory − Σ readable footprints, at the first sample.
+    pub unexplained_first_bytes: i64,
+    /// The same, at its peak.
+    pub unexplained_peak_bytes: i64,
+    /// Its growth over the run (peak − first).
+    pub unexplained_growth_bytes: i64,
+    /// Lowest share of used memory the readable footprints covered.
+    pub min_coverage: f64,
+    /// Most processes listed without figures in one sample.
+    pub max_unreadable: u32,
+    /// Peak of the readable processes' memory outside their footprints.
+    pub outside_footprint_peak_bytes: u64,
+    /// Peak of the readable processes' GPU memory.
+    pub gpu_peak_bytes: u64,
 }
 
 #[derive(Default)]
@@ -86,6 +121,13 @@ struct Stats {
     worst: State,
     hidden: u64,
     measured_swap: Option<u64>,
+    compressed: Option<u64>,
+    gpu: Option<u64>,
+    outside: Option<u64>,
+    /// (t, swap-ins in pages) of the last sample, for the rate.
+    prev_swapins: Option<(u64, u64)>,
+    peak_swapins_rate: Option<f64>,
+    readable: bool,
     first_flag: Option<u64>,
     share_at_max_swap: f64,
     fp_at_max_swap: u64,
@@ -109,6 +151,7 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
     let mut stats: HashMap<u32, Stats> = HashMap::new();
     let mut prev_swap: Option<u64> = None;
     let mut min_free = f64::INFINITY;
+    let mut footprints: Option<FootprintsSummary> = None;
 
     for ts in &trace.samples {
         let s = &ts.sample;
@@ -118,8 +161,26 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
         let delta = prev_swap.map_or(0, |p| swap as i64 - p as i64).max(0);
         prev_swap = Some(swap);
         min_free = min_free.min(s.system.free_pct);
-        let share: f64 =
-            s.processes.iter().map(|p| p.footprint_bytes).sum::<u64>() as f64 / phys as f64;
+        let gap = crate::detect::footprint_gap(&s.system, &s.processes);
+        let f = footprints.get_or_insert(FootprintsSummary {
+            unexplained_first_bytes: gap.unexplained_bytes,
+            unexplained_peak_bytes: gap.unexplained_bytes,
+            min_coverage: gap.coverage,
+            ..FootprintsSummary::default()
+        });
+        f.unexplained_peak_bytes = f.unexplained_peak_bytes.max(gap.unexplained_bytes);
+        f.min_coverage = f.min_coverage.min(gap.coverage);
+        f.max_unreadable = f.max_unreadable.max(gap.unreadable);
+        f.outside_footprint_peak_bytes = f
+            .outside_footprint_peak_bytes
+            .max(gap.outside_footprint_bytes);
+        f.gpu_peak_bytes = f.gpu_peak_bytes.max(gap.gpu_bytes);
+        let share: f64 = gap.footprints_bytes as f64 / phys as f64;
+        let page_size = if s.system.page_size > 0 {
+            s.system.page_size
+        } else {
+            4096
+        };
         for p in &s.processes {
             let st = stats.entry(p.pid).or_insert_with(|| Stats {
                 name: p.name.clone(),
@@ -153,6 +214,24 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
             }
             if let Some(ms) = p.swap_bytes {
                 st.measured_swap = Some(st.measured_swap.unwrap_or(0).max(ms));
+            }
+            let peak = |old: Option<u64>, new: Option<u64>| match (old, new) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            st.compressed = peak(st.compressed, p.compressed_bytes);
+            st.gpu = peak(st.gpu, p.gpu_bytes);
+            st.outside = peak(st.outside, p.outside_footprint_bytes);
+            st.readable |= p.readable;
+            if let Some(pages) = p.swapin_bytes.map(|b| b / page_size) {
+                if let Some((t0, n0)) = st.prev_swapins {
+                    if s.t_ms > t0 {
+                        let rate =
+                            pages.saturating_sub(n0) as f64 / ((s.t_ms - t0) as f64 / 1000.0);
+                        st.peak_swapins_rate = Some(st.peak_swapins_rate.unwrap_or(0.0).max(rate));
+                    }
+                }
+                st.prev_swapins = Some((s.t_ms, pages));
             }
             if st.name != p.name {
                 // Keep the latest name: a process that exec'd is known by what it became.
@@ -227,12 +306,15 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
                 s.sample
                     .processes
                     .iter()
+                    .filter(|p| p.readable)
                     .map(|p| p.footprint_bytes)
                     .sum::<u64>()
             })
             .max()
             .unwrap_or(0) as f64
             / phys as f64;
+        // Unreadable processes count 0: the share is a lower bound, so only
+        // a share at or above the line settles overflow.
         verdict = if peak_share >= cfg.overflow_share {
             State::Overflow
         } else {
@@ -259,6 +341,14 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
         min_free_pct: min_free,
         command: header.command.clone(),
         processes,
+        footprints: footprints
+            .map(|mut f| {
+                f.unexplained_growth_bytes = f
+                    .unexplained_peak_bytes
+                    .saturating_sub(f.unexplained_first_bytes);
+                f
+            })
+            .unwrap_or_default(),
         problems: trace.problems.iter().map(|p| p.to_string()).collect(),
         truncated_last_line: trace.truncated_last_line,
     }
@@ -328,7 +418,22 @@ fn judge(
                 format_bytes(m as i64)
             )
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+        + &st
+            .outside
+            .filter(|&o| o > 0)
+            .map(|o| {
+                format!(
+                    "; it owned up to {} outside its footprint",
+                    format_bytes(o as i64)
+                )
+            })
+            .unwrap_or_default()
+        + &st
+            .peak_swapins_rate
+            .filter(|&r| r >= 1.0)
+            .map(|r| format!("; swap-ins peaked at {r:.0} pages/s"))
+            .unwrap_or_default();
     let evidence = match verdict {
         State::FalseFit => format!(
             "footprint peaked at {peak} while swap grew {}{when}; all footprints stayed at {:.0} % of memory: false fit — the footprint says it fits, swap says it does not{measured}",
@@ -341,7 +446,7 @@ fn judge(
             st.share_at_max_swap * 100.0
         ),
         State::HiddenMemory => format!(
-            "footprint fell by {} without free memory rising to match: hidden memory — the memory is still held but not in the footprint (peak {peak})",
+            "footprint fell by {} without free memory rising to match, or memory was owned outside it: hidden memory — the memory is still held but not in the footprint (peak {peak}){measured}",
             format_bytes(st.hidden as i64)
         ),
         State::Fits => format!(
@@ -371,6 +476,11 @@ fn judge(
         peak_pageins_per_s: st.peak_rate,
         hidden_bytes: st.hidden,
         measured_swap_peak_bytes: st.measured_swap,
+        peak_swapins_per_s: st.peak_swapins_rate,
+        peak_compressed_bytes: st.compressed,
+        peak_gpu_bytes: st.gpu,
+        peak_outside_footprint_bytes: st.outside,
+        readable: st.readable,
         first_flag_ms: st.first_flag,
         evidence,
     }
@@ -418,6 +528,36 @@ impl Report {
             format_bytes(self.swap_tolerance_bytes as i64),
             self.min_free_pct
         );
+        let f = &self.footprints;
+        let _ = writeln!(
+            out,
+            "memory not explained by footprints: {} at the start, {} at its peak (+{}); readable footprints covered at least {:.0} % of used memory{}",
+            format_bytes(f.unexplained_first_bytes),
+            format_bytes(f.unexplained_peak_bytes),
+            format_bytes(f.unexplained_growth_bytes),
+            f.min_coverage * 100.0,
+            if f.max_unreadable > 0 {
+                format!(
+                    " ({} {} unreadable)",
+                    f.max_unreadable,
+                    if f.max_unreadable == 1 {
+                        "process"
+                    } else {
+                        "processes"
+                    }
+                )
+            } else {
+                String::new()
+            }
+        );
+        if f.gpu_peak_bytes > 0 || f.outside_footprint_peak_bytes > 0 {
+            let _ = writeln!(
+                out,
+                "GPU memory up to {}; outside the footprints up to {}",
+                format_bytes(f.gpu_peak_bytes as i64),
+                format_bytes(f.outside_footprint_peak_bytes as i64)
+            );
+        }
         for p in &self.processes {
             let _ = writeln!(
                 out,
@@ -440,6 +580,14 @@ impl Report {
                     .map(|t| format!("; first flagged at {}", secs(t)))
                     .unwrap_or_default()
             );
+            if p.peak_gpu_bytes.is_some() || p.peak_outside_footprint_bytes.is_some() {
+                let _ = writeln!(
+                    out,
+                    "  GPU memory up to {}; outside the footprint up to {}",
+                    format_bytes(p.peak_gpu_bytes.unwrap_or(0) as i64),
+                    format_bytes(p.peak_outside_footprint_bytes.unwrap_or(0) as i64)
+                );
+            }
             let _ = writeln!(out, "  {}", p.evidence);
         }
         if self.processes.is_empty() {

@@ -92,6 +92,7 @@ fn build(
                 swap_bytes: None,
                 start_time: 1_000 + u64::from(c.pid),
                 readable: true,
+                ..ProcessSample::default()
             });
         }
         let free_pct = (100.0 * (1.0 - used_gb(t, sum_gb) / 48.0)).clamp(1.0, 100.0);
@@ -104,6 +105,7 @@ fn build(
                 swap_total_bytes: 12 << 30,
                 compressed_bytes: (1.5 * GB) as u64,
                 page_size: 16384,
+                ..SystemSample::default()
             },
             processes,
         };

@@ -176,6 +176,7 @@ impl NativeProbe {
             swap_bytes: k.status.vm_swap_bytes,
             start_time: start,
             readable: true,
+            ..ProcessSample::default()
         })
     }
 }
@@ -217,6 +218,7 @@ impl Probe for NativeProbe {
             swap_total_bytes: info.swap_total_bytes,
             compressed_bytes: 0,
             page_size: self.page_size,
+            ..SystemSample::default()
         })
     }
 

@@ -44,10 +44,48 @@ pub const XSW_USAGE_SIZE: usize = 32;
 /// the larger struct of macOS 26.
 pub const COMPRESSOR_PAGE_COUNT_INDEX: usize = 4 + 9 * 2 + 2 + 4 * 2;
 
-/// How many `integer_t` the probe offers `host_statistics64`. Larger than any
-/// `vm_statistics64` so far: macOS 26 grew the struct, and a caller passing
-/// the old count of 38 gets `MIG_ARRAY_TOO_LARGE` (-307).
+/// Index, in `integer_t` units, of `wire_count` in `struct vm_statistics64`
+/// (the fourth `natural_t` of the head shown above).
+pub const WIRE_COUNT_INDEX: usize = 3;
+
+/// The count the probe passes to `host_statistics64(HOST_VM_INFO64)`: 38,
+/// `HOST_VM_INFO64_COUNT` of macOS 10.9 to 15 (`sizeof(vm_statistics64) /
+/// sizeof(integer_t)`, xnu-11417 `<mach/host_info.h>`). Newer kernels grew the
+/// struct and kept 38 as `HOST_VM_INFO64_REV1_COUNT` (`offsetof(…,
+/// swapped_count) / sizeof(integer_t)`): asked for 38 they fill revision 1,
+/// which holds `compressor_page_count` and `wire_count` (`vm_stats`,
+/// `osfmk/kern/host.c`). A count above the kernel's `HOST_VM_INFO64_COUNT`
+/// makes it log "host_statistics64() count is larger than expected" on every
+/// call.
+pub const HOST_VM_INFO64_COUNT: usize = 38;
+
+/// How many `integer_t` the probe's answer buffer holds: room for a grown
+/// struct, so that a kernel which answers more than the count asked (seen on
+/// the macOS 27 beta, as `MIG_ARRAY_TOO_LARGE`) never writes past it.
 pub const HOST_VM_INFO64_BUFFER: usize = 256;
+
+/// `MIG_ARRAY_TOO_LARGE` of `<mach/mig_errors.h>`: the reply held a larger
+/// array than the caller's count; the MIG stub copied the first `count`
+/// entries. For `host_statistics64` those entries are the struct's head,
+/// which is all the probe reads, so it is a success.
+pub const MIG_ARRAY_TOO_LARGE: i32 = -307;
+
+/// Whether a `host_statistics64` (or `task_info`) return code left usable
+/// figures: `KERN_SUCCESS` (0), or [`MIG_ARRAY_TOO_LARGE`] with the first
+/// `count` entries copied.
+pub fn mach_answer_usable(kr: i32) -> bool {
+    kr == 0 || kr == MIG_ARRAY_TOO_LARGE
+}
+
+/// Wired memory in bytes (`wire_count × vm.pagesize`) from a
+/// `host_statistics64(HOST_VM_INFO64)` answer; `None` when the count does not
+/// cover the field. Wired pages are held by the kernel and drivers and are
+/// in no process's footprint.
+pub fn wired_bytes(counts: &[i32], returned_count: usize, page_size: u64) -> Option<u64> {
+    let valid = &counts[..returned_count.min(counts.len())];
+    let pages = *valid.get(WIRE_COUNT_INDEX)? as u32;
+    Some(u64::from(pages).saturating_mul(page_size))
+}
 
 /// Extra pid slots on top of the kernel's estimate, so processes started
 /// between the sizing call and the listing call still fit.
@@ -157,6 +195,14 @@ pub fn choose_name(comm: &str, path_name: &str) -> String {
     }
 }
 
+/// Whether a cached name still belongs to a process whose short name is now
+/// `comm`: after an `exec` the pid and unique id stay, `comm` changes. The
+/// cached name may be longer than `comm` (completed from the path); an empty
+/// `comm` (unreadable) says nothing.
+pub fn name_fits_comm(name: &str, comm: &str) -> bool {
+    comm.is_empty() || name.starts_with(comm)
+}
+
 /// Start time of a process in µs since the epoch, from the `struct
 /// kinfo_proc` answered by `sysctl {CTL_KERN, KERN_PROC, KERN_PROC_PID, pid}`
 /// (readable for every user's processes, unlike `PROC_PIDTBSDINFO`).
@@ -194,6 +240,254 @@ pub fn pid_capacity(estimate: i32) -> usize {
 /// a larger buffer.
 pub fn pid_list_full(returned: usize, capacity: usize) -> bool {
     returned >= capacity
+}
+
+/// `TASK_VM_INFO`, the `task_info` flavor of `<mach/task_info.h>`.
+pub const TASK_VM_INFO: u32 = 22;
+
+/// The count the probe passes to `task_info(TASK_VM_INFO)` first:
+/// `TASK_VM_INFO_REV7_COUNT` = `TASK_VM_INFO_COUNT` of xnu-11215 and later,
+/// `sizeof(struct task_vm_info) / sizeof(natural_t)` = 376 / 4. A kernel with
+/// a smaller struct answers its own count, which the probe then passes from
+/// the next call on (a count above the kernel's `TASK_VM_INFO_COUNT` makes
+/// it log "possibly invalid task_info_count", `osfmk/kern/task.c`).
+pub const TASK_VM_INFO_REV7_COUNT: usize = 94;
+
+/// Byte offsets in `struct task_vm_info` (`osfmk/mach/task_info.h`,
+/// xnu-11417), on both Apple targets (`mach_vm_size_t` and `int64_t` are 8
+/// bytes, aligned to 8; `integer_t` is 4):
+///
+/// | offset | field | revision |
+/// |---|---|---|
+/// | 0 | `virtual_size` | 0 |
+/// | 8, 12 | `region_count`, `page_size` (`integer_t`) | 0 |
+/// | 16 … 112 | `resident_size` … `purgeable_volatile_virtual` (13 × 8) | 0 |
+/// | 120 | `compressed` | 0 |
+/// | 128, 136 | `compressed_peak`, `compressed_lifetime` | 0 |
+/// | 144 | `phys_footprint` | 1 |
+/// | 152, 160 | `min_address`, `max_address` | 2 |
+/// | 168 | `ledger_phys_footprint_peak` | 3 |
+/// | 176 … 232 | purgeable and `network` tag ledgers (8 × 8) | 3 |
+/// | 240 … 264 | `ledger_tag_media_{footprint, footprint_compressed, nofootprint, nofootprint_compressed}` | 3 |
+/// | 272 … 296 | `ledger_tag_graphics_…`, same four | 3 |
+/// | 304 … 328 | `ledger_tag_neural_…`, same four | 3 |
+/// | 336 | `limit_bytes_remaining` | 4 |
+/// | 344 | `decompressions` (`integer_t`), then 4 bytes of padding | 5 |
+/// | 352 | `ledger_swapins` | 6 |
+/// | 360, 368 | `ledger_tag_neural_nofootprint_{total, peak}` | 7 |
+pub mod task_vm_info_offsets {
+    pub const COMPRESSED: usize = 120;
+    pub const PHYS_FOOTPRINT: usize = 144;
+    pub const LEDGER_PHYS_FOOTPRINT_PEAK: usize = 168;
+    pub const TAG_MEDIA: usize = 240;
+    pub const TAG_GRAPHICS: usize = 272;
+    pub const TAG_NEURAL: usize = 304;
+    pub const DECOMPRESSIONS: usize = 344;
+    pub const LEDGER_SWAPINS: usize = 352;
+}
+
+/// The revision of a `task_info(TASK_VM_INFO)` answer, from the count the
+/// kernel wrote back; `None` below revision 0 (the kernel then fails the
+/// call anyway).
+///
+/// The kernel answers its `TASK_VM_INFO_REVn_COUNT` for the newest revision
+/// that fits the caller's count (`osfmk/kern/task.c`, `task_info`). Those
+/// counts are derived from `sizeof` and shifted by one when revision 5 added
+/// a 4-byte `decompressions` before 8-byte-aligned fields:
+///
+/// | revision | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 |
+/// |---|---|---|---|---|---|---|---|---|
+/// | count, xnu before 6153 (no rev 5) | 36 | 38 | 42 | 84 | 86 | – | – | – |
+/// | count, xnu 6153 and later | 37 | 39 | 43 | 85 | 87 | 88 | 90 | 94 |
+///
+/// Both columns map to the same revision here; every field of revision n
+/// ends at or before 4 × (its smaller count), so a field is read only when
+/// the kernel filled it.
+pub fn task_vm_info_revision(count: usize) -> Option<u8> {
+    Some(match count {
+        94.. => 7,
+        90.. => 6,
+        88.. => 5,
+        86.. => 4,
+        84.. => 3,
+        42.. => 2,
+        38.. => 1,
+        36.. => 0,
+        _ => return None,
+    })
+}
+
+/// One ledger tag's four balances (bytes) in `struct task_vm_info`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TagLedgers {
+    /// Resident memory of this tag charged to the task's footprint.
+    pub footprint: u64,
+    /// The same, held by the compressor (in RAM or swapped out).
+    pub footprint_compressed: u64,
+    /// Resident memory of this tag the task owns but that is **not** in its
+    /// footprint (`vo_no_footprint`, `osfmk/vm/vm_object.c`
+    /// `vm_object_ledger_tag_ledgers`).
+    pub nofootprint: u64,
+    /// The same, held by the compressor.
+    pub nofootprint_compressed: u64,
+}
+
+impl TagLedgers {
+    /// Everything of this tag the task owns, in or out of its footprint.
+    pub fn total(&self) -> u64 {
+        self.footprint
+            .saturating_add(self.footprint_compressed)
+            .saturating_add(self.nofootprint)
+            .saturating_add(self.nofootprint_compressed)
+    }
+
+    /// What of this tag the task owns outside its footprint.
+    pub fn outside_footprint(&self) -> u64 {
+        self.nofootprint.saturating_add(self.nofootprint_compressed)
+    }
+}
+
+/// What swapsight keeps of one `task_info(TASK_VM_INFO)` answer. Fields of a
+/// revision the kernel did not fill are `None`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskVmInfo {
+    pub revision: u8,
+    /// `compressed`: bytes of this task's memory held by the compressor, in
+    /// RAM or paged out to the swap files (revision 0).
+    pub compressed: u64,
+    /// `phys_footprint` (revision 1); the same figure as `ri_phys_footprint`.
+    pub phys_footprint: Option<u64>,
+    /// `ledger_phys_footprint_peak`: the footprint's lifetime maximum
+    /// (revision 3).
+    pub phys_footprint_peak: Option<u64>,
+    /// Ledger tags (revision 3). "graphics" is memory a driver tagged as
+    /// graphics memory for this task (IOKit `kIOMemoryLedgerTagGraphics`);
+    /// that Metal buffers are tagged so is likely but not established from
+    /// the sources.
+    pub graphics: Option<TagLedgers>,
+    pub neural: Option<TagLedgers>,
+    pub media: Option<TagLedgers>,
+    /// `decompressions` of the task and its threads, capped at `i32::MAX`
+    /// by the kernel (revision 5): pages taken back from the compressor,
+    /// from RAM or from swap.
+    pub decompressions: Option<u64>,
+    /// `ledger_swapins`: bytes this task brought back from the swap files
+    /// (`PAGE_SIZE` per page, credited in `c_decompress_page`,
+    /// `osfmk/vm/vm_compressor.c`; revision 6). Cumulative.
+    pub swapins: Option<u64>,
+}
+
+/// Reads the `int64_t`/`mach_vm_size_t` at byte `offset` from the
+/// `integer_t` array `task_info` filled (two little-endian halves);
+/// negative ledger balances read as 0.
+fn word_u64(words: &[i32], offset: usize) -> Option<u64> {
+    let i = offset / 4;
+    let lo = *words.get(i)? as u32;
+    let hi = *words.get(i.checked_add(1)?)? as u32;
+    let v = u64::from(lo) | (u64::from(hi) << 32);
+    Some(if (v as i64) < 0 { 0 } else { v })
+}
+
+fn tag_ledgers(words: &[i32], offset: usize) -> Option<TagLedgers> {
+    Some(TagLedgers {
+        footprint: word_u64(words, offset)?,
+        footprint_compressed: word_u64(words, offset + 8)?,
+        nofootprint: word_u64(words, offset + 16)?,
+        nofootprint_compressed: word_u64(words, offset + 24)?,
+    })
+}
+
+/// Parses a `task_info(TASK_VM_INFO)` answer: `words` is the `integer_t`
+/// buffer, `count` the count the kernel wrote back (clamped to the buffer).
+/// Each field is read only when the revision that `count` tells
+/// ([`task_vm_info_revision`]) has it. `None` below revision 0.
+pub fn parse_task_vm_info(words: &[i32], count: usize) -> Option<TaskVmInfo> {
+    use task_vm_info_offsets as off;
+    let words = &words[..count.min(words.len())];
+    let revision = task_vm_info_revision(words.len())?;
+    let at_least = |rev: u8, offset: usize| {
+        if revision >= rev {
+            word_u64(words, offset)
+        } else {
+            None
+        }
+    };
+    let tags = |offset: usize| {
+        if revision >= 3 {
+            tag_ledgers(words, offset)
+        } else {
+            None
+        }
+    };
+    Some(TaskVmInfo {
+        revision,
+        compressed: word_u64(words, off::COMPRESSED)?,
+        phys_footprint: at_least(1, off::PHYS_FOOTPRINT),
+        phys_footprint_peak: at_least(3, off::LEDGER_PHYS_FOOTPRINT_PEAK),
+        graphics: tags(off::TAG_GRAPHICS),
+        neural: tags(off::TAG_NEURAL),
+        media: tags(off::TAG_MEDIA),
+        decompressions: if revision >= 5 {
+            words
+                .get(off::DECOMPRESSIONS / 4)
+                .map(|&d| u64::try_from(d).unwrap_or(0))
+        } else {
+            None
+        },
+        swapins: at_least(6, off::LEDGER_SWAPINS),
+    })
+}
+
+impl TaskVmInfo {
+    /// GPU memory: everything the task owns under the "graphics" ledger tag,
+    /// in or out of its footprint, resident or compressed.
+    pub fn gpu_bytes(&self) -> Option<u64> {
+        self.graphics.map(|g| g.total())
+    }
+
+    /// Memory the task owns that its footprint does not count: the
+    /// `*_nofootprint` balances (and their `_compressed`) of the graphics,
+    /// neural and media tags. The "network" tag, never in the footprint, is
+    /// left out: it holds network buffers, not what swapsight looks for.
+    pub fn outside_footprint_bytes(&self) -> Option<u64> {
+        let (g, n, m) = (self.graphics?, self.neural?, self.media?);
+        Some(
+            g.outside_footprint()
+                .saturating_add(n.outside_footprint())
+                .saturating_add(m.outside_footprint()),
+        )
+    }
+}
+
+/// `PROC_PIDUNIQIDENTIFIERINFO` (`bsd/sys/proc_info_private.h`), a
+/// `proc_pidinfo` flavor every user may ask for any process
+/// (`bsd/kern/proc_info.c`, "Certain operations don't require privileges").
+pub const PROC_PIDUNIQIDENTIFIERINFO: i32 = 17;
+
+/// `sizeof(struct proc_uniqidentifierinfo)`, asserted to be 56 by XNU:
+/// `p_uuid[16]`, `p_uniqueid` (`u64`, offset 16), `p_puniqueid`,
+/// `p_idversion`, `p_orig_ppidversion`, two reserved `u64`.
+pub const PROC_UNIQIDENTIFIERINFO_SIZE: usize = 56;
+
+/// `p_uniqueid` from a `proc_uniqidentifierinfo` answer: an id the kernel
+/// never gives to two processes until reboot, unlike a pid. `None` for a
+/// short answer.
+pub fn parse_uniqueid(buf: &[u8]) -> Option<u64> {
+    if buf.len() < PROC_UNIQIDENTIFIERINFO_SIZE {
+        return None;
+    }
+    u64_at(buf, 16)
+}
+
+/// The memory `kern.memorystatus_level` is a percentage of: usable memory,
+/// `hw.memsize_usable` (XNU's `max_mem`; `vm_pressure_response` in
+/// `osfmk/vm/vm_pageout.c` divides available pages by `atop(max_mem)`),
+/// where the kernel has that sysctl; `hw.memsize` (`max_mem_actual`, the
+/// physical size, `bsd/kern/kern_mib.c`) otherwise.
+pub fn level_base_bytes(memsize: u64, memsize_usable: Option<u64>) -> u64 {
+    memsize_usable
+        .filter(|&u| u > 0 && u <= memsize)
+        .unwrap_or(memsize)
 }
 
 #[cfg(test)]
@@ -406,6 +700,18 @@ mod tests {
         assert_eq!(choose_name("launchd", ""), "launchd");
     }
 
+    #[test]
+    fn a_cached_name_is_stale_after_exec() {
+        assert!(name_fits_comm("python3", "python3"));
+        assert!(name_fits_comm(
+            "com.apple.WebKit.WebContent",
+            "com.apple.WebKi"
+        ));
+        assert!(name_fits_comm("python3", ""));
+        // sh exec'd python3: same pid, same unique id, new comm.
+        assert!(!name_fits_comm("sh", "python3"));
+    }
+
     /// Builds the start of a `struct kinfo_proc` (648 bytes on 64-bit macOS)
     /// with `p_starttime` set.
     fn kinfo(sec: i64, usec: i32) -> Vec<u8> {
@@ -450,5 +756,322 @@ mod tests {
         assert!(!pid_list_full(10, 64));
         assert!(pid_list_full(64, 64));
         assert!(pid_list_full(65, 64));
+    }
+    /// Mirror of `struct task_vm_info` as declared in `osfmk/mach/task_info.h`
+    /// (xnu-11417, revision 7), so the offsets a C compiler gives each field
+    /// check the documented table and lay out the test answers.
+    #[allow(dead_code)]
+    #[repr(C)]
+    struct TaskVmInfoC {
+        virtual_size: u64,
+        region_count: i32,
+        page_size: i32,
+        resident_size: u64,
+        resident_size_peak: u64,
+        device: u64,
+        device_peak: u64,
+        internal: u64,
+        internal_peak: u64,
+        external: u64,
+        external_peak: u64,
+        reusable: u64,
+        reusable_peak: u64,
+        purgeable_volatile_pmap: u64,
+        purgeable_volatile_resident: u64,
+        purgeable_volatile_virtual: u64,
+        compressed: u64,
+        compressed_peak: u64,
+        compressed_lifetime: u64,
+        // rev1
+        phys_footprint: u64,
+        // rev2
+        min_address: u64,
+        max_address: u64,
+        // rev3
+        ledger_phys_footprint_peak: i64,
+        ledger_purgeable_nonvolatile: i64,
+        ledger_purgeable_novolatile_compressed: i64,
+        ledger_purgeable_volatile: i64,
+        ledger_purgeable_volatile_compressed: i64,
+        ledger_tag_network_nonvolatile: i64,
+        ledger_tag_network_nonvolatile_compressed: i64,
+        ledger_tag_network_volatile: i64,
+        ledger_tag_network_volatile_compressed: i64,
+        ledger_tag_media_footprint: i64,
+        ledger_tag_media_footprint_compressed: i64,
+        ledger_tag_media_nofootprint: i64,
+        ledger_tag_media_nofootprint_compressed: i64,
+        ledger_tag_graphics_footprint: i64,
+        ledger_tag_graphics_footprint_compressed: i64,
+        ledger_tag_graphics_nofootprint: i64,
+        ledger_tag_graphics_nofootprint_compressed: i64,
+        ledger_tag_neural_footprint: i64,
+        ledger_tag_neural_footprint_compressed: i64,
+        ledger_tag_neural_nofootprint: i64,
+        ledger_tag_neural_nofootprint_compressed: i64,
+        // rev4
+        limit_bytes_remaining: u64,
+        // rev5
+        decompressions: i32,
+        // rev6
+        ledger_swapins: i64,
+        // rev7
+        ledger_tag_neural_nofootprint_total: i64,
+        ledger_tag_neural_nofootprint_peak: i64,
+    }
+
+    #[test]
+    fn task_vm_info_offsets_match_the_c_layout() {
+        use std::mem::{offset_of, size_of};
+        use task_vm_info_offsets as off;
+        assert_eq!(offset_of!(TaskVmInfoC, compressed), off::COMPRESSED);
+        assert_eq!(offset_of!(TaskVmInfoC, phys_footprint), off::PHYS_FOOTPRINT);
+        assert_eq!(
+            offset_of!(TaskVmInfoC, ledger_phys_footprint_peak),
+            off::LEDGER_PHYS_FOOTPRINT_PEAK
+        );
+        assert_eq!(
+            offset_of!(TaskVmInfoC, ledger_tag_media_footprint),
+            off::TAG_MEDIA
+        );
+        assert_eq!(
+            offset_of!(TaskVmInfoC, ledger_tag_graphics_footprint),
+            off::TAG_GRAPHICS
+        );
+        assert_eq!(
+            offset_of!(TaskVmInfoC, ledger_tag_neural_footprint),
+            off::TAG_NEURAL
+        );
+        assert_eq!(offset_of!(TaskVmInfoC, decompressions), off::DECOMPRESSIONS);
+        // 4 bytes of padding after `decompressions`.
+        assert_eq!(offset_of!(TaskVmInfoC, ledger_swapins), off::LEDGER_SWAPINS);
+        // TASK_VM_INFO_COUNT (= REV7) and the counts derived from it by the
+        // header's subtractions.
+        let rev7 = size_of::<TaskVmInfoC>() / 4;
+        assert_eq!(rev7, TASK_VM_INFO_REV7_COUNT);
+        let rev6 = rev7 - 4;
+        let rev5 = rev6 - 2;
+        let rev4 = rev5 - 1;
+        let rev3 = rev4 - 2;
+        let rev2 = rev3 - 42;
+        let rev1 = rev2 - 4;
+        let rev0 = rev1 - 2;
+        assert_eq!(
+            [rev0, rev1, rev2, rev3, rev4, rev5, rev6, rev7],
+            [37, 39, 43, 85, 87, 88, 90, 94]
+        );
+        for (rev, count) in [rev0, rev1, rev2, rev3, rev4, rev5, rev6, rev7]
+            .into_iter()
+            .enumerate()
+        {
+            assert_eq!(task_vm_info_revision(count), Some(rev as u8), "{count}");
+        }
+        // Kernels before revision 5 (xnu-4903): struct ends at 344 bytes.
+        for (rev, count) in [36, 38, 42, 84, 86].into_iter().enumerate() {
+            assert_eq!(task_vm_info_revision(count), Some(rev as u8), "{count}");
+        }
+        assert_eq!(task_vm_info_revision(35), None);
+        assert_eq!(task_vm_info_revision(200), Some(7));
+        // Every revision's last field ends within its smaller count.
+        let ends = [
+            (offset_of!(TaskVmInfoC, phys_footprint) + 8, 38),
+            (offset_of!(TaskVmInfoC, max_address) + 8, 42),
+            (
+                offset_of!(TaskVmInfoC, ledger_tag_neural_nofootprint_compressed) + 8,
+                84,
+            ),
+            (offset_of!(TaskVmInfoC, limit_bytes_remaining) + 8, 86),
+            (offset_of!(TaskVmInfoC, decompressions) + 4, 88),
+            (offset_of!(TaskVmInfoC, ledger_swapins) + 8, 90),
+        ];
+        for (end, count) in ends {
+            assert!(end <= count * 4, "field ends at {end}, count {count}");
+        }
+    }
+
+    /// Writes `value` at `offset` of a little-endian byte image.
+    fn put(b: &mut [u8], offset: usize, value: &[u8]) {
+        b[offset..offset + value.len()].copy_from_slice(value);
+    }
+
+    /// A `task_info(TASK_VM_INFO)` answer as the kernel leaves it in the
+    /// caller's `integer_t` buffer: the struct's bytes, every field set to a
+    /// distinct value, then cut to `count` entries (the rest of the buffer
+    /// keeps what the caller put there: garbage here, to prove it is not
+    /// read).
+    fn task_vm_answer(count: usize) -> Vec<i32> {
+        use std::mem::offset_of;
+        const MIB: u64 = 1 << 20;
+        let mut b = vec![0xa5u8; std::mem::size_of::<TaskVmInfoC>()];
+        put(
+            &mut b,
+            offset_of!(TaskVmInfoC, resident_size),
+            &(300 * MIB).to_le_bytes(),
+        );
+        put(
+            &mut b,
+            offset_of!(TaskVmInfoC, compressed),
+            &(700 * MIB).to_le_bytes(),
+        );
+        put(
+            &mut b,
+            offset_of!(TaskVmInfoC, phys_footprint),
+            &(1000 * MIB).to_le_bytes(),
+        );
+        put(
+            &mut b,
+            offset_of!(TaskVmInfoC, ledger_phys_footprint_peak),
+            &(1200 * MIB).to_le_bytes(),
+        );
+        put(
+            &mut b,
+            offset_of!(TaskVmInfoC, ledger_tag_network_nonvolatile),
+            &(5 * MIB).to_le_bytes(),
+        );
+        let tags = [
+            (offset_of!(TaskVmInfoC, ledger_tag_media_footprint), 1u64),
+            (offset_of!(TaskVmInfoC, ledger_tag_graphics_footprint), 100),
+            (offset_of!(TaskVmInfoC, ledger_tag_neural_footprint), 10_000),
+        ];
+        for (base, unit) in tags {
+            for (i, v) in [1u64, 2, 3, 4].into_iter().enumerate() {
+                put(&mut b, base + 8 * i, &(v * unit * MIB).to_le_bytes());
+            }
+        }
+        put(
+            &mut b,
+            offset_of!(TaskVmInfoC, limit_bytes_remaining),
+            &u64::MAX.to_le_bytes(),
+        );
+        put(
+            &mut b,
+            offset_of!(TaskVmInfoC, decompressions),
+            &123_456i32.to_le_bytes(),
+        );
+        put(
+            &mut b,
+            offset_of!(TaskVmInfoC, ledger_swapins),
+            &(64 * MIB).to_le_bytes(),
+        );
+        let mut words: Vec<i32> = b
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        for w in &mut words[count..] {
+            *w = 0x5a5a_5a5a;
+        }
+        words.resize(128, 0x5a5a_5a5a);
+        words
+    }
+
+    #[test]
+    fn task_vm_info_rev7_reads_every_field() {
+        const MIB: u64 = 1 << 20;
+        let info = parse_task_vm_info(&task_vm_answer(94), 94).unwrap();
+        assert_eq!(info.revision, 7);
+        assert_eq!(info.compressed, 700 * MIB);
+        assert_eq!(info.phys_footprint, Some(1000 * MIB));
+        assert_eq!(info.phys_footprint_peak, Some(1200 * MIB));
+        assert_eq!(
+            info.graphics,
+            Some(TagLedgers {
+                footprint: 100 * MIB,
+                footprint_compressed: 200 * MIB,
+                nofootprint: 300 * MIB,
+                nofootprint_compressed: 400 * MIB,
+            })
+        );
+        assert_eq!(info.media.unwrap().nofootprint, 3 * MIB);
+        assert_eq!(info.neural.unwrap().footprint_compressed, 20_000 * MIB);
+        assert_eq!(info.decompressions, Some(123_456));
+        assert_eq!(info.swapins, Some(64 * MIB));
+        assert_eq!(info.gpu_bytes(), Some(1000 * MIB));
+        // graphics 300+400, neural 30000+40000, media 3+4; network left out.
+        assert_eq!(
+            info.outside_footprint_bytes(),
+            Some((700 + 70_000 + 7) * MIB)
+        );
+    }
+
+    #[test]
+    fn task_vm_info_reads_only_what_each_revision_has() {
+        const MIB: u64 = 1 << 20;
+        // macOS 12 (xnu-8019): revision 5, count 88; no ledger_swapins.
+        let r5 = parse_task_vm_info(&task_vm_answer(88), 88).unwrap();
+        assert_eq!(
+            (r5.revision, r5.decompressions, r5.swapins),
+            (5, Some(123_456), None)
+        );
+        // macOS 13..15: revision 6, count 90.
+        let r6 = parse_task_vm_info(&task_vm_answer(90), 90).unwrap();
+        assert_eq!((r6.revision, r6.swapins), (6, Some(64 * MIB)));
+        // Revision 4 of a newer kernel (87) and of an older one (86): no
+        // decompressions, though 87 entries cover its bytes.
+        for count in [86, 87] {
+            let r4 = parse_task_vm_info(&task_vm_answer(count), count).unwrap();
+            assert_eq!((r4.revision, r4.decompressions), (4, None));
+            assert!(r4.graphics.is_some());
+        }
+        // Revision 2: footprint, no ledgers.
+        let r2 = parse_task_vm_info(&task_vm_answer(43), 43).unwrap();
+        assert_eq!(r2.phys_footprint, Some(1000 * MIB));
+        assert_eq!((r2.graphics, r2.phys_footprint_peak), (None, None));
+        assert_eq!((r2.gpu_bytes(), r2.outside_footprint_bytes()), (None, None));
+        // Revision 0: compressed only.
+        let r0 = parse_task_vm_info(&task_vm_answer(36), 36).unwrap();
+        assert_eq!((r0.compressed, r0.phys_footprint), (700 * MIB, None));
+        assert_eq!(parse_task_vm_info(&task_vm_answer(94), 35), None);
+        // A count larger than the buffer is clamped, not trusted.
+        assert_eq!(
+            parse_task_vm_info(&task_vm_answer(94)[..40], 94)
+                .unwrap()
+                .revision,
+            1
+        );
+    }
+
+    #[test]
+    fn task_vm_info_negative_ledgers_and_decompressions_read_as_zero() {
+        use std::mem::offset_of;
+        let mut w = task_vm_answer(94);
+        let g = offset_of!(TaskVmInfoC, ledger_tag_graphics_nofootprint) / 4;
+        w[g] = -1;
+        w[g + 1] = -1;
+        w[offset_of!(TaskVmInfoC, decompressions) / 4] = -5;
+        let info = parse_task_vm_info(&w, 94).unwrap();
+        assert_eq!(info.graphics.unwrap().nofootprint, 0);
+        assert_eq!(info.decompressions, Some(0));
+    }
+
+    #[test]
+    fn mach_answers_and_wired() {
+        assert!(mach_answer_usable(0));
+        assert!(mach_answer_usable(MIG_ARRAY_TOO_LARGE));
+        assert!(!mach_answer_usable(5)); // KERN_FAILURE
+        let mut buf = vm_stats(38, 1);
+        buf[WIRE_COUNT_INDEX] = 1000;
+        assert_eq!(wired_bytes(&buf, 38, 16384), Some(1000 * 16384));
+        assert_eq!(wired_bytes(&buf, 3, 16384), None);
+        assert_eq!(
+            HOST_VM_INFO64_COUNT,
+            std::mem::size_of::<VmStatistics64Head>() / 4
+        );
+    }
+
+    #[test]
+    fn uniqueid_at_offset_16() {
+        let mut b = vec![0xeeu8; PROC_UNIQIDENTIFIERINFO_SIZE];
+        b[16..24].copy_from_slice(&0x1234_5678_9abcu64.to_le_bytes());
+        assert_eq!(parse_uniqueid(&b), Some(0x1234_5678_9abc));
+        assert_eq!(parse_uniqueid(&b[..55]), None);
+    }
+
+    #[test]
+    fn level_base_prefers_usable_memory() {
+        let gib = 1u64 << 30;
+        assert_eq!(level_base_bytes(48 * gib, Some(47 * gib)), 47 * gib);
+        assert_eq!(level_base_bytes(48 * gib, None), 48 * gib);
+        assert_eq!(level_base_bytes(48 * gib, Some(0)), 48 * gib);
+        assert_eq!(level_base_bytes(48 * gib, Some(64 * gib)), 48 * gib);
     }
 }

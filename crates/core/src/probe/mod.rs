@@ -22,7 +22,14 @@ mod sys;
 #[path = "unsupported.rs"]
 mod sys;
 
+/// The guard's cheap scan of the process list (pid, ppid, name, start
+/// time), which keeps the last good list when a scan fails. On Linux the
+/// guard reads `/proc` itself.
+#[cfg(not(target_os = "linux"))]
+pub use sys::TreeScan;
+
 pub mod linux_parse;
+pub mod macos_cache;
 pub mod macos_parse;
 pub mod scripted;
 
@@ -31,43 +38,85 @@ pub mod scripted;
 pub struct SystemSample {
     /// Physical memory (macOS `hw.memsize`, Linux `MemTotal`).
     pub phys_bytes: u64,
-    /// Free memory in percent (macOS `kern.memorystatus_level`, Linux
-    /// `MemAvailable / MemTotal × 100`).
+    /// Free memory in percent of [`SystemSample::usable_bytes`] (macOS
+    /// `kern.memorystatus_level`, Linux `MemAvailable / MemTotal × 100`).
     pub free_pct: f64,
     /// Swap in use (macOS `vm.swapusage` used, Linux `SwapTotal − SwapFree`).
     pub swap_used_bytes: u64,
     /// Swap configured or currently allocated.
     pub swap_total_bytes: u64,
-    /// Memory held by the compressor (macOS); 0 on Linux.
+    /// Physical memory the compressor occupies (macOS
+    /// `compressor_page_count × page size`); 0 on Linux.
     #[serde(default)]
     pub compressed_bytes: u64,
     /// Kernel page size.
     #[serde(default)]
     pub page_size: u64,
+    /// The memory `free_pct` is a percentage of, when it is not
+    /// `phys_bytes`: macOS `hw.memsize_usable` (what
+    /// `kern.memorystatus_level` is computed over). 0 means `phys_bytes`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub usable_bytes: u64,
+    /// Wired memory (macOS `wire_count × page size` of
+    /// `host_statistics64`): held by the kernel and drivers, in no
+    /// process's footprint. Absent on Linux.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wired_bytes: Option<u64>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl SystemSample {
+    /// The memory `free_pct` is measured over.
+    pub fn base_bytes(&self) -> u64 {
+        if self.usable_bytes > 0 {
+            self.usable_bytes
+        } else {
+            self.phys_bytes
+        }
+    }
+
     /// Free memory in bytes, derived from the percentage.
     pub fn free_bytes(&self) -> u64 {
-        (self.phys_bytes as f64 * self.free_pct / 100.0) as u64
+        let pct = if self.free_pct.is_finite() {
+            self.free_pct.clamp(0.0, 100.0)
+        } else {
+            0.0
+        };
+        (self.base_bytes() as f64 * pct / 100.0) as u64
+    }
+
+    /// Memory in use: the base of `free_pct` less free memory.
+    pub fn used_bytes(&self) -> u64 {
+        self.base_bytes().saturating_sub(self.free_bytes())
     }
 }
 
 /// One process at one tick. Fields may be added in later versions.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// `Default` is a readable process with every figure 0 or absent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProcessSample {
     pub pid: u32,
     #[serde(default)]
     pub ppid: u32,
     pub name: String,
-    /// macOS `phys_footprint`; Linux `RssAnon + RssShmem`. Swapped pages are
-    /// not in it on either platform — that is the whole point of swapsight.
+    /// macOS `phys_footprint`; Linux `RssAnon + RssShmem`. On macOS it
+    /// **includes** the process's compressed memory, whether that is still in
+    /// RAM or paged out to swap (`internal_compressed`, XNU
+    /// `osfmk/kern/task.c`, "Task ledgers"); on Linux swapped pages are not
+    /// in it (they are in `VmSwap`). Neither counts memory the process owns
+    /// outside its footprint (see `outside_footprint_bytes`).
     pub footprint_bytes: u64,
-    /// Cumulative page-ins (macOS `ri_pageins`, Linux `majflt`).
+    /// Cumulative page-ins. macOS `ri_pageins`: **file** page-ins only (a
+    /// page coming back from swap goes through the compressor and is not
+    /// counted, `osfmk/vm/vm_fault.c`). Linux `majflt`: major faults, file
+    /// and swap alike.
     #[serde(default)]
     pub pageins: u64,
     /// Measured swap of this process (Linux `VmSwap`); `None` where the OS
-    /// does not say (macOS).
+    /// does not say (macOS: see `compressed_bytes`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_bytes: Option<u64>,
     /// Start time in the OS's own unit (Linux: clock ticks since boot; macOS:
@@ -78,6 +127,148 @@ pub struct ProcessSample {
     /// (another user's process on macOS): footprint and page-ins are then 0.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub readable: bool,
+    /// Cumulative bytes brought back from swap (macOS `TASK_VM_INFO`
+    /// `ledger_swapins`, revision 6, macOS 13+). Absent on Linux and for
+    /// other users' processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swapin_bytes: Option<u64>,
+    /// Cumulative pages taken back from the compressor, from RAM or swap
+    /// (macOS `TASK_VM_INFO` `decompressions`, revision 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decompressions: Option<u64>,
+    /// The process's memory held by the compressor, in RAM or swapped out
+    /// (macOS `TASK_VM_INFO` `compressed`); part of its footprint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compressed_bytes: Option<u64>,
+    /// GPU memory: what the process owns under the "graphics" ledger tag,
+    /// in or out of its footprint (macOS `TASK_VM_INFO` revision 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_bytes: Option<u64>,
+    /// Memory the process owns that its footprint does not count (macOS
+    /// `ledger_tag_{graphics,neural,media}_nofootprint` and their
+    /// `_compressed`). Direct evidence of hidden memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside_footprint_bytes: Option<u64>,
+    /// Lifetime peak of the footprint (macOS `ledger_phys_footprint_peak`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footprint_peak_bytes: Option<u64>,
+}
+
+impl Default for ProcessSample {
+    fn default() -> Self {
+        ProcessSample {
+            pid: 0,
+            ppid: 0,
+            name: String::new(),
+            footprint_bytes: 0,
+            pageins: 0,
+            swap_bytes: None,
+            start_time: 0,
+            readable: true,
+            swapin_bytes: None,
+            decompressions: None,
+            compressed_bytes: None,
+            gpu_bytes: None,
+            outside_footprint_bytes: None,
+            footprint_peak_bytes: None,
+        }
+    }
+}
+
+impl ProcessSample {
+    /// Memory of this process known to be swapped or compressed: Linux
+    /// `VmSwap`, else macOS `compressed`. The detector's per-process swap
+    /// evidence grows with it.
+    pub fn swapped_bytes(&self) -> Option<u64> {
+        self.swap_bytes.or(self.compressed_bytes)
+    }
+
+    /// Everything this process owns that the OS shows: the footprint plus
+    /// what is swapped outside it (Linux `VmSwap`; on macOS the footprint
+    /// already holds the compressed part).
+    pub fn owned_bytes(&self) -> u64 {
+        self.footprint_bytes
+            .saturating_add(self.swap_bytes.unwrap_or(0))
+    }
+
+    /// Drops every per-process swap figure: what a Mac that cannot read a
+    /// process's `TASK_VM_INFO` (another user's process, or an old macOS)
+    /// leaves the detector with.
+    pub fn withhold_process_swap(&mut self) {
+        self.swap_bytes = None;
+        self.swapin_bytes = None;
+        self.decompressions = None;
+        self.compressed_bytes = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(pid: u32) -> ProcessSample {
+        ProcessSample {
+            pid,
+            ..ProcessSample::default()
+        }
+    }
+
+    #[test]
+    fn a_failed_scan_keeps_the_last_known_list() {
+        let mut last = LastKnown::default();
+        assert!(last.update::<()>(Err(())).is_empty());
+        assert_eq!(last.update::<()>(Ok(vec![p(1), p(2)])).len(), 2);
+        // The scan failed: the tree is still there, not gone.
+        let kept = last.update::<()>(Err(()));
+        assert_eq!(kept.iter().map(|q| q.pid).collect::<Vec<_>>(), [1, 2]);
+        // A good scan replaces it, also with an empty list.
+        assert!(last.update::<()>(Ok(vec![])).is_empty());
+    }
+
+    #[test]
+    fn withholding_drops_every_per_process_swap_figure() {
+        let mut q = ProcessSample {
+            footprint_bytes: 10,
+            swap_bytes: Some(1),
+            swapin_bytes: Some(2),
+            decompressions: Some(3),
+            compressed_bytes: Some(4),
+            gpu_bytes: Some(5),
+            ..ProcessSample::default()
+        };
+        assert_eq!(q.swapped_bytes(), Some(1));
+        assert_eq!(q.owned_bytes(), 11);
+        q.withhold_process_swap();
+        assert_eq!(q.swapped_bytes(), None);
+        assert_eq!((q.swapin_bytes, q.decompressions), (None, None));
+        assert_eq!(q.owned_bytes(), 10);
+        // GPU memory is not swap: kept.
+        assert_eq!(q.gpu_bytes, Some(5));
+    }
+
+    #[test]
+    fn used_and_free_bytes_are_over_usable_memory() {
+        let s = SystemSample {
+            phys_bytes: 48 << 30,
+            usable_bytes: 40 << 30,
+            free_pct: 25.0,
+            ..SystemSample::default()
+        };
+        assert_eq!(s.free_bytes(), 10 << 30);
+        assert_eq!(s.used_bytes(), 30 << 30);
+        let linux = SystemSample {
+            phys_bytes: 16 << 30,
+            free_pct: 150.0,
+            ..SystemSample::default()
+        };
+        assert_eq!((linux.free_bytes(), linux.used_bytes()), (16 << 30, 0));
+        let nan = SystemSample {
+            phys_bytes: 16 << 30,
+            free_pct: f64::NAN,
+            ..SystemSample::default()
+        };
+        assert_eq!(nan.used_bytes(), 16 << 30);
+    }
 }
 
 fn yes() -> bool {
@@ -136,9 +327,57 @@ pub trait Probe {
     fn host(&mut self) -> Result<HostInfo, ProbeError>;
 }
 
-/// The probe for the platform this was built for.
+/// Environment variable that makes [`native`] withhold every per-process
+/// swap figure (`VmSwap`, swap-ins, compressed bytes), so the detector works
+/// as on a Mac that cannot read them. Used by the real-swap tests.
+pub const WITHHOLD_PROCESS_SWAP_ENV: &str = "SWAPSIGHT_WITHHOLD_PROCESS_SWAP";
+
+/// The probe for the platform this was built for (per-process swap
+/// withheld when [`WITHHOLD_PROCESS_SWAP_ENV`] is `1`).
 pub fn native() -> Result<Box<dyn Probe + Send>, ProbeError> {
-    Ok(Box::new(sys::NativeProbe::new()?))
+    let probe = sys::NativeProbe::new()?;
+    if std::env::var(WITHHOLD_PROCESS_SWAP_ENV).is_ok_and(|v| v == "1") {
+        return Ok(Box::new(WithheldProcessSwap(probe)));
+    }
+    Ok(Box::new(probe))
+}
+
+/// A probe whose processes carry no per-process swap figures.
+pub struct WithheldProcessSwap<P>(pub P);
+
+impl<P: Probe> Probe for WithheldProcessSwap<P> {
+    fn system(&mut self) -> Result<SystemSample, ProbeError> {
+        self.0.system()
+    }
+
+    fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError> {
+        let (system, mut processes) = self.0.sample()?;
+        processes
+            .iter_mut()
+            .for_each(ProcessSample::withhold_process_swap);
+        Ok((system, processes))
+    }
+
+    fn host(&mut self) -> Result<HostInfo, ProbeError> {
+        self.0.host()
+    }
+}
+
+/// The last good process list: a failed scan answers it again instead of an
+/// empty list (which would read as "every process exited").
+#[derive(Debug, Default)]
+pub struct LastKnown {
+    processes: Vec<ProcessSample>,
+}
+
+impl LastKnown {
+    /// Takes a scan's result; returns the list to act on.
+    pub fn update<E>(&mut self, scan: Result<Vec<ProcessSample>, E>) -> Vec<ProcessSample> {
+        if let Ok(processes) = scan {
+            self.processes = processes;
+        }
+        self.processes.clone()
+    }
 }
 
 /// Whether this platform reports per-process swap (Linux does; macOS does not).

@@ -41,6 +41,7 @@ impl ScriptedProbe {
                 swap_total_bytes: 8 << 30,
                 compressed_bytes: 0,
                 page_size: 4096,
+                ..SystemSample::default()
             };
             let procs = (1..=50)
                 .map(|pid| ProcessSample {

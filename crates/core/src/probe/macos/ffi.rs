@@ -19,6 +19,15 @@ extern "C" {
     /// port. Declared here because `mach2` 0.4 lacks it and `libc`'s copy is
     /// deprecated in favour of `mach2`.
     fn mach_host_self() -> mach_port_t;
+
+    /// `task_name_for_pid` of `<mach/mach_traps.h>`: a task *name* port,
+    /// enough for `task_info`; granted for the caller's own user's processes
+    /// (or to root). Neither `libc` nor `mach2` 0.4 declares it.
+    fn task_name_for_pid(
+        target_tport: mach_port_t,
+        pid: c_int,
+        tn: *mut mach_port_t,
+    ) -> kern_return_t;
 }
 
 /// `errno` of the call that just failed, as an `io::Error`.
@@ -183,18 +192,19 @@ impl HostPort {
     /// `host_statistics64(host, HOST_VM_INFO64)` into `buf`; returns the
     /// count the kernel wrote back (how many `integer_t` are valid), or the
     /// `kern_return_t` on failure.
-    pub fn vm_info64(&self, buf: &mut [libc::integer_t]) -> Result<usize, kern_return_t> {
-        let mut count = libc::mach_msg_type_number_t::try_from(buf.len()).unwrap_or(0);
-        // SAFETY: `buf` is a live writable array of `count` integer_t, the
-        // unit `count` is measured in; the kernel writes at most that many
-        // and updates `count`.
+    ///
+    /// `count` is what the caller asks for (`HOST_VM_INFO64_COUNT`); `buf`
+    /// may be larger. Returns the kernel's code and the count it wrote back,
+    /// unjudged: `MIG_ARRAY_TOO_LARGE` also leaves `count` valid entries.
+    pub fn vm_info64(&self, buf: &mut [libc::integer_t], count: usize) -> (kern_return_t, usize) {
+        let mut n = libc::mach_msg_type_number_t::try_from(count.min(buf.len())).unwrap_or(0);
+        // SAFETY: `buf` is a live writable array of at least `n` integer_t,
+        // the unit `n` is measured in; the kernel (and the MIG stub) write at
+        // most `n` entries and update `n`.
         let kr = unsafe {
-            libc::host_statistics64(self.0, libc::HOST_VM_INFO64, buf.as_mut_ptr(), &mut count)
+            libc::host_statistics64(self.0, libc::HOST_VM_INFO64, buf.as_mut_ptr(), &mut n)
         };
-        if kr != KERN_SUCCESS {
-            return Err(kr);
-        }
-        Ok((count as usize).min(buf.len()))
+        (kr, (n as usize).min(buf.len()))
     }
 }
 
@@ -206,6 +216,75 @@ impl Drop for HostPort {
         unsafe {
             mach2::mach_port::mach_port_deallocate(mach2::traps::mach_task_self(), self.0);
         }
+    }
+}
+
+/// A task name port of another process, released when dropped.
+#[derive(Debug)]
+pub struct TaskName(mach_port_t);
+
+impl TaskName {
+    /// `task_name_for_pid(mach_task_self(), pid)`; the `kern_return_t` on
+    /// failure (another user's process, or one that is gone).
+    pub fn for_pid(pid: pid_t) -> Result<Self, kern_return_t> {
+        let mut port: mach_port_t = 0;
+        // SAFETY: `port` is a live `mach_port_t` the call writes on success;
+        // `mach_task_self()` is this task's own port.
+        let kr = unsafe { task_name_for_pid(mach2::traps::mach_task_self(), pid, &mut port) };
+        if kr != KERN_SUCCESS {
+            return Err(kr);
+        }
+        Ok(TaskName(port))
+    }
+
+    /// `task_info(task, TASK_VM_INFO)` into `buf`, asking for `count`
+    /// entries; the kernel's code and the count it wrote back.
+    pub fn vm_info(&self, buf: &mut [libc::integer_t], count: usize) -> (kern_return_t, usize) {
+        let mut n = libc::mach_msg_type_number_t::try_from(count.min(buf.len())).unwrap_or(0);
+        // SAFETY: `buf` is a live writable array of at least `n` integer_t;
+        // the kernel writes at most `n` entries and updates `n`.
+        let kr = unsafe {
+            libc::task_info(
+                self.0,
+                super::super::macos_parse::TASK_VM_INFO,
+                buf.as_mut_ptr(),
+                &mut n,
+            )
+        };
+        (kr, (n as usize).min(buf.len()))
+    }
+}
+
+impl Drop for TaskName {
+    fn drop(&mut self) {
+        // SAFETY: `self.0` is a port right this task got from
+        // `task_name_for_pid`, released exactly once here.
+        unsafe {
+            mach2::mach_port::mach_port_deallocate(mach2::traps::mach_task_self(), self.0);
+        }
+    }
+}
+
+/// `proc_pidinfo(pid, PROC_PIDUNIQIDENTIFIERINFO)` into `buf` (at least
+/// `PROC_UNIQIDENTIFIERINFO_SIZE` bytes); returns how many bytes the kernel
+/// wrote. Answers for every user's processes.
+pub fn uniq_identifier_info(pid: pid_t, buf: &mut [u8]) -> io::Result<usize> {
+    let size = c_int::try_from(buf.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "buffer too large"))?;
+    // SAFETY: `buf` is a live writable buffer of `size` bytes; the kernel
+    // copies out at most that many.
+    let n = unsafe {
+        libc::proc_pidinfo(
+            pid,
+            super::super::macos_parse::PROC_PIDUNIQIDENTIFIERINFO,
+            0,
+            buf.as_mut_ptr().cast::<c_void>(),
+            size,
+        )
+    };
+    match usize::try_from(n) {
+        Ok(n) if n > 0 => Ok(n.min(buf.len())),
+        _ => Err(last_error()),
     }
 }
 

@@ -1,25 +1,30 @@
-//! macOS backend: `libproc` and `sysctl` for processes and swap, one
-//! `host_statistics64` call per tick for the compressor.
+//! macOS backend: `libproc` and `sysctl` for processes and swap,
+//! `task_info(TASK_VM_INFO)` for each readable process's swap evidence,
+//! `host_statistics64` at most once a second for the compressor.
 //!
 //! | figure | source |
 //! |---|---|
-//! | footprint, page-ins | `proc_pid_rusage(RUSAGE_INFO_V4)`: `ri_phys_footprint`, `ri_pageins` (EPERM for other users' processes: listed with `readable: false`) |
+//! | footprint, file page-ins | `proc_pid_rusage(RUSAGE_INFO_V4)`: `ri_phys_footprint`, `ri_pageins` (EPERM for other users' processes: listed with `readable: false`) |
+//! | swap-ins, decompressions, compressed, GPU memory, outside the footprint, footprint peak | `task_name_for_pid` + `task_info(TASK_VM_INFO)`, by the revision the kernel answers (same user, or root) |
 //! | ppid, short name | `proc_pidinfo(PROC_PIDT_SHORTBSDINFO)` (answers for every user), name completed from `proc_pidpath` when `pbsi_comm` is empty or cut short |
-//! | start time | `p_starttime` of `sysctl kern.proc.pid.<pid>` (`kinfo_proc`, readable for every user), µs since the epoch |
+//! | identity | `p_uniqueid` of `proc_pidinfo(PROC_PIDUNIQIDENTIFIERINFO)` (every user): a reused pid has a new one |
+//! | start time | `p_starttime` of `sysctl kern.proc.pid.<pid>` (`kinfo_proc`), µs since the epoch — read once per new process: that sysctl walks every process in the kernel |
 //! | swap | `sysctl vm.swapusage` |
-//! | free % | `sysctl kern.memorystatus_level` |
-//! | compressed | `host_statistics64(HOST_VM_INFO64).compressor_page_count × vm.pagesize` |
-//! | physical memory, page size | `sysctl hw.memsize`, `vm.pagesize`, read once |
+//! | free % | `sysctl kern.memorystatus_level`, a percentage of `hw.memsize_usable` |
+//! | compressor, wired | `host_statistics64(HOST_VM_INFO64)`, `compressor_page_count` and `wire_count × vm.pagesize` |
+//! | physical memory, page size | `sysctl hw.memsize`, `hw.memsize_usable`, `vm.pagesize`, read once |
 //!
 //! Raw calls are in [`ffi`]; every conversion is in
 //! [`super::macos_parse`], tested on Linux.
 
 mod ffi;
 
-use std::collections::{HashMap, HashSet};
 use std::ffi::CStr;
 use std::io;
+use std::sync::Mutex;
+use std::time::Instant;
 
+use super::macos_cache::{Identities, VmStats, VmStatsCache};
 use super::macos_parse as parse;
 use super::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
 
@@ -29,6 +34,13 @@ const _: () = assert!(std::mem::size_of::<libc::xsw_usage>() == parse::XSW_USAGE
 const _: () = assert!(
     std::mem::offset_of!(libc::vm_statistics64, compressor_page_count)
         == parse::COMPRESSOR_PAGE_COUNT_INDEX * 4
+);
+const _: () =
+    assert!(std::mem::offset_of!(libc::vm_statistics64, wire_count) == parse::WIRE_COUNT_INDEX * 4);
+// `libc` declares the grown struct of macOS 26; revision 1, the part the
+// probe asks for, ends where `swapped_count` starts.
+const _: () = assert!(
+    std::mem::offset_of!(libc::vm_statistics64, swapped_count) == parse::HOST_VM_INFO64_COUNT * 4
 );
 const _: () = assert!(std::mem::size_of::<libc::integer_t>() == 4);
 const _: () = assert!(libc::MAXCOMLEN == parse::MAXCOMLEN);
@@ -41,23 +53,208 @@ const KINFO_PROC_BUFFER: usize = 1024;
 /// back full.
 const PID_LIST_TRIES: usize = 4;
 
-/// The macOS probe. Keeps its buffers, the host port and a name cache between
-/// ticks.
+/// `task_info` answer buffer, in `integer_t`: beyond any count asked.
+const TASK_VM_INFO_BUFFER: usize = 128;
+
+/// One cache for the whole process (the app, serve and record may run
+/// several probes): the kernel's rate limit is per caller.
+static VM_STATS: Mutex<VmStatsCache> = Mutex::new(VmStatsCache::new());
+
+/// The compressor and wired figures: from the shared cache, refreshed by at
+/// most one `host_statistics64` call a second when `refresh` is set. With
+/// `refresh` off (the guard's gate) no call is made.
+fn vm_stats(host: &ffi::HostPort, page_size: u64, refresh: bool) -> VmStats {
+    let mut cache = VM_STATS.lock().unwrap_or_else(|e| e.into_inner());
+    cache.get(Instant::now(), refresh, || {
+        let mut buf = vec![0; parse::HOST_VM_INFO64_BUFFER];
+        let (kr, count) = host.vm_info64(&mut buf, parse::HOST_VM_INFO64_COUNT);
+        if !parse::mach_answer_usable(kr) {
+            return None;
+        }
+        Some(VmStats {
+            compressed_bytes: parse::compressed_bytes(&buf, count, page_size)?,
+            wired_bytes: parse::wired_bytes(&buf, count, page_size),
+        })
+    })
+}
+
+/// One process of a scan: identity and tree figures.
+struct Listed {
+    pid: libc::pid_t,
+    ppid: u32,
+    start_time: u64,
+    name: String,
+}
+
+/// The process list with the identity of each process, cheap enough for
+/// the guard: per pid one short BSD info and one unique id per tick; start
+/// time (a kernel-wide walk) and name only for processes not seen before.
+struct ProcessTable {
+    /// Pid buffer for `proc_listallpids`; only the first `n` entries of a
+    /// listing are valid.
+    pids: Vec<libc::pid_t>,
+    /// `proc_pidpath` buffer.
+    path_buf: Vec<u8>,
+    identities: Identities,
+}
+
+impl ProcessTable {
+    fn new() -> Self {
+        ProcessTable {
+            pids: Vec::new(),
+            path_buf: vec![0; parse::PID_PATH_MAX],
+            identities: Identities::default(),
+        }
+    }
+
+    /// Lists all pids into `self.pids`; returns how many are valid.
+    fn list_pids(&mut self) -> Result<usize, ProbeError> {
+        let mut capacity = parse::pid_capacity(ffi::pid_count_estimate()).max(self.pids.len());
+        let mut n = 0;
+        for _ in 0..PID_LIST_TRIES {
+            self.pids.resize(capacity, 0);
+            n = ffi::list_all_pids(&mut self.pids).map_err(|e| io_err("proc_listallpids", e))?;
+            if !parse::pid_list_full(n, capacity) {
+                break;
+            }
+            capacity = capacity.saturating_mul(2);
+        }
+        Ok(n.min(self.pids.len()))
+    }
+
+    /// The name of a process not in the cache yet.
+    fn read_name(&mut self, pid: libc::pid_t, comm: &str) -> String {
+        if !comm.is_empty() && !parse::comm_may_be_cut(comm) {
+            return comm.to_owned();
+        }
+        let path_name = match ffi::pid_path(pid, &mut self.path_buf) {
+            Ok(n) => parse::name_from_path(&self.path_buf[..n]),
+            Err(_) => String::new(),
+        };
+        parse::choose_name(comm, &path_name)
+    }
+
+    /// One process, or `None` when it vanished mid-scan (or is a zombie).
+    fn listed(&mut self, pid: libc::pid_t) -> Option<Listed> {
+        let pid_u32 = u32::try_from(pid).ok()?;
+        let (ppid, comm) = match ffi::short_bsd_info(pid) {
+            Ok(info) => (info.ppid, parse::comm_to_string(&info.comm)),
+            Err(e) if is_gone(&e) => return None,
+            Err(_) => (0, String::new()),
+        };
+        let mut uniq = [0u8; parse::PROC_UNIQIDENTIFIERINFO_SIZE];
+        let uniqueid = match ffi::uniq_identifier_info(pid, &mut uniq) {
+            Ok(n) => parse::parse_uniqueid(&uniq[..n]).unwrap_or(0),
+            Err(e) if is_gone(&e) => return None,
+            Err(_) => 0,
+        };
+        if let Some((start_time, mut name)) = self.identities.known(pid_u32, uniqueid) {
+            // exec keeps the process (and its unique id) but changes comm.
+            if !parse::name_fits_comm(&name, &comm) {
+                name = self.read_name(pid, &comm);
+                self.identities
+                    .insert(pid_u32, uniqueid, start_time, name.clone());
+            }
+            return Some(Listed {
+                pid,
+                ppid,
+                start_time,
+                name,
+            });
+        }
+        // New (or reused) pid: the one expensive read.
+        let mut kinfo = [0u8; KINFO_PROC_BUFFER];
+        let start_time = match ffi::kinfo_proc(pid, &mut kinfo) {
+            // The kernel answers no bytes for a pid that no longer exists.
+            Ok(0) => return None,
+            Ok(n) => parse::start_time_from_kinfo_proc(&kinfo[..n]).unwrap_or(0),
+            Err(_) => 0,
+        };
+        let name = match self.identities.name_if_same(pid_u32, start_time) {
+            Some(name) => name,
+            None => self.read_name(pid, &comm),
+        };
+        self.identities
+            .insert(pid_u32, uniqueid, start_time, name.clone());
+        Some(Listed {
+            pid,
+            ppid,
+            start_time,
+            name,
+        })
+    }
+
+    /// Every live process; forgets the ones that are gone.
+    fn scan(&mut self) -> Result<Vec<Listed>, ProbeError> {
+        let n = self.list_pids()?;
+        self.identities.begin_tick();
+        // Taken out for the scan so `listed` may borrow `self` mutably.
+        let pids = std::mem::take(&mut self.pids);
+        let listed = pids[..n]
+            .iter()
+            .filter_map(|&pid| self.listed(pid))
+            .collect();
+        self.pids = pids;
+        self.identities.end_tick();
+        Ok(listed)
+    }
+}
+
+/// The cheap process scan of the guard: pid, ppid, name and start time of
+/// every live process, and the last good list when a scan fails, so that
+/// one failed scan never makes the guard forget the tree it must stop.
+pub struct TreeScan {
+    table: ProcessTable,
+    last: super::LastKnown,
+}
+
+impl TreeScan {
+    pub fn new() -> Self {
+        TreeScan {
+            table: ProcessTable::new(),
+            last: super::LastKnown::default(),
+        }
+    }
+
+    /// Every live process (not zombies), or the last known list on error.
+    pub fn scan(&mut self) -> Vec<ProcessSample> {
+        let result = self.table.scan().map(|listed| {
+            listed
+                .into_iter()
+                .filter_map(|l| {
+                    Some(ProcessSample {
+                        pid: u32::try_from(l.pid).ok()?,
+                        ppid: l.ppid,
+                        name: l.name,
+                        start_time: l.start_time,
+                        ..ProcessSample::default()
+                    })
+                })
+                .collect()
+        });
+        self.last.update(result)
+    }
+}
+
+impl Default for TreeScan {
+    fn default() -> Self {
+        TreeScan::new()
+    }
+}
+
+/// The macOS probe. Keeps its buffers, the host port and the process table
+/// between ticks.
 pub struct NativeProbe {
     host: ffi::HostPort,
     phys_bytes: u64,
+    /// `hw.memsize_usable`, the base of `kern.memorystatus_level`.
+    usable_bytes: u64,
     page_size: u64,
-    /// Pid buffer for `proc_listallpids`; only its first `n` entries of a
-    /// listing are valid.
-    pids: Vec<libc::pid_t>,
-    /// `host_statistics64` answer buffer (256 `integer_t`).
-    vm_info: Vec<libc::integer_t>,
-    /// `proc_pidpath` buffer.
-    path_buf: Vec<u8>,
-    /// Names by (pid, start time), so a tick does not re-read them.
-    names: HashMap<(u32, u64), String>,
-    /// Keys seen in the current tick; the cache keeps only those.
-    seen: HashSet<(u32, u64)>,
+    table: ProcessTable,
+    /// The count passed to `task_info(TASK_VM_INFO)`: the newest this build
+    /// knows, lowered to the kernel's own after its first answer.
+    task_vm_count: usize,
+    task_vm_buf: Vec<libc::integer_t>,
 }
 
 fn io_err(what: &str, source: io::Error) -> ProbeError {
@@ -98,110 +295,25 @@ fn sysctl_uint(name: &CStr) -> Result<u64, ProbeError> {
 }
 
 impl NativeProbe {
-    /// Opens the probe: reads the page size and physical memory once.
+    /// Opens the probe: reads the page size and memory sizes once.
     pub fn new() -> Result<Self, ProbeError> {
         let page_size = sysctl_uint(c"vm.pagesize")?;
         let phys_bytes = sysctl_uint(c"hw.memsize")?;
+        // Older kernels lack it; then the level is over hw.memsize.
+        let usable = sysctl_uint(c"hw.memsize_usable").ok();
         Ok(NativeProbe {
             host: ffi::HostPort::acquire(),
             phys_bytes,
+            usable_bytes: parse::level_base_bytes(phys_bytes, usable),
             page_size,
-            pids: Vec::new(),
-            vm_info: vec![0; parse::HOST_VM_INFO64_BUFFER],
-            path_buf: vec![0; parse::PID_PATH_MAX],
-            names: HashMap::new(),
-            seen: HashSet::new(),
+            table: ProcessTable::new(),
+            task_vm_count: parse::TASK_VM_INFO_REV7_COUNT,
+            task_vm_buf: vec![0; TASK_VM_INFO_BUFFER],
         })
     }
 
-    /// Compressor bytes; 0 when `host_statistics64` fails or answers too
-    /// little (a secondary figure must not cost the whole sample).
-    fn compressed_bytes(&mut self) -> u64 {
-        self.vm_info.fill(0);
-        match self.host.vm_info64(&mut self.vm_info) {
-            Ok(count) => parse::compressed_bytes(&self.vm_info, count, self.page_size).unwrap_or(0),
-            Err(_) => 0,
-        }
-    }
-
-    /// Lists all pids into `self.pids`; returns how many are valid.
-    fn list_pids(&mut self) -> Result<usize, ProbeError> {
-        let mut capacity = parse::pid_capacity(ffi::pid_count_estimate()).max(self.pids.len());
-        let mut n = 0;
-        for _ in 0..PID_LIST_TRIES {
-            self.pids.resize(capacity, 0);
-            n = ffi::list_all_pids(&mut self.pids).map_err(|e| io_err("proc_listallpids", e))?;
-            if !parse::pid_list_full(n, capacity) {
-                break;
-            }
-            capacity = capacity.saturating_mul(2);
-        }
-        Ok(n.min(self.pids.len()))
-    }
-
-    /// The name of a process not in the cache yet.
-    fn read_name(&mut self, pid: libc::pid_t, comm: &str) -> String {
-        if !comm.is_empty() && !parse::comm_may_be_cut(comm) {
-            return comm.to_owned();
-        }
-        let path_name = match ffi::pid_path(pid, &mut self.path_buf) {
-            Ok(n) => parse::name_from_path(&self.path_buf[..n]),
-            Err(_) => String::new(),
-        };
-        parse::choose_name(comm, &path_name)
-    }
-
-    /// One process, or `None` when it vanished mid-scan.
-    fn process(&mut self, pid: libc::pid_t) -> Option<ProcessSample> {
-        let pid_u32 = u32::try_from(pid).ok()?;
-
-        let (ppid, comm) = match ffi::short_bsd_info(pid) {
-            Ok(info) => (info.ppid, parse::comm_to_string(&info.comm)),
-            Err(e) if is_gone(&e) => return None,
-            Err(_) => (0, String::new()),
-        };
-
-        let mut kinfo = [0u8; KINFO_PROC_BUFFER];
-        let start_time = match ffi::kinfo_proc(pid, &mut kinfo) {
-            // The kernel answers no bytes for a pid that no longer exists.
-            Ok(0) => return None,
-            Ok(n) => parse::start_time_from_kinfo_proc(&kinfo[..n]).unwrap_or(0),
-            Err(_) => 0,
-        };
-
-        let (footprint_bytes, pageins, readable) = match ffi::pid_rusage(pid) {
-            Ok(r) => (r.phys_footprint, r.pageins, true),
-            Err(e) if is_gone(&e) => return None,
-            // EPERM: another user's process.
-            Err(_) => (0, 0, false),
-        };
-
-        let key = (pid_u32, start_time);
-        self.seen.insert(key);
-        let name = match self.names.get(&key) {
-            Some(name) => name.clone(),
-            None => {
-                let name = self.read_name(pid, &comm);
-                self.names.insert(key, name.clone());
-                name
-            }
-        };
-
-        Some(ProcessSample {
-            pid: pid_u32,
-            ppid,
-            name,
-            footprint_bytes,
-            pageins,
-            swap_bytes: None,
-            start_time,
-            readable,
-        })
-    }
-}
-
-impl Probe for NativeProbe {
-    fn system(&mut self) -> Result<SystemSample, ProbeError> {
+    /// System figures; `refresh_vm` allows a `host_statistics64` call.
+    fn system_figures(&mut self, refresh_vm: bool) -> Result<SystemSample, ProbeError> {
         // Room beyond the 32-byte struct, so a larger future struct does not
         // fail with ENOMEM; only its documented head is read.
         let mut buf = [0u8; 64];
@@ -223,29 +335,79 @@ impl Probe for NativeProbe {
             )
         })?;
 
+        let vm = vm_stats(&self.host, self.page_size, refresh_vm);
         Ok(SystemSample {
             phys_bytes: self.phys_bytes,
             free_pct: parse::free_pct_from_level(level),
             swap_used_bytes,
             swap_total_bytes,
-            compressed_bytes: self.compressed_bytes(),
+            compressed_bytes: vm.compressed_bytes,
             page_size: self.page_size,
+            usable_bytes: self.usable_bytes,
+            wired_bytes: vm.wired_bytes,
         })
     }
 
+    /// `TASK_VM_INFO` of a process of the same user; `None` for another
+    /// user's, one that is gone, or an answer too short to parse.
+    fn task_vm_info(&mut self, pid: libc::pid_t) -> Option<parse::TaskVmInfo> {
+        let task = ffi::TaskName::for_pid(pid).ok()?;
+        self.task_vm_buf.fill(0);
+        let (kr, count) = task.vm_info(&mut self.task_vm_buf, self.task_vm_count);
+        if !parse::mach_answer_usable(kr) {
+            return None;
+        }
+        let info = parse::parse_task_vm_info(&self.task_vm_buf, count)?;
+        // The kernel answered its own newest count: ask that from now on.
+        if count < self.task_vm_count {
+            self.task_vm_count = count;
+        }
+        Some(info)
+    }
+
+    /// One listed process with its memory figures.
+    fn process(&mut self, l: Listed) -> Option<ProcessSample> {
+        let (footprint_bytes, pageins, readable) = match ffi::pid_rusage(l.pid) {
+            Ok(r) => (r.phys_footprint, r.pageins, true),
+            Err(e) if is_gone(&e) => return None,
+            // EPERM: another user's process.
+            Err(_) => (0, 0, false),
+        };
+        let vm = if readable {
+            self.task_vm_info(l.pid)
+        } else {
+            None
+        };
+        Some(ProcessSample {
+            pid: u32::try_from(l.pid).ok()?,
+            ppid: l.ppid,
+            name: l.name,
+            footprint_bytes,
+            pageins,
+            swap_bytes: None,
+            start_time: l.start_time,
+            readable,
+            swapin_bytes: vm.and_then(|v| v.swapins),
+            decompressions: vm.and_then(|v| v.decompressions),
+            compressed_bytes: vm.map(|v| v.compressed),
+            gpu_bytes: vm.and_then(|v| v.gpu_bytes()),
+            outside_footprint_bytes: vm.and_then(|v| v.outside_footprint_bytes()),
+            footprint_peak_bytes: vm.and_then(|v| v.phys_footprint_peak),
+        })
+    }
+}
+
+impl Probe for NativeProbe {
+    /// Swap and free memory only, with the compressor figures of the shared
+    /// cache: no `host_statistics64` call, so the guard's gate may poll it.
+    fn system(&mut self) -> Result<SystemSample, ProbeError> {
+        self.system_figures(false)
+    }
+
     fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError> {
-        let system = self.system()?;
-        let n = self.list_pids()?;
-        // Taken out for the scan so `process` may borrow `self` mutably.
-        let pids = std::mem::take(&mut self.pids);
-        self.seen.clear();
-        let processes = pids[..n]
-            .iter()
-            .filter_map(|&pid| self.process(pid))
-            .collect();
-        self.pids = pids;
-        let seen = &self.seen;
-        self.names.retain(|key, _| seen.contains(key));
+        let system = self.system_figures(true)?;
+        let listed = self.table.scan()?;
+        let processes = listed.into_iter().filter_map(|l| self.process(l)).collect();
         Ok((system, processes))
     }
 
