@@ -138,14 +138,15 @@ fn sigkill_loses_at_most_the_line_being_written() {
 
 #[test]
 fn a_full_disk_keeps_watching_the_command_to_its_end_without_the_trace() {
-    // 64 KiB: the header and a few dozen samples, then ENOSPC mid-run.
-    let Some(disk) = Tmpfs::mount("record-full", 64) else {
+    // 16 KiB: the header and a few samples of 50 processes, then ENOSPC
+    // mid-run however slow the sampling.
+    let Some(disk) = Tmpfs::mount("record-full", 16) else {
         return;
     };
     let trace = disk.join("r.jsonl");
     let t0 = std::time::Instant::now();
     let out = swapsight()
-        .args(["record", "--interval", "20ms", "-o"])
+        .args(["record", "--interval", "20ms", "--top", "50", "-o"])
         .arg(&trace)
         .args(["--", "sh", "-c", "sleep 3; exit 3"])
         .output()
