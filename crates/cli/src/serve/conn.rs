@@ -269,6 +269,9 @@ async fn connection(
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_timeout)
+        // What hyper queues for a slow reader (and the largest request head):
+        // 64 KiB rather than its 400 KiB, times every stalled connection.
+        .max_buf_size(SEND_BUFFER)
         .serve_connection(io, TowerToHyperService::new(service));
     tokio::pin!(conn);
     let close = async {
