@@ -2,7 +2,8 @@
 //! probe. It answers over HTTP and stops on Ctrl-C with an event stream open;
 //! the token rule holds over a real socket and a non-loopback address
 //! without one is refused at start; a load of 1,000 `/metrics` requests and
-//! 50 event streams gets no error and leaves memory flat; and the web UI in
+//! 50 event streams gets no error and leaves memory flat; 600 half-open
+//! connections under `ulimit -n 512` do not shut `/metrics` out; and the web UI in
 //! headless Chromium lists real processes and flags a real false fit
 //! (`tests/e2e/`, run by `node --test`).
 //!
