@@ -27,7 +27,7 @@ use swapsight::units::format_bytes;
 use swapsight::{SamplerConfig, State, Tick};
 
 use crate::exit;
-use crate::record::{self, finished_line, StatusLine};
+use crate::record::{self, finished_line, StatusLine, TraceSink};
 
 /// What a false-fit flag on the guarded tree does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -99,6 +99,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "no command to guard: swapsight guard [OPTIONS] -- CMD ARGS... (see --help)",
         ));
     };
+    record::check_command(&args.command)?;
     if args.wait_timeout.is_some() && args.wait_free.is_none() {
         return Err(exit::fail(
             exit::USAGE,
@@ -147,7 +148,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     header.command = Some(args.command.clone());
     header.writer = format!("swapsight {} guard", env!("CARGO_PKG_VERSION"));
     let mut rec = match Recorder::create(&path, &header) {
-        Ok(r) => r,
+        Ok(r) => TraceSink::new(r),
         Err(e) => {
             procs.signal_group(pid, Signal::Kill);
             procs.wait_main(Duration::from_secs(2));
@@ -155,9 +156,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     if let (Some(gate), Some((free_pct, waited))) = (gate, waited) {
-        rec.event("guard-wait", gate.passed_text(free_pct, waited), None, None)?;
+        rec.event("guard-wait", gate.passed_text(free_pct, waited), None, None);
     }
-    rec.event("command-start", args.command.join(" "), Some(pid), None)?;
+    rec.event("command-start", args.command.join(" "), Some(pid), None);
     let budget_text = match budget {
         Some(b) => format!(
             "with a swap budget of {} (swap in use: {})",
@@ -185,13 +186,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if let Some(sig) = signals.received() {
             break Outcome::Stop(StopReason::Signal { name: sig.name() }, sig);
         }
+        // A run the trace can no longer follow is stopped as for the
+        // budget: a write error never leaves the tree running unwatched.
+        if let Some(why) = rec.failed() {
+            let why = why.to_string();
+            break Outcome::Stop(StopReason::TraceFailed { why }, Signal::Terminate);
+        }
         procs.reap();
         if let Some(st) = procs.main_status {
             break Outcome::Exited(st);
         }
         match ticks.recv_timeout(Duration::from_millis(100)) {
             Ok(tick) => {
-                rec.tick(&tick)?;
+                rec.tick(&tick);
                 tree.update(&tick.sample.processes);
                 if let Some(p) = tick.sample.processes.iter().find(|p| p.pid == pid) {
                     root_name.clone_from(&p.name);
@@ -244,10 +251,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if !report.stopped.is_empty() {
                 let line = stop_line(&StopReason::Leftovers, elapsed, (pid, &root_name), &report);
                 eprintln!("swapsight: {line}");
-                rec.event("guard-stop", line, Some(pid), None)?;
+                rec.event("guard-stop", line, Some(pid), None);
             }
-            drain(&ticks, &mut rec)?;
-            rec.event("command-exit", format!("{st}"), Some(pid), st.code())?;
+            drain(&ticks, &mut rec);
+            rec.event("command-exit", format!("{st}"), Some(pid), st.code());
             exit::from_status(st)
         }
         Outcome::Stop(reason, first) => {
@@ -257,14 +264,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let code = match &reason {
                 StopReason::Budget { .. } => exit::BUDGET,
                 StopReason::FalseFit { .. } => exit::FALSE_FIT,
+                StopReason::TraceFailed { .. } => {
+                    procs.wait_main(Duration::from_secs(1));
+                    return Err(exit::fail(exit::ERROR, line));
+                }
                 _ => 128u8.wrapping_add(first.number() as u8),
             };
             eprintln!("swapsight: {line}");
-            rec.event("guard-stop", line, Some(pid), Some(i32::from(code)))?;
+            rec.event("guard-stop", line, Some(pid), Some(i32::from(code)));
             procs.wait_main(Duration::from_secs(1));
-            drain(&ticks, &mut rec)?;
+            drain(&ticks, &mut rec);
             if let Some(st) = procs.main_status {
-                rec.event("command-exit", format!("{st}"), Some(pid), st.code())?;
+                rec.event("command-exit", format!("{st}"), Some(pid), st.code());
             }
             ExitCode::from(code)
         }
@@ -276,14 +287,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let report = stop_tree(&mut procs, &mut tree, &plan);
             let reason = StopReason::ProbeFailed { why };
             let line = stop_line(&reason, elapsed, (pid, &root_name), &report);
-            rec.event("guard-stop", line.clone(), Some(pid), Some(1))?;
+            rec.event("guard-stop", line.clone(), Some(pid), Some(1));
             procs.wait_main(Duration::from_secs(1));
             let message = format!("{line}; trace kept in {}", path.display());
             return Err(exit::fail(exit::ERROR, message));
         }
     };
     let _ = sampler.stop();
-    eprintln!("{}", finished_line(&rec));
+    match rec.failed() {
+        // The tree is stopped; only the end of the trace is missing.
+        Some(why) => eprintln!("swapsight: {why}: the trace ends early"),
+        None => eprintln!("{}", finished_line(rec.recorder())),
+    }
     Ok(code)
 }
 
@@ -295,11 +310,10 @@ enum Outcome {
 
 /// The ticks that came in while the tree was being stopped: the trace shows
 /// swap after the stop too.
-fn drain(ticks: &std::sync::mpsc::Receiver<Arc<Tick>>, rec: &mut Recorder) -> anyhow::Result<()> {
+fn drain(ticks: &std::sync::mpsc::Receiver<Arc<Tick>>, rec: &mut TraceSink) {
     while let Ok(tick) = ticks.try_recv() {
-        rec.tick(&tick)?;
+        rec.tick(&tick);
     }
-    Ok(())
 }
 
 /// `00:12  watched 1.2 GB  swap +340 MB  free 72 %  fits  budget 8.0 GB`

@@ -45,6 +45,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    check_command(&args.command)?;
     if let Some(pid) = args.pid {
         ensure_pid_exists(pid)?;
     }
@@ -61,17 +62,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     header.watch_pid = watch;
     header.command = (!args.command.is_empty()).then(|| args.command.clone());
     header.writer = format!("swapsight {} record", env!("CARGO_PKG_VERSION"));
-    let mut rec = match Recorder::create(&path, &header) {
-        Ok(r) => r,
+    let mut trace = match Recorder::create(&path, &header) {
+        Ok(r) => TraceSink::new(r),
         Err(e) => {
             if let Some(c) = child.as_mut() {
                 let _ = c.kill();
+                let _ = c.wait();
             }
             return Err(e.into());
         }
     };
     if let (Some(c), Some(cmd)) = (child.as_ref(), header.command.as_ref()) {
-        rec.event("command-start", cmd.join(" "), Some(c.id()), None)?;
+        trace.event("command-start", cmd.join(" "), Some(c.id()), None);
     }
     eprintln!(
         "swapsight: recording to {} (Ctrl-C to stop)",
@@ -90,9 +92,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let ticks = sampler.subscribe(64);
     let status = StatusLine::new();
     let started = Instant::now();
+    // A trace that cannot be written (a full disk) does not abandon the
+    // command: it runs its course, watched live, and the exit code says
+    // the trace is incomplete. Without a command there is nothing to wait
+    // for, so the recording ends there.
+    let mut told = false;
     let outcome = loop {
         if stop.load(Ordering::SeqCst) {
             break Outcome::Interrupted;
+        }
+        if let (false, Some(why)) = (told, trace.failed()) {
+            told = true;
+            status.clear();
+            let Some(c) = child.as_ref() else {
+                break Outcome::TraceFailed;
+            };
+            eprintln!(
+                "swapsight: {why}; still watching {} (pid {}) until it exits, without recording",
+                args.command[0],
+                c.id()
+            );
         }
         if let Some(c) = child.as_mut() {
             if let Some(st) = c.try_wait()? {
@@ -105,7 +124,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         match ticks.recv_timeout(Duration::from_millis(100)) {
             Ok(tick) => {
-                rec.tick(&tick)?;
+                trace.tick(&tick);
                 for f in &tick.flags {
                     status.clear();
                     eprintln!(
@@ -127,40 +146,123 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     status.clear();
     let code = match outcome {
         Outcome::Exited(st) => {
-            rec.event("command-exit", format!("{st}"), watch, st.code())?;
+            trace.event("command-exit", format!("{st}"), watch, st.code());
+            if let Some(why) = trace.failed() {
+                return Err(exit::fail(
+                    exit::ERROR,
+                    format!(
+                        "{why}: the trace ends early; {} exited ({st})",
+                        args.command[0]
+                    ),
+                ));
+            }
             exit::from_status(st)
         }
         Outcome::PidGone(pid) => {
-            rec.event(
+            trace.event(
                 "process-exit",
                 format!("process {pid} exited"),
                 Some(pid),
                 None,
-            )?;
+            );
             ExitCode::SUCCESS
         }
         Outcome::Interrupted => {
-            rec.event("recording-stop", "interrupted (Ctrl-C)", None, None)?;
+            trace.event("recording-stop", "interrupted (Ctrl-C)", None, None);
             if let Some(c) = child.as_mut() {
                 // The terminal sent SIGINT to the command too; give it a moment.
                 interrupt_and_wait(c, Duration::from_secs(5));
             }
             ExitCode::from(130)
         }
+        Outcome::TraceFailed => {
+            let why = trace.failed().unwrap_or("cannot write the trace");
+            return Err(exit::fail(exit::ERROR, format!("{why}; recording stopped")));
+        }
         Outcome::SamplerDied => {
             let why = match sampler_result {
                 Err(e) => e.to_string(),
                 Ok(()) => "sampler stopped".into(),
             };
-            rec.event("recording-stop", format!("probe failed: {why}"), None, None)?;
+            trace.event("recording-stop", format!("probe failed: {why}"), None, None);
             return Err(exit::fail(
                 exit::ERROR,
                 format!("recording stopped: {why}; trace kept in {}", path.display()),
             ));
         }
     };
-    eprintln!("{}", finished_line(&rec));
+    if let Some(why) = trace.failed() {
+        return Err(exit::fail(
+            exit::ERROR,
+            format!("{why}: the trace ends early"),
+        ));
+    }
+    eprintln!("{}", finished_line(trace.recorder()));
     Ok(code)
+}
+
+/// `-- ''`: say so, rather than "command not found: " with no name.
+pub fn check_command(command: &[String]) -> anyhow::Result<()> {
+    if command.first().is_some_and(|p| p.trim().is_empty()) {
+        return Err(exit::fail(
+            exit::USAGE,
+            "the command is empty: give a program after -- (see --help)",
+        ));
+    }
+    Ok(())
+}
+
+/// The trace while it can be written. After the first failed write (a full
+/// disk) nothing more is written, so no line can land after a partial one;
+/// the failure is kept to be said once.
+pub struct TraceSink {
+    rec: Recorder,
+    failed: Option<String>,
+}
+
+impl TraceSink {
+    pub fn new(rec: Recorder) -> TraceSink {
+        TraceSink { rec, failed: None }
+    }
+
+    pub fn recorder(&self) -> &Recorder {
+        &self.rec
+    }
+
+    /// `cannot write the trace FILE (why)`, once a write has failed.
+    pub fn failed(&self) -> Option<&str> {
+        self.failed.as_deref()
+    }
+
+    pub fn tick(&mut self, tick: &Tick) {
+        if self.failed.is_none() {
+            let r = self.rec.tick(tick);
+            self.keep(r);
+        }
+    }
+
+    pub fn event(
+        &mut self,
+        kind: &str,
+        message: impl Into<String>,
+        pid: Option<u32>,
+        code: Option<i32>,
+    ) {
+        if self.failed.is_none() {
+            let r = self.rec.event(kind, message, pid, code);
+            self.keep(r);
+        }
+    }
+
+    fn keep(&mut self, r: Result<(), swapsight::trace::TraceError>) {
+        if let Err(e) = r {
+            let why = std::error::Error::source(&e).map_or_else(String::new, |s| format!(" ({s})"));
+            self.failed = Some(format!(
+                "cannot write the trace {}{why}",
+                self.rec.path().display()
+            ));
+        }
+    }
 }
 
 /// The trace path (`output`, or a dated name in the current folder) and the
@@ -202,6 +304,7 @@ enum Outcome {
     Exited(std::process::ExitStatus),
     PidGone(u32),
     Interrupted,
+    TraceFailed,
     SamplerDied,
 }
 

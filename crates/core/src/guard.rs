@@ -142,6 +142,9 @@ pub enum StopReason {
     Signal { name: &'static str },
     /// The memory probe failed: the budget can no longer be enforced.
     ProbeFailed { why: String },
+    /// The trace could not be written (a full disk): the run would go on
+    /// unrecorded, so it is stopped. `why` names the file and the error.
+    TraceFailed { why: String },
     /// The command exited by itself but left processes running.
     Leftovers,
 }
@@ -165,6 +168,7 @@ impl StopReason {
             StopReason::ProbeFailed { why } => {
                 format!("the memory probe failed after {after} ({why}); the budget cannot be kept")
             }
+            StopReason::TraceFailed { why } => format!("{why} after {after}"),
             StopReason::Leftovers => format!("the command exited after {after}"),
         }
     }

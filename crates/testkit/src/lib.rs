@@ -286,3 +286,58 @@ pub fn which(name: &str) -> Option<PathBuf> {
             .find(|p| p.is_file())
     })
 }
+
+/// A tmpfs of `size_kib` KiB on a fresh directory — a disk that fills up
+/// mid-run. Unmounted (lazily if still busy) and removed on drop, also when
+/// the test panics. Mounting needs root: `None` after a note outside CI, a
+/// panic in CI.
+pub struct Tmpfs {
+    dir: TempDir,
+}
+
+impl Tmpfs {
+    pub fn mount(tag: &str, size_kib: u64) -> Option<Tmpfs> {
+        skip_unless_ci(
+            tag,
+            (!is_root()).then(|| "mounting a tmpfs needs root".into()),
+        )?;
+        let dir = TempDir::new(tag);
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size_kib}k"), "tmpfs"])
+            .arg(dir.path())
+            .output();
+        let why_not = match out {
+            Ok(o) if o.status.success() => None,
+            Ok(o) => Some(format!(
+                "mount -t tmpfs failed: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            )),
+            Err(e) => Some(format!("cannot run mount: {e}")),
+        };
+        skip_unless_ci(tag, why_not)?;
+        Some(Tmpfs { dir })
+    }
+
+    pub fn join(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let unmounted = Command::new("umount")
+            .arg(self.dir.path())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !unmounted {
+            // Still busy (a process of a failed test holds a file): detach
+            // it now; the kernel frees it when the last file closes.
+            let _ = Command::new("umount")
+                .arg("-l")
+                .arg(self.dir.path())
+                .status();
+        }
+        // The directory itself goes with `dir`.
+    }
+}

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
-use axum::extract::rejection::QueryRejection;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{OriginalUri, Path as UrlPath, Query, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -61,7 +61,14 @@ impl IntoResponse for ApiError {
 impl From<LiveError> for ApiError {
     fn from(e: LiveError) -> ApiError {
         let status = match &e {
-            LiveError::AlreadyRecording(_) | LiveError::NotRecording => StatusCode::CONFLICT,
+            // The folder is the server's business; the name is enough.
+            LiveError::AlreadyRecording(path) => {
+                return ApiError::new(
+                    StatusCode::CONFLICT,
+                    format!("already recording to {}", file_name(path)),
+                )
+            }
+            LiveError::NotRecording => StatusCode::CONFLICT,
             LiveError::NoRecording => StatusCode::NOT_FOUND,
             LiveError::Trace(t) => return trace_error(t),
             _ => StatusCode::INTERNAL_SERVER_ERROR,
@@ -89,6 +96,62 @@ fn trace_error(e: &TraceError) -> ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// A request body within the limit (`DefaultBodyLimit`), or the API's JSON
+/// error saying why not (413 for one too large) instead of axum's text.
+fn body_of(body: Result<Bytes, BytesRejection>) -> ApiResult<Bytes> {
+    body.map_err(|e| {
+        let status = e.status();
+        if status == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::new(
+                status,
+                format!("request body over {} KiB", BODY_LIMIT / 1024),
+            )
+        } else {
+            ApiError::new(status, format!("cannot read the request body: {e}"))
+        }
+    })
+}
+
+/// Request bodies, at most.
+pub const BODY_LIMIT: usize = 16 * 1024;
+
+/// Time a request that has a body gets to send it (and be answered): a
+/// body trickled in byte by byte does not hold its connection forever.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Bounds requests with a body by [`BODY_TIMEOUT`] (408 after it).
+pub async fn body_deadline(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let method = req.method();
+    if method == axum::http::Method::GET || method == axum::http::Method::HEAD {
+        return next.run(req).await;
+    }
+    match tokio::time::timeout(BODY_TIMEOUT, next.run(req)).await {
+        Ok(res) => res,
+        Err(_) => ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the request body did not arrive within {} s",
+                BODY_TIMEOUT.as_secs()
+            ),
+        )
+        .into_response(),
+    }
+}
+
+/// A recording's name in its folder: what the API shows of a path.
+pub fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// A snapshot as the API shows it: the recording by name, not by path.
+pub fn without_paths(snapshot: &mut Snapshot) {
+    if let Some(r) = snapshot.recording.as_mut() {
+        r.path = PathBuf::from(file_name(&r.path));
+    }
+}
 
 /// A JSON body, parsed here so that a bad one answers in our format. An
 /// empty body is `{}` (every field optional).
@@ -130,7 +193,9 @@ async fn first<T>(s: &AppState, get: impl Fn() -> Option<T>) -> ApiResult<T> {
 }
 
 pub async fn snapshot(State(s): State<AppState>) -> ApiResult<Json<Snapshot>> {
-    first(&s, || s.live.snapshot()).await.map(Json)
+    let mut snapshot = first(&s, || s.live.snapshot()).await?;
+    without_paths(&mut snapshot);
+    Ok(Json(snapshot))
 }
 
 pub async fn history(
@@ -187,8 +252,11 @@ struct PinBody {
     pid: Option<u32>,
 }
 
-pub async fn pin(State(s): State<AppState>, body: Bytes) -> ApiResult<Response> {
-    let PinBody { pid } = json_body(&body)?;
+pub async fn pin(
+    State(s): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult<Response> {
+    let PinBody { pid } = json_body(&body_of(body)?)?;
     if pid == Some(0) {
         return Err(ApiError::bad_request("bad pid 0: expected a process id"));
     }
@@ -207,17 +275,16 @@ struct StartBody {
     pid: Option<u32>,
 }
 
-/// A recording's path and its name in the folder.
+/// A recording by its name in the folder (never the server's path).
 fn named(path: &Path) -> serde_json::Value {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    json!({ "path": path, "name": name })
+    json!({ "name": file_name(path) })
 }
 
-pub async fn recording_start(State(s): State<AppState>, body: Bytes) -> ApiResult<Response> {
-    let StartBody { pid } = json_body(&body)?;
+pub async fn recording_start(
+    State(s): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult<Response> {
+    let StartBody { pid } = json_body(&body_of(body)?)?;
     if pid == Some(0) {
         return Err(ApiError::bad_request("bad pid 0: expected a process id"));
     }
@@ -265,11 +332,12 @@ pub async fn replay(
     UrlPath(name): UrlPath<String>,
 ) -> ApiResult<Response> {
     let path = recordings::resolve(&s.recordings, &name)?;
-    let replay = heavy(&s, move || {
+    let mut replay = heavy(&s, move || {
         let trace = read_trace(&path)?;
         Ok(swapsight::live::replay_trace(&path, &trace))
     })
     .await?;
+    replay.path = PathBuf::from(name);
     Ok(Json(replay).into_response())
 }
 

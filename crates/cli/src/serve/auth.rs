@@ -160,14 +160,29 @@ pub async fn guard(State(s): State<AppState>, req: Request, next: Next) -> Respo
     next.run(req).await
 }
 
+/// The host a request names: the authority of an absolute-form target
+/// (`GET http://host/ HTTP/1.1`), which RFC 9112 §3.2.2 says a server must
+/// use in place of `Host`, else the one `Host` header. Two `Host` headers are
+/// refused (a server must answer them 400, RFC 9112 §3.2): they would let
+/// one check read one and a proxy the other.
+#[allow(clippy::result_large_err)]
+fn named_host(req: &Request) -> Result<Option<&str>, Response> {
+    let mut hosts = req.headers().get_all(header::HOST).iter();
+    let header = hosts.next().map(|h| h.to_str().unwrap_or("?"));
+    if hosts.next().is_some() {
+        return Err(refuse(
+            StatusCode::BAD_REQUEST,
+            "more than one Host header".into(),
+        ));
+    }
+    Ok(req.uri().authority().map(|a| a.as_str()).or(header))
+}
+
 /// Without a token: the request names a loopback host, and a request that
 /// may change state comes from the server's own pages (or from no page).
 #[allow(clippy::result_large_err)]
 fn local_only(req: &Request) -> Result<(), Response> {
-    let host = req
-        .headers()
-        .get(header::HOST)
-        .map(|h| h.to_str().unwrap_or("?"));
+    let host = named_host(req)?;
     if let Some(host) = host {
         if !is_loopback_name(host_name(host)) {
             return Err(refuse(

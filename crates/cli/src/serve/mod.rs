@@ -10,7 +10,8 @@
 //! other address needs `--token`, and with a token every request but
 //! `/healthz` carries it ([`auth`]); no endpoint touches a path outside the
 //! recordings folder ([`recordings`]); memory stays bounded with any number
-//! of event-stream clients ([`sse`]).
+//! of event-stream clients ([`sse`]); connections are capped and timed out,
+//! idle or stalled ones dropped ([`conn`]).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -30,6 +31,7 @@ use crate::exit;
 mod api;
 mod assets;
 mod auth;
+mod conn;
 mod recordings;
 mod signal;
 mod sse;
@@ -114,6 +116,15 @@ pub struct Options {
     pub first_tick_wait: Duration,
     /// Exports, reports and replays rendered at once (CPU and memory bound).
     pub heavy_jobs: usize,
+    /// Time a connection gets to send a request head, from opening or from
+    /// its previous response (the idle keep-alive timeout too).
+    pub header_timeout: Duration,
+    /// Time a write may stay blocked (the client stopped reading) before
+    /// the connection is dropped; an event stream's too.
+    pub write_timeout: Duration,
+    /// Connections served at once (lowered to fit the open-file limit);
+    /// at the cap the oldest one is closed when idle.
+    pub max_connections: usize,
 }
 
 impl Default for Options {
@@ -125,6 +136,9 @@ impl Default for Options {
             metrics_processes: swapsight::export::prometheus::DEFAULT_MAX_PROCESSES,
             first_tick_wait: Duration::from_secs(2),
             heavy_jobs: 2,
+            header_timeout: Duration::from_secs(10),
+            write_timeout: Duration::from_secs(10),
+            max_connections: 512,
         }
     }
 }
@@ -146,6 +160,7 @@ pub(crate) type State = Arc<Shared>;
 pub struct App {
     pub router: Router,
     shutdown: watch::Sender<bool>,
+    limits: conn::Limits,
 }
 
 impl App {
@@ -168,6 +183,12 @@ pub fn app(live: Arc<Live>, opts: Options) -> anyhow::Result<App> {
         .canonicalize()
         .with_context(|| format!("cannot open the recordings folder {}", dir.display()))?;
     let (tx, rx) = watch::channel(false);
+    let limits = conn::Limits {
+        header_timeout: opts.header_timeout,
+        write_timeout: opts.write_timeout,
+        max_connections: opts.max_connections,
+    }
+    .fitted();
     let hub = sse::Hub::start(&live, opts.event_backlog, opts.max_event_clients);
     let state: State = Arc::new(Shared {
         heavy: Semaphore::new(opts.heavy_jobs.max(1)),
@@ -192,7 +213,8 @@ pub fn app(live: Arc<Live>, opts: Options) -> anyhow::Result<App> {
         .route("/events", get(sse::events))
         .fallback(api::not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
-        .layer(DefaultBodyLimit::max(16 * 1024));
+        .layer(DefaultBodyLimit::max(api::BODY_LIMIT))
+        .layer(axum::middleware::from_fn(api::body_deadline));
     let router = Router::new()
         .nest("/api", api)
         .route("/metrics", get(api::metrics))
@@ -208,6 +230,7 @@ pub fn app(live: Arc<Live>, opts: Options) -> anyhow::Result<App> {
     Ok(App {
         router,
         shutdown: tx,
+        limits,
     })
 }
 
@@ -271,13 +294,13 @@ async fn serve(app: App, addr: SocketAddr, token: Option<String>) -> anyhow::Res
     );
     let stop = app.shutdown_handle();
     let mut stopped = app.shutdown.subscribe();
-    let server = axum::serve(listener, app.router.clone()).with_graceful_shutdown(async move {
+    let server = conn::serve(listener, app.router.clone(), app.limits, async move {
         signal::stop_signal().await;
         stop();
     });
     // Graceful, but bounded: a slow export does not hold the exit forever.
     tokio::select! {
-        r = server => r.context("the server stopped")?,
+        () = server => {}
         () = async {
             let _ = stopped.wait_for(|&s| s).await;
             tokio::time::sleep(Duration::from_secs(5)).await;

@@ -6,14 +6,17 @@
 //! the session's updates, serializes each once and sends the text into a
 //! tokio `broadcast` channel of fixed capacity; every client reads it through
 //! its own `BroadcastStream`. A client that falls more than the capacity
-//! behind (a stalled socket: `Lagged`) is dropped, not buffered for; its
-//! browser reconnects. At most `max_clients` streams run at once; more are
-//! answered 503. On shutdown every stream ends, so a graceful shutdown does
-//! not wait on them.
+//! behind (`Lagged`) is dropped, not buffered for; its browser reconnects.
+//! A client that stops reading altogether is not seen to lag — once the
+//! socket's buffers are full its stream is no longer polled — so the
+//! connection's write timeout ([`super::conn`]) drops it; both count as
+//! lagged, and either way its seat is freed. At most `max_clients` streams
+//! run at once; more are answered 503. On shutdown every stream ends, so a
+//! graceful shutdown does not wait on them.
 
 use std::convert::Infallible;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,12 +24,14 @@ use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use futures_util::{future, StreamExt};
 use swapsight::live::Live;
 use tokio::sync::broadcast;
 use tokio_stream::wrappers::BroadcastStream;
 
 use super::api::ApiError;
+use super::conn::ConnInfo;
 use super::State as AppState;
 
 /// The fan-out from the session to the event-stream clients.
@@ -44,11 +49,28 @@ struct Counts {
 }
 
 /// Holds one client's place; gives it back when the stream is dropped.
-struct Seat(Arc<Counts>);
+struct Seat {
+    counts: Arc<Counts>,
+    /// The connection, when served through [`super::conn`].
+    conn: Option<Arc<ConnInfo>>,
+    lagged: AtomicBool,
+}
+
+impl Seat {
+    /// Counts this client as dropped for lagging, once.
+    fn lagged(&self) {
+        if !self.lagged.swap(true, Ordering::SeqCst) {
+            self.counts.lagged.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
 
 impl Drop for Seat {
     fn drop(&mut self) {
-        self.0.clients.fetch_sub(1, Ordering::SeqCst);
+        if self.conn.as_ref().is_some_and(|c| c.write_timed_out()) {
+            self.lagged();
+        }
+        self.counts.clients.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -66,7 +88,14 @@ impl Hub {
                     if out.receiver_count() == 0 {
                         continue;
                     }
-                    if let Ok(json) = serde_json::to_string(&*update) {
+                    let json = if update.snapshot.recording.is_some() {
+                        let mut update = (*update).clone();
+                        super::api::without_paths(&mut update.snapshot);
+                        serde_json::to_string(&update)
+                    } else {
+                        serde_json::to_string(&*update)
+                    };
+                    if let Ok(json) = json {
                         let _ = out.send(Arc::from(json));
                     }
                 }
@@ -84,7 +113,7 @@ impl Hub {
         self.counts.clients.load(Ordering::SeqCst)
     }
 
-    fn seat(&self) -> Option<Seat> {
+    fn seat(&self, conn: Option<Arc<ConnInfo>>) -> Option<Seat> {
         let c = &self.counts.clients;
         let mut now = c.load(Ordering::SeqCst);
         loop {
@@ -92,7 +121,13 @@ impl Hub {
                 return None;
             }
             match c.compare_exchange(now, now + 1, Ordering::SeqCst, Ordering::SeqCst) {
-                Ok(_) => return Some(Seat(Arc::clone(&self.counts))),
+                Ok(_) => {
+                    return Some(Seat {
+                        counts: Arc::clone(&self.counts),
+                        conn,
+                        lagged: AtomicBool::new(false),
+                    })
+                }
                 Err(v) => now = v,
             }
         }
@@ -129,14 +164,17 @@ impl Hub {
     }
 }
 
-pub async fn events(State(s): State<AppState>) -> Result<Response, ApiError> {
+pub async fn events(
+    State(s): State<AppState>,
+    conn: Option<Extension<Arc<ConnInfo>>>,
+) -> Result<Response, ApiError> {
     if *s.shutdown.borrow() {
         return Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "shutting down",
         ));
     }
-    let seat = s.hub.seat().ok_or_else(|| {
+    let seat = s.hub.seat(conn.map(|Extension(c)| c)).ok_or_else(|| {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             format!(
@@ -146,7 +184,8 @@ pub async fn events(State(s): State<AppState>) -> Result<Response, ApiError> {
         )
     })?;
     s.hub.counts.served.fetch_add(1, Ordering::SeqCst);
-    let counts = Arc::clone(&s.hub.counts);
+    let seat = Arc::new(seat);
+    let lagging = Arc::clone(&seat);
     let mut shutdown = s.shutdown.clone();
     let stopped = async move {
         let _ = shutdown.wait_for(|&stop| stop).await;
@@ -154,7 +193,7 @@ pub async fn events(State(s): State<AppState>) -> Result<Response, ApiError> {
     let stream = BroadcastStream::new(s.hub.tx.subscribe())
         .take_while(move |r| {
             if r.is_err() {
-                counts.lagged.fetch_add(1, Ordering::SeqCst);
+                lagging.lagged();
             }
             future::ready(r.is_ok())
         })

@@ -3,7 +3,7 @@
 //! library's scripted probe (swap climbs 40 MiB a tick while pid 7 pages
 //! in), so they need no root, no network and no real memory pressure.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -304,17 +304,24 @@ async fn recording_lifecycle_list_replay_report_and_exports() {
         name.starts_with("swapsight-") && name.ends_with(".jsonl"),
         "{name}"
     );
-    let path = PathBuf::from(started["path"].as_str().unwrap());
-    assert_eq!(path.parent().unwrap(), s.dir.path().canonicalize().unwrap());
-    call(r, post("/api/recording/start", ""))
-        .await
-        .assert_error(StatusCode::CONFLICT, "already recording");
+    // Names only: the server's folder is not the client's business.
+    let dir = s.dir.path().canonicalize().unwrap();
+    let folder = dir.to_str().unwrap();
+    assert_eq!(started, serde_json::json!({ "name": name }));
+    let path = dir.join(&name);
+    assert!(path.is_file(), "{}", path.display());
+    let busy = call(r, post("/api/recording/start", "")).await;
+    busy.assert_error(StatusCode::CONFLICT, "already recording");
+    assert!(!busy.text().contains(folder), "{}", busy.text());
     tokio::time::sleep(Duration::from_millis(300)).await;
+    let snap = call(r, get("/api/snapshot")).await;
+    assert_eq!(snap.json()["recording"]["path"], name.as_str());
+    assert!(!snap.text().contains(folder), "{}", snap.text());
     let a = call(r, post("/api/recording/stop", "")).await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.text());
     let stopped = a.json();
     assert_eq!(stopped["name"], name.as_str());
-    assert_eq!(stopped["path"], started["path"]);
+    assert!(!a.text().contains(folder), "{}", a.text());
     let samples = stopped["samples"].as_u64().unwrap();
     assert!(samples >= 3, "{stopped}");
 
@@ -332,7 +339,12 @@ async fn recording_lifecycle_list_replay_report_and_exports() {
 
     let replay = call(r, get(&format!("/api/recordings/{name}/replay"))).await;
     assert_eq!(replay.status, StatusCode::OK, "{}", replay.text());
+    assert!(
+        !replay.text().contains(folder),
+        "the replay names the folder"
+    );
     let replay = replay.json();
+    assert_eq!(replay["path"], name.as_str());
     assert_eq!(replay["points"].as_array().unwrap().len() as u64, samples);
     assert!(replay["report"]["samples"].as_u64().is_some());
     assert!(replay["processes"]
@@ -896,4 +908,251 @@ fn tokens_and_addresses() {
 fn default_recordings_dir_is_under_the_data_dir() {
     let d = super::default_recordings_dir();
     assert!(d.ends_with("swapsight-recordings"), "{}", d.display());
+}
+
+#[tokio::test]
+async fn a_body_over_the_limit_is_the_apis_json_413() {
+    let s = server("big");
+    let big = "x".repeat(10 << 20);
+    for uri in ["/api/pin", "/api/recording/start"] {
+        let a = call(&s.app.router, post(uri, &big)).await;
+        a.assert_error(StatusCode::PAYLOAD_TOO_LARGE, "request body over 16 KiB");
+        assert_eq!(a.header(header::CONTENT_TYPE), "application/json", "{uri}");
+    }
+}
+
+#[tokio::test]
+async fn absolute_targets_and_two_host_headers_do_not_pass_as_loopback() {
+    let s = server("absolute");
+    let r = &s.app.router;
+    // `GET http://evil.example/… HTTP/1.1`: the target's authority is the
+    // host the request names, whatever `Host` says (RFC 9112 §3.2.2).
+    call(r, get("http://evil.example/api/recordings"))
+        .await
+        .assert_error(StatusCode::FORBIDDEN, "host 'evil.example' refused");
+    let a = call(r, get("http://127.0.0.1:7878/api/recordings")).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.text());
+    for second in ["evil.example", "127.0.0.1:7878"] {
+        let mut req = get("/api/recordings");
+        req.headers_mut()
+            .append(header::HOST, second.parse().unwrap());
+        call(r, req)
+            .await
+            .assert_error(StatusCode::BAD_REQUEST, "more than one Host header");
+    }
+}
+
+/// Serves `app` through the connection layer on a loopback port, for the
+/// rest of the test.
+async fn listen(app: &App) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(super::conn::serve(
+        listener,
+        app.router.clone(),
+        app.limits,
+        std::future::pending(),
+    ));
+    addr
+}
+
+/// Sends `request` on a new connection; everything the server sends until
+/// it closes (within `limit`), and how long that took.
+async fn exchange(
+    addr: std::net::SocketAddr,
+    request: &str,
+    limit: Duration,
+) -> (String, Duration) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let t0 = Instant::now();
+    let mut c = tokio::net::TcpStream::connect(addr).await.unwrap();
+    c.write_all(request.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(limit, c.read_to_end(&mut out))
+        .await
+        .unwrap_or_else(|_| panic!("no end within {limit:?} for {request:?}"))
+        .unwrap();
+    (String::from_utf8_lossy(&out).into_owned(), t0.elapsed())
+}
+
+const METRICS: &str = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_open_and_idle_connections_are_shed_and_metrics_answers() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let header_timeout = Duration::from_secs(2);
+    let s = server_with(
+        "slowloris",
+        Options {
+            header_timeout,
+            max_connections: 32,
+            ..Options::default()
+        },
+    );
+    assert_eq!(s.app.limits.max_connections, 32);
+    let addr = listen(&s.app).await;
+    // 100 connections, 3 times the cap: half silent, half with a request
+    // head that never ends.
+    let mut held = Vec::new();
+    for i in 0..100 {
+        let mut c = tokio::net::TcpStream::connect(addr).await.unwrap();
+        if i % 2 == 0 {
+            c.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Wait: ")
+                .await
+                .unwrap();
+        }
+        held.push(c);
+    }
+    // /metrics answers well before any of them times out: the oldest
+    // half-open connections make room for it.
+    for _ in 0..3 {
+        let (answer, took) = exchange(addr, METRICS, Duration::from_secs(5)).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer:.200}");
+        assert!(
+            answer.contains("swapsight_swap_used_bytes"),
+            "{answer:.200}"
+        );
+        assert!(took < header_timeout, "/metrics took {took:?}");
+    }
+    // Every held connection is closed by the server: made room for, or
+    // timed out without a whole request head.
+    let t0 = Instant::now();
+    for mut c in held {
+        let mut sink = Vec::new();
+        tokio::time::timeout(Duration::from_secs(10), c.read_to_end(&mut sink))
+            .await
+            .expect("a half-open connection stayed open")
+            .ok();
+    }
+    assert!(t0.elapsed() < header_timeout * 3, "{:?}", t0.elapsed());
+
+    // A keep-alive connection idle after its answer is closed after the
+    // timeout, not before.
+    let mut c = tokio::net::TcpStream::connect(addr).await.unwrap();
+    c.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
+    let answered = Instant::now();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !got.ends_with(b"\r\n\r\nok") {
+        let n = tokio::time::timeout(Duration::from_secs(5), c.read(&mut buf))
+            .await
+            .expect("an answer")
+            .unwrap();
+        assert!(n > 0, "closed before answering");
+        got.extend_from_slice(&buf[..n]);
+    }
+    let n = tokio::time::timeout(Duration::from_secs(10), c.read(&mut buf))
+        .await
+        .expect("an idle keep-alive connection stayed open")
+        .unwrap_or(0);
+    assert_eq!(n, 0, "{:?}", String::from_utf8_lossy(&buf[..n]));
+    let idle = answered.elapsed();
+    assert!(
+        idle >= header_timeout - Duration::from_millis(200) && idle < header_timeout * 3,
+        "closed after {idle:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn absolute_targets_and_two_hosts_are_refused_over_a_socket() {
+    let s = server("absolute-socket");
+    let addr = listen(&s.app).await;
+    let (a, _) = exchange(
+        addr,
+        "GET http://evil.example/api/recordings HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+        Duration::from_secs(5),
+    )
+    .await;
+    assert!(a.starts_with("HTTP/1.1 403"), "{a}");
+    let (a, _) = exchange(
+        addr,
+        "GET /api/recordings HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+        Duration::from_secs(5),
+    )
+    .await;
+    assert!(a.starts_with("HTTP/1.1 400"), "{a}");
+}
+
+/// A lagged count from `/metrics`.
+async fn lagged(router: &Router) -> u64 {
+    let text = call(router, get("/metrics")).await.text();
+    text.lines()
+        .find_map(|l| l.strip_prefix("swapsight_serve_event_clients_lagged_total "))
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn event_clients_that_never_read_are_dropped_and_free_their_seats() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let s = server_with(
+        "stalled",
+        Options {
+            max_event_clients: 4,
+            write_timeout: Duration::from_millis(500),
+            ..Options::default()
+        },
+    );
+    let addr = listen(&s.app).await;
+    // Four streams that never read, with a small receive buffer so that
+    // the socket fills soon.
+    let mut stalled = Vec::new();
+    for _ in 0..4 {
+        let sock = tokio::net::TcpSocket::new_v4().unwrap();
+        sock.set_recv_buffer_size(4096).unwrap();
+        let mut c = sock.connect(addr).await.unwrap();
+        c.write_all(b"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            .await
+            .unwrap();
+        stalled.push(c);
+    }
+    let until = Instant::now() + Duration::from_secs(5);
+    while s.clients().await < 4 {
+        assert!(Instant::now() < until, "the 4 streams did not start");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (busy, _) = exchange(
+        addr,
+        "GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+        Duration::from_secs(5),
+    )
+    .await;
+    assert!(busy.starts_with("HTTP/1.1 503"), "{busy:.200}");
+
+    // Their sockets fill, their writes stall past the timeout: dropped,
+    // counted as lagged, seats given back.
+    let t0 = Instant::now();
+    while lagged(&s.app.router).await < 4 || s.clients().await > 0 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "after {:?}: {} lagged, {} clients",
+            t0.elapsed(),
+            lagged(&s.app.router).await,
+            s.clients().await
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    eprintln!("4 stalled streams dropped after {:?}", t0.elapsed());
+    assert_eq!(lagged(&s.app.router).await, 4);
+
+    // A new stream is served again.
+    let mut c = tokio::net::TcpStream::connect(addr).await.unwrap();
+    c.write_all(b"GET /api/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !String::from_utf8_lossy(&got).contains("event: update") {
+        let n = tokio::time::timeout(Duration::from_secs(5), c.read(&mut buf))
+            .await
+            .expect("an update within 5 s")
+            .unwrap();
+        assert!(n > 0, "{}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert!(String::from_utf8_lossy(&got).starts_with("HTTP/1.1 200"));
+    drop(stalled);
 }

@@ -443,3 +443,55 @@ fn a_command_that_does_not_exist_is_127() {
         "swapsight: command not found: no-such-command-xyz\n"
     );
 }
+
+#[test]
+fn a_full_disk_stops_the_tree_and_says_why() {
+    // 64 KiB: the header and a few dozen samples, then ENOSPC mid-run.
+    let Some(disk) = Tmpfs::mount("guard-full", 64) else {
+        return;
+    };
+    let dir = TempDir::new("guard-full-pids");
+    let list = dir.join("pids");
+    let note = note_self(&list);
+    let trace = disk.join("g.jsonl");
+    let script = format!("setsid sh -c '{note}; exec sleep 333' & {note}; exec sleep 334");
+    let mut guard = swapsight()
+        .args(["guard", "--grace", "1s", "--interval", "20ms", "-o"])
+        .arg(&trace)
+        .args(["--", "sh", "-c", &script])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let tree = members(&list, 2, &mut guard);
+    let (code, err) = finish(guard, Duration::from_secs(30));
+    assert_eq!(code, Some(1), "{err}");
+    let last = err.lines().last().unwrap();
+    assert!(
+        last.starts_with(&format!(
+            "swapsight: cannot write the trace {} (No space left on device",
+            trace.display()
+        )) && last.contains(") after ")
+            && last.contains("; stopped sleep (pid ")
+            && last.ends_with(" and 1 descendant"),
+        "{err}"
+    );
+    assert_eq!(err.matches("No space left").count(), 1, "{err}");
+    for m in &tree {
+        assert!(!pid_alive(m.pid), "{m:?} survived the guard: {err}");
+    }
+    // What was written before the disk filled reads back.
+    let t = swapsight::trace::read(&trace).unwrap();
+    assert!(t.samples.len() >= 2, "{} samples", t.samples.len());
+    assert_eq!(kinds(&t.events), ["command-start"]);
+    drop(disk);
+}
+
+#[test]
+fn an_empty_command_is_said_to_be_empty() {
+    let out = swapsight().args(["guard", "--", ""]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        "swapsight: the command is empty: give a program after -- (see --help)\n"
+    );
+}

@@ -135,3 +135,66 @@ fn sigkill_loses_at_most_the_line_being_written() {
         .args(["-f", "^sleep 30$"])
         .status();
 }
+
+#[test]
+fn a_full_disk_keeps_watching_the_command_to_its_end_without_the_trace() {
+    // 16 KiB: the header and a few samples of 50 processes, then ENOSPC
+    // mid-run however slow the sampling.
+    let Some(disk) = Tmpfs::mount("record-full", 16) else {
+        return;
+    };
+    let trace = disk.join("r.jsonl");
+    let t0 = std::time::Instant::now();
+    let out = swapsight()
+        .args(["record", "--interval", "20ms", "--top", "50", "-o"])
+        .arg(&trace)
+        .args(["--", "sh", "-c", "sleep 3; exit 3"])
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    let full = format!(
+        "swapsight: cannot write the trace {} (No space left on device",
+        trace.display()
+    );
+    // Said when it happened, with the command still watched …
+    let told = lines
+        .iter()
+        .find(|l| l.starts_with(&full))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        told.contains("); still watching sh (pid ")
+            && told.ends_with(") until it exits, without recording"),
+        "{told}"
+    );
+    // … and at the end, with the command's own status.
+    let last = lines.last().unwrap();
+    assert!(
+        last.starts_with(&full)
+            && last.ends_with(": the trace ends early; sh exited (exit status: 3)"),
+        "{err}"
+    );
+    // It waited for the command, which is gone (reaped, not orphaned).
+    assert!(took >= Duration::from_secs(3), "returned after {took:?}");
+    assert!(!pid_alive(pid_in(told)), "the command outlived record");
+    // The disk filled mid-run: what was written reads back.
+    let t = swapsight::trace::read(&trace).unwrap();
+    assert!(
+        t.samples.len() >= 2 && t.samples.len() < 100,
+        "{} samples",
+        t.samples.len()
+    );
+    drop(disk);
+}
+
+#[test]
+fn an_empty_command_is_said_to_be_empty() {
+    let out = swapsight().args(["record", "--", ""]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr_of(&out),
+        "swapsight: the command is empty: give a program after -- (see --help)\n"
+    );
+}

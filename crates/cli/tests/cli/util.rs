@@ -54,3 +54,22 @@ pub fn process_named<'a>(report: &'a serde_json::Value, name: &str) -> &'a serde
         .find(|p| p["name"] == name)
         .unwrap_or_else(|| panic!("no process {name} in {report:#}"))
 }
+
+/// Whether `pid` is a live process (not a zombie): after a test, nothing it
+/// started may be left, re-parented to init or not.
+pub fn pid_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|text| {
+        let state = text
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next());
+        !matches!(state, Some("Z" | "X") | None)
+    })
+}
+
+/// The pid in `… (pid N) …` of a line.
+pub fn pid_in(line: &str) -> u32 {
+    line.split_once("(pid ")
+        .and_then(|(_, rest)| rest.split(')').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {line:?}"))
+}
