@@ -148,7 +148,7 @@ pub fn render(snap: &Snapshot<'_>, max_processes: usize) -> String {
         &mut out,
         "swapsight_process_footprint_bytes",
         "gauge",
-        "Footprint (macOS phys_footprint, Linux RssAnon+RssShmem); swapped pages are not in it.",
+        "Footprint: macOS phys_footprint (includes its compressed memory, in RAM or swapped out), Linux RssAnon+RssShmem (resident only).",
     );
     for (p, l) in procs.iter().zip(&labels) {
         let _ = writeln!(
@@ -161,7 +161,7 @@ pub fn render(snap: &Snapshot<'_>, max_processes: usize) -> String {
         &mut out,
         "swapsight_process_pageins_total",
         "counter",
-        "Page-ins since the process started (macOS ri_pageins, Linux majflt).",
+        "Page-ins since the process started: macOS ri_pageins (file page-ins only), Linux majflt (file and swap).",
     );
     for (p, l) in procs.iter().zip(&labels) {
         let _ = writeln!(out, "swapsight_process_pageins_total{{{l}}} {}", p.pageins);

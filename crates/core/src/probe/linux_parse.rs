@@ -60,7 +60,8 @@ pub struct StatusFigures {
 
 impl StatusFigures {
     /// The Linux footprint: resident memory the process owns. Swapped-out
-    /// pages are not in it, just as they are not in macOS `phys_footprint`.
+    /// pages are not in it (they are in `VmSwap`); macOS `phys_footprint`,
+    /// by contrast, keeps them (XNU `osfmk/kern/task.c`, "Task ledgers").
     pub fn footprint_bytes(&self) -> u64 {
         self.rss_anon_bytes + self.rss_shmem_bytes
     }
