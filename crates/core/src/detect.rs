@@ -28,7 +28,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use crate::probe::{ProcessSample, Sample};
-use crate::units::{format_bytes, format_duration};
+use crate::units::{format_bytes, format_duration, saturating_sum, signed_diff};
 
 /// A process's memory state. Ordered by severity.
 #[derive(
@@ -418,11 +418,11 @@ impl Detector {
             .map(|p| p.swap_used)
             .min()
             .unwrap_or(0);
-        let growth_window = sys.swap_used_bytes as i64 - min_swap as i64;
+        let growth_window = signed_diff(sys.swap_used_bytes, min_swap);
         let sustained = sustained_climb(&self.sys, now, &self.cfg);
         let tolerance = self.cfg.swap_tolerance_for(phys);
-        let climbing = growth_window >= tolerance as i64 && sustained;
-        let footprints: u64 = sample.processes.iter().map(|p| p.footprint_bytes).sum();
+        let climbing = growth_window >= signed_diff(tolerance, 0) && sustained;
+        let footprints = saturating_sum(sample.processes.iter().map(|p| p.footprint_bytes));
         let footprints_share = footprints as f64 / phys as f64;
         let explained = footprints_share >= self.cfg.overflow_share;
 
@@ -469,7 +469,7 @@ impl Detector {
                 phys_bytes: phys,
                 footprints_share,
                 swap_growth_window_bytes: growth_window,
-                swap_growth_bytes: sys.swap_used_bytes as i64 - baseline as i64,
+                swap_growth_bytes: signed_diff(sys.swap_used_bytes, baseline),
                 window_ms: self.cfg.window_ms,
                 free_pct: sys.free_pct,
                 pageins_per_s: activity.pageins_per_s,
@@ -484,7 +484,7 @@ impl Detector {
             let strong = activity.pageins_per_s >= self.cfg.min_pageins_per_s
                 || hidden > 0
                 || watched_top == Some(p.pid);
-            let growing = activity.footprint_delta >= self.cfg.min_growth_bytes as i64;
+            let growing = activity.footprint_delta >= signed_diff(self.cfg.min_growth_bytes, 0);
             // Hysteresis: a raised state is kept while swap still grows at the
             // sustained rate, even below the window tolerance.
             let held = matches!(track.state, State::FalseFit | State::Overflow) && sustained;
@@ -509,7 +509,7 @@ impl Detector {
         self.view = SystemView {
             swap_climbing: climbing,
             swap_growth_window_bytes: growth_window,
-            swap_growth_bytes: sys.swap_used_bytes as i64 - baseline as i64,
+            swap_growth_bytes: signed_diff(sys.swap_used_bytes, baseline),
             swap_tolerance_bytes: tolerance,
             footprints_share,
             worst: self
@@ -563,7 +563,7 @@ fn activity(history: &VecDeque<ProcPoint>, now: u64, window_ms: u64) -> Activity
         (Some(a), Some(b)) if b.t_ms > a.t_ms => Activity {
             pageins_per_s: b.pageins.saturating_sub(a.pageins) as f64
                 / ((b.t_ms - a.t_ms) as f64 / 1000.0),
-            footprint_delta: b.footprint as i64 - a.footprint as i64,
+            footprint_delta: signed_diff(b.footprint, a.footprint),
         },
         _ => Activity {
             pageins_per_s: 0.0,
