@@ -143,9 +143,7 @@ fn run(
         loop {
             let command = match next {
                 Some(at) => commands.recv_timeout(at.saturating_duration_since(Instant::now())),
-                None => commands
-                    .recv()
-                    .map_err(|_| RecvTimeoutError::Disconnected),
+                None => commands.recv().map_err(|_| RecvTimeoutError::Disconnected),
             };
             match command {
                 Ok(Command::Subscribe(tx)) => subscribers.push(tx),

@@ -153,7 +153,9 @@ pub enum TraceError {
     },
     #[error("{path}:{line}: line longer than {} MiB, not a swapsight trace line", MAX_LINE_BYTES >> 20)]
     LineTooLong { path: PathBuf, line: usize },
-    #[error("{path}:{first}-{last}: {MAX_BAD_RUN} lines in a row hold no record, giving up ({problem})")]
+    #[error(
+        "{path}:{first}-{last}: {MAX_BAD_RUN} lines in a row hold no record, giving up ({problem})"
+    )]
     TooManyBadLines {
         path: PathBuf,
         first: usize,
@@ -508,7 +510,10 @@ pub fn check(record: &Record) -> Result<(), String> {
             let e = &f.evidence;
             bytes("evidence.footprint_bytes", e.footprint_bytes)?;
             bytes("evidence.phys_bytes", e.phys_bytes)?;
-            signed_bytes("evidence.swap_growth_window_bytes", e.swap_growth_window_bytes)?;
+            signed_bytes(
+                "evidence.swap_growth_window_bytes",
+                e.swap_growth_window_bytes,
+            )?;
             signed_bytes("evidence.swap_growth_bytes", e.swap_growth_bytes)?;
             signed_bytes("evidence.footprint_delta_bytes", e.footprint_delta_bytes)?;
             bytes("evidence.hidden_bytes", e.hidden_bytes)?;
@@ -538,7 +543,10 @@ fn detector(d: &DetectorConfig) -> Result<(), String> {
         ),
         ("detector.min_rate_bytes_per_s", d.min_rate_bytes_per_s),
         ("detector.min_growth_bytes", d.min_growth_bytes),
-        ("detector.hidden_drop_bytes", d.hidden_drop_bytes.unwrap_or(0)),
+        (
+            "detector.hidden_drop_bytes",
+            d.hidden_drop_bytes.unwrap_or(0),
+        ),
     ] {
         bytes(name, b)?;
     }
@@ -721,14 +729,20 @@ mod tests {
         assert!(t.problems.is_empty());
         // The header's line number is where it is, in errors too.
         let e = read_bytes(b"\n\nhello\n").unwrap_err();
-        assert!(e.to_string().starts_with("t.jsonl:3: not a swapsight"), "{e}");
+        assert!(
+            e.to_string().starts_with("t.jsonl:3: not a swapsight"),
+            "{e}"
+        );
     }
 
     /// The sample line with `field` set to the raw JSON `value`.
     fn sample_with(field: &str, value: &str) -> Vec<u8> {
         let line = String::from_utf8(serde_json::to_vec(&sample(500)).unwrap()).unwrap();
         let key = format!("\"{field}\":");
-        let at = line.find(&key).unwrap_or_else(|| panic!("{field} in {line}")) + key.len();
+        let at = line
+            .find(&key)
+            .unwrap_or_else(|| panic!("{field} in {line}"))
+            + key.len();
         let end = at + line[at..].find([',', '}']).unwrap();
         let mut bytes = write_trace(&[sample(0)]);
         bytes.extend_from_slice(format!("{}{value}{}\n", &line[..at], &line[end..]).as_bytes());
@@ -772,14 +786,23 @@ mod tests {
     fn a_header_with_figures_no_os_produces_is_refused() {
         let text = String::from_utf8(write_trace(&[])).unwrap();
         for (from, to) in [
-            ("\"start_unix_ms\":1700000000000", "\"start_unix_ms\":18446744073709551615"),
-            ("\"phys_bytes\":8589934592", "\"phys_bytes\":9223372036854775808"),
+            (
+                "\"start_unix_ms\":1700000000000",
+                "\"start_unix_ms\":18446744073709551615",
+            ),
+            (
+                "\"phys_bytes\":8589934592",
+                "\"phys_bytes\":9223372036854775808",
+            ),
             ("\"window_ms\":10000", "\"window_ms\":18446744073709551615"),
         ] {
             assert!(text.contains(from), "{from} in {text}");
             let e = read_bytes(text.replace(from, to).as_bytes()).unwrap_err();
             let msg = e.to_string();
-            assert!(msg.starts_with("t.jsonl:1: ") && msg.contains("out of range"), "{msg}");
+            assert!(
+                msg.starts_with("t.jsonl:1: ") && msg.contains("out of range"),
+                "{msg}"
+            );
         }
     }
 
@@ -788,10 +811,14 @@ mod tests {
         // A reader that never ends (like /dev/zero): the read stops at the cap.
         let zeros = std::io::BufReader::new(std::io::repeat(0));
         let e = read_from(zeros, Path::new("z")).unwrap_err();
-        assert_eq!(e.to_string(), "z:1: line longer than 64 MiB, not a swapsight trace line");
+        assert_eq!(
+            e.to_string(),
+            "z:1: line longer than 64 MiB, not a swapsight trace line"
+        );
         let mut head = write_trace(&[sample(0)]);
         head.push(b'[');
-        let endless = std::io::BufReader::new(std::io::Read::chain(&head[..], std::io::repeat(b' ')));
+        let endless =
+            std::io::BufReader::new(std::io::Read::chain(&head[..], std::io::repeat(b' ')));
         let e = read_from(endless, Path::new("z")).unwrap_err();
         assert!(matches!(e, TraceError::LineTooLong { line: 3, .. }), "{e}");
     }

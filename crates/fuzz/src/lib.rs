@@ -73,9 +73,14 @@ fn memory_bound(input_len: usize) -> usize {
 /// shrinks a failure to a small input before it is reported.
 pub fn run(target: &'static str, budget: Budget, seed: [u8; 32]) -> Run {
     match target {
-        "units" => fuzz(target, argument(), budget, seed, |s: &String| {
-            (targets::units_target(s), s.len())
-        }),
+        "units" => fuzz(
+            target,
+            argument(),
+            budget,
+            seed,
+            |s: &String| (targets::units_target(s), s.len()),
+            |s: &String| s.as_bytes().to_vec(),
+        ),
         _ => {
             let f = match target {
                 "trace" => targets::trace_target,
@@ -86,9 +91,14 @@ pub fn run(target: &'static str, budget: Budget, seed: [u8; 32]) -> Run {
                 "plot" => targets::plot_target,
                 other => panic!("no fuzz target {other}"),
             };
-            fuzz(target, mutate::trace_bytes(), budget, seed, move |b: &Vec<u8>| {
-                (f(b), b.len())
-            })
+            fuzz(
+                target,
+                mutate::trace_bytes(),
+                budget,
+                seed,
+                move |b: &Vec<u8>| (f(b), b.len()),
+                Vec::clone,
+            )
         }
     }
 }
@@ -99,6 +109,7 @@ fn fuzz<S: Strategy>(
     budget: Budget,
     seed: [u8; 32],
     test: impl Fn(&S::Value) -> (Result<(), String>, usize),
+    bytes_of: impl Fn(&S::Value) -> Vec<u8>,
 ) -> Run
 where
     S::Value: std::fmt::Debug,
@@ -144,7 +155,18 @@ where
         if let Err(e) = result {
             failure = Some(match e {
                 TestError::Fail(why, input) => {
-                    format!("{why}\nminimal input: {}", show(&format!("{input:?}")))
+                    let bytes = bytes_of(&input);
+                    let file = std::env::temp_dir()
+                        .join(format!("swapsight-fuzz-{target}-{}.bin", hex(&seed)));
+                    let saved = match std::fs::write(&file, &bytes) {
+                        Ok(()) => format!("saved in {}", file.display()),
+                        Err(e) => format!("not saved: {e}"),
+                    };
+                    format!(
+                        "{why}\nminimal input ({} bytes, {saved}): {}",
+                        bytes.len(),
+                        show(&bytes.escape_ascii().to_string())
+                    )
                 }
                 TestError::Abort(why) => format!("aborted: {why}"),
             });
@@ -160,12 +182,20 @@ where
     }
 }
 
-/// An input's debug form, cut to a readable length.
+fn hex(seed: &[u8]) -> String {
+    let digits: String = seed.iter().map(|b| format!("{b:02x}")).collect();
+    digits.trim_start_matches('0').to_string()
+}
+
+/// An input, cut to a readable length.
 fn show(s: &str) -> String {
     const MAX: usize = 4000;
     if s.len() <= MAX {
         return s.to_string();
     }
-    let cut = (0..=MAX).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0);
+    let cut = (0..=MAX)
+        .rev()
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(0);
     format!("{}… ({} bytes)", &s[..cut], s.len())
 }

@@ -83,7 +83,9 @@ fn main() -> ExitCode {
             r.peak_bytes / 1024
         );
         if let Some(f) = r.failure {
-            println!("fuzz {target}: FAILED (reproduce: swapsight-fuzz --seed {seed_hex} {target}): {f}");
+            println!(
+                "fuzz {target}: FAILED (reproduce: swapsight-fuzz --seed {seed_hex} {target}): {f}"
+            );
             failed = true;
         }
     }

@@ -16,10 +16,22 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
             "linux-record",
             include_bytes!("../seeds/linux-record.jsonl").to_vec(),
         ),
-        ("offload", first_lines(&synth::to_jsonl(&synth::seed_offload()), 60)),
-        ("eager", first_lines(&synth::to_jsonl(&synth::seed_eager()), 60)),
-        ("to-cpu", first_lines(&synth::to_jsonl(&synth::seed_to_cpu()), 60)),
-        ("staged", first_lines(&synth::to_jsonl(&synth::seed_staged()), 30)),
+        (
+            "offload",
+            first_lines(&synth::to_jsonl(&synth::seed_offload()), 60),
+        ),
+        (
+            "eager",
+            first_lines(&synth::to_jsonl(&synth::seed_eager()), 60),
+        ),
+        (
+            "to-cpu",
+            first_lines(&synth::to_jsonl(&synth::seed_to_cpu()), 60),
+        ),
+        (
+            "staged",
+            first_lines(&synth::to_jsonl(&synth::seed_staged()), 30),
+        ),
         ("busy", synth::to_jsonl(&synth::busy_trace(12, 8))),
     ]
 }
@@ -36,8 +48,13 @@ fn first_lines(bytes: &[u8], n: usize) -> Vec<u8> {
 }
 
 /// Numbers and values that have broken readers: 2^63, 2^64−1, 2^64, 2^62,
-/// 2^53 ± 1, negatives, huge and tiny floats, and values of the wrong type.
-pub const VALUES: [&str; 22] = [
+/// 2^53 ± 1, the reader's own limits (100 years in ms, the year 9999),
+/// negatives, huge and tiny floats, and values of the wrong type.
+pub const VALUES: [&str; 26] = [
+    "3162240000000",
+    "3162240000001",
+    "253402300799999",
+    "100000000000",
     "9223372036854775808",
     "18446744073709551615",
     "18446744073709551616",
@@ -104,7 +121,10 @@ impl Garbage {
             Garbage::Blank => b"   ".to_vec(),
             Garbage::EmptyObject => b"{}".to_vec(),
             Garbage::WrongTypes(s) => s.as_bytes().to_vec(),
-            Garbage::Bytes(b) => b.iter().map(|&c| if c == b'\n' { b' ' } else { c }).collect(),
+            Garbage::Bytes(b) => b
+                .iter()
+                .map(|&c| if c == b'\n' { b' ' } else { c })
+                .collect(),
         }
     }
 }
@@ -125,17 +145,45 @@ fn garbage() -> impl Strategy<Value = Garbage> {
 /// against the bytes (or lines, or numbers) the input has when it is applied.
 #[derive(Debug, Clone)]
 pub enum Mutation {
-    FlipBit { at: Index, bit: u8 },
-    Truncate { at: Index },
-    SetNumber { which: Index, value: &'static str },
-    ReplaceLine { line: Index, with: Garbage },
-    InsertLine { line: Index, with: Garbage },
+    FlipBit {
+        at: Index,
+        bit: u8,
+    },
+    Truncate {
+        at: Index,
+    },
+    SetNumber {
+        which: Index,
+        value: &'static str,
+    },
+    ReplaceLine {
+        line: Index,
+        with: Garbage,
+    },
+    InsertLine {
+        line: Index,
+        with: Garbage,
+    },
     /// The same garbage line, `count` times (a header plus millions of `{}`).
-    Repeat { line: Index, with: Garbage, count: usize },
-    DuplicateLine { line: Index },
-    SwapLines { a: Index, b: Index },
-    DeleteLine { line: Index },
-    InsertBytes { at: Index, bytes: Vec<u8> },
+    Repeat {
+        line: Index,
+        with: Garbage,
+        count: usize,
+    },
+    DuplicateLine {
+        line: Index,
+    },
+    SwapLines {
+        a: Index,
+        b: Index,
+    },
+    DeleteLine {
+        line: Index,
+    },
+    InsertBytes {
+        at: Index,
+        bytes: Vec<u8>,
+    },
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {

@@ -53,11 +53,10 @@ pub fn read(bytes: &[u8]) -> Result<Option<Trace>, String> {
                 // "f.jsonl:7: …" or "f.jsonl:7-1006: …"
                 let rest = msg.strip_prefix("f.jsonl:").unwrap_or("");
                 let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
-                let n: usize = n.parse().map_err(|_| format!("no line number in {msg:?}"))?;
-                ensure!(
-                    (1..=lines).contains(&n),
-                    "line {n} of {lines} in {msg:?}"
-                );
+                let n: usize = n
+                    .parse()
+                    .map_err(|_| format!("no line number in {msg:?}"))?;
+                ensure!((1..=lines).contains(&n), "line {n} of {lines} in {msg:?}");
             }
             Ok(None)
         }
@@ -102,8 +101,16 @@ pub fn report_target(bytes: &[u8]) -> Result<(), String> {
         return Ok(());
     };
     let r = measure(|| swapsight::report::report(&t, None));
-    ensure!(r.samples == t.samples.len(), "report counts {} samples", r.samples);
-    ensure!(r.skipped_lines == t.bad_lines, "report skipped {}", r.skipped_lines);
+    ensure!(
+        r.samples == t.samples.len(),
+        "report counts {} samples",
+        r.samples
+    );
+    ensure!(
+        r.skipped_lines == t.bad_lines,
+        "report skipped {}",
+        r.skipped_lines
+    );
     let text = measure(|| r.to_text());
     ensure!(text.starts_with("verdict: "), "report text: {text:.200}");
     serde_json::to_string(&r).map_err(|e| format!("report JSON: {e}"))?;
@@ -124,16 +131,22 @@ fn export(bytes: &[u8], format: Format) -> Result<Option<Vec<u8>>, String> {
 
 pub fn csv_target(bytes: &[u8]) -> Result<(), String> {
     if let Some(out) = export(bytes, Format::Csv)? {
-        ensure!(out.starts_with(b"time_s,unix_time_ms,"), "CSV without its header row");
+        ensure!(
+            out.starts_with(b"time_s,unix_time_ms,"),
+            "CSV without its header row"
+        );
     }
     Ok(())
 }
 
 pub fn perfetto_target(bytes: &[u8]) -> Result<(), String> {
     if let Some(out) = export(bytes, Format::Perfetto)? {
-        let v: serde_json::Value =
-            serde_json::from_slice(&out).map_err(|e| format!("Perfetto output is not JSON: {e}"))?;
-        ensure!(v["traceEvents"].is_array(), "Perfetto output without traceEvents");
+        let v: serde_json::Value = serde_json::from_slice(&out)
+            .map_err(|e| format!("Perfetto output is not JSON: {e}"))?;
+        ensure!(
+            v["traceEvents"].is_array(),
+            "Perfetto output without traceEvents"
+        );
     }
     Ok(())
 }

@@ -25,7 +25,10 @@ fn header_and_sample() -> (String, String) {
 /// `line` with the first `"field":<number>` set to `value`.
 fn set(line: &str, field: &str, value: &str) -> String {
     let key = format!("\"{field}\":");
-    let at = line.find(&key).unwrap_or_else(|| panic!("{field} in {line}")) + key.len();
+    let at = line
+        .find(&key)
+        .unwrap_or_else(|| panic!("{field} in {line}"))
+        + key.len();
     let end = at + line[at..].find([',', '}']).unwrap();
     format!("{}{value}{}", &line[..at], &line[end..])
 }
@@ -87,7 +90,11 @@ fn figures_no_os_produces_are_refused_by_line_never_a_panic() {
         ("pageins", TWO_64_1),
     ] {
         // The only sample is bad: nothing is left, exit 1, one line naming line 2.
-        let bad = write(&dir, "bad.jsonl", &[header.clone(), set(&sample, field, value)]);
+        let bad = write(
+            &dir,
+            "bad.jsonl",
+            &[header.clone(), set(&sample, field, value)],
+        );
         for args in readers(&dir, &bad) {
             let (code, err) = run(&args);
             assert_eq!(code, Some(1), "{field}={value} {args:?}: {err}");
@@ -120,12 +127,19 @@ fn figures_no_os_produces_are_refused_by_line_never_a_panic() {
     }
     // In the header: the file is not a trace, said on one line.
     for (field, value) in [("start_unix_ms", TWO_64_1), ("phys_bytes", TWO_64_1)] {
-        let bad = write(&dir, "head.jsonl", &[set(&header, field, value), sample.clone()]);
+        let bad = write(
+            &dir,
+            "head.jsonl",
+            &[set(&header, field, value), sample.clone()],
+        );
         for args in readers(&dir, &bad) {
             let (code, err) = run(&args);
             assert_eq!(code, Some(1), "{field} {args:?}: {err}");
             assert_eq!(err.lines().count(), 1, "{err}");
-            assert!(err.contains("head.jsonl:1: ") && err.contains(field), "{err}");
+            assert!(
+                err.contains("head.jsonl:1: ") && err.contains(field),
+                "{err}"
+            );
         }
     }
 }
@@ -134,11 +148,14 @@ fn figures_no_os_produces_are_refused_by_line_never_a_panic() {
 fn a_header_without_a_valid_sample_is_nothing_to_judge() {
     let dir = TempDir::new("nosample");
     let (header, sample) = header_and_sample();
-    let only = write(&dir, "h.jsonl", &[header.clone()]);
+    let only = write(&dir, "h.jsonl", std::slice::from_ref(&header));
     let (code, err) = run(&["report".into(), only.into_os_string()]);
     assert_eq!(code, Some(1), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("h.jsonl: the trace has no samples: nothing to judge"), "{err}");
+    assert!(
+        err.contains("h.jsonl: the trace has no samples: nothing to judge"),
+        "{err}"
+    );
     // Only bad lines: the first is named, the others counted, on one line.
     let bad = write(
         &dir,
@@ -167,6 +184,9 @@ fn a_blank_line_before_the_header_is_tolerated() {
 
 /// Runs the command to its end, returning exit code, stderr, peak RSS in KiB
 /// (the child's own, from `wait4`) and how long it took.
+// The child is reaped by `wait4` (which `Child::wait` cannot stand in for: it
+// drops the resource usage).
+#[allow(clippy::zombie_processes)]
 fn measured(mut cmd: Command) -> (Option<i32>, String, u64, Duration) {
     use std::io::Read;
     let started = Instant::now();
@@ -190,7 +210,12 @@ fn measured(mut cmd: Command) -> (Option<i32>, String, u64, Duration) {
     assert_eq!(r, pid, "wait4: {}", std::io::Error::last_os_error());
     let elapsed = started.elapsed();
     let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    (code, reader.join().unwrap(), usage.ru_maxrss as u64, elapsed)
+    (
+        code,
+        reader.join().unwrap(),
+        usage.ru_maxrss as u64,
+        elapsed,
+    )
 }
 
 fn report(path: &Path) -> Command {
@@ -237,7 +262,10 @@ fn millions_of_empty_objects_stop_after_a_run_of_bad_lines() {
 /// of 100 KB of garbage after every tenth one (400 lines, 40 MB at 100).
 fn trace_with_garbage(path: &Path, samples: usize, garbage: bool) {
     let (header, sample) = header_and_sample();
-    let junk = format!("{{\"type\":\"sample\",\"t_ms\":\"{}\"}}\n", "x".repeat(100_000));
+    let junk = format!(
+        "{{\"type\":\"sample\",\"t_ms\":\"{}\"}}\n",
+        "x".repeat(100_000)
+    );
     let mut out = header.into_bytes();
     out.push(b'\n');
     for i in 0..samples {
@@ -265,7 +293,10 @@ fn garbage_between_samples_costs_time_not_memory_and_a_few_lines_of_output() {
     // Five named lines, then the total.
     assert_eq!(err.lines().count(), 6, "{err}");
     assert!(
-        err.lines().last().unwrap().ends_with("400 malformed lines skipped in all (395 more not shown)"),
+        err.lines()
+            .last()
+            .unwrap()
+            .ends_with("400 malformed lines skipped in all (395 more not shown)"),
         "{err}"
     );
     assert!(took < Duration::from_secs(20), "{took:?}");
@@ -292,7 +323,10 @@ fn durations_and_sizes_out_of_range_are_one_line_and_exit_2() {
             &["guard", "--interval", "5000000000000000h", "--", "true"],
             "must be between 10ms and 1h00m",
         ),
-        (&["guard", "--interval", "-1s", "--", "true"], "must be positive"),
+        (
+            &["guard", "--interval", "-1s", "--", "true"],
+            "must be positive",
+        ),
         (
             &["guard", "--swap-budget", "0", "--", "true"],
             "invalid value '0' for '--swap-budget <SIZE>': must be more than zero",
@@ -387,7 +421,12 @@ fn a_full_disk_leaves_no_partial_output_and_an_old_file_untouched() {
     std::fs::write(&old, "old\n").unwrap();
     for (args, target) in [
         (
-            vec!["export".into(), trace.clone().into_os_string(), "-o".into(), old.clone().into_os_string()],
+            vec![
+                "export".into(),
+                trace.clone().into_os_string(),
+                "-o".into(),
+                old.clone().into_os_string(),
+            ],
             "run.csv",
         ),
         (
@@ -427,7 +466,12 @@ fn a_full_disk_leaves_no_partial_output_and_an_old_file_untouched() {
     let roomy = TempDir::new("fulldisk-ok");
     let out = roomy.join("run.csv");
     std::fs::write(&out, "old\n").unwrap();
-    let (code, err) = run(&["export".into(), trace.into_os_string(), "-o".into(), out.clone().into_os_string()]);
+    let (code, err) = run(&[
+        "export".into(),
+        trace.into_os_string(),
+        "-o".into(),
+        out.clone().into_os_string(),
+    ]);
     assert_eq!(code, Some(0), "{err}");
     let csv = std::fs::read_to_string(&out).unwrap();
     assert!(csv.starts_with("time_s,") && csv.lines().count() == 400 * 20 + 1);
