@@ -76,7 +76,7 @@ pub struct Args {
     /// Trace file to write [default: swapsight-YYYYMMDD-HHMMSS.jsonl]
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Time between samples (and between budget checks)
+    /// Time between samples (and between budget checks), 10ms to 1h
     #[arg(long, default_value = "500ms", value_parser = crate::args::interval, allow_hyphen_values = true)]
     pub interval: Duration,
     /// Also keep the N largest processes in each sample

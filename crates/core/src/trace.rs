@@ -293,8 +293,8 @@ pub fn read_from(mut input: impl BufRead, path: &Path) -> Result<Trace, TraceErr
             Outcome::Blank
         } else {
             let parsed = serde_json::from_slice::<Record>(text)
-                .map_err(|e| e.to_string())
-                .and_then(|r| check(&r).map(|()| r));
+                .map_err(Bad::Json)
+                .and_then(|r| check(&r).map(|()| r).map_err(Bad::Range));
             match (parsed, trace.header.is_some()) {
                 (Ok(Record::Header(h)), false) => {
                     trace.header = Some(accept_header(h, path, line_no)?);
@@ -303,8 +303,8 @@ pub fn read_from(mut input: impl BufRead, path: &Path) -> Result<Trace, TraceErr
                 (Ok(_), false) => {
                     return Err(not_a_trace(path, line_no, "first record is not a header"))
                 }
-                (Err(detail), false) => return Err(not_a_trace(path, line_no, &detail)),
-                (Ok(Record::Header(_)), true) => Outcome::Bad("a second header; skipped".into()),
+                (Err(bad), false) => return Err(not_a_trace(path, line_no, &bad.to_string())),
+                (Ok(Record::Header(_)), true) => Outcome::Bad(Bad::SecondHeader),
                 (Ok(Record::Sample(s)), true) => {
                     trace.samples.push(s);
                     Outcome::Record
@@ -325,28 +325,32 @@ pub fn read_from(mut input: impl BufRead, path: &Path) -> Result<Trace, TraceErr
                     trace.unknown_records += 1;
                     Outcome::Record
                 }
-                (Err(detail), true) => Outcome::Bad(detail),
+                (Err(bad), true) => Outcome::Bad(bad),
             }
         };
-        let detail = match outcome {
+        let bad = match outcome {
             Outcome::Record => {
                 run = 0;
                 run_problem = None;
                 continue;
             }
             Outcome::Blank => None,
-            Outcome::Bad(detail) => Some(detail),
+            Outcome::Bad(bad) => Some(bad),
         };
-        if let Some(detail) = detail {
-            let p = LineProblem {
-                line: line_no,
-                detail: shorten(detail),
-            };
+        if let Some(bad) = bad {
             trace.bad_lines += 1;
-            if trace.problems.len() < KEPT_PROBLEMS {
-                trace.problems.push(p.clone());
+            let keep = trace.problems.len() < KEPT_PROBLEMS;
+            // Words only for the lines kept: a file of garbage is mostly counted.
+            if keep || run_problem.is_none() {
+                let p = LineProblem {
+                    line: line_no,
+                    detail: shorten(bad.to_string()),
+                };
+                if keep {
+                    trace.problems.push(p.clone());
+                }
+                run_problem.get_or_insert(p);
             }
-            run_problem.get_or_insert(p);
         }
         run += 1;
         if run >= MAX_BAD_RUN {
@@ -410,7 +414,24 @@ enum Outcome {
     /// A record (or a line that is fine to skip: unknown type, cut-off tail).
     Record,
     Blank,
-    Bad(String),
+    Bad(Bad),
+}
+
+/// Why a line is not a record, put in words only when it is shown.
+enum Bad {
+    Json(serde_json::Error),
+    Range(String),
+    SecondHeader,
+}
+
+impl std::fmt::Display for Bad {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bad::Json(e) => e.fmt(f),
+            Bad::Range(why) => f.write_str(why),
+            Bad::SecondHeader => f.write_str("a second header; skipped"),
+        }
+    }
 }
 
 enum Line {
