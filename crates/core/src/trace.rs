@@ -358,7 +358,7 @@ pub fn read_from(mut input: impl BufRead, path: &Path) -> Result<Trace, TraceErr
                 path: path.to_path_buf(),
                 first: line_no + 1 - run,
                 last: line_no,
-                problem: run_problem.map_or_else(|| "blank".into(), |p| p.to_string()),
+                problem: run_problem.map_or_else(|| "all blank".into(), |p| p.to_string()),
             });
         }
     }
