@@ -1,17 +1,78 @@
-//! clap value parsers for the units swapsight takes.
+//! clap value parsers for the units swapsight takes, with the bounds that
+//! make sense for each. Arguments that take one of these set
+//! `allow_hyphen_values`, so that `-1G` reaches the parser and gets a message
+//! about the value rather than clap's "unexpected argument '-1'".
 
 use std::time::Duration;
 
+/// Shortest sampling interval: below this the probe's own cost (a walk of
+/// every process) is most of the interval.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
+/// Longest sampling interval: a swap storm is over well within it.
+pub const MAX_INTERVAL: Duration = Duration::from_secs(3600);
+/// Longest duration any other option takes (a grace period, a wait).
+pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// A size above zero and below what any machine has (`--swap-budget`).
 pub fn size(s: &str) -> Result<u64, String> {
-    swapsight::units::parse_size(s).map_err(|e| e.why)
+    if s.trim_start().starts_with('-') {
+        return Err("must be positive, like 512M or 8G".into());
+    }
+    let bytes = swapsight::units::parse_size(s).map_err(|e| e.why)?;
+    if bytes == 0 {
+        return Err("must be more than zero, like 512M or 8G".into());
+    }
+    if bytes > swapsight::trace::MAX_BYTES {
+        return Err("too large: more than any machine's memory (8 PiB)".into());
+    }
+    Ok(bytes)
 }
 
-pub fn duration(s: &str) -> Result<Duration, String> {
+fn duration_within(s: &str, min: Duration, max: Duration) -> Result<Duration, String> {
+    let range = || {
+        format!(
+            "must be between {} and {}",
+            show(min),
+            swapsight::units::format_duration(max)
+        )
+    };
+    if s.trim_start().starts_with('-') {
+        return Err(format!("must be positive: {}", range()));
+    }
     let d = swapsight::units::parse_duration(s).map_err(|e| e.why)?;
-    if d.is_zero() {
-        return Err("must be more than zero".into());
+    if !(min..=max).contains(&d) {
+        return Err(range());
     }
     Ok(d)
+}
+
+/// `10ms`, `1.0s`: small durations the way they were typed.
+fn show(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{}ms", d.as_millis())
+    } else {
+        swapsight::units::format_duration(d)
+    }
+}
+
+/// A duration from 1 ms to 30 days (`--grace`, `--wait-timeout`).
+pub fn duration(s: &str) -> Result<Duration, String> {
+    duration_within(s, Duration::from_millis(1), MAX_DURATION)
+}
+
+/// The sampling interval (`--interval`): 10 ms to 1 h.
+pub fn interval(s: &str) -> Result<Duration, String> {
+    duration_within(s, MIN_INTERVAL, MAX_INTERVAL)
+}
+
+/// A count of things, 0 or more (`--top`, `--processes`).
+pub fn count(s: &str) -> Result<usize, String> {
+    let s = s.trim();
+    if s.starts_with('-') {
+        return Err("must be 0 or more".into());
+    }
+    s.parse()
+        .map_err(|_| "expected a whole number, like 10".to_string())
 }
 
 pub fn percent(s: &str) -> Result<f64, String> {
@@ -23,4 +84,46 @@ pub fn percent(s: &str) -> Result<f64, String> {
         return Err("must be between 0 and 100".into());
     }
     Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_positive_and_sane() {
+        assert_eq!(size("8G"), Ok(8 << 30));
+        assert!(size("0").unwrap_err().contains("more than zero"));
+        assert!(size("0G").unwrap_err().contains("more than zero"));
+        assert!(size("-1G").unwrap_err().contains("must be positive"));
+        assert!(size("9000T").unwrap_err().contains("too large"));
+    }
+
+    #[test]
+    fn intervals_are_10ms_to_1h() {
+        assert_eq!(interval("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(interval("10ms"), Ok(MIN_INTERVAL));
+        assert_eq!(interval("1h"), Ok(MAX_INTERVAL));
+        for bad in ["0.001ms", "9ms", "0", "1.01h", "5000000000000000h", "-1s"] {
+            let e = interval(bad).unwrap_err();
+            assert!(e.contains("between 10ms and 1h00m"), "{bad}: {e}");
+        }
+        assert!(interval("5x").unwrap_err().contains("unknown unit"));
+    }
+
+    #[test]
+    fn durations_are_bounded() {
+        assert_eq!(duration("5s"), Ok(Duration::from_secs(5)));
+        assert!(duration("0s").is_err());
+        assert!(duration("721h").is_err());
+        assert!(duration("800h").unwrap_err().contains("between 1ms and"));
+    }
+
+    #[test]
+    fn counts_say_what_is_wrong() {
+        assert_eq!(count("10"), Ok(10));
+        assert_eq!(count("0"), Ok(0));
+        assert_eq!(count("-1").unwrap_err(), "must be 0 or more");
+        assert!(count("ten").unwrap_err().contains("whole number"));
+    }
 }

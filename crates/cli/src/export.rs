@@ -1,8 +1,7 @@
 //! `swapsight export`: a trace as CSV, Chrome trace JSON (Perfetto) or
 //! Prometheus text, to stdout or a file.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -49,7 +48,7 @@ pub struct Args {
     pub output: Option<PathBuf>,
     /// Prometheus: per-process series for at most N processes (flagged,
     /// then watched, then largest)
-    #[arg(long, value_name = "N", default_value_t = prometheus::DEFAULT_MAX_PROCESSES)]
+    #[arg(long, value_name = "N", default_value_t = prometheus::DEFAULT_MAX_PROCESSES, value_parser = crate::args::count, allow_hyphen_values = true)]
     pub processes: usize,
 }
 
@@ -63,13 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "which format? add --format csv, perfetto or prometheus (see --help)",
             )
         })?;
-    let trace = crate::input::read_trace(&args.trace)?;
-    if format == Format::Prometheus && trace.samples.is_empty() {
-        anyhow::bail!(
-            "{}: the trace has no samples to export",
-            args.trace.display()
-        );
-    }
+    let trace = crate::input::read_trace(&args.trace, "export")?;
     let write = |out: &mut dyn Write| -> Result<(), ExportError> {
         match format {
             Format::Prometheus => {
@@ -92,16 +85,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         e => e.into(),
     };
     match &args.output {
-        Some(path) => {
-            let cannot = || format!("cannot write {}", path.display());
-            let file = File::create(path).with_context(cannot)?;
-            let mut out = BufWriter::with_capacity(256 * 1024, file);
-            write(&mut out).map_err(plain).with_context(cannot)?;
-            out.into_inner()
-                .map_err(|e| e.into_error())
-                .and_then(|f| f.sync_all())
-                .with_context(cannot)?;
-        }
+        Some(path) => crate::output::write_file(path, |out| write(out).map_err(plain))?,
         None => {
             let stdout = std::io::stdout();
             let mut out = stdout.lock();

@@ -62,13 +62,13 @@ pub struct Args {
     #[arg(long, value_name = "PCT", value_parser = crate::args::percent)]
     pub wait_free: Option<f64>,
     /// Give up waiting for free memory after DUR (exit code 12) [default: wait as long as it takes]
-    #[arg(long, value_name = "DUR", value_parser = crate::args::duration)]
+    #[arg(long, value_name = "DUR", value_parser = crate::args::duration, allow_hyphen_values = true)]
     pub wait_timeout: Option<Duration>,
     /// Stop the tree once swap has grown by more than SIZE since the command started (exit code 10)
-    #[arg(long, value_name = "SIZE", value_parser = crate::args::size)]
+    #[arg(long, value_name = "SIZE", value_parser = crate::args::size, allow_hyphen_values = true)]
     pub swap_budget: Option<u64>,
     /// Time the tree gets to exit after SIGTERM, before SIGKILL
-    #[arg(long, value_name = "DUR", default_value = "5s", value_parser = crate::args::duration)]
+    #[arg(long, value_name = "DUR", default_value = "5s", value_parser = crate::args::duration, allow_hyphen_values = true)]
     pub grace: Duration,
     /// What a false-fit flag on the command's tree does
     #[arg(long, value_enum, value_name = "ACTION", default_value_t = OnFalseFit::Warn)]
@@ -76,11 +76,11 @@ pub struct Args {
     /// Trace file to write [default: swapsight-YYYYMMDD-HHMMSS.jsonl]
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Time between samples (and between budget checks)
-    #[arg(long, default_value = "500ms", value_parser = crate::args::duration)]
+    /// Time between samples (and between budget checks), 10ms to 1h
+    #[arg(long, default_value = "500ms", value_parser = crate::args::interval, allow_hyphen_values = true)]
     pub interval: Duration,
     /// Also keep the N largest processes in each sample
-    #[arg(long, default_value_t = 10, value_name = "N")]
+    #[arg(long, default_value_t = 10, value_name = "N", value_parser = crate::args::count, allow_hyphen_values = true)]
     pub top: usize,
     /// Command to run and guard
     #[arg(last = true, value_name = "CMD ARGS")]

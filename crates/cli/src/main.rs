@@ -10,6 +10,7 @@ mod exit;
 mod export;
 mod guard;
 mod input;
+mod output;
 mod plot;
 mod record;
 mod report;

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use swapsight::export::plot::{self, ImageFormat, PlotOptions, MAX_SIDE, MIN_SIDE};
 
 use crate::exit;
@@ -28,11 +27,20 @@ pub struct Args {
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Footprint lines for N processes: the watched tree first, then the largest
-    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u8).range(0..=8))]
-    pub processes: u8,
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = processes, allow_hyphen_values = true)]
+    pub processes: usize,
     /// Image size in pixels
     #[arg(long, value_name = "WxH", default_value = "1200x675", value_parser = size)]
     pub size: (u32, u32),
+}
+
+/// `--processes`: 0 to 8 lines (more would not tell apart by colour).
+fn processes(s: &str) -> Result<usize, String> {
+    let n = crate::args::count(s)?;
+    if n > 8 {
+        return Err("must be 0 to 8".into());
+    }
+    Ok(n)
 }
 
 /// `1200x675` → (1200, 675).
@@ -63,15 +71,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ),
         )
     })?;
-    let trace = crate::input::read_trace(&args.trace)?;
+    let trace = crate::input::read_trace(&args.trace, "draw")?;
     let report = swapsight::report::report(&trace, None);
     let opts = PlotOptions {
         width: args.size.0,
         height: args.size.1,
-        processes: usize::from(args.processes),
+        processes: args.processes,
     };
     let bytes = plot::render(&trace, &report, &opts, format)?;
-    std::fs::write(&output, bytes).with_context(|| format!("cannot write {}", output.display()))?;
+    crate::output::write_file(&output, |out| Ok(out.write_all(&bytes)?))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -30,11 +30,11 @@ pub struct Args {
     /// Trace file to write [default: swapsight-YYYYMMDD-HHMMSS.jsonl]
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Time between samples
-    #[arg(long, default_value = "500ms", value_parser = crate::args::duration)]
+    /// Time between samples (10ms to 1h)
+    #[arg(long, default_value = "500ms", value_parser = crate::args::interval, allow_hyphen_values = true)]
     pub interval: Duration,
     /// Also keep the N largest processes in each sample
-    #[arg(long, default_value_t = 10, value_name = "N")]
+    #[arg(long, default_value_t = 10, value_name = "N", value_parser = crate::args::count, allow_hyphen_values = true)]
     pub top: usize,
     /// Watch a running process (and its descendants) instead of starting one
     #[arg(long, value_name = "PID", conflicts_with = "command")]

@@ -28,7 +28,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let trace = crate::input::read_trace(&args.trace)?;
+    let trace = crate::input::read_trace(&args.trace, "judge")?;
     let report = swapsight::report::report(&trace, None);
     let text = if args.json {
         serde_json::to_string_pretty(&report)? + "\n"

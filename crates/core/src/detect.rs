@@ -40,7 +40,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use crate::probe::{ProcessSample, Sample, SystemSample};
-use crate::units::{format_bytes, format_duration};
+use crate::units::{format_bytes, format_duration, signed_diff};
 
 /// A process's memory state. Ordered by severity.
 #[derive(
@@ -397,15 +397,6 @@ pub fn footprint_gap(system: &SystemSample, processes: &[ProcessSample]) -> Foot
     gap
 }
 
-/// `a − b` as a saturating signed figure.
-fn signed_diff(a: u64, b: u64) -> i64 {
-    if a >= b {
-        i64::try_from(a - b).unwrap_or(i64::MAX)
-    } else {
-        i64::try_from(b - a).map_or(i64::MIN, |d| -d)
-    }
-}
-
 #[derive(Debug, Clone, Copy)]
 struct SysPoint {
     t_ms: u64,
@@ -562,10 +553,10 @@ impl Detector {
             .map(|p| p.swap_used)
             .min()
             .unwrap_or(0);
-        let growth_window = sys.swap_used_bytes as i64 - min_swap as i64;
+        let growth_window = signed_diff(sys.swap_used_bytes, min_swap);
         let sustained = sustained_climb(&self.sys, now, &self.cfg);
         let tolerance = self.cfg.swap_tolerance_for(phys);
-        let climbing = growth_window >= tolerance as i64 && sustained;
+        let climbing = growth_window >= signed_diff(tolerance, 0) && sustained;
         let unexplained_growth = gap.unexplained_bytes.saturating_sub(
             self.sys
                 .iter()
@@ -634,7 +625,7 @@ impl Detector {
                 phys_bytes: phys,
                 footprints_share,
                 swap_growth_window_bytes: growth_window,
-                swap_growth_bytes: sys.swap_used_bytes as i64 - baseline as i64,
+                swap_growth_bytes: signed_diff(sys.swap_used_bytes, baseline),
                 window_ms: self.cfg.window_ms,
                 free_pct: sys.free_pct,
                 pageins_per_s: activity.pageins_per_s,
@@ -648,7 +639,7 @@ impl Detector {
                 unexplained_bytes: gap.unexplained_bytes,
                 footprint_coverage: gap.coverage,
             };
-            let min_growth = self.cfg.min_growth_bytes as i64;
+            let min_growth = signed_diff(self.cfg.min_growth_bytes, 0);
             // Swapping in: macOS swap-ins where the OS gives them (file
             // page-ins are not swap); else page-ins (Linux major faults).
             let touching = activity.swapins_per_s.unwrap_or(activity.pageins_per_s)
@@ -692,7 +683,7 @@ impl Detector {
         self.view = SystemView {
             swap_climbing: climbing,
             swap_growth_window_bytes: growth_window,
-            swap_growth_bytes: sys.swap_used_bytes as i64 - baseline as i64,
+            swap_growth_bytes: signed_diff(sys.swap_used_bytes, baseline),
             swap_tolerance_bytes: tolerance,
             footprints_share,
             worst: self

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::detect::{Detector, DetectorConfig, State};
 use crate::trace::Trace;
-use crate::units::{format_bytes, format_duration};
+use crate::units::{format_bytes, format_duration, saturating_sum, signed_diff};
 
 /// One process's verdict and figures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -77,8 +77,10 @@ pub struct Report {
     /// Memory not explained by footprints, at the first sample and at its
     /// peak, and how much of used memory the readable footprints covered.
     pub footprints: FootprintsSummary,
-    /// Lines the reader skipped, in words.
+    /// The first lines the reader skipped, in words.
     pub problems: Vec<String>,
+    /// How many lines the reader skipped in all.
+    pub skipped_lines: usize,
     pub truncated_last_line: bool,
 }
 
@@ -158,7 +160,7 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
         let watched = ts.watched.iter().copied().collect();
         detector.update(s, &watched);
         let swap = s.system.swap_used_bytes;
-        let delta = prev_swap.map_or(0, |p| swap as i64 - p as i64).max(0);
+        let delta = prev_swap.map_or(0, |p| signed_diff(swap, p)).max(0);
         prev_swap = Some(swap);
         min_free = min_free.min(s.system.free_pct);
         let gap = crate::detect::footprint_gap(&s.system, &s.processes);
@@ -200,8 +202,8 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
             st.last_pageins = p.pageins;
             if let Some((t0, n0)) = st.prev {
                 if s.t_ms > t0 {
-                    let rate =
-                        p.pageins.saturating_sub(n0) as f64 / ((s.t_ms - t0) as f64 / 1000.0);
+                    let rate = p.pageins.saturating_sub(n0) as f64
+                        / (s.t_ms.saturating_sub(t0) as f64 / 1000.0);
                     st.peak_rate = st.peak_rate.max(rate);
                 }
             }
@@ -238,7 +240,8 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
                 st.name.clone_from(&p.name);
             }
             if let Some((state, evidence)) = detector.state_of(p.pid) {
-                *st.growth_by_state.entry(state).or_default() += delta;
+                let g = st.growth_by_state.entry(state).or_default();
+                *g = g.saturating_add(delta);
                 st.worst = st.worst.max(state);
                 st.hidden = st.hidden.max(evidence.hidden_bytes);
                 if state != State::Fits && st.first_flag.is_none() {
@@ -291,24 +294,25 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
         .map(|s| s.sample.system.swap_used_bytes)
         .max()
         .unwrap_or(0);
-    let swap_growth = max_swap as i64 - first_swap as i64;
+    let swap_growth = signed_diff(max_swap, first_swap);
     let mut verdict = processes
         .iter()
         .map(|p| p.verdict)
         .max()
         .unwrap_or_default();
-    if verdict < State::Overflow && swap_growth >= tolerance as i64 {
+    if verdict < State::Overflow && swap_growth >= signed_diff(tolerance, 0) {
         // Swap grew and no process explains it: judge the machine.
         let peak_share = trace
             .samples
             .iter()
             .map(|s| {
-                s.sample
-                    .processes
-                    .iter()
-                    .filter(|p| p.readable)
-                    .map(|p| p.footprint_bytes)
-                    .sum::<u64>()
+                saturating_sum(
+                    s.sample
+                        .processes
+                        .iter()
+                        .filter(|p| p.readable)
+                        .map(|p| p.footprint_bytes),
+                )
             })
             .max()
             .unwrap_or(0) as f64
@@ -350,6 +354,7 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
             })
             .unwrap_or_default(),
         problems: trace.problems.iter().map(|p| p.to_string()).collect(),
+        skipped_lines: trace.bad_lines,
         truncated_last_line: trace.truncated_last_line,
     }
 }
@@ -362,7 +367,7 @@ fn judge(
     cfg: &DetectorConfig,
     carries_tree: bool,
 ) -> ProcessReport {
-    let growth = st.max_swap as i64 - st.swap_at_first as i64;
+    let growth = signed_diff(st.max_swap, st.swap_at_first);
     let (from, to) = growth_span(&st.swap, st.swap_at_first, growth);
     let ff = st
         .growth_by_state
@@ -382,7 +387,7 @@ fn judge(
         }
     } else if st.worst == State::FalseFit || st.worst == State::Overflow {
         st.worst
-    } else if carries_tree && growth >= tolerance as i64 {
+    } else if carries_tree && growth >= signed_diff(tolerance, 0) {
         if st.share_at_max_swap >= cfg.overflow_share {
             State::Overflow
         } else {
@@ -593,10 +598,14 @@ impl Report {
         if self.processes.is_empty() {
             let _ = writeln!(out, "\n(no processes in the trace)");
         }
-        if !self.problems.is_empty() {
-            let _ = writeln!(out, "\nskipped {} malformed line(s):", self.problems.len());
+        if self.skipped_lines > 0 {
+            let _ = writeln!(out, "\nskipped {} malformed line(s):", self.skipped_lines);
             for p in self.problems.iter().take(10) {
                 let _ = writeln!(out, "  {p}");
+            }
+            let shown = self.problems.len().min(10);
+            if self.skipped_lines > shown {
+                let _ = writeln!(out, "  … and {} more", self.skipped_lines - shown);
             }
         }
         if self.truncated_last_line {

@@ -135,13 +135,17 @@ fn run(
 ) -> Result<(), ProbeError> {
     let mut monitor = Monitor::new(cfg.watch, cfg.detector.clone());
     let mut subscribers: Vec<SyncSender<Arc<Tick>>> = Vec::new();
-    let mut next = Instant::now();
+    // `None`: the interval reaches past the end of the clock; no more ticks.
+    let mut next = Some(Instant::now());
     let mut failures = 0u32;
     loop {
         // Sleep until the next deadline, serving commands meanwhile.
         loop {
-            let wait = next.saturating_duration_since(Instant::now());
-            match commands.recv_timeout(wait) {
+            let command = match next {
+                Some(at) => commands.recv_timeout(at.saturating_duration_since(Instant::now())),
+                None => commands.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            };
+            match command {
                 Ok(Command::Subscribe(tx)) => subscribers.push(tx),
                 Ok(Command::ResetBaseline) => monitor.detector.reset_baseline(),
                 Ok(Command::Watch(pid)) => monitor.tree.set_root(pid),
@@ -150,11 +154,11 @@ fn run(
             }
         }
         let now = Instant::now();
-        next += cfg.interval;
-        if next < now {
+        next = match next.and_then(|n| n.checked_add(cfg.interval)) {
+            Some(n) if n >= now => Some(n),
             // We fell behind (machine asleep or swapping hard): skip, don't burst.
-            next = now + cfg.interval;
-        }
+            _ => now.checked_add(cfg.interval),
+        };
         let (system, processes) = match probe.sample() {
             Ok(s) => {
                 failures = 0;
@@ -217,6 +221,28 @@ mod tests {
             s.latest().unwrap().sample.t_ms,
             s.recent().last().unwrap().sample.t_ms
         );
+        s.stop().unwrap();
+    }
+
+    #[test]
+    fn an_interval_past_the_end_of_the_clock_gives_one_tick_and_no_panic() {
+        let s = Sampler::spawn(
+            Box::new(ScriptedProbe::false_fit()),
+            SamplerConfig {
+                interval: Duration::MAX,
+                history: 4,
+                ..SamplerConfig::default()
+            },
+        );
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while s.latest().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(s.latest().map(|t| t.sample.t_ms), Some(0));
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(s.recent().len(), 1);
+        // Still serving commands: it did not panic computing the next deadline.
+        assert!(!s.thread.as_ref().unwrap().is_finished());
         s.stop().unwrap();
     }
 

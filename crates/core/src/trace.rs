@@ -5,6 +5,11 @@
 //! The reader is tolerant: a malformed line is reported by number and the rest
 //! recovered; a truncated last line (the recorder was killed) is expected and
 //! not an error; records of unknown type (from a newer swapsight) are skipped.
+//! It is also bounded, because a trace may come from anywhere: a line longer
+//! than [`MAX_LINE_BYTES`] or [`MAX_BAD_RUN`] lines in a row without a record
+//! end the read, only the first [`KEPT_PROBLEMS`] bad lines are kept (the rest
+//! are counted), and figures no OS produces are refused line by line (see
+//! [`check`]), so that nothing downstream does arithmetic on them.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -19,6 +24,26 @@ use crate::probe::{HostInfo, Sample};
 pub const FORMAT: &str = "swapsight-trace";
 /// Schema version; readers accept this and older.
 pub const SCHEMA: u32 = 1;
+
+/// Longest line the reader takes. A sample of 100,000 processes is ~20 MB;
+/// this leaves three times that, and bounds what a file without newlines
+/// (`/dev/zero`) costs before it is refused.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+/// Lines in a row that hold no record (malformed or blank) after which the
+/// reader gives up: the recorder writes one record a line, so a run this long
+/// is not a damaged trace but something else.
+pub const MAX_BAD_RUN: usize = 1000;
+/// Malformed lines kept with their reason; the rest are only counted.
+pub const KEPT_PROBLEMS: usize = 10;
+/// Largest byte count (or page-in count) a trace may hold: 2^53 bytes (8 PiB),
+/// far above any machine's memory or swap, and the largest integer an `f64`
+/// (and the web UI's JavaScript) holds exactly. Bounding every figure here
+/// keeps differences and `i64` conversions downstream from overflowing.
+pub const MAX_BYTES: u64 = 1 << 53;
+/// Longest time a trace may span: 100 years, in ms.
+pub const MAX_T_MS: u64 = 100 * 366 * 24 * 3600 * 1000;
+/// Latest wall-clock start: 9999-12-31T23:59:59.999Z, in ms since the epoch.
+pub const MAX_START_UNIX_MS: u64 = 253_402_300_799_999;
 
 /// First line of every trace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -114,10 +139,29 @@ pub enum TraceError {
     },
     #[error("{path}: empty file, not a swapsight trace")]
     Empty { path: PathBuf },
-    #[error("{path}:1: not a swapsight trace header ({detail})")]
-    NotATrace { path: PathBuf, detail: String },
-    #[error("{path}:1: trace schema {schema} is newer than this swapsight reads ({SCHEMA}); upgrade swapsight")]
-    TooNew { path: PathBuf, schema: u32 },
+    #[error("{path}:{line}: not a swapsight trace header ({detail})")]
+    NotATrace {
+        path: PathBuf,
+        line: usize,
+        detail: String,
+    },
+    #[error("{path}:{line}: trace schema {schema} is newer than this swapsight reads ({SCHEMA}); upgrade swapsight")]
+    TooNew {
+        path: PathBuf,
+        line: usize,
+        schema: u32,
+    },
+    #[error("{path}:{line}: line longer than {} MiB, not a swapsight trace line", MAX_LINE_BYTES >> 20)]
+    LineTooLong { path: PathBuf, line: usize },
+    #[error(
+        "{path}:{first}-{last}: {MAX_BAD_RUN} lines in a row hold no record, giving up ({problem})"
+    )]
+    TooManyBadLines {
+        path: PathBuf,
+        first: usize,
+        last: usize,
+        problem: String,
+    },
 }
 
 /// Appends records to a trace file, one flushed line each.
@@ -185,8 +229,10 @@ pub struct Trace {
     pub samples: Vec<TraceSample>,
     pub flags: Vec<Flag>,
     pub events: Vec<Event>,
-    /// Malformed lines, skipped.
+    /// The first [`KEPT_PROBLEMS`] malformed lines, skipped.
     pub problems: Vec<LineProblem>,
+    /// How many lines were malformed and skipped in all.
+    pub bad_lines: usize,
     /// The last line was cut off (the recorder was killed); not an error.
     pub truncated_last_line: bool,
     /// Lines of a record type this version does not know; skipped.
@@ -223,70 +269,97 @@ pub fn read_from(mut input: impl BufRead, path: &Path) -> Result<Trace, TraceErr
     let mut trace = Trace::default();
     let mut buf = Vec::with_capacity(16 * 1024);
     let mut line_no = 0;
+    // Lines in a row without a record, and the first problem among them.
+    let mut run = 0;
+    let mut run_problem: Option<LineProblem> = None;
+    let io = |source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
     loop {
-        buf.clear();
-        let n = input
-            .read_until(b'\n', &mut buf)
-            .map_err(|source| TraceError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        if n == 0 {
-            break;
-        }
         line_no += 1;
-        let complete = buf.last() == Some(&b'\n');
-        let text = buf.trim_ascii();
-        if text.is_empty() {
-            continue;
-        }
-        match serde_json::from_slice::<Record>(text) {
-            Ok(Record::Header(h)) if line_no == 1 => {
-                if h.format != FORMAT {
-                    return Err(TraceError::NotATrace {
-                        path: path.to_path_buf(),
-                        detail: format!("format is '{}', expected '{FORMAT}'", h.format),
-                    });
-                }
-                if h.schema > SCHEMA {
-                    return Err(TraceError::TooNew {
-                        path: path.to_path_buf(),
-                        schema: h.schema,
-                    });
-                }
-                trace.header = Some(h);
-            }
-            Ok(_) if line_no == 1 => {
-                return Err(TraceError::NotATrace {
+        let complete = match read_line(&mut input, &mut buf, MAX_LINE_BYTES).map_err(io)? {
+            Line::Eof => break,
+            Line::TooLong => {
+                return Err(TraceError::LineTooLong {
                     path: path.to_path_buf(),
-                    detail: "first record is not a header".into(),
+                    line: line_no,
                 })
             }
-            Ok(Record::Header(_)) => trace.problems.push(LineProblem {
-                line: line_no,
-                detail: "a second header; skipped".into(),
-            }),
-            Ok(Record::Sample(s)) => trace.samples.push(s),
-            Ok(Record::Flag(f)) => trace.flags.push(f),
-            Ok(Record::Event(e)) => trace.events.push(e),
-            Err(e) => {
-                if line_no == 1 {
-                    return Err(TraceError::NotATrace {
-                        path: path.to_path_buf(),
-                        detail: e.to_string(),
-                    });
+            Line::Read { complete } => complete,
+        };
+        let text = buf.trim_ascii();
+        let outcome = if text.is_empty() {
+            Outcome::Blank
+        } else {
+            let parsed = serde_json::from_slice::<Record>(text)
+                .map_err(Bad::Json)
+                .and_then(|r| check(&r).map(|()| r).map_err(Bad::Range));
+            match (parsed, trace.header.is_some()) {
+                (Ok(Record::Header(h)), false) => {
+                    trace.header = Some(accept_header(h, path, line_no)?);
+                    Outcome::Record
                 }
-                if !complete && is_eof(&mut input) {
+                (Ok(_), false) => {
+                    return Err(not_a_trace(path, line_no, "first record is not a header"))
+                }
+                (Err(bad), false) => return Err(not_a_trace(path, line_no, &bad.to_string())),
+                (Ok(Record::Header(_)), true) => Outcome::Bad(Bad::SecondHeader),
+                (Ok(Record::Sample(s)), true) => {
+                    trace.samples.push(s);
+                    Outcome::Record
+                }
+                (Ok(Record::Flag(f)), true) => {
+                    trace.flags.push(f);
+                    Outcome::Record
+                }
+                (Ok(Record::Event(e)), true) => {
+                    trace.events.push(e);
+                    Outcome::Record
+                }
+                (Err(_), true) if !complete && is_eof(&mut input) => {
                     trace.truncated_last_line = true;
-                } else if is_unknown_type(text) {
-                    trace.unknown_records += 1;
-                } else {
-                    trace.problems.push(LineProblem {
-                        line: line_no,
-                        detail: e.to_string(),
-                    });
+                    Outcome::Record
                 }
+                (Err(_), true) if is_unknown_type(text) => {
+                    trace.unknown_records += 1;
+                    Outcome::Record
+                }
+                (Err(bad), true) => Outcome::Bad(bad),
             }
+        };
+        let bad = match outcome {
+            Outcome::Record => {
+                run = 0;
+                run_problem = None;
+                continue;
+            }
+            Outcome::Blank => None,
+            Outcome::Bad(bad) => Some(bad),
+        };
+        if let Some(bad) = bad {
+            trace.bad_lines += 1;
+            let keep = trace.problems.len() < KEPT_PROBLEMS;
+            // Words only for the lines kept: a file of garbage is mostly counted.
+            if keep || run_problem.is_none() {
+                let p = LineProblem {
+                    line: line_no,
+                    detail: shorten(bad.to_string()),
+                };
+                if keep {
+                    trace.problems.push(p.clone());
+                }
+                run_problem.get_or_insert(p);
+            }
+        }
+        run += 1;
+        if run >= MAX_BAD_RUN {
+            return Err(TraceError::TooManyBadLines {
+                path: path.to_path_buf(),
+                first: line_no + 1 - run,
+                last: line_no,
+                problem: run_problem.map_or_else(|| "all blank".into(), |p| p.to_string()),
+            });
         }
     }
     if trace.header.is_none() {
@@ -295,6 +368,112 @@ pub fn read_from(mut input: impl BufRead, path: &Path) -> Result<Trace, TraceErr
         });
     }
     Ok(trace)
+}
+
+fn not_a_trace(path: &Path, line: usize, detail: &str) -> TraceError {
+    TraceError::NotATrace {
+        path: path.to_path_buf(),
+        line,
+        detail: shorten(detail.to_string()),
+    }
+}
+
+/// Longest reason kept for a bad line: serde quotes the offending value,
+/// which in a hostile file can be megabytes long.
+const MAX_DETAIL_CHARS: usize = 200;
+
+fn shorten(mut detail: String) -> String {
+    if let Some((cut, _)) = detail.char_indices().nth(MAX_DETAIL_CHARS) {
+        detail.truncate(cut);
+        detail.push('…');
+    }
+    // One line, whatever the value quoted held.
+    detail.replace(['\n', '\r'], " ")
+}
+
+fn accept_header(h: Header, path: &Path, line: usize) -> Result<Header, TraceError> {
+    if h.format != FORMAT {
+        return Err(not_a_trace(
+            path,
+            line,
+            &format!("format is '{}', expected '{FORMAT}'", h.format),
+        ));
+    }
+    if h.schema > SCHEMA {
+        return Err(TraceError::TooNew {
+            path: path.to_path_buf(),
+            line,
+            schema: h.schema,
+        });
+    }
+    Ok(h)
+}
+
+/// What one line held.
+enum Outcome {
+    /// A record (or a line that is fine to skip: unknown type, cut-off tail).
+    Record,
+    Blank,
+    Bad(Bad),
+}
+
+/// Why a line is not a record, put in words only when it is shown.
+enum Bad {
+    Json(serde_json::Error),
+    Range(String),
+    SecondHeader,
+}
+
+impl std::fmt::Display for Bad {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bad::Json(e) => e.fmt(f),
+            Bad::Range(why) => f.write_str(why),
+            Bad::SecondHeader => f.write_str("a second header; skipped"),
+        }
+    }
+}
+
+enum Line {
+    Eof,
+    /// `complete`: it ended in a newline.
+    Read {
+        complete: bool,
+    },
+    TooLong,
+}
+
+/// Reads one line into `buf` (cleared first), but never more than `cap`
+/// bytes of it: a longer line is reported as soon as it passes the cap, so a
+/// file without newlines costs `cap` bytes of memory and no more.
+fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>, cap: usize) -> std::io::Result<Line> {
+    buf.clear();
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(if buf.is_empty() {
+                Line::Eof
+            } else {
+                Line::Read { complete: false }
+            });
+        }
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        if buf.len().saturating_add(take) > cap {
+            return Ok(Line::TooLong);
+        }
+        buf.extend_from_slice(&chunk[..take]);
+        input.consume(take);
+        if done {
+            return Ok(Line::Read { complete: true });
+        }
+    }
 }
 
 fn is_eof(input: &mut impl BufRead) -> bool {
@@ -310,6 +489,132 @@ fn is_unknown_type(text: &[u8]) -> bool {
     }
     serde_json::from_slice::<Typed>(text)
         .is_ok_and(|t| !matches!(t.kind.as_str(), "header" | "sample" | "flag" | "event"))
+}
+
+/// Refuses figures no OS produces, naming the field and the limit. Every
+/// record passes here before the reader keeps it, so the detector, the report
+/// and the exporters may add, subtract and scale what a trace holds.
+pub fn check(record: &Record) -> Result<(), String> {
+    match record {
+        Record::Header(h) => {
+            bytes("host.phys_bytes", h.host.phys_bytes)?;
+            bytes("host.page_size", h.host.page_size)?;
+            at_most("interval_ms", h.interval_ms, MAX_T_MS, "100 years")?;
+            at_most(
+                "start_unix_ms",
+                h.start_unix_ms,
+                MAX_START_UNIX_MS,
+                "the year 9999",
+            )?;
+            detector(&h.detector)
+        }
+        Record::Sample(ts) => {
+            let s = &ts.sample;
+            t_ms("t_ms", s.t_ms)?;
+            let sys = &s.system;
+            bytes("sys.phys_bytes", sys.phys_bytes)?;
+            percent("sys.free_pct", sys.free_pct)?;
+            bytes("sys.swap_used_bytes", sys.swap_used_bytes)?;
+            bytes("sys.swap_total_bytes", sys.swap_total_bytes)?;
+            bytes("sys.compressed_bytes", sys.compressed_bytes)?;
+            bytes("sys.page_size", sys.page_size)?;
+            for p in &s.processes {
+                let in_proc = |e: String| format!("process {}: {e}", p.pid);
+                bytes("footprint_bytes", p.footprint_bytes).map_err(in_proc)?;
+                bytes("pageins", p.pageins).map_err(in_proc)?;
+                bytes("swap_bytes", p.swap_bytes.unwrap_or(0)).map_err(in_proc)?;
+            }
+            Ok(())
+        }
+        Record::Flag(f) => {
+            t_ms("t_ms", f.t_ms)?;
+            let e = &f.evidence;
+            bytes("evidence.footprint_bytes", e.footprint_bytes)?;
+            bytes("evidence.phys_bytes", e.phys_bytes)?;
+            signed_bytes(
+                "evidence.swap_growth_window_bytes",
+                e.swap_growth_window_bytes,
+            )?;
+            signed_bytes("evidence.swap_growth_bytes", e.swap_growth_bytes)?;
+            signed_bytes("evidence.footprint_delta_bytes", e.footprint_delta_bytes)?;
+            bytes("evidence.hidden_bytes", e.hidden_bytes)?;
+            t_ms("evidence.window_ms", e.window_ms)?;
+            percent("evidence.free_pct", e.free_pct)?;
+            not_negative("evidence.footprints_share", e.footprints_share)?;
+            not_negative("evidence.pageins_per_s", e.pageins_per_s)
+        }
+        Record::Event(e) => t_ms("t_ms", e.t_ms),
+    }
+}
+
+fn detector(d: &DetectorConfig) -> Result<(), String> {
+    for (name, ms) in [
+        ("detector.window_ms", d.window_ms),
+        ("detector.sustain_ms", d.sustain_ms),
+        ("detector.hidden_window_ms", d.hidden_window_ms),
+        ("detector.raise_ms", d.raise_ms),
+        ("detector.clear_ms", d.clear_ms),
+    ] {
+        t_ms(name, ms)?;
+    }
+    for (name, b) in [
+        (
+            "detector.swap_tolerance_bytes",
+            d.swap_tolerance_bytes.unwrap_or(0),
+        ),
+        ("detector.min_rate_bytes_per_s", d.min_rate_bytes_per_s),
+        ("detector.min_growth_bytes", d.min_growth_bytes),
+        (
+            "detector.hidden_drop_bytes",
+            d.hidden_drop_bytes.unwrap_or(0),
+        ),
+    ] {
+        bytes(name, b)?;
+    }
+    not_negative("detector.overflow_share", d.overflow_share)?;
+    not_negative("detector.min_pageins_per_s", d.min_pageins_per_s)?;
+    not_negative("detector.hidden_free_share", d.hidden_free_share)
+}
+
+fn at_most(name: &str, v: u64, max: u64, what: &str) -> Result<(), String> {
+    if v > max {
+        return Err(format!(
+            "{name} {v} is out of range (at most {max}, {what})"
+        ));
+    }
+    Ok(())
+}
+
+fn bytes(name: &str, v: u64) -> Result<(), String> {
+    at_most(name, v, MAX_BYTES, "8 PiB")
+}
+
+fn t_ms(name: &str, v: u64) -> Result<(), String> {
+    at_most(name, v, MAX_T_MS, "100 years")
+}
+
+fn signed_bytes(name: &str, v: i64) -> Result<(), String> {
+    if v.unsigned_abs() > MAX_BYTES {
+        return Err(format!(
+            "{name} {v} is out of range (at most ±{MAX_BYTES}, 8 PiB)"
+        ));
+    }
+    Ok(())
+}
+
+fn percent(name: &str, v: f64) -> Result<(), String> {
+    if !(0.0..=100.0).contains(&v) {
+        return Err(format!("{name} {v} is out of range (0 to 100)"));
+    }
+    Ok(())
+}
+
+fn not_negative(name: &str, v: f64) -> Result<(), String> {
+    // serde_json yields finite numbers only; NaN fails this test too.
+    if !(v >= 0.0 && v.is_finite()) {
+        return Err(format!("{name} {v} is out of range (at least 0)"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -423,13 +728,149 @@ mod tests {
             .replace("\"schema\":1", "\"schema\":99");
         assert!(matches!(
             read_bytes(body.as_bytes()),
-            Err(TraceError::TooNew { schema: 99, .. })
+            Err(TraceError::TooNew {
+                schema: 99,
+                line: 1,
+                ..
+            })
         ));
         let first_sample = serde_json::to_vec(&sample(0)).unwrap();
         assert!(matches!(
             read_bytes(&first_sample),
             Err(TraceError::NotATrace { .. })
         ));
+    }
+
+    #[test]
+    fn a_blank_line_before_the_header_is_tolerated() {
+        let mut bytes = b"\n  \n".to_vec();
+        bytes.extend_from_slice(&write_trace(&[sample(0)]));
+        let t = read_bytes(&bytes).unwrap();
+        assert_eq!(t.samples.len(), 1);
+        assert!(t.problems.is_empty());
+        // The header's line number is where it is, in errors too.
+        let e = read_bytes(b"\n\nhello\n").unwrap_err();
+        assert!(
+            e.to_string().starts_with("t.jsonl:3: not a swapsight"),
+            "{e}"
+        );
+    }
+
+    /// The sample line with `field` set to the raw JSON `value`.
+    fn sample_with(field: &str, value: &str) -> Vec<u8> {
+        let line = String::from_utf8(serde_json::to_vec(&sample(500)).unwrap()).unwrap();
+        let key = format!("\"{field}\":");
+        let at = line
+            .find(&key)
+            .unwrap_or_else(|| panic!("{field} in {line}"))
+            + key.len();
+        let end = at + line[at..].find([',', '}']).unwrap();
+        let mut bytes = write_trace(&[sample(0)]);
+        bytes.extend_from_slice(format!("{}{value}{}\n", &line[..at], &line[end..]).as_bytes());
+        bytes
+    }
+
+    #[test]
+    fn figures_no_os_produces_are_refused_by_line() {
+        for (field, value) in [
+            ("footprint_bytes", "9223372036854775808"),
+            ("footprint_bytes", "18446744073709551615"),
+            ("swap_used_bytes", "9223372036854775808"),
+            ("phys_bytes", "18446744073709551615"),
+            ("t_ms", "4611686018427387904"),
+            ("t_ms", "18446744073709551615"),
+            ("pageins", "18446744073709551615"),
+            ("free_pct", "1000"),
+            ("free_pct", "-1"),
+            ("footprint_bytes", "-1"),
+            ("footprint_bytes", "1e400"),
+            ("t_ms", "\"soon\""),
+        ] {
+            let t = read_bytes(&sample_with(field, value)).unwrap();
+            assert_eq!(t.samples.len(), 1, "{field}={value}");
+            assert_eq!(t.bad_lines, 1, "{field}={value}");
+            assert_eq!(t.problems[0].line, 3, "{field}={value}");
+            assert!(
+                t.problems[0].detail.contains(field)
+                    || t.problems[0].detail.contains("invalid")
+                    || t.problems[0].detail.contains("out of range"),
+                "{field}={value}: {}",
+                t.problems[0]
+            );
+        }
+        // The largest figure allowed still reads.
+        let t = read_bytes(&sample_with("footprint_bytes", &MAX_BYTES.to_string())).unwrap();
+        assert_eq!((t.samples.len(), t.bad_lines), (2, 0));
+    }
+
+    #[test]
+    fn a_header_with_figures_no_os_produces_is_refused() {
+        let text = String::from_utf8(write_trace(&[])).unwrap();
+        for (from, to) in [
+            (
+                "\"start_unix_ms\":1700000000000",
+                "\"start_unix_ms\":18446744073709551615",
+            ),
+            (
+                "\"phys_bytes\":8589934592",
+                "\"phys_bytes\":9223372036854775808",
+            ),
+            ("\"window_ms\":10000", "\"window_ms\":18446744073709551615"),
+        ] {
+            assert!(text.contains(from), "{from} in {text}");
+            let e = read_bytes(text.replace(from, to).as_bytes()).unwrap_err();
+            let msg = e.to_string();
+            assert!(
+                msg.starts_with("t.jsonl:1: ") && msg.contains("out of range"),
+                "{msg}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_line_longer_than_the_cap_ends_the_read_without_reading_it_all() {
+        // A reader that never ends (like /dev/zero): the read stops at the cap.
+        let zeros = std::io::BufReader::new(std::io::repeat(0));
+        let e = read_from(zeros, Path::new("z")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "z:1: line longer than 64 MiB, not a swapsight trace line"
+        );
+        let mut head = write_trace(&[sample(0)]);
+        head.push(b'[');
+        let endless =
+            std::io::BufReader::new(std::io::Read::chain(&head[..], std::io::repeat(b' ')));
+        let e = read_from(endless, Path::new("z")).unwrap_err();
+        assert!(matches!(e, TraceError::LineTooLong { line: 3, .. }), "{e}");
+    }
+
+    #[test]
+    fn a_run_of_bad_lines_ends_the_read_and_only_a_few_are_kept() {
+        let mut bytes = write_trace(&[sample(0)]);
+        for _ in 0..MAX_BAD_RUN - 1 {
+            bytes.extend_from_slice(b"{}\n");
+        }
+        let record_line = |r: &Record| [serde_json::to_vec(r).unwrap(), b"\n".to_vec()].concat();
+        bytes.extend_from_slice(&record_line(&sample(500)));
+        // One short of the limit, then a record: read, bad lines counted.
+        let t = read_bytes(&bytes).unwrap();
+        assert_eq!(t.samples.len(), 2);
+        assert_eq!(t.bad_lines, MAX_BAD_RUN - 1);
+        assert_eq!(t.problems.len(), KEPT_PROBLEMS);
+        assert_eq!(t.problems[0].line, 3);
+        for _ in 0..MAX_BAD_RUN {
+            bytes.extend_from_slice(b"{}\n");
+        }
+        bytes.extend_from_slice(&record_line(&sample(1000)));
+        let e = read_bytes(&bytes).unwrap_err().to_string();
+        let first = MAX_BAD_RUN + 3;
+        assert!(
+            e.starts_with(&format!(
+                "t.jsonl:{first}-{}: {MAX_BAD_RUN} lines in a row hold no record, giving up (line {first}: missing field `type`",
+                first + MAX_BAD_RUN - 1
+            )),
+            "{e}"
+        );
     }
 
     #[test]

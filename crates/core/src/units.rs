@@ -92,6 +92,19 @@ pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
     Duration::try_from_secs_f64(seconds).map_err(|_| unit_error("duration", input, "out of range"))
 }
 
+/// `to − from` as a signed figure (swap growth, a footprint's change),
+/// saturating at the ends of `i64` where a plain `as i64` subtraction would
+/// overflow on figures from a damaged trace.
+pub fn signed_diff(to: u64, from: u64) -> i64 {
+    let d = i128::from(to) - i128::from(from);
+    i64::try_from(d).unwrap_or(if d < 0 { i64::MIN } else { i64::MAX })
+}
+
+/// The sum of byte counts, saturating at `u64::MAX` rather than overflowing.
+pub fn saturating_sum(values: impl IntoIterator<Item = u64>) -> u64 {
+    values.into_iter().fold(0, u64::saturating_add)
+}
+
 const GIB: f64 = (1u64 << 30) as f64;
 const MIB: f64 = (1u64 << 20) as f64;
 
@@ -177,6 +190,17 @@ mod tests {
             .to_string()
             .contains("'5x'"));
         assert!(parse_duration("ms").is_err());
+    }
+
+    #[test]
+    fn differences_and_sums_saturate() {
+        assert_eq!(signed_diff(5, 3), 2);
+        assert_eq!(signed_diff(3, 5), -2);
+        assert_eq!(signed_diff(u64::MAX, 0), i64::MAX);
+        assert_eq!(signed_diff(0, u64::MAX), i64::MIN);
+        assert_eq!(signed_diff(1 << 63, 0), i64::MAX);
+        assert_eq!(saturating_sum([1, 2, 3]), 6);
+        assert_eq!(saturating_sum([u64::MAX, 1]), u64::MAX);
     }
 
     #[test]

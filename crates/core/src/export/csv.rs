@@ -8,6 +8,7 @@ use std::io::Write;
 
 use super::{ExportError, StateTimeline};
 use crate::trace::Trace;
+use crate::units::signed_diff;
 
 /// The header row, in order. Documented in `docs/exports.md`.
 pub const COLUMNS: [&str; 17] = [
@@ -55,11 +56,11 @@ pub fn write(trace: &Trace, out: &mut dyn Write) -> Result<(), ExportError> {
         let sys = &s.system;
         let system = [
             decimal(s.t_ms as f64 / 1000.0, 3),
-            (start_unix_ms + s.t_ms).to_string(),
+            start_unix_ms.saturating_add(s.t_ms).to_string(),
             sys.phys_bytes.to_string(),
             decimal(sys.free_pct, 2),
             sys.swap_used_bytes.to_string(),
-            (sys.swap_used_bytes as i64 - first_swap as i64).to_string(),
+            signed_diff(sys.swap_used_bytes, first_swap).to_string(),
             sys.swap_total_bytes.to_string(),
             sys.compressed_bytes.to_string(),
         ];

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use super::ExportError;
 use crate::trace::Trace;
-use crate::units::format_bytes;
+use crate::units::{format_bytes, signed_diff};
 
 /// The pid of the system-wide series.
 pub const SYSTEM_PID: u32 = 0;
@@ -98,7 +98,7 @@ fn write_inner(trace: &Trace, out: &mut dyn Write) -> std::io::Result<()> {
     let mut w = BufWriter::with_capacity(256 * 1024, out);
     let header = trace.header.as_ref();
     let t0 = trace.samples.first().map_or(0, |s| s.sample.t_ms);
-    let us = |t_ms: u64| t_ms.saturating_sub(t0) * 1000;
+    let us = |t_ms: u64| t_ms.saturating_sub(t0).saturating_mul(1000);
 
     w.write_all(b"{\"displayTimeUnit\":\"ms\",\"metadata\":")?;
     let meta = json!({
@@ -106,7 +106,7 @@ fn write_inner(trace: &Trace, out: &mut dyn Write) -> std::io::Result<()> {
         "host": header.map(|h| h.host.hostname.clone()),
         "os": header.map(|h| h.host.os.clone()),
         "phys_bytes": header.map(|h| h.host.phys_bytes),
-        "start_unix_ms": header.map(|h| h.start_unix_ms + t0),
+        "start_unix_ms": header.map(|h| h.start_unix_ms.saturating_add(t0)),
         "interval_ms": header.map(|h| h.interval_ms),
         "command": header.and_then(|h| h.command.as_ref().map(|c| c.join(" "))),
     });
@@ -193,7 +193,7 @@ fn write_inner(trace: &Trace, out: &mut dyn Write) -> std::io::Result<()> {
             t,
             SYSTEM_PID,
             "bytes",
-            (sys.swap_used_bytes as i64 - first_swap as i64).into(),
+            signed_diff(sys.swap_used_bytes, first_swap).into(),
         )?;
         o.counter(
             "free memory",

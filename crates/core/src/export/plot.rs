@@ -222,11 +222,14 @@ fn draw<DB: DrawingBackend>(
     // Data.
     let t0 = trace.samples.first().map_or(0, |s| s.sample.t_ms);
     let secs = |t_ms: u64| t_ms.saturating_sub(t0) as f64 / 1000.0;
+    // The latest sample, not the last: a sample out of order (a damaged
+    // trace) must not land outside the chart, where plotters' pixel
+    // arithmetic overflows.
     let x_max = trace
         .samples
-        .last()
-        .map_or(1.0, |s| secs(s.sample.t_ms))
-        .max(1.0);
+        .iter()
+        .map(|s| secs(s.sample.t_ms))
+        .fold(1.0, f64::max);
     let first_swap = trace
         .samples
         .first()
@@ -393,7 +396,7 @@ fn draw<DB: DrawingBackend>(
         .map_or(0.5, |h| h.interval_ms as f64 / 1000.0);
     chart
         .draw_series(intervals.iter().map(|i| {
-            let from = secs(i.from_ms);
+            let from = secs(i.from_ms).min(x_max);
             let to = secs(i.to_ms).max(from + min_width).min(x_max);
             Rectangle::new(
                 [(from, y_min), (to, y_max)],
@@ -813,6 +816,27 @@ mod tests {
             .filter(|c| (0..3).all(|i| (c[i] as i32 - want[i]).abs() <= 2))
             .count();
         assert!(shaded > 1000, "false-fit shading not found ({shaded} px)");
+    }
+
+    #[test]
+    fn a_sample_out_of_order_at_the_time_limit_stays_on_the_chart() {
+        // Found by the fuzzer (`swapsight-fuzz plot`): one sample far after
+        // the last put a point outside the x range, and plotters' pixel
+        // arithmetic overflowed.
+        let mut t = synth::seed_offload();
+        t.samples[3].sample.t_ms = crate::trace::MAX_T_MS;
+        if let Some(f) = t.flags.first_mut() {
+            f.t_ms = crate::trace::MAX_T_MS;
+        }
+        let r = report(&t, None);
+        let opts = PlotOptions {
+            width: MIN_SIDE,
+            height: MIN_SIDE,
+            processes: 3,
+        };
+        assert!(svg(&t, &r, &opts).unwrap().starts_with("<svg"));
+        let (w, h, _) = decode(&png(&t, &r, &opts).unwrap());
+        assert_eq!((w, h), (MIN_SIDE, MIN_SIDE));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use crate::detect::State;
 use crate::monitor::Tick;
 use crate::probe::Sample;
 use crate::trace::Trace;
+use crate::units::signed_diff;
 
 /// Per-process series are kept for this many processes unless told otherwise.
 pub const DEFAULT_MAX_PROCESSES: usize = 10;
@@ -57,7 +58,7 @@ impl<'a> Snapshot<'a> {
             sample: &last.sample,
             watched: &last.watched,
             states: super::StateTimeline::new(trace).final_states(),
-            swap_growth_bytes: last.sample.system.swap_used_bytes as i64 - first_swap as i64,
+            swap_growth_bytes: signed_diff(last.sample.system.swap_used_bytes, first_swap),
         })
     }
 

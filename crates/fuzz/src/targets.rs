@@ -1,0 +1,237 @@
+//! The fuzz targets. Each takes one input and returns `Err` with the broken
+//! property; a panic is caught by the runner and is a failure too.
+//!
+//! Properties: nothing panics; every rejection of a trace is one line that
+//! names the file and the line; what the reader keeps passes its own range
+//! checks and its lists of problems stay capped; each exporter's output is
+//! well-formed for its format.
+
+use std::path::Path;
+use std::time::Duration;
+
+use swapsight::export::{self, plot, prometheus, Format};
+use swapsight::trace::{self, Record, Trace, TraceError, KEPT_PROBLEMS};
+
+use crate::alloc::measure;
+use crate::cli_args;
+
+/// The targets, in the order the runner takes them.
+pub const ALL: [&str; 7] = [
+    "trace",
+    "report",
+    "csv",
+    "perfetto",
+    "prometheus",
+    "plot",
+    "units",
+];
+
+macro_rules! ensure {
+    ($cond:expr, $($msg:tt)+) => {
+        if !$cond {
+            return Err(format!($($msg)+));
+        }
+    };
+}
+
+fn one_line(what: &str, text: &str) -> Result<(), String> {
+    ensure!(
+        !text.is_empty() && !text.contains('\n'),
+        "{what} is not one line: {text:?}"
+    );
+    Ok(())
+}
+
+/// Reads `bytes` as the file `f.jsonl` and checks what the reader says.
+pub fn read(bytes: &[u8]) -> Result<Option<Trace>, String> {
+    let lines = bytes.split(|&b| b == b'\n').count();
+    match measure(|| trace::read_from(bytes, Path::new("f.jsonl"))) {
+        Err(e) => {
+            let msg = e.to_string();
+            one_line("a rejection", &msg)?;
+            if !matches!(e, TraceError::Empty { .. }) {
+                // "f.jsonl:7: …" or "f.jsonl:7-1006: …"
+                let rest = msg.strip_prefix("f.jsonl:").unwrap_or("");
+                let n: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                let n: usize = n
+                    .parse()
+                    .map_err(|_| format!("no line number in {msg:?}"))?;
+                ensure!((1..=lines).contains(&n), "line {n} of {lines} in {msg:?}");
+            }
+            Ok(None)
+        }
+        Ok(t) => {
+            ensure!(t.header.is_some(), "a trace without a header");
+            ensure!(
+                t.problems.len() <= KEPT_PROBLEMS && t.problems.len() <= t.bad_lines,
+                "{} problems kept of {} bad lines",
+                t.problems.len(),
+                t.bad_lines
+            );
+            for p in &t.problems {
+                one_line("a skipped line's reason", &p.to_string())?;
+                ensure!(
+                    (1..=lines).contains(&p.line),
+                    "problem on line {} of {lines}",
+                    p.line
+                );
+            }
+            let header = Record::Header(t.header().clone());
+            let records = t
+                .samples
+                .iter()
+                .cloned()
+                .map(Record::Sample)
+                .chain(t.flags.iter().cloned().map(Record::Flag))
+                .chain(t.events.iter().cloned().map(Record::Event));
+            for r in std::iter::once(header).chain(records) {
+                trace::check(&r).map_err(|e| format!("kept a record that fails its check: {e}"))?;
+            }
+            Ok(Some(t))
+        }
+    }
+}
+
+pub fn trace_target(bytes: &[u8]) -> Result<(), String> {
+    read(bytes).map(drop)
+}
+
+pub fn report_target(bytes: &[u8]) -> Result<(), String> {
+    let Some(t) = read(bytes)? else {
+        return Ok(());
+    };
+    let r = measure(|| swapsight::report::report(&t, None));
+    ensure!(
+        r.samples == t.samples.len(),
+        "report counts {} samples",
+        r.samples
+    );
+    ensure!(
+        r.skipped_lines == t.bad_lines,
+        "report skipped {}",
+        r.skipped_lines
+    );
+    let text = measure(|| r.to_text());
+    ensure!(text.starts_with("verdict: "), "report text: {text:.200}");
+    serde_json::to_string(&r).map_err(|e| format!("report JSON: {e}"))?;
+    Ok(())
+}
+
+fn export(bytes: &[u8], format: Format) -> Result<Option<Vec<u8>>, String> {
+    let Some(t) = read(bytes)? else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    match measure(|| export::write(&t, format, &mut out)) {
+        Ok(()) => Ok(Some(out)),
+        Err(export::ExportError::NoSamples) if t.samples.is_empty() => Ok(None),
+        Err(e) => Err(format!("{format} export failed: {e}")),
+    }
+}
+
+pub fn csv_target(bytes: &[u8]) -> Result<(), String> {
+    if let Some(out) = export(bytes, Format::Csv)? {
+        ensure!(
+            out.starts_with(b"time_s,unix_time_ms,"),
+            "CSV without its header row"
+        );
+    }
+    Ok(())
+}
+
+pub fn perfetto_target(bytes: &[u8]) -> Result<(), String> {
+    if let Some(out) = export(bytes, Format::Perfetto)? {
+        let v: serde_json::Value = serde_json::from_slice(&out)
+            .map_err(|e| format!("Perfetto output is not JSON: {e}"))?;
+        ensure!(
+            v["traceEvents"].is_array(),
+            "Perfetto output without traceEvents"
+        );
+    }
+    Ok(())
+}
+
+pub fn prometheus_target(bytes: &[u8]) -> Result<(), String> {
+    let Some(t) = read(bytes)? else {
+        return Ok(());
+    };
+    let Some(snap) = prometheus::Snapshot::from_trace(&t) else {
+        ensure!(t.samples.is_empty(), "no snapshot of a trace with samples");
+        return Ok(());
+    };
+    let text = measure(|| prometheus::render(&snap, prometheus::DEFAULT_MAX_PROCESSES));
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        // `name{labels} value`: the value is the last field and a number.
+        let value = line.rsplit(' ').next().unwrap_or("");
+        let ok = value.parse::<f64>().is_ok() || matches!(value, "NaN" | "+Inf" | "-Inf");
+        ensure!(ok && line.contains(' '), "bad exposition line {line:?}");
+    }
+    Ok(())
+}
+
+pub fn plot_target(bytes: &[u8]) -> Result<(), String> {
+    let Some(t) = read(bytes)? else {
+        return Ok(());
+    };
+    if t.samples.is_empty() {
+        return Ok(());
+    }
+    let r = measure(|| swapsight::report::report(&t, None));
+    let opts = plot::PlotOptions {
+        width: plot::MIN_SIDE,
+        height: plot::MIN_SIDE,
+        processes: 3,
+    };
+    match measure(|| plot::svg(&t, &r, &opts)) {
+        Ok(svg) => ensure!(svg.starts_with("<svg"), "not an SVG: {svg:.100}"),
+        Err(e) => one_line("a plot error", &e.to_string())?,
+    }
+    Ok(())
+}
+
+/// Sizes, durations and counts as typed on the command line.
+pub fn units_target(s: &str) -> Result<(), String> {
+    use swapsight::units;
+    let _ = units::parse_size(s);
+    if let Ok(d) = units::parse_duration(s) {
+        let _ = units::format_duration(d);
+    }
+    for result in [
+        cli_args::size(s).map(|b| {
+            (b > 0 && b <= trace::MAX_BYTES)
+                .then_some(())
+                .ok_or(format!("size {b}"))
+        }),
+        cli_args::interval(s).map(|d| {
+            (cli_args::MIN_INTERVAL..=cli_args::MAX_INTERVAL)
+                .contains(&d)
+                .then_some(())
+                .ok_or(format!("interval {d:?}"))
+        }),
+        cli_args::duration(s).map(|d| {
+            (Duration::from_millis(1)..=cli_args::MAX_DURATION)
+                .contains(&d)
+                .then_some(())
+                .ok_or(format!("duration {d:?}"))
+        }),
+        cli_args::count(s).map(|n| {
+            (s.trim().parse::<usize>() == Ok(n))
+                .then_some(())
+                .ok_or(format!("count {n}"))
+        }),
+        cli_args::percent(s).map(|p| {
+            (0.0..=100.0)
+                .contains(&p)
+                .then_some(())
+                .ok_or(format!("percent {p}"))
+        }),
+    ] {
+        match result {
+            Ok(Ok(())) => {}
+            Ok(Err(what)) => return Err(format!("{s:?} accepted out of bounds: {what}")),
+            Err(why) => one_line("an argument error", &why)?,
+        }
+    }
+    let _ = units::format_bytes(units::signed_diff(s.len() as u64, u64::MAX));
+    Ok(())
+}
