@@ -238,7 +238,9 @@ mod tests {
         while s.latest().is_none() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
-        assert_eq!(s.latest().map(|t| t.sample.t_ms), Some(0));
+        // The first tick is at the start (a few ms in on a loaded machine).
+        let first = s.latest().map(|t| t.sample.t_ms);
+        assert!(first.is_some_and(|t| t < 1_000), "first tick at {first:?}");
         std::thread::sleep(Duration::from_millis(200));
         assert_eq!(s.recent().len(), 1);
         // Still serving commands: it did not panic computing the next deadline.
