@@ -31,6 +31,7 @@ pub use sys::TreeScan;
 pub mod linux_parse;
 pub mod macos_cache;
 pub mod macos_parse;
+pub mod naming;
 pub mod scripted;
 
 /// System-wide figures of one tick. Fields may be added in later versions.
