@@ -11,6 +11,9 @@
 //! control characters (a process chooses its own arguments: a script named
 //! with terminal escapes must not rewrite the report) and are capped.
 
+use std::collections::hash_map::Entry as Slot;
+use std::collections::HashMap;
+
 /// Longest display name, in characters; longer ones end in `…`. Keeps
 /// `/metrics` labels and table cells bounded.
 pub const NAME_MAX_CHARS: usize = 96;
@@ -61,7 +64,7 @@ pub fn program_name(exe_path: Option<&[u8]>, argv0: Option<&[u8]>, comm: &str) -
     if let Some(arg0) = argv0 {
         let base = String::from_utf8_lossy(base_name(arg0));
         let base = base.strip_prefix('-').unwrap_or(&base); // login shells: -bash
-        // comm is argv[0]'s base name cut to 15 bytes (Linux) or 16 (macOS).
+                                                            // comm is argv[0]'s base name cut to 15 bytes (Linux) or 16 (macOS).
         if !comm.is_empty() && (base == comm || (comm.len() >= 15 && base.starts_with(comm))) {
             return clean(base, NAME_MAX_CHARS);
         }
@@ -145,8 +148,10 @@ fn kind_of(program: &str) -> Option<Kind> {
     let p = program.to_ascii_lowercase();
     // python, python3, python3.12, pythonw, pypy3; ruby3.2; perl5.36.
     let versioned = |stem: &str| {
-        p.strip_prefix(stem)
-            .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit() || c == '.' || c == 'w'))
+        p.strip_prefix(stem).is_some_and(|rest| {
+            rest.chars()
+                .all(|c| c.is_ascii_digit() || c == '.' || c == 'w')
+        })
     };
     if versioned("python") || versioned("pypy") {
         Some(Kind::Python)
@@ -283,7 +288,11 @@ fn wrapped(args: &[&[u8]]) -> Option<String> {
                 i += 1;
                 break;
             }
-            b"-m" | b"--module" => return args.get(i + 1).map(|m| format!("-m {}", String::from_utf8_lossy(m))),
+            b"-m" | b"--module" => {
+                return args
+                    .get(i + 1)
+                    .map(|m| format!("-m {}", String::from_utf8_lossy(m)))
+            }
             a if a.starts_with(b"-") && a.len() > 1 => {
                 i += if is_wrapper_value_option(a) { 2 } else { 1 }
             }
@@ -536,6 +545,97 @@ fn cap_bytes(s: &str, max: usize) -> String {
     format!("{}…", &s[..end])
 }
 
+/// Names by process, read once per process: a process is its pid and
+/// start time (a reused pid has a new start time), and its kernel short
+/// name, which changes on `exec` (same pid, same start time, new program).
+/// Platform-free so the Linux tests cover the rule the probes follow.
+#[derive(Debug, Default)]
+pub struct NameCache {
+    known: HashMap<u32, Entry>,
+    tick: u64,
+    reads: u64,
+}
+
+#[derive(Debug)]
+struct Entry {
+    start_time: u64,
+    comm: Box<[u8]>,
+    naming: Naming,
+    tick: u64,
+    /// Reads so far without a command line.
+    misses: u8,
+}
+
+/// How many ticks a process whose arguments could not be read is read
+/// again: a process caught inside `execve` has its new name but not yet its
+/// arguments (Linux sets `comm` in `begin_new_exec`, the argument area in
+/// `create_elf_tables`, `fs/binfmt_elf.c`); a zombie or another user's
+/// process (macOS) never has them.
+pub const ARGS_RETRIES: u8 = 3;
+
+impl NameCache {
+    /// Starts a scan.
+    pub fn begin_tick(&mut self) {
+        self.tick = self.tick.wrapping_add(1);
+    }
+
+    /// The naming of `pid`: the cached one when it is the process seen
+    /// before, else `read()` (the argument read) once.
+    pub fn get(
+        &mut self,
+        pid: u32,
+        start_time: u64,
+        comm: &[u8],
+        read: impl FnOnce() -> Naming,
+    ) -> &Naming {
+        let tick = self.tick;
+        let fill = |reads: &mut u64, misses: u8| {
+            *reads = reads.saturating_add(1);
+            let naming = read();
+            Entry {
+                start_time,
+                comm: comm.into(),
+                misses: misses.saturating_add(u8::from(naming.cmdline.is_none())),
+                naming,
+                tick,
+            }
+        };
+        let e = match self.known.entry(pid) {
+            Slot::Occupied(o) => {
+                let e = o.into_mut();
+                if e.start_time != start_time || *e.comm != *comm {
+                    *e = fill(&mut self.reads, 0);
+                } else if e.naming.cmdline.is_none() && e.misses <= ARGS_RETRIES {
+                    *e = fill(&mut self.reads, e.misses);
+                }
+                e
+            }
+            Slot::Vacant(v) => v.insert(fill(&mut self.reads, 0)),
+        };
+        e.tick = tick;
+        &e.naming
+    }
+
+    /// Ends a scan: forgets the pids it did not see.
+    pub fn end_tick(&mut self) {
+        let tick = self.tick;
+        self.known.retain(|_, e| e.tick == tick);
+    }
+
+    /// How many times arguments were read (for the tests and the bench).
+    pub fn reads(&self) -> u64 {
+        self.reads
+    }
+
+    pub fn len(&self) -> usize {
+        self.known.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.known.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -553,17 +653,66 @@ mod tests {
     #[test]
     fn interpreters_are_named_by_what_they_run() {
         let table: &[(&str, &[&str], &str)] = &[
-            ("python3.12", &["python3", "generate.py"], "generate.py (python3.12)"),
-            ("python3.12", &["/usr/bin/python3", "/home/me/pipe/generate.py", "--steps", "30"], "generate.py (python3.12)"),
-            ("python3", &["python3", "-u", "-X", "dev", "x.py"], "x.py (python3)"),
-            ("python3", &["python3", "-uX", "dev", "x.py"], "x.py (python3)"),
-            ("python3", &["python3", "-Wignore", "-OO", "x.py"], "x.py (python3)"),
-            ("python3", &["python3", "-W", "ignore", "x.py"], "x.py (python3)"),
-            ("python3", &["python3", "--check-hash-based-pycs", "always", "x.py"], "x.py (python3)"),
-            ("python3", &["python3", "-m", "diffusers", "--model", "m.py"], "-m diffusers (python3)"),
-            ("python3", &["python3", "-mdiffusers"], "-m diffusers (python3)"),
-            ("python3", &["python3", "-um", "http.server"], "-m http.server (python3)"),
-            ("python3", &["python3", "-c", "import x; x.run()"], "-c (python3)"),
+            (
+                "python3.12",
+                &["python3", "generate.py"],
+                "generate.py (python3.12)",
+            ),
+            (
+                "python3.12",
+                &[
+                    "/usr/bin/python3",
+                    "/home/me/pipe/generate.py",
+                    "--steps",
+                    "30",
+                ],
+                "generate.py (python3.12)",
+            ),
+            (
+                "python3",
+                &["python3", "-u", "-X", "dev", "x.py"],
+                "x.py (python3)",
+            ),
+            (
+                "python3",
+                &["python3", "-uX", "dev", "x.py"],
+                "x.py (python3)",
+            ),
+            (
+                "python3",
+                &["python3", "-Wignore", "-OO", "x.py"],
+                "x.py (python3)",
+            ),
+            (
+                "python3",
+                &["python3", "-W", "ignore", "x.py"],
+                "x.py (python3)",
+            ),
+            (
+                "python3",
+                &["python3", "--check-hash-based-pycs", "always", "x.py"],
+                "x.py (python3)",
+            ),
+            (
+                "python3",
+                &["python3", "-m", "diffusers", "--model", "m.py"],
+                "-m diffusers (python3)",
+            ),
+            (
+                "python3",
+                &["python3", "-mdiffusers"],
+                "-m diffusers (python3)",
+            ),
+            (
+                "python3",
+                &["python3", "-um", "http.server"],
+                "-m http.server (python3)",
+            ),
+            (
+                "python3",
+                &["python3", "-c", "import x; x.run()"],
+                "-c (python3)",
+            ),
             ("python3", &["python3", "-Sc", "print(1)"], "-c (python3)"),
             ("python3", &["python3"], "python3"),
             ("python3", &["python3", "-"], "python3"),
@@ -571,29 +720,91 @@ mod tests {
             ("python3", &["python3", "-m"], "python3"),
             ("pypy3", &["pypy3", "bench.py"], "bench.py (pypy3)"),
             ("node", &["node", "--inspect", "app.js"], "app.js (node)"),
-            ("node", &["node", "--inspect=9229", "-r", "ts-node/register", "src/server.ts", "--port", "1"], "server.ts (node)"),
-            ("node", &["node", "--max-old-space-size=4096", "build.mjs"], "build.mjs (node)"),
+            (
+                "node",
+                &[
+                    "node",
+                    "--inspect=9229",
+                    "-r",
+                    "ts-node/register",
+                    "src/server.ts",
+                    "--port",
+                    "1",
+                ],
+                "server.ts (node)",
+            ),
+            (
+                "node",
+                &["node", "--max-old-space-size=4096", "build.mjs"],
+                "build.mjs (node)",
+            ),
             ("node", &["node", "-e", "1+1"], "-e (node)"),
             ("node", &["node"], "node"),
-            ("ruby", &["ruby", "-I", "lib", "-rjson", "tool.rb"], "tool.rb (ruby)"),
+            (
+                "ruby",
+                &["ruby", "-I", "lib", "-rjson", "tool.rb"],
+                "tool.rb (ruby)",
+            ),
             ("ruby3.2", &["ruby", "-e", "puts 1"], "-e (ruby3.2)"),
-            ("perl", &["perl", "-w", "-Mstrict", "-I", "lib", "x.pl"], "x.pl (perl)"),
+            (
+                "perl",
+                &["perl", "-w", "-Mstrict", "-I", "lib", "x.pl"],
+                "x.pl (perl)",
+            ),
             ("perl", &["perl", "-lane", "print"], "-e (perl)"),
-            ("java", &["java", "-Xmx4g", "-Dk=v", "-jar", "/opt/app/server.jar", "--port", "1"], "server.jar (java)"),
-            ("java", &["java", "-cp", "a.jar:b.jar", "org.gradle.launcher.daemon.bootstrap.GradleDaemon", "8.5"], "GradleDaemon (java)"),
-            ("java", &["java", "-m", "app/com.x.Main"], "-m app/com.x.Main (java)"),
+            (
+                "java",
+                &[
+                    "java",
+                    "-Xmx4g",
+                    "-Dk=v",
+                    "-jar",
+                    "/opt/app/server.jar",
+                    "--port",
+                    "1",
+                ],
+                "server.jar (java)",
+            ),
+            (
+                "java",
+                &[
+                    "java",
+                    "-cp",
+                    "a.jar:b.jar",
+                    "org.gradle.launcher.daemon.bootstrap.GradleDaemon",
+                    "8.5",
+                ],
+                "GradleDaemon (java)",
+            ),
+            (
+                "java",
+                &["java", "-m", "app/com.x.Main"],
+                "-m app/com.x.Main (java)",
+            ),
             ("java", &["java", "-version"], "java"),
             ("bash", &["bash", "run.sh", "a"], "run.sh (bash)"),
-            ("bash", &["bash", "-e", "-o", "pipefail", "./ci/run.sh"], "run.sh (bash)"),
+            (
+                "bash",
+                &["bash", "-e", "-o", "pipefail", "./ci/run.sh"],
+                "run.sh (bash)",
+            ),
             ("bash", &["bash", "--rcfile", "rc", "x.sh"], "x.sh (bash)"),
-            ("bash", &["bash", "-c", "python x.py | tee log"], "-c (bash)"),
+            (
+                "bash",
+                &["bash", "-c", "python x.py | tee log"],
+                "-c (bash)",
+            ),
             ("dash", &["sh", "-ec", "exec python3 x.py"], "-c (dash)"),
             ("zsh", &["-zsh"], "zsh"),
             ("bash", &["bash", "-s", "x.sh"], "bash"),
             ("bash", &["bash", "-i"], "bash"),
             // Not an interpreter: the program alone, whatever the arguments.
             ("sleep", &["sleep", "600"], "sleep"),
-            ("WebKitWebProcess", &["/usr/lib/WebKitWebProcess", "7", "40"], "WebKitWebProcess"),
+            (
+                "WebKitWebProcess",
+                &["/usr/lib/WebKitWebProcess", "7", "40"],
+                "WebKitWebProcess",
+            ),
             ("pythonista", &["pythonista", "x.py"], "pythonista"),
         ];
         for (program, argv, want) in table {
@@ -605,16 +816,56 @@ mod tests {
     fn run_wrappers_are_named_by_the_command_they_run() {
         let table: &[(&str, &[&str], &str)] = &[
             ("uv", &["uv", "run", "train.py"], "train.py (uv run)"),
-            ("uv", &["uv", "run", "--with", "torch", "python", "-u", "train.py"], "train.py (uv run)"),
-            ("uv", &["uv", "--directory", "proj", "run", "-m", "diffusers"], "-m diffusers (uv run)"),
+            (
+                "uv",
+                &["uv", "run", "--with", "torch", "python", "-u", "train.py"],
+                "train.py (uv run)",
+            ),
+            (
+                "uv",
+                &["uv", "--directory", "proj", "run", "-m", "diffusers"],
+                "-m diffusers (uv run)",
+            ),
             ("uv", &["uv", "run", "jupyter", "lab"], "jupyter (uv run)"),
             ("uv", &["uv", "pip", "install", "run"], "uv"),
             ("uv", &["uv", "run"], "uv"),
-            ("conda", &["conda", "run", "-n", "ml", "python", "gen.py"], "gen.py (conda run)"),
+            (
+                "conda",
+                &["conda", "run", "-n", "ml", "python", "gen.py"],
+                "gen.py (conda run)",
+            ),
             // poetry and conda are Python scripts themselves.
-            ("python3.11", &["/usr/bin/python3.11", "/home/me/.local/bin/poetry", "run", "python", "serve.py"], "serve.py (poetry run)"),
-            ("python3", &["python3", "/opt/conda/bin/conda", "run", "--no-capture-output", "-p", "/envs/x", "python", "-m", "vllm.entrypoints"], "-m vllm.entrypoints (conda run)"),
-            ("python3", &["python3", "/usr/bin/poetry", "install"], "poetry (python3)"),
+            (
+                "python3.11",
+                &[
+                    "/usr/bin/python3.11",
+                    "/home/me/.local/bin/poetry",
+                    "run",
+                    "python",
+                    "serve.py",
+                ],
+                "serve.py (poetry run)",
+            ),
+            (
+                "python3",
+                &[
+                    "python3",
+                    "/opt/conda/bin/conda",
+                    "run",
+                    "--no-capture-output",
+                    "-p",
+                    "/envs/x",
+                    "python",
+                    "-m",
+                    "vllm.entrypoints",
+                ],
+                "-m vllm.entrypoints (conda run)",
+            ),
+            (
+                "python3",
+                &["python3", "/usr/bin/poetry", "install"],
+                "poetry (python3)",
+            ),
         ];
         for (program, argv, want) in table {
             assert_eq!(&name(program, argv), want, "{program} {argv:?}");
@@ -624,18 +875,31 @@ mod tests {
     #[test]
     fn the_program_is_the_executables_full_name() {
         let exe = b"/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/WebKitWebProcess".as_slice();
-        assert_eq!(program_name(Some(exe), None, "WebKitWebProces"), "WebKitWebProcess");
+        assert_eq!(
+            program_name(Some(exe), None, "WebKitWebProces"),
+            "WebKitWebProcess"
+        );
         // A replaced binary still names its process.
-        assert_eq!(program_name(Some(b"/opt/x/server (deleted)"), None, "server"), "server");
+        assert_eq!(
+            program_name(Some(b"/opt/x/server (deleted)"), None, "server"),
+            "server"
+        );
         // exe unreadable (another user's process): argv[0], when it agrees
         // with comm, else comm.
         assert_eq!(
-            program_name(None, Some(b"/usr/libexec/a-very-long-helper-name"), "a-very-long-hel"),
+            program_name(
+                None,
+                Some(b"/usr/libexec/a-very-long-helper-name"),
+                "a-very-long-hel"
+            ),
             "a-very-long-helper-name"
         );
         assert_eq!(program_name(None, Some(b"-bash"), "bash"), "bash");
         assert_eq!(program_name(None, Some(b"sshd: me@pts/0"), "sshd"), "sshd");
-        assert_eq!(program_name(None, Some(b"postgres: checkpointer"), "postgres"), "postgres");
+        assert_eq!(
+            program_name(None, Some(b"postgres: checkpointer"), "postgres"),
+            "postgres"
+        );
         assert_eq!(program_name(None, None, "kworker"), "kworker");
         assert_eq!(program_name(Some(b""), Some(b""), "x"), "x");
         assert_eq!(program_name(None, None, ""), "");
@@ -669,7 +933,14 @@ mod tests {
 
     #[test]
     fn the_command_line_reads_as_ps_shows_it_quoted_and_capped() {
-        let v: Vec<&[u8]> = vec![b"python3", b"-u", b"/tmp/my runs/x.py", b"", b"it's", b"a\nb"];
+        let v: Vec<&[u8]> = vec![
+            b"python3",
+            b"-u",
+            b"/tmp/my runs/x.py",
+            b"",
+            b"it's",
+            b"a\nb",
+        ];
         assert_eq!(
             command_line(&v),
             r"python3 -u '/tmp/my runs/x.py' '' 'it'\''s' 'a?b'"
@@ -677,7 +948,11 @@ mod tests {
         let huge = vec![b"y".repeat(1 << 20); 8];
         let refs: Vec<&[u8]> = huge.iter().map(Vec::as_slice).collect();
         let c = command_line(&refs);
-        assert!(c.len() <= CMDLINE_MAX_BYTES && c.ends_with('…'), "{}", c.len());
+        assert!(
+            c.len() <= CMDLINE_MAX_BYTES && c.ends_with('…'),
+            "{}",
+            c.len()
+        );
         // Cut at a character boundary.
         let wide = "é".repeat(CMDLINE_MAX_BYTES);
         let c = command_line(&[wide.as_bytes()]);
@@ -686,10 +961,19 @@ mod tests {
 
     #[test]
     fn proc_cmdline_splits_on_nul() {
-        assert_eq!(split_nul(b"python3\0x.py\0"), [b"python3".as_slice(), b"x.py"]);
-        assert_eq!(split_nul(b"python3\0\0x.py\0"), [b"python3".as_slice(), b"", b"x.py"]);
+        assert_eq!(
+            split_nul(b"python3\0x.py\0"),
+            [b"python3".as_slice(), b"x.py"]
+        );
+        assert_eq!(
+            split_nul(b"python3\0\0x.py\0"),
+            [b"python3".as_slice(), b"", b"x.py"]
+        );
         // A process that rewrote its arguments (no final NUL).
-        assert_eq!(split_nul(b"postgres: checkpointer"), [b"postgres: checkpointer".as_slice()]);
+        assert_eq!(
+            split_nul(b"postgres: checkpointer"),
+            [b"postgres: checkpointer".as_slice()]
+        );
         assert!(split_nul(b"").is_empty());
         assert!(split_nul(b"\0").is_empty());
     }
@@ -703,5 +987,51 @@ mod tests {
         // Arguments unreadable: the program only, no command line.
         let n = Naming::of(None, &[], "launchd");
         assert_eq!((n.name.as_str(), n.cmdline), ("launchd", None));
+    }
+
+    #[test]
+    fn the_cache_reads_once_per_process_and_again_for_a_reused_pid_or_exec() {
+        let mut cache = NameCache::default();
+        let named = |name: &str| Naming {
+            name: name.into(),
+            cmdline: Some(name.into()),
+        };
+        for _ in 0..100 {
+            cache.begin_tick();
+            let n = cache.get(42, 1_000, b"python3", || named("generate.py (python3)"));
+            assert_eq!(n.name, "generate.py (python3)");
+            cache.get(7, 50, b"sleep", || named("sleep"));
+            cache.end_tick();
+        }
+        assert_eq!(cache.reads(), 2, "one read per process over 100 ticks");
+
+        // pid 42 exited and was reused by a different program.
+        cache.begin_tick();
+        let n = cache.get(42, 9_000, b"node", || named("server.js (node)"));
+        assert_eq!(n.name, "server.js (node)");
+        // exec: same pid and start time, new program.
+        let n = cache.get(7, 50, b"bash", || named("run.sh (bash)"));
+        assert_eq!(n.name, "run.sh (bash)");
+        cache.end_tick();
+        assert_eq!(cache.reads(), 4);
+
+        // Arguments not readable (caught inside execve, a zombie, another
+        // user's process on macOS): read again, a few ticks only.
+        for _ in 0..10 {
+            cache.begin_tick();
+            cache.get(42, 9_000, b"node", || unreachable!("cached"));
+            cache.get(9, 1, b"zombie", || Naming {
+                name: "zombie".into(),
+                cmdline: None,
+            });
+            cache.end_tick();
+        }
+        assert_eq!(cache.reads(), 4 + 1 + u64::from(ARGS_RETRIES));
+
+        // Processes not seen in a scan are forgotten.
+        cache.begin_tick();
+        cache.get(42, 9_000, b"node", || unreachable!("cached"));
+        cache.end_tick();
+        assert_eq!(cache.len(), 1);
     }
 }
