@@ -21,6 +21,10 @@ use crate::units::{format_bytes, format_duration};
 pub struct ProcessReport {
     pub pid: u32,
     pub name: String,
+    /// The process's command line (capped; see `probe::naming`), the last
+    /// one the trace gave; absent when the trace has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cmdline: Option<String>,
     pub verdict: State,
     pub watched: bool,
     pub first_seen_ms: u64,
@@ -104,6 +108,7 @@ pub struct FootprintsSummary {
 #[derive(Default)]
 struct Stats {
     name: String,
+    cmdline: Option<String>,
     watched: bool,
     first_ms: u64,
     last_ms: u64,
@@ -236,6 +241,9 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
             if st.name != p.name {
                 // Keep the latest name: a process that exec'd is known by what it became.
                 st.name.clone_from(&p.name);
+            }
+            if p.cmdline.is_some() && st.cmdline != p.cmdline {
+                st.cmdline.clone_from(&p.cmdline);
             }
             if let Some((state, evidence)) = detector.state_of(p.pid) {
                 *st.growth_by_state.entry(state).or_default() += delta;
@@ -458,6 +466,7 @@ fn judge(
     ProcessReport {
         pid,
         name: st.name.clone(),
+        cmdline: st.cmdline.clone(),
         verdict,
         watched: st.watched,
         first_seen_ms: st.first_ms,

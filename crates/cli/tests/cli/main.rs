@@ -6,6 +6,7 @@ mod util;
 
 mod export;
 mod guard;
+mod names;
 mod prometheus;
 mod realswap;
 mod record;
