@@ -63,8 +63,9 @@ pub fn program_name(exe_path: Option<&[u8]>, argv0: Option<&[u8]>, comm: &str) -
     }
     if let Some(arg0) = argv0 {
         let base = String::from_utf8_lossy(base_name(arg0));
-        let base = base.strip_prefix('-').unwrap_or(&base); // login shells: -bash
-                                                            // comm is argv[0]'s base name cut to 15 bytes (Linux) or 16 (macOS).
+        // Login shells are `-bash`; comm is argv[0]'s base name cut to 15
+        // bytes (Linux) or 16 (macOS).
+        let base = base.strip_prefix('-').unwrap_or(&base);
         if !comm.is_empty() && (base == comm || (comm.len() >= 15 && base.starts_with(comm))) {
             return clean(base, NAME_MAX_CHARS);
         }
@@ -85,7 +86,9 @@ pub fn display_name(program: &str, argv: &[&[u8]]) -> String {
 
 /// The command line as `ps` shows it, with arguments that hold spaces,
 /// quotes or nothing shell-quoted, control characters as `?`, capped at
-/// [`CMDLINE_MAX_BYTES`].
+/// [`CMDLINE_MAX_BYTES`]. A lone argument is shown as it is: a process that
+/// rewrote its arguments as one line (`postgres: checkpointer`, Chrome's
+/// helpers) reads as it wrote them.
 pub fn command_line(argv: &[&[u8]]) -> String {
     let mut out = String::new();
     for (i, arg) in argv.iter().enumerate() {
@@ -95,8 +98,10 @@ pub fn command_line(argv: &[&[u8]]) -> String {
         if i > 0 {
             out.push(' ');
         }
-        let arg = String::from_utf8_lossy(arg);
-        if arg.is_empty()
+        let arg = String::from_utf8_lossy(&arg[..arg.len().min(CMDLINE_MAX_BYTES + 1)]);
+        if argv.len() == 1 {
+            out.push_str(&arg);
+        } else if arg.is_empty()
             || arg
                 .chars()
                 .any(|c| c.is_whitespace() || "'\"\\$`;&|<>()*?[]{}!#~".contains(c))
@@ -957,6 +962,9 @@ mod tests {
         let wide = "é".repeat(CMDLINE_MAX_BYTES);
         let c = command_line(&[wide.as_bytes()]);
         assert!(c.len() <= CMDLINE_MAX_BYTES && c.ends_with('…'));
+        // One rewritten line is not quoted.
+        let v: Vec<&[u8]> = vec![b"postgres: checkpointer"];
+        assert_eq!(command_line(&v), "postgres: checkpointer");
     }
 
     #[test]
