@@ -331,7 +331,7 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
     }
     let min_free = if min_free.is_finite() { min_free } else { 0.0 };
     let summary = match processes.iter().find(|p| p.verdict == verdict) {
-        Some(p) => format!("{}: {} ({})", verdict.label(), p.name, p.pid),
+        Some(p) => format!("{}: {} (pid {})", verdict.label(), p.name, p.pid),
         None => format!(
             "{}: swap grew {} while the run lasted",
             verdict.label(),
