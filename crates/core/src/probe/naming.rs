@@ -2,7 +2,7 @@
 //! arguments: the executable's full base name (not Linux's 15-character
 //! `comm`), and for an interpreter or a `run` wrapper the script or module it
 //! runs — `generate.py (python3.12)`, `-m diffusers (python3)`,
-//! `train.py (uv run)`. Platform-free: the probes hand it what they read
+//! `train.py (uv run)`, `bash -c`. Platform-free: the probes hand it what they read
 //! (`/proc/PID/exe` and `/proc/PID/cmdline`, or `KERN_PROCARGS2`).
 //!
 //! The rule is a best effort over the argument syntax of each interpreter
@@ -78,7 +78,8 @@ pub fn program_name(exe_path: Option<&[u8]>, argv0: Option<&[u8]>, comm: &str) -
 pub fn display_name(program: &str, argv: &[&[u8]]) -> String {
     let args = argv.get(1..).unwrap_or(&[]);
     let name = match what_it_runs(program, args) {
-        Some((target, via)) => format!("{target} ({via})"),
+        Some((target, Some(via))) => format!("{target} ({via})"),
+        Some((whole, None)) => whole,
         None => program.to_owned(),
     };
     clean(&name, NAME_MAX_CHARS)
@@ -224,10 +225,11 @@ const WRAPPER_VALUE_OPTIONS: &[&str] = &[
 
 /// What a process runs and through what, when its program is an
 /// interpreter or a wrapper: (`generate.py`, `python3.12`), (`-m diffusers`,
-/// `python3`), (`train.py`, `uv run`).
-fn what_it_runs(program: &str, args: &[&[u8]]) -> Option<(String, String)> {
+/// `python3`), (`train.py`, `uv run`); code given inline has no name of its
+/// own, so the interpreter and the option say it all: (`bash -c`, none).
+fn what_it_runs(program: &str, args: &[&[u8]]) -> Option<(String, Option<String>)> {
     if WRAPPERS.contains(&program) {
-        return Some((wrapped(args)?, format!("{program} run")));
+        return Some((wrapped(args)?, Some(format!("{program} run"))));
     }
     let target = match kind_of(program)? {
         Kind::Python => python(args),
@@ -246,12 +248,13 @@ fn what_it_runs(program: &str, args: &[&[u8]]) -> Option<(String, String)> {
             // A wrapper that is itself a script: `python /usr/bin/poetry run x.py`.
             if WRAPPERS.contains(&script.as_str()) {
                 if let Some(inner) = wrapped(&args[i + 1..]) {
-                    return Some((inner, format!("{script} run")));
+                    return Some((inner, Some(format!("{script} run"))));
                 }
             }
-            Some((script, program.to_owned()))
+            Some((script, Some(program.to_owned())))
         }
-        Target::Label(label) => Some((label, program.to_owned())),
+        Target::Label(label) => Some((label, Some(program.to_owned()))),
+        Target::Inline(opt) => Some((format!("{program} {opt}"), None)),
     }
 }
 
@@ -260,16 +263,18 @@ fn what_it_runs(program: &str, args: &[&[u8]]) -> Option<(String, String)> {
 enum Target {
     /// The script is `args[i]`.
     Script(usize),
-    /// `-m module`, or the option of code given inline (`-c`, `-e`).
+    /// `-m module`, a jar's main class.
     Label(String),
+    /// Code given inline, under this option (`-c`, `-e`).
+    Inline(&'static str),
 }
 
 fn module(name: &[u8]) -> Target {
     Target::Label(format!("-m {}", String::from_utf8_lossy(name)))
 }
 
-fn inline(opt: &str) -> Target {
-    Target::Label(opt.to_owned())
+fn inline(opt: &'static str) -> Target {
+    Target::Inline(opt)
 }
 
 /// `wrapper [opts] run [opts] command [args]`: the command, named by its own
@@ -716,9 +721,9 @@ mod tests {
             (
                 "python3",
                 &["python3", "-c", "import x; x.run()"],
-                "-c (python3)",
+                "python3 -c",
             ),
-            ("python3", &["python3", "-Sc", "print(1)"], "-c (python3)"),
+            ("python3", &["python3", "-Sc", "print(1)"], "python3 -c"),
             ("python3", &["python3"], "python3"),
             ("python3", &["python3", "-"], "python3"),
             ("python3", &["python3", "-i"], "python3"),
@@ -743,20 +748,20 @@ mod tests {
                 &["node", "--max-old-space-size=4096", "build.mjs"],
                 "build.mjs (node)",
             ),
-            ("node", &["node", "-e", "1+1"], "-e (node)"),
+            ("node", &["node", "-e", "1+1"], "node -e"),
             ("node", &["node"], "node"),
             (
                 "ruby",
                 &["ruby", "-I", "lib", "-rjson", "tool.rb"],
                 "tool.rb (ruby)",
             ),
-            ("ruby3.2", &["ruby", "-e", "puts 1"], "-e (ruby3.2)"),
+            ("ruby3.2", &["ruby", "-e", "puts 1"], "ruby3.2 -e"),
             (
                 "perl",
                 &["perl", "-w", "-Mstrict", "-I", "lib", "x.pl"],
                 "x.pl (perl)",
             ),
-            ("perl", &["perl", "-lane", "print"], "-e (perl)"),
+            ("perl", &["perl", "-lane", "print"], "perl -e"),
             (
                 "java",
                 &[
@@ -794,12 +799,8 @@ mod tests {
                 "run.sh (bash)",
             ),
             ("bash", &["bash", "--rcfile", "rc", "x.sh"], "x.sh (bash)"),
-            (
-                "bash",
-                &["bash", "-c", "python x.py | tee log"],
-                "-c (bash)",
-            ),
-            ("dash", &["sh", "-ec", "exec python3 x.py"], "-c (dash)"),
+            ("bash", &["bash", "-c", "python x.py | tee log"], "bash -c"),
+            ("dash", &["sh", "-ec", "exec python3 x.py"], "dash -c"),
             ("zsh", &["-zsh"], "zsh"),
             ("bash", &["bash", "-s", "x.sh"], "bash"),
             ("bash", &["bash", "-i"], "bash"),
@@ -832,6 +833,11 @@ mod tests {
                 "-m diffusers (uv run)",
             ),
             ("uv", &["uv", "run", "jupyter", "lab"], "jupyter (uv run)"),
+            (
+                "uv",
+                &["uv", "run", "python", "-c", "print(1)"],
+                "python -c (uv run)",
+            ),
             ("uv", &["uv", "pip", "install", "run"], "uv"),
             ("uv", &["uv", "run"], "uv"),
             (
