@@ -243,4 +243,17 @@ mod tests {
         once.strip(&mut s5);
         assert_eq!(cmdlines(&s5), [None, Some("cc".into())]);
     }
+
+    #[test]
+    fn a_trace_is_readable_by_its_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("swapsight-mode-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.jsonl");
+        let rec = Recorder::create(&path, &header_now(HostInfo::default(), 500, 10)).unwrap();
+        drop(rec);
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    }
 }
