@@ -8,6 +8,8 @@
 //                            token if it has one (required)
 //   SWAPSIGHT_FALSE_FIT_PID  a process in a real false fit: its row must show
 //                            the flag within 20 s (optional)
+//   SWAPSIGHT_FALSE_FIT_NAME how that row's name must start (optional)
+//   SWAPSIGHT_FALSE_FIT_CMDLINE what that row's name must show on hover (optional)
 //   SWAPSIGHT_SCREENSHOT     where to save a PNG of the page (optional)
 //   CHROMIUM                 the browser [default: /usr/bin/chromium]
 //
@@ -23,6 +25,8 @@ import { chromium } from 'playwright-core';
 
 const url = process.env.SWAPSIGHT_URL;
 const falseFitPid = process.env.SWAPSIGHT_FALSE_FIT_PID;
+const falseFitName = process.env.SWAPSIGHT_FALSE_FIT_NAME;
+const falseFitCmdline = process.env.SWAPSIGHT_FALSE_FIT_CMDLINE;
 const screenshot = process.env.SWAPSIGHT_SCREENSHOT;
 const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
 
@@ -108,6 +112,11 @@ test(title, { timeout: 90_000 }, async () => {
       const evidence = await page.getAttribute(`${flagged} .badge`, 'title');
       assert.ok(evidence && evidence.length > 10, `no evidence in the tooltip: ${evidence}`);
       await page.waitForSelector('#state[data-state="false-fit"]', { timeout: 5_000 });
+      // Named the way its user knows it, with the command line on hover.
+      const name = (await page.textContent(`${flagged} td.col-name`)) ?? '';
+      if (falseFitName) assert.ok(name.startsWith(falseFitName), `the row is named ${name}`);
+      const hover = (await page.getAttribute(`${flagged} td.col-name`, 'title')) ?? '';
+      if (falseFitCmdline) assert.ok(hover.includes(falseFitCmdline), `the name's hover says ${hover}`);
     }
 
     // Let the chart draw a few more points, then take the picture.

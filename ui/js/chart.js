@@ -334,6 +334,8 @@ export class Chart {
         const name = document.createElement('span');
         name.className = 'name';
         name.textContent = i.label;
+        // A long process name is cut by the stylesheet; the hover has it whole.
+        name.title = i.label;
         const val = document.createElement('span');
         val.className = 'value';
         val.textContent = i.value;

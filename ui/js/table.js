@@ -120,7 +120,7 @@ export class ProcessTable {
     const col = COLUMNS.find((c) => c.key === this.sort.key) || COLUMNS[COL.footprint];
     const f = this.filter;
     const rows = f
-      ? this.rows.filter((r) => r.name.toLowerCase().includes(f) || String(r.pid).startsWith(f))
+      ? this.rows.filter((r) => r.name.toLowerCase().includes(f) || String(r.pid).startsWith(f) || (r.cmdline || '').toLowerCase().includes(f))
       : this.rows.slice();
     const dir = this.sort.dir;
     rows.sort((a, b) => {
@@ -205,7 +205,10 @@ export class ProcessTable {
     pin.setAttribute('aria-label', r.pinned ? `Unpin ${r.name}` : `Pin ${r.name}`);
     pin.setAttribute('aria-pressed', r.pinned ? 'true' : 'false');
     set(COL.name, r.name);
-    cells[COL.name].title = r.watched && !r.pinned ? `${r.name} (watched tree)` : r.name;
+    // The hover shows the command line (capped by the probe) where the OS gave it.
+    const what = r.cmdline || r.name;
+    const title = r.watched && !r.pinned ? `${what}\n(watched tree)` : what;
+    if (cells[COL.name].title !== title) cells[COL.name].title = title;
     set(COL.pid, String(r.pid));
     // Another user's process: the OS denied its figures; unknown, not 0.
     const unreadable = r.readable === false;

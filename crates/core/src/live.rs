@@ -57,6 +57,10 @@ impl Default for LiveConfig {
 pub struct Row {
     pub pid: u32,
     pub name: String,
+    /// The command line (capped), shown on hover; absent where the OS does
+    /// not show it to this user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cmdline: Option<String>,
     pub footprint_bytes: u64,
     /// Footprint change over the detector's window.
     pub footprint_delta_bytes: i64,
@@ -436,6 +440,7 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
         rows.push(Row {
             pid: p.pid,
             name: p.name.clone(),
+            cmdline: p.cmdline.clone(),
             footprint_bytes: p.footprint_bytes,
             footprint_delta_bytes: act.map_or(0, |a| a.footprint_delta_bytes),
             pageins_per_s: act.map_or(0.0, |a| a.pageins_per_s),
@@ -579,6 +584,7 @@ pub fn replay_trace(path: &Path, trace: &Trace) -> Replay {
         .map(|p| Row {
             pid: p.pid,
             name: p.name.clone(),
+            cmdline: p.cmdline.clone(),
             footprint_bytes: p.peak_footprint_bytes,
             footprint_delta_bytes: 0,
             pageins_per_s: p.pageins_per_s,

@@ -4,13 +4,18 @@
 //!
 //! Each sample keeps the `top_n` largest processes, the watched tree and any
 //! process the detector has flagged — a bounded line however busy the
-//! machine — and every flag raised or cleared is a line of its own.
+//! machine — and every flag raised or cleared is a line of its own. A
+//! process's command line (up to 4 KiB) is written when it enters the kept
+//! set or changes, not on every sample.
 
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::monitor::Tick;
-use crate::probe::HostInfo;
+use crate::probe::{HostInfo, ProcessSample};
 use crate::trace::{Event, Header, Record, TraceError, TraceSample, TraceWriter};
 
 pub struct Recorder {
@@ -20,6 +25,35 @@ pub struct Recorder {
     t0_ms: Option<u64>,
     samples: u64,
     last_t_ms: u64,
+    cmdlines: CmdlineOnce,
+}
+
+/// Drops a command line the previous sample already gave for the same
+/// process (pid and start time): on a busy machine the kept processes'
+/// command lines (compilers: 4 KiB each) would otherwise be most of every
+/// line. Remembers the previous sample's processes only, so a process that
+/// left the kept set and came back has its command line written again.
+#[derive(Debug, Default)]
+pub struct CmdlineOnce {
+    last: HashMap<(u32, u64), u64>,
+}
+
+impl CmdlineOnce {
+    pub fn strip(&mut self, processes: &mut [ProcessSample]) {
+        let mut now = HashMap::with_capacity(processes.len());
+        for p in processes {
+            let Some(cmdline) = &p.cmdline else { continue };
+            let mut h = DefaultHasher::new();
+            cmdline.hash(&mut h);
+            let h = h.finish();
+            let key = (p.pid, p.start_time);
+            if self.last.get(&key) == Some(&h) {
+                p.cmdline = None;
+            }
+            now.insert(key, h);
+        }
+        self.last = now;
+    }
 }
 
 impl Recorder {
@@ -32,6 +66,7 @@ impl Recorder {
             t0_ms: None,
             samples: 0,
             last_t_ms: 0,
+            cmdlines: CmdlineOnce::default(),
         })
     }
 
@@ -53,6 +88,7 @@ impl Recorder {
         let t0 = *self.t0_ms.get_or_insert(tick.sample.t_ms);
         let mut sample = tick.kept_processes(self.top_n);
         sample.t_ms -= t0.min(sample.t_ms);
+        self.cmdlines.strip(&mut sample.processes);
         self.last_t_ms = sample.t_ms;
         self.writer.write(&Record::Sample(TraceSample {
             sample,
@@ -172,5 +208,52 @@ mod tests {
         assert_eq!(second, dir.join("swapsight-20261129-175645-2.jsonl"));
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn a_command_line_is_written_once_while_its_process_stays_kept() {
+        let p = |pid: u32, start: u64, cmd: &str| ProcessSample {
+            pid,
+            start_time: start,
+            cmdline: Some(cmd.into()),
+            ..ProcessSample::default()
+        };
+        let cmdlines = |ps: &[ProcessSample]| -> Vec<Option<String>> {
+            ps.iter().map(|p| p.cmdline.clone()).collect()
+        };
+        let mut once = CmdlineOnce::default();
+        let mut s1 = vec![p(1, 10, "python3 a.py"), p(2, 20, "node b.js")];
+        once.strip(&mut s1);
+        assert_eq!(
+            cmdlines(&s1),
+            [Some("python3 a.py".into()), Some("node b.js".into())]
+        );
+        // Same processes: nothing new to say.
+        let mut s2 = vec![p(1, 10, "python3 a.py"), p(2, 20, "node b.js")];
+        once.strip(&mut s2);
+        assert_eq!(cmdlines(&s2), [None, None]);
+        // pid 1 reused by another program; pid 2 exec'd; pid 3 is new.
+        let mut s3 = vec![p(1, 99, "sleep 5"), p(2, 20, "bash x.sh"), p(3, 30, "cc")];
+        once.strip(&mut s3);
+        assert!(cmdlines(&s3).iter().all(Option::is_some));
+        // pid 3 left the kept set, then came back: written again.
+        let mut s4 = vec![p(1, 99, "sleep 5")];
+        once.strip(&mut s4);
+        let mut s5 = vec![p(1, 99, "sleep 5"), p(3, 30, "cc")];
+        once.strip(&mut s5);
+        assert_eq!(cmdlines(&s5), [None, Some("cc".into())]);
+    }
+
+    #[test]
+    fn a_trace_is_readable_by_its_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("swapsight-mode-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.jsonl");
+        let rec = Recorder::create(&path, &header_now(HostInfo::default(), 500, 10)).unwrap();
+        drop(rec);
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
     }
 }

@@ -21,6 +21,10 @@ use crate::units::{format_bytes, format_duration, saturating_sum, signed_diff};
 pub struct ProcessReport {
     pub pid: u32,
     pub name: String,
+    /// The process's command line (capped; see `probe::naming`), the last
+    /// one the trace gave; absent when the trace has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cmdline: Option<String>,
     pub verdict: State,
     pub watched: bool,
     pub first_seen_ms: u64,
@@ -106,6 +110,7 @@ pub struct FootprintsSummary {
 #[derive(Default)]
 struct Stats {
     name: String,
+    cmdline: Option<String>,
     watched: bool,
     first_ms: u64,
     last_ms: u64,
@@ -239,6 +244,9 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
                 // Keep the latest name: a process that exec'd is known by what it became.
                 st.name.clone_from(&p.name);
             }
+            if p.cmdline.is_some() && st.cmdline != p.cmdline {
+                st.cmdline.clone_from(&p.cmdline);
+            }
             if let Some((state, evidence)) = detector.state_of(p.pid) {
                 let g = st.growth_by_state.entry(state).or_default();
                 *g = g.saturating_add(delta);
@@ -327,7 +335,7 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
     }
     let min_free = if min_free.is_finite() { min_free } else { 0.0 };
     let summary = match processes.iter().find(|p| p.verdict == verdict) {
-        Some(p) => format!("{}: {} ({})", verdict.label(), p.name, p.pid),
+        Some(p) => format!("{}: {} (pid {})", verdict.label(), p.name, p.pid),
         None => format!(
             "{}: swap grew {} while the run lasted",
             verdict.label(),
@@ -463,6 +471,7 @@ fn judge(
     ProcessReport {
         pid,
         name: st.name.clone(),
+        cmdline: st.cmdline.clone(),
         verdict,
         watched: st.watched,
         first_seen_ms: st.first_ms,

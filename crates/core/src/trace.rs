@@ -178,7 +178,13 @@ impl TraceWriter {
             path: path.to_path_buf(),
             source,
         };
-        let file = File::create(path).map_err(io)?;
+        // Owner-only: a trace holds command lines, which macOS shows no
+        // other user (`KERN_PROCARGS2` answers the same user or root).
+        let mut open = std::fs::OpenOptions::new();
+        open.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
+        let file = open.open(path).map_err(io)?;
         let mut w = TraceWriter {
             out: BufWriter::with_capacity(64 * 1024, file),
             path: path.to_path_buf(),

@@ -142,8 +142,10 @@ fn budget_stops_a_swapping_tree_with_setsid_and_sigterm_ignoring_members() {
         .find(|l| l.contains("> budget"))
         .unwrap_or_else(|| panic!("{err}"));
     assert!(stop.contains("> budget 256 MB after "), "{stop}");
+    // The command is named by the script its interpreter runs.
     assert!(
-        stop.contains(&format!("stopped python3 (pid {}) and ", main.pid))
+        stop.contains("stopped memfill.py (python3")
+            && stop.contains(&format!(") (pid {}) and ", main.pid))
             && stop.contains(" descendants"),
         "{stop}"
     );
@@ -235,8 +237,9 @@ fn false_fit_stop_ends_the_run_with_11() {
     let err = stderr_of(&out);
     eprintln!("--- guard stderr ---\n{err}");
     assert_eq!(out.status.code(), Some(11), "{err}");
+    // Flagged by the script's name, not the interpreter's.
     assert!(
-        err.contains("python3 (") && err.contains("false fit"),
+        err.contains("memfill.py (python3") && err.contains("false fit"),
         "{err}"
     );
     assert!(err.contains("was flagged a false fit after"), "{err}");
@@ -400,7 +403,9 @@ fn leftovers_of_a_command_that_exits_are_stopped() {
     assert!(!alive(&tree[0]), "{:?} outlived the guard: {err}", tree[0]);
     assert!(
         err.contains("the command exited after ")
-            && err.contains("stopped 1 process left by sh (pid "),
+            // `sh -c '…'` is named by its shell (dash on Debian) and `-c`.
+            && err.contains("stopped 1 process left by ")
+            && err.contains(" -c (pid "),
         "{err}"
     );
 }

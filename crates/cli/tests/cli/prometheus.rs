@@ -548,8 +548,10 @@ scrape_configs:
     let ff = description("SwapsightFalseFit");
     let sg = description("SwapsightSwapGrowing");
     eprintln!("prometheus: SwapsightFalseFit: {ff}\nprometheus: SwapsightSwapGrowing: {sg}");
+    // The `name` label is the display name: the script, not the interpreter.
     assert!(
-        ff.starts_with(&format!("python3 (pid {pid}) on {instance} ")),
+        ff.starts_with("memfill.py (python3")
+            && ff.contains(&format!(") (pid {pid}) on {instance} ")),
         "{ff}"
     );
     for gap in ["footprint ,", "paging in /s", "grew  and", "is ."] {

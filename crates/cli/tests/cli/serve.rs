@@ -725,6 +725,12 @@ fn web_ui_in_chromium_lists_real_processes_and_flags_a_real_false_fit() {
         &s,
         &[
             ("SWAPSIGHT_FALSE_FIT_PID", pid.as_str()),
+            // Shown by the script it runs; the hover gives the command line.
+            ("SWAPSIGHT_FALSE_FIT_NAME", "memfill.py (python3"),
+            (
+                "SWAPSIGHT_FALSE_FIT_CMDLINE",
+                "memfill.py --mb 1200 --chunk-mb 32",
+            ),
             ("SWAPSIGHT_SCREENSHOT", screenshot.to_str().unwrap()),
         ],
     );
@@ -770,6 +776,8 @@ fn node_test(root: &Path, s: &Serving, envs: &[(&str, &str)]) -> Result<(), Stri
         .env("CHROMIUM", CHROMIUM)
         .env_remove("SWAPSIGHT_SCREENSHOT")
         .env_remove("SWAPSIGHT_FALSE_FIT_PID")
+        .env_remove("SWAPSIGHT_FALSE_FIT_NAME")
+        .env_remove("SWAPSIGHT_FALSE_FIT_CMDLINE")
         .envs(envs.iter().copied())
         .stdin(Stdio::null())
         .output()

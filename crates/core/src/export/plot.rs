@@ -470,7 +470,7 @@ fn draw_title<DB: DrawingBackend>(
                 p.pid,
                 format_bytes(report.swap_growth_bytes.max(0))
             ));
-            rests.push(format!("— {} ({})", one_line(&p.name), p.pid));
+            rests.push(format!("— {} (pid {})", one_line(&p.name), p.pid));
         }
         _ => {
             rests.push(format!(

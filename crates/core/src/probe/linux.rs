@@ -1,7 +1,9 @@
 //! Linux backend: reads `/proc/meminfo`, and per process `/proc/PID/stat`
-//! (ppid, name, major faults, start time, resident pages, kernel-thread flag)
-//! and `/proc/PID/status` (RssAnon, RssShmem, VmSwap). All parsing is in
-//! `linux_parse`; this file only reads.
+//! (ppid, comm, major faults, start time, resident pages, kernel-thread flag)
+//! and `/proc/PID/status` (RssAnon, RssShmem, VmSwap); once per process
+//! (pid and start time, again after an `exec`), `/proc/PID/exe` and
+//! `/proc/PID/cmdline` for its name (`naming`). All parsing is in
+//! `linux_parse` and `naming`; this file only reads.
 //!
 //! What keeps a tick cheap: kernel threads are dropped after `stat`; a
 //! process whose resident pages and major faults did not move since the last
@@ -18,6 +20,7 @@ use std::io::Read;
 use std::os::unix::fs::FileExt;
 
 use super::linux_parse::{parse_meminfo, parse_stat, parse_status, parse_u64, StatusFigures};
+use super::naming::{split_nul, NameCache, Naming, ARGS_READ_MAX};
 use super::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
 
 /// What we know of one process from earlier ticks.
@@ -26,7 +29,6 @@ struct Known {
     /// pid was reused) fails, so it cannot show another process's figures.
     stat: Option<File>,
     start_time: u64,
-    name: String,
     rss_pages: u64,
     majflt: u64,
     status: StatusFigures,
@@ -38,7 +40,6 @@ impl Known {
         Known {
             stat: Some(stat),
             start_time,
-            name: String::new(),
             rss_pages: 0,
             majflt: 0,
             status: StatusFigures::default(),
@@ -50,8 +51,11 @@ impl Known {
 pub struct NativeProbe {
     page_size: u64,
     buf: Vec<u8>,
+    /// `/proc/PID/cmdline` of a new process.
+    args_buf: Vec<u8>,
     path: String,
     known: HashMap<u32, Known>,
+    names: NameCache,
     tick: u64,
 }
 
@@ -62,8 +66,10 @@ impl NativeProbe {
         let mut probe = NativeProbe {
             page_size: u64::try_from(page_size).unwrap_or(4096),
             buf: Vec::with_capacity(8192),
+            args_buf: Vec::new(),
             path: String::with_capacity(32),
             known: HashMap::new(),
+            names: NameCache::default(),
             tick: 0,
         };
         probe.system()?; // fail early, with a clear error, where /proc is missing
@@ -128,13 +134,14 @@ impl NativeProbe {
             return None;
         }
         let (ppid, majflt, start, rss) = (stat.ppid, stat.majflt, stat.starttime, stat.rss_pages);
+        let (comm, args_buf, path) = (stat.comm, &mut self.args_buf, &mut self.path);
+        let naming = self
+            .names
+            .get(pid, start, comm, || read_naming(pid, comm, args_buf, path));
+        let (name, cmdline) = (naming.name.clone(), naming.cmdline.clone());
         let tick = self.tick;
         let fresh = match self.known.get_mut(&pid) {
             Some(k) if k.start_time == start => {
-                // comm changes on exec (same pid, same start time).
-                if k.name.as_bytes() != stat.comm {
-                    k.name = String::from_utf8_lossy(stat.comm).into_owned();
-                }
                 k.tick = tick;
                 if k.stat.is_none() {
                     k.stat = opened.take();
@@ -142,13 +149,11 @@ impl NativeProbe {
                 !(k.rss_pages == rss && k.majflt == majflt)
             }
             _ => {
-                let name = String::from_utf8_lossy(stat.comm).into_owned();
                 self.known.insert(
                     pid,
                     Known {
                         stat: opened.take(),
                         start_time: start,
-                        name,
                         rss_pages: rss,
                         majflt,
                         status: StatusFigures::default(),
@@ -170,7 +175,8 @@ impl NativeProbe {
         Some(ProcessSample {
             pid,
             ppid,
-            name: k.name.clone(),
+            name,
+            cmdline,
             footprint_bytes: k.status.footprint_bytes(),
             pageins: majflt,
             swap_bytes: k.status.vm_swap_bytes,
@@ -179,6 +185,29 @@ impl NativeProbe {
             ..ProcessSample::default()
         })
     }
+}
+
+/// A process's name from `/proc/PID/exe` (readable for the same user
+/// only) and the head of `/proc/PID/cmdline` (readable where `ps` shows it).
+fn read_naming(pid: u32, comm: &[u8], buf: &mut Vec<u8>, path: &mut String) -> Naming {
+    use std::fmt::Write;
+    use std::os::unix::ffi::OsStrExt;
+    path.clear();
+    let _ = write!(path, "/proc/{pid}/exe");
+    let exe = std::fs::read_link(&*path).ok();
+    path.clear();
+    let _ = write!(path, "/proc/{pid}/cmdline");
+    buf.clear();
+    let read = File::open(&*path).and_then(|f| f.take(ARGS_READ_MAX as u64).read_to_end(buf));
+    if read.is_err() {
+        buf.clear();
+    }
+    let argv = split_nul(buf);
+    Naming::of(
+        exe.as_ref().map(|p| p.as_os_str().as_bytes()),
+        &argv,
+        &String::from_utf8_lossy(comm),
+    )
 }
 
 /// Lets the probe keep one descriptor per process: raises the soft limit
@@ -230,6 +259,7 @@ impl Probe for NativeProbe {
             source,
         })?;
         let mut processes = Vec::with_capacity(self.known.len().max(64));
+        self.names.begin_tick();
         for entry in dir.flatten() {
             let name = entry.file_name();
             let Some(pid) = parse_u64(name.as_encoded_bytes()).and_then(|p| u32::try_from(p).ok())
@@ -242,6 +272,7 @@ impl Probe for NativeProbe {
         }
         let tick = self.tick;
         self.known.retain(|_, k| k.tick == tick);
+        self.names.end_tick();
         Ok((system, processes))
     }
 
@@ -261,6 +292,7 @@ impl Probe for NativeProbe {
 
 #[cfg(test)]
 mod tests {
+    use super::super::naming::ARGS_RETRIES;
     use super::*;
 
     #[test]
@@ -313,6 +345,96 @@ mod tests {
         assert!(
             after >= before + (60 << 20),
             "before {before}, after {after}"
+        );
+    }
+
+    /// Spawns `program args`, samples until it is listed as `want` says
+    /// (a launcher such as pyenv's shim execs the real program later), or
+    /// for 2 s; kills it.
+    fn named(
+        program: &std::path::Path,
+        args: &[&str],
+        want: impl Fn(&ProcessSample) -> bool,
+    ) -> ProcessSample {
+        let mut child = std::process::Command::new(program)
+            .args(args)
+            .spawn()
+            .unwrap();
+        let mut probe = NativeProbe::new().unwrap();
+        let mut found = None;
+        for _ in 0..100 {
+            let (_, procs) = probe.sample().unwrap();
+            found = procs.into_iter().find(|p| p.pid == child.id());
+            if found.as_ref().is_some_and(&want) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        found.expect("the child is listed")
+    }
+
+    fn temp_dir(what: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("swapsight-{what}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn an_executable_name_longer_than_comm_shows_in_full() {
+        let dir = temp_dir("long-name");
+        let long = dir.join("a-sleeper-with-a-long-name");
+        std::fs::copy("/bin/sleep", &long).unwrap();
+        let p = named(&long, &["30"], |p| p.cmdline.is_some());
+        assert_eq!(p.name, "a-sleeper-with-a-long-name");
+        assert_eq!(
+            p.cmdline.as_deref(),
+            Some(format!("{} 30", long.display()).as_str())
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_python_script_is_named_by_its_file() {
+        let dir = temp_dir("script");
+        let script = dir.join("distinctive_pipeline.py");
+        std::fs::write(&script, "import time\ntime.sleep(30)\n").unwrap();
+        let p = named(
+            std::path::Path::new("python3"),
+            &["-u", script.to_str().unwrap()],
+            |p| p.name.starts_with("distinctive_pipeline.py"),
+        );
+        assert!(
+            p.name.starts_with("distinctive_pipeline.py (python3"),
+            "{p:?}"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn arguments_are_read_once_per_process() {
+        let mut probe = NativeProbe::new().unwrap();
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..20 {
+            let (_, procs) = probe.sample().unwrap();
+            seen.extend(
+                procs
+                    .into_iter()
+                    .map(|p| (p.pid, p.start_time, p.name, p.cmdline.is_none())),
+            );
+        }
+        // One read per process (a new name after an exec is a new read); 20
+        // ticks of re-reading would be 20 per process. Slack for a process
+        // that exec'd into the same name meanwhile, and for the few retries
+        // of processes without readable arguments (zombies).
+        let reads = probe.names.reads() as usize;
+        let unreadable = seen.iter().filter(|p| p.3).count();
+        assert!(
+            reads >= seen.len().min(1)
+                && reads <= seen.len() + unreadable * usize::from(ARGS_RETRIES) + 2,
+            "{reads} reads for {} processes",
+            seen.len()
         );
     }
 }

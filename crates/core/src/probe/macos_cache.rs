@@ -3,8 +3,10 @@
 //!
 //! - [`Identities`]: a process's start time (`sysctl kern.proc.pid`, which
 //!   walks every process inside the kernel — O(N) per call, O(N²) per tick)
-//!   and name are read once, when its pid is new; a reused pid is told apart
-//!   by `p_uniqueid` (`PROC_PIDUNIQIDENTIFIERINFO`), which the kernel never
+//!   and name (`KERN_PROCARGS2`, which copies the process's argument area)
+//!   are read once, when its pid is new, and the name again after an
+//!   `exec` (same process, new `comm`); a reused pid is told apart by
+//!   `p_uniqueid` (`PROC_PIDUNIQIDENTIFIERINFO`), which the kernel never
 //!   gives twice until reboot.
 //! - [`VmStatsCache`]: `host_statistics64` at most once a second for the
 //!   whole process, and never when the caller only polls free memory (the
@@ -13,13 +15,31 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use super::naming::Naming;
+
+/// What is read once per process.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Identity {
+    pub start_time: u64,
+    /// `pbsi_comm` when the name was read: a new one means an `exec`.
+    pub comm: String,
+    pub naming: Naming,
+}
+
+impl Identity {
+    /// Whether the name still belongs to a process whose short name is now
+    /// `comm` (an empty `comm`, unreadable, says nothing).
+    pub fn named_for(&self, comm: &str) -> bool {
+        comm.is_empty() || self.comm == comm
+    }
+}
+
 /// What is known of one pid.
 #[derive(Debug, Clone)]
 struct Known {
     /// `p_uniqueid`; 0 when it could not be read.
     uniqueid: u64,
-    start_time: u64,
-    name: String,
+    id: Identity,
     tick: u64,
 }
 
@@ -36,39 +56,31 @@ impl Identities {
         self.tick = self.tick.wrapping_add(1);
     }
 
-    /// The start time and name of `pid` when it is the process seen before
-    /// (same non-zero unique id); `None` when they must be read.
-    pub fn known(&mut self, pid: u32, uniqueid: u64) -> Option<(u64, String)> {
+    /// What was read of `pid` when it is the process seen before (same
+    /// non-zero unique id); `None` when it must be read.
+    pub fn known(&mut self, pid: u32, uniqueid: u64) -> Option<Identity> {
         let tick = self.tick;
         let k = self.known.get_mut(&pid)?;
         if uniqueid == 0 || k.uniqueid != uniqueid {
             return None;
         }
         k.tick = tick;
-        Some((k.start_time, k.name.clone()))
+        Some(k.id.clone())
     }
 
-    /// The name kept for `pid` when its unique id could not be read but the
+    /// What was kept of `pid` when its unique id could not be read but the
     /// start time just read is the one known: the same process.
-    pub fn name_if_same(&self, pid: u32, start_time: u64) -> Option<String> {
+    pub fn same_start(&self, pid: u32, start_time: u64) -> Option<Identity> {
         self.known
             .get(&pid)
-            .filter(|k| k.uniqueid == 0 && k.start_time == start_time)
-            .map(|k| k.name.clone())
+            .filter(|k| k.uniqueid == 0 && k.id.start_time == start_time)
+            .map(|k| k.id.clone())
     }
 
     /// Remembers what was just read of `pid`.
-    pub fn insert(&mut self, pid: u32, uniqueid: u64, start_time: u64, name: String) {
+    pub fn insert(&mut self, pid: u32, uniqueid: u64, id: Identity) {
         let tick = self.tick;
-        self.known.insert(
-            pid,
-            Known {
-                uniqueid,
-                start_time,
-                name,
-                tick,
-            },
-        );
+        self.known.insert(pid, Known { uniqueid, id, tick });
     }
 
     /// Ends a scan: forgets the pids it did not see.
@@ -144,49 +156,70 @@ impl VmStatsCache {
 mod tests {
     use super::*;
 
+    fn id(start_time: u64, comm: &str, name: &str) -> Identity {
+        Identity {
+            start_time,
+            comm: comm.into(),
+            naming: Naming {
+                name: name.into(),
+                cmdline: Some(format!("{comm} …")),
+            },
+        }
+    }
+
     #[test]
-    fn start_time_is_read_once_per_process_and_again_for_a_reused_pid() {
+    fn start_time_and_name_are_read_once_per_process_and_again_for_a_reused_pid() {
         let mut ids = Identities::default();
         ids.begin_tick();
         assert_eq!(ids.known(42, 1001), None, "new pid: read it");
-        ids.insert(42, 1001, 5_000, "python3".into());
+        ids.insert(42, 1001, id(5_000, "python3", "generate.py (python3)"));
         ids.end_tick();
 
         ids.begin_tick();
-        assert_eq!(ids.known(42, 1001), Some((5_000, "python3".into())));
+        let got = ids.known(42, 1001).unwrap();
+        assert_eq!(got, id(5_000, "python3", "generate.py (python3)"));
+        assert!(got.named_for("python3") && got.named_for(""));
         ids.end_tick();
 
-        // pid 42 exited and was reused by another process: new unique id.
+        // pid 42 exited and was reused by a different program: new unique
+        // id, so its start time and name are read again.
         ids.begin_tick();
         assert_eq!(ids.known(42, 2002), None);
-        ids.insert(42, 2002, 9_000, "bash".into());
+        ids.insert(42, 2002, id(9_000, "node", "server.js (node)"));
         ids.end_tick();
         ids.begin_tick();
-        assert_eq!(ids.known(42, 2002), Some((9_000, "bash".into())));
+        assert_eq!(ids.known(42, 2002).unwrap().naming.name, "server.js (node)");
         ids.end_tick();
+    }
+
+    #[test]
+    fn an_exec_is_told_by_a_new_comm() {
+        // exec keeps the pid and unique id; comm changes.
+        let known = id(5_000, "bash", "run.sh (bash)");
+        assert!(!known.named_for("python3"));
     }
 
     #[test]
     fn without_a_unique_id_the_start_time_decides() {
         let mut ids = Identities::default();
         ids.begin_tick();
-        ids.insert(7, 0, 100, "daemon".into());
+        ids.insert(7, 0, id(100, "daemon", "daemon"));
         ids.end_tick();
         ids.begin_tick();
         // Unique id unreadable: always read the start time again…
         assert_eq!(ids.known(7, 0), None);
         // …and keep the name only when it is the same process.
-        assert_eq!(ids.name_if_same(7, 100), Some("daemon".into()));
-        assert_eq!(ids.name_if_same(7, 101), None);
-        assert_eq!(ids.name_if_same(8, 100), None);
+        assert_eq!(ids.same_start(7, 100).unwrap().naming.name, "daemon");
+        assert_eq!(ids.same_start(7, 101), None);
+        assert_eq!(ids.same_start(8, 100), None);
     }
 
     #[test]
     fn processes_not_seen_in_a_scan_are_forgotten() {
         let mut ids = Identities::default();
         ids.begin_tick();
-        ids.insert(1, 11, 1, "a".into());
-        ids.insert(2, 22, 2, "b".into());
+        ids.insert(1, 11, id(1, "a", "a"));
+        ids.insert(2, 22, id(2, "b", "b"));
         ids.end_tick();
         ids.begin_tick();
         assert!(ids.known(1, 11).is_some());

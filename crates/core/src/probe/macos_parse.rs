@@ -195,14 +195,6 @@ pub fn choose_name(comm: &str, path_name: &str) -> String {
     }
 }
 
-/// Whether a cached name still belongs to a process whose short name is now
-/// `comm`: after an `exec` the pid and unique id stay, `comm` changes. The
-/// cached name may be longer than `comm` (completed from the path); an empty
-/// `comm` (unreadable) says nothing.
-pub fn name_fits_comm(name: &str, comm: &str) -> bool {
-    comm.is_empty() || name.starts_with(comm)
-}
-
 /// Start time of a process in µs since the epoch, from the `struct
 /// kinfo_proc` answered by `sysctl {CTL_KERN, KERN_PROC, KERN_PROC_PID, pid}`
 /// (readable for every user's processes, unlike `PROC_PIDTBSDINFO`).
@@ -490,6 +482,57 @@ pub fn level_base_bytes(memsize: u64, memsize_usable: Option<u64>) -> u64 {
         .unwrap_or(memsize)
 }
 
+/// `kern.argmax` on macOS (`ARG_MAX`, `bsd/sys/syslimits.h`): the kernel
+/// refuses a `KERN_PROCARGS2` buffer larger than this (plus the `argc`
+/// word) with EINVAL.
+pub const ARG_MAX: usize = 1024 * 1024;
+
+/// A process's arguments from a `KERN_PROCARGS2` answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcArgs<'a> {
+    /// The path the process was executed by (`executable_path=` stripped
+    /// by the kernel).
+    pub exec_path: &'a [u8],
+    pub argv: Vec<&'a [u8]>,
+}
+
+/// Parses `sysctl {CTL_KERN, KERN_PROCARGS2, pid}` as `sysctl_procargsx`
+/// lays it out (XNU `bsd/kern/kern_sysctl.c`): `int argc` (native endian),
+/// then the top of the process's stack — the executable path, NUL, NUL
+/// padding to the next word, then `argc` NUL-terminated arguments, then the
+/// environment (read no further: it may hold secrets). A process with the
+/// no-read-procargs entitlement gets a synthetic answer of the same shape
+/// (`sysctl_procargs_no_read`: argc 1, path, one NUL, the path again).
+///
+/// Arguments are taken until `argc` of them or [`super::naming::ARGS_READ_MAX`]
+/// bytes; an argument cut by the end of the buffer is kept as far as it
+/// goes. `None` for a buffer shorter than the `argc` word, a negative
+/// `argc` or an empty path.
+pub fn parse_procargs2(buf: &[u8]) -> Option<ProcArgs<'_>> {
+    let argc = i32::from_ne_bytes(buf.get(..4)?.try_into().ok()?);
+    let argc = usize::try_from(argc).ok()?;
+    let rest = &buf[4..];
+    let path_end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+    let exec_path = &rest[..path_end];
+    if exec_path.is_empty() {
+        return None;
+    }
+    let mut at = path_end;
+    while rest.get(at) == Some(&0) {
+        at += 1;
+    }
+    let mut argv = Vec::new();
+    let mut taken = 0usize;
+    while argv.len() < argc && at < rest.len() && taken < super::naming::ARGS_READ_MAX {
+        let tail = &rest[at..];
+        let len = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
+        argv.push(&tail[..len]);
+        taken = taken.saturating_add(len + 1);
+        at = at.saturating_add(len + 1);
+    }
+    Some(ProcArgs { exec_path, argv })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -698,18 +741,6 @@ mod tests {
         assert_eq!(choose_name("", "kernel_task"), "kernel_task");
         assert_eq!(choose_name("", ""), "");
         assert_eq!(choose_name("launchd", ""), "launchd");
-    }
-
-    #[test]
-    fn a_cached_name_is_stale_after_exec() {
-        assert!(name_fits_comm("python3", "python3"));
-        assert!(name_fits_comm(
-            "com.apple.WebKit.WebContent",
-            "com.apple.WebKi"
-        ));
-        assert!(name_fits_comm("python3", ""));
-        // sh exec'd python3: same pid, same unique id, new comm.
-        assert!(!name_fits_comm("sh", "python3"));
     }
 
     /// Builds the start of a `struct kinfo_proc` (648 bytes on 64-bit macOS)
@@ -1073,5 +1104,80 @@ mod tests {
         assert_eq!(level_base_bytes(48 * gib, None), 48 * gib);
         assert_eq!(level_base_bytes(48 * gib, Some(0)), 48 * gib);
         assert_eq!(level_base_bytes(48 * gib, Some(64 * gib)), 48 * gib);
+    }
+
+    /// A `KERN_PROCARGS2` answer as `sysctl_procargsx` copies it out: argc,
+    /// then the stack's string area — exec path, NUL padding to a word,
+    /// argv, envp.
+    fn procargs2(argc: i32, path: &str, pad: usize, argv: &[&str], env: &[&str]) -> Vec<u8> {
+        let mut b = argc.to_ne_bytes().to_vec();
+        b.extend_from_slice(path.as_bytes());
+        b.extend(std::iter::repeat_n(0u8, 1 + pad));
+        for a in argv.iter().chain(env) {
+            b.extend_from_slice(a.as_bytes());
+            b.push(0);
+        }
+        b
+    }
+
+    #[test]
+    fn procargs2_gives_the_exec_path_and_argv_never_the_environment() {
+        let b = procargs2(
+            3,
+            "/opt/homebrew/bin/python3.12",
+            3,
+            &["python3", "-u", "generate.py"],
+            &["HF_TOKEN=secret", "PATH=/usr/bin"],
+        );
+        let a = parse_procargs2(&b).unwrap();
+        assert_eq!(a.exec_path, b"/opt/homebrew/bin/python3.12");
+        assert_eq!(a.argv, [b"python3".as_slice(), b"-u", b"generate.py"]);
+        // The synthetic answer for a process that opts out.
+        let b = procargs2(1, "/System/x", 0, &["/System/x"], &[]);
+        let a = parse_procargs2(&b).unwrap();
+        assert_eq!(
+            (a.exec_path, a.argv),
+            (b"/System/x".as_slice(), vec![b"/System/x".as_slice()])
+        );
+        // Empty arguments keep their place.
+        let b = procargs2(3, "/bin/sh", 0, &["sh", "", "x"], &[]);
+        assert_eq!(
+            parse_procargs2(&b).unwrap().argv,
+            [b"sh".as_slice(), b"", b"x"]
+        );
+    }
+
+    #[test]
+    fn procargs2_survives_short_and_lying_answers() {
+        assert_eq!(parse_procargs2(b""), None);
+        assert_eq!(parse_procargs2(&[1, 0, 0]), None);
+        assert_eq!(
+            parse_procargs2(&procargs2(-1, "/bin/x", 0, &["x"], &[])),
+            None
+        );
+        assert_eq!(parse_procargs2(&procargs2(1, "", 0, &["x"], &[])), None);
+        // argc larger than the strings there: as many as there are.
+        let b = procargs2(i32::MAX, "/bin/x", 2, &["x", "y"], &[]);
+        assert_eq!(parse_procargs2(&b).unwrap().argv, [b"x".as_slice(), b"y"]);
+        // Cut mid-argument (no final NUL).
+        let mut b = procargs2(2, "/bin/x", 0, &["x"], &[]);
+        b.extend_from_slice(b"trunc");
+        assert_eq!(
+            parse_procargs2(&b).unwrap().argv,
+            [b"x".as_slice(), b"trunc"]
+        );
+        // Only the path.
+        let mut b = 5i32.to_ne_bytes().to_vec();
+        b.extend_from_slice(b"/bin/x");
+        let a = parse_procargs2(&b).unwrap();
+        assert_eq!((a.exec_path, a.argv.len()), (b"/bin/x".as_slice(), 0));
+        // A huge argv stops at the read cap.
+        let many = vec!["-u"; 100_000];
+        let b = procargs2(100_000, "/bin/x", 0, &many, &[]);
+        let n = parse_procargs2(&b).unwrap().argv.len();
+        assert!(
+            n < 100_000 && n * 3 >= super::super::naming::ARGS_READ_MAX,
+            "{n}"
+        );
     }
 }

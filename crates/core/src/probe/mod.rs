@@ -31,6 +31,7 @@ pub use sys::TreeScan;
 pub mod linux_parse;
 pub mod macos_cache;
 pub mod macos_parse;
+pub mod naming;
 pub mod scripted;
 
 /// System-wide figures of one tick. Fields may be added in later versions.
@@ -101,7 +102,15 @@ pub struct ProcessSample {
     pub pid: u32,
     #[serde(default)]
     pub ppid: u32,
+    /// The name a person knows the process by (see [`naming`]): the
+    /// executable's full base name, or for an interpreter or a `run` wrapper
+    /// the script or module it runs — `generate.py (python3.12)`.
     pub name: String,
+    /// The command line, capped at [`naming::CMDLINE_MAX_BYTES`]; absent
+    /// where the OS does not show it to this user (another user's process
+    /// on macOS) or in traces of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdline: Option<String>,
     /// macOS `phys_footprint`; Linux `RssAnon + RssShmem`. On macOS it
     /// **includes** the process's compressed memory, whether that is still in
     /// RAM or paged out to swap (`internal_compressed`, XNU
@@ -160,6 +169,7 @@ impl Default for ProcessSample {
             pid: 0,
             ppid: 0,
             name: String::new(),
+            cmdline: None,
             footprint_bytes: 0,
             pageins: 0,
             swap_bytes: None,

@@ -146,6 +146,55 @@ pub fn kinfo_proc(pid: pid_t, buf: &mut [u8]) -> io::Result<usize> {
     Ok(len.min(buf.len()))
 }
 
+/// `sysctl {CTL_KERN, KERN_PROCARGS2, pid}` with no buffer: how many bytes
+/// the answer needs. The kernel answers only for the caller's own user's
+/// processes (or to root): EINVAL otherwise
+/// (`is_procargs_content_read_permitted`, `bsd/kern/kern_sysctl.c`).
+pub fn procargs2_size(pid: pid_t) -> io::Result<usize> {
+    let mut mib = [libc::CTL_KERN, libc::KERN_PROCARGS2, pid];
+    let mut len = 0usize;
+    // SAFETY: `mib` holds 3 ints; a null buffer asks only for the size, which
+    // the kernel writes to `len`; no new value is set.
+    let rc = unsafe {
+        libc::sysctl(
+            mib.as_mut_ptr(),
+            mib.len() as libc::c_uint,
+            ptr::null_mut(),
+            &mut len,
+            ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 {
+        return Err(last_error());
+    }
+    Ok(len)
+}
+
+/// `sysctl {CTL_KERN, KERN_PROCARGS2, pid}` into `buf`; returns how many
+/// bytes the kernel wrote. A buffer smaller than the answer gets its
+/// *tail*, so size it with [`procargs2_size`].
+pub fn procargs2(pid: pid_t, buf: &mut [u8]) -> io::Result<usize> {
+    let mut mib = [libc::CTL_KERN, libc::KERN_PROCARGS2, pid];
+    let mut len = buf.len();
+    // SAFETY: `mib` holds 3 ints; `buf` is a live writable buffer whose size
+    // is passed in `len`, which the kernel updates; no new value is set.
+    let rc = unsafe {
+        libc::sysctl(
+            mib.as_mut_ptr(),
+            mib.len() as libc::c_uint,
+            buf.as_mut_ptr().cast::<c_void>(),
+            &mut len,
+            ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 {
+        return Err(last_error());
+    }
+    Ok(len.min(buf.len()))
+}
+
 /// `proc_pidpath`: the executable's path into `buf`; returns its length.
 /// Answers for other users' processes too (unlike `proc_name`).
 pub fn pid_path(pid: pid_t, buf: &mut [u8]) -> io::Result<usize> {

@@ -6,7 +6,8 @@
 //! |---|---|
 //! | footprint, file page-ins | `proc_pid_rusage(RUSAGE_INFO_V4)`: `ri_phys_footprint`, `ri_pageins` (EPERM for other users' processes: listed with `readable: false`) |
 //! | swap-ins, decompressions, compressed, GPU memory, outside the footprint, footprint peak | `task_name_for_pid` + `task_info(TASK_VM_INFO)`, by the revision the kernel answers (same user, or root) |
-//! | ppid, short name | `proc_pidinfo(PROC_PIDT_SHORTBSDINFO)` (answers for every user), name completed from `proc_pidpath` when `pbsi_comm` is empty or cut short |
+//! | ppid, short name | `proc_pidinfo(PROC_PIDT_SHORTBSDINFO)` (answers for every user) |
+//! | name, command line | `sysctl KERN_PROCARGS2` (exec path and argv; the kernel answers for the caller's own user's processes, or to root) through `naming`, read once per process and again after an `exec`; other users' processes keep `pbsi_comm`, completed from `proc_pidpath` when cut short |
 //! | identity | `p_uniqueid` of `proc_pidinfo(PROC_PIDUNIQIDENTIFIERINFO)` (every user): a reused pid has a new one |
 //! | start time | `p_starttime` of `sysctl kern.proc.pid.<pid>` (`kinfo_proc`), µs since the epoch — read once per new process: that sysctl walks every process in the kernel |
 //! | swap | `sysctl vm.swapusage` |
@@ -24,8 +25,9 @@ use std::io;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::macos_cache::{Identities, VmStats, VmStatsCache};
+use super::macos_cache::{Identities, Identity, VmStats, VmStatsCache};
 use super::macos_parse as parse;
+use super::naming::{Naming, ARGS_READ_MAX};
 use super::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
 
 // The pure parsers assume these layouts; check them against `libc`'s Apple
@@ -83,7 +85,7 @@ struct Listed {
     pid: libc::pid_t,
     ppid: u32,
     start_time: u64,
-    name: String,
+    naming: Naming,
 }
 
 /// The process list with the identity of each process, cheap enough for
@@ -95,6 +97,8 @@ struct ProcessTable {
     pids: Vec<libc::pid_t>,
     /// `proc_pidpath` buffer.
     path_buf: Vec<u8>,
+    /// `KERN_PROCARGS2` buffer.
+    args_buf: Vec<u8>,
     identities: Identities,
 }
 
@@ -103,6 +107,7 @@ impl ProcessTable {
         ProcessTable {
             pids: Vec::new(),
             path_buf: vec![0; parse::PID_PATH_MAX],
+            args_buf: Vec::new(),
             identities: Identities::default(),
         }
     }
@@ -134,6 +139,31 @@ impl ProcessTable {
         parse::choose_name(comm, &path_name)
     }
 
+    /// The name and command line of a process not in the cache yet (or
+    /// that exec'd): from its arguments where the kernel shows them (the
+    /// caller's own user's processes, as `ps` does), else its executable
+    /// name.
+    fn read_naming(&mut self, pid: libc::pid_t, comm: &str) -> Naming {
+        let size = ffi::procargs2_size(pid).unwrap_or(0);
+        if size > 0 {
+            // Sized to the whole answer: a shorter buffer gets the tail
+            // (the environment), not the head.
+            self.args_buf.clear();
+            self.args_buf.resize(size.min(parse::ARG_MAX + 4), 0);
+            if let Ok(n) = ffi::procargs2(pid, &mut self.args_buf) {
+                let naming = parse::parse_procargs2(&self.args_buf[..n])
+                    .map(|a| Naming::of(Some(a.exec_path), &a.argv, comm));
+                if self.args_buf.capacity() > ARGS_READ_MAX {
+                    self.args_buf = Vec::new();
+                }
+                if let Some(naming) = naming {
+                    return naming;
+                }
+            }
+        }
+        Naming::of(None, &[], &self.read_name(pid, comm))
+    }
+
     /// One process, or `None` when it vanished mid-scan (or is a zombie).
     fn listed(&mut self, pid: libc::pid_t) -> Option<Listed> {
         let pid_u32 = u32::try_from(pid).ok()?;
@@ -148,18 +178,18 @@ impl ProcessTable {
             Err(e) if is_gone(&e) => return None,
             Err(_) => 0,
         };
-        if let Some((start_time, mut name)) = self.identities.known(pid_u32, uniqueid) {
+        if let Some(mut id) = self.identities.known(pid_u32, uniqueid) {
             // exec keeps the process (and its unique id) but changes comm.
-            if !parse::name_fits_comm(&name, &comm) {
-                name = self.read_name(pid, &comm);
-                self.identities
-                    .insert(pid_u32, uniqueid, start_time, name.clone());
+            if !id.named_for(&comm) {
+                id.naming = self.read_naming(pid, &comm);
+                id.comm = comm;
+                self.identities.insert(pid_u32, uniqueid, id.clone());
             }
             return Some(Listed {
                 pid,
                 ppid,
-                start_time,
-                name,
+                start_time: id.start_time,
+                naming: id.naming,
             });
         }
         // New (or reused) pid: the one expensive read.
@@ -170,17 +200,20 @@ impl ProcessTable {
             Ok(n) => parse::start_time_from_kinfo_proc(&kinfo[..n]).unwrap_or(0),
             Err(_) => 0,
         };
-        let name = match self.identities.name_if_same(pid_u32, start_time) {
-            Some(name) => name,
-            None => self.read_name(pid, &comm),
+        let id = match self.identities.same_start(pid_u32, start_time) {
+            Some(id) if id.named_for(&comm) => id,
+            _ => Identity {
+                start_time,
+                naming: self.read_naming(pid, &comm),
+                comm,
+            },
         };
-        self.identities
-            .insert(pid_u32, uniqueid, start_time, name.clone());
+        self.identities.insert(pid_u32, uniqueid, id.clone());
         Some(Listed {
             pid,
             ppid,
             start_time,
-            name,
+            naming: id.naming,
         })
     }
 
@@ -225,7 +258,7 @@ impl TreeScan {
                     Some(ProcessSample {
                         pid: u32::try_from(l.pid).ok()?,
                         ppid: l.ppid,
-                        name: l.name,
+                        name: l.naming.name,
                         start_time: l.start_time,
                         ..ProcessSample::default()
                     })
@@ -381,7 +414,8 @@ impl NativeProbe {
         Some(ProcessSample {
             pid: u32::try_from(l.pid).ok()?,
             ppid: l.ppid,
-            name: l.name,
+            name: l.naming.name,
+            cmdline: l.naming.cmdline,
             footprint_bytes,
             pageins,
             swap_bytes: None,

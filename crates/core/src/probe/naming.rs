@@ -1,0 +1,1051 @@
+//! The name a person knows a process by, from its executable and its
+//! arguments: the executable's full base name (not Linux's 15-character
+//! `comm`), and for an interpreter or a `run` wrapper the script or module it
+//! runs — `generate.py (python3.12)`, `-m diffusers (python3)`,
+//! `train.py (uv run)`, `bash -c`. Platform-free: the probes hand it what they read
+//! (`/proc/PID/exe` and `/proc/PID/cmdline`, or `KERN_PROCARGS2`).
+//!
+//! The rule is a best effort over the argument syntax of each interpreter
+//! (options that take a value are skipped with it); when it cannot tell, the
+//! executable's name stands alone. Names and command lines never carry
+//! control characters (a process chooses its own arguments: a script named
+//! with terminal escapes must not rewrite the report) and are capped.
+
+use std::collections::hash_map::Entry as Slot;
+use std::collections::HashMap;
+
+/// Longest display name, in characters; longer ones end in `…`. Keeps
+/// `/metrics` labels and table cells bounded.
+pub const NAME_MAX_CHARS: usize = 96;
+
+/// Longest command line kept, in bytes (UTF-8); a longer one is cut at a
+/// character boundary and ends in `…`.
+pub const CMDLINE_MAX_BYTES: usize = 4096;
+
+/// How much of a process's argument area the probes read: enough to find
+/// the script behind any plausible run of options, and to fill
+/// [`CMDLINE_MAX_BYTES`].
+pub const ARGS_READ_MAX: usize = 16 * 1024;
+
+/// What a probe learns once per process.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Naming {
+    pub name: String,
+    /// The command line, arguments separated by spaces, shell-quoted where
+    /// needed; `None` when the arguments could not be read.
+    pub cmdline: Option<String>,
+}
+
+impl Naming {
+    /// Names a process from its executable's path (when readable), its
+    /// arguments (empty when unreadable) and its kernel short name.
+    pub fn of(exe_path: Option<&[u8]>, argv: &[&[u8]], comm: &str) -> Naming {
+        let program = program_name(exe_path, argv.first().copied(), comm);
+        Naming {
+            name: display_name(&program, argv),
+            cmdline: (!argv.is_empty()).then(|| command_line(argv)),
+        }
+    }
+}
+
+/// The executable's full base name: from its path when the OS gave it
+/// (Linux `readlink /proc/PID/exe`, which answers only for the same user;
+/// `" (deleted)"` dropped), else from `argv[0]` when that agrees with
+/// `comm` (a process may rewrite its `argv[0]`, e.g. `sshd: user@pts/0`),
+/// else `comm`.
+pub fn program_name(exe_path: Option<&[u8]>, argv0: Option<&[u8]>, comm: &str) -> String {
+    if let Some(path) = exe_path {
+        let path = path.strip_suffix(b" (deleted)").unwrap_or(path);
+        let base = base_name(path);
+        if !base.is_empty() {
+            return clean(&String::from_utf8_lossy(base), NAME_MAX_CHARS);
+        }
+    }
+    if let Some(arg0) = argv0 {
+        let base = String::from_utf8_lossy(base_name(arg0));
+        // Login shells are `-bash`; comm is argv[0]'s base name cut to 15
+        // bytes (Linux) or 16 (macOS).
+        let base = base.strip_prefix('-').unwrap_or(&base);
+        if !comm.is_empty() && (base == comm || (comm.len() >= 15 && base.starts_with(comm))) {
+            return clean(base, NAME_MAX_CHARS);
+        }
+    }
+    clean(comm, NAME_MAX_CHARS)
+}
+
+/// The display name of a process whose executable is `program` (a base
+/// name) and whose arguments are `argv` (`argv[0]` first).
+pub fn display_name(program: &str, argv: &[&[u8]]) -> String {
+    let args = argv.get(1..).unwrap_or(&[]);
+    let name = match what_it_runs(program, args) {
+        Some((target, Some(via))) => format!("{target} ({via})"),
+        Some((whole, None)) => whole,
+        None => program.to_owned(),
+    };
+    clean(&name, NAME_MAX_CHARS)
+}
+
+/// The command line as `ps` shows it, with arguments that hold spaces,
+/// quotes or nothing shell-quoted, control characters as `?`, capped at
+/// [`CMDLINE_MAX_BYTES`]. A lone argument is shown as it is: a process that
+/// rewrote its arguments as one line (`postgres: checkpointer`, Chrome's
+/// helpers) reads as it wrote them.
+pub fn command_line(argv: &[&[u8]]) -> String {
+    let mut out = String::new();
+    for (i, arg) in argv.iter().enumerate() {
+        if out.len() > CMDLINE_MAX_BYTES {
+            break;
+        }
+        if i > 0 {
+            out.push(' ');
+        }
+        let arg = String::from_utf8_lossy(&arg[..arg.len().min(CMDLINE_MAX_BYTES + 1)]);
+        if argv.len() == 1 {
+            out.push_str(&arg);
+        } else if arg.is_empty()
+            || arg
+                .chars()
+                .any(|c| c.is_whitespace() || "'\"\\$`;&|<>()*?[]{}!#~".contains(c))
+        {
+            out.push('\'');
+            out.push_str(&arg.replace('\'', r"'\''"));
+            out.push('\'');
+        } else {
+            out.push_str(&arg);
+        }
+    }
+    cap_bytes(&clean(&out, usize::MAX), CMDLINE_MAX_BYTES)
+}
+
+/// Splits Linux's `/proc/PID/cmdline` (arguments each ended by a NUL; the
+/// last NUL may be missing when a process rewrote its arguments).
+pub fn split_nul(buf: &[u8]) -> Vec<&[u8]> {
+    let buf = buf.strip_suffix(&[0]).unwrap_or(buf);
+    if buf.is_empty() {
+        return Vec::new();
+    }
+    buf.split(|&b| b == 0).collect()
+}
+
+/// The part of a path after its last `/`.
+pub fn base_name(path: &[u8]) -> &[u8] {
+    match path.iter().rposition(|&b| b == b'/') {
+        Some(i) => &path[i + 1..],
+        None => path,
+    }
+}
+
+fn base_str(arg: &[u8]) -> String {
+    String::from_utf8_lossy(base_name(arg)).into_owned()
+}
+
+/// Interpreters whose first operand is a script, by executable name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Python,
+    Node,
+    Ruby,
+    Perl,
+    Java,
+    Shell,
+}
+
+fn kind_of(program: &str) -> Option<Kind> {
+    let p = program.to_ascii_lowercase();
+    // python, python3, python3.12, pythonw, pypy3; ruby3.2; perl5.36.
+    let versioned = |stem: &str| {
+        p.strip_prefix(stem).is_some_and(|rest| {
+            rest.chars()
+                .all(|c| c.is_ascii_digit() || c == '.' || c == 'w')
+        })
+    };
+    if versioned("python") || versioned("pypy") {
+        Some(Kind::Python)
+    } else if p == "node" || p == "nodejs" {
+        Some(Kind::Node)
+    } else if versioned("ruby") {
+        Some(Kind::Ruby)
+    } else if versioned("perl") {
+        Some(Kind::Perl)
+    } else if p == "java" {
+        Some(Kind::Java)
+    } else if ["sh", "bash", "dash", "zsh", "ksh", "mksh", "fish"].contains(&p.as_str()) {
+        Some(Kind::Shell)
+    } else {
+        None
+    }
+}
+
+/// `run` wrappers: `uv run train.py`, `poetry run python x.py`,
+/// `conda run -n env python x.py`.
+const WRAPPERS: &[&str] = &[
+    "uv",
+    "poetry",
+    "conda",
+    "mamba",
+    "micromamba",
+    "pipenv",
+    "pdm",
+    "hatch",
+    "pixi",
+];
+
+/// Options of the wrappers (before and after `run`) that take a value as
+/// the next argument.
+const WRAPPER_VALUE_OPTIONS: &[&str] = &[
+    "-n",
+    "--name",
+    "-p",
+    "--prefix",
+    "--cwd",
+    "-C",
+    "--directory",
+    "-P",
+    "--project",
+    "--python",
+    "--with",
+    "--with-requirements",
+    "--with-editable",
+    "--package",
+    "--extra",
+    "--group",
+    "--only-group",
+    "--no-group",
+    "--index",
+    "--default-index",
+    "--index-url",
+    "--extra-index-url",
+    "--env-file",
+    "--config-file",
+    "--cache-dir",
+    "--manifest-path",
+    "-e",
+    "--environment",
+];
+
+/// What a process runs and through what, when its program is an
+/// interpreter or a wrapper: (`generate.py`, `python3.12`), (`-m diffusers`,
+/// `python3`), (`train.py`, `uv run`); code given inline has no name of its
+/// own, so the interpreter and the option say it all: (`bash -c`, none).
+fn what_it_runs(program: &str, args: &[&[u8]]) -> Option<(String, Option<String>)> {
+    if WRAPPERS.contains(&program) {
+        return Some((wrapped(args)?, Some(format!("{program} run"))));
+    }
+    let target = match kind_of(program)? {
+        Kind::Python => python(args),
+        Kind::Node => node(args),
+        Kind::Ruby => short_options(args, "IrCEFKTU", "e", "0lW", "xi"),
+        Kind::Perl => short_options(args, "IMm", "eE", "0l", "ixCdDV"),
+        Kind::Java => java(args),
+        Kind::Shell => shell(args),
+    }?;
+    match target {
+        Target::Script(i) => {
+            let script = base_str(args[i]);
+            if script.is_empty() {
+                return None;
+            }
+            // A wrapper that is itself a script: `python /usr/bin/poetry run x.py`.
+            if WRAPPERS.contains(&script.as_str()) {
+                if let Some(inner) = wrapped(&args[i + 1..]) {
+                    return Some((inner, Some(format!("{script} run"))));
+                }
+            }
+            Some((script, Some(program.to_owned())))
+        }
+        Target::Label(label) => Some((label, Some(program.to_owned()))),
+        Target::Inline(opt) => Some((format!("{program} {opt}"), None)),
+    }
+}
+
+/// What an interpreter's arguments point at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    /// The script is `args[i]`.
+    Script(usize),
+    /// `-m module`, a jar's main class.
+    Label(String),
+    /// Code given inline, under this option (`-c`, `-e`).
+    Inline(&'static str),
+}
+
+fn module(name: &[u8]) -> Target {
+    Target::Label(format!("-m {}", String::from_utf8_lossy(name)))
+}
+
+fn inline(opt: &'static str) -> Target {
+    Target::Inline(opt)
+}
+
+/// `wrapper [opts] run [opts] command [args]`: the command, named by its own
+/// rule when it is an interpreter (`train.py`), else by its base name.
+fn wrapped(args: &[&[u8]]) -> Option<String> {
+    let mut i = 0;
+    // Global options, then `run` (another subcommand, `uv pip …`, is not one).
+    while let Some(arg) = args.get(i) {
+        if *arg == b"run" {
+            break;
+        }
+        if !arg.starts_with(b"-") {
+            return None;
+        }
+        i += if is_wrapper_value_option(arg) { 2 } else { 1 };
+    }
+    i += 1;
+    while let Some(arg) = args.get(i) {
+        match *arg {
+            b"--" => {
+                i += 1;
+                break;
+            }
+            b"-m" | b"--module" => {
+                return args
+                    .get(i + 1)
+                    .map(|m| format!("-m {}", String::from_utf8_lossy(m)))
+            }
+            a if a.starts_with(b"-") && a.len() > 1 => {
+                i += if is_wrapper_value_option(a) { 2 } else { 1 }
+            }
+            _ => break,
+        }
+    }
+    let command = args.get(i)?;
+    let program = base_str(command);
+    Some(match what_it_runs(&program, &args[i + 1..]) {
+        Some((target, _)) => target,
+        None => program,
+    })
+}
+
+fn is_wrapper_value_option(arg: &[u8]) -> bool {
+    WRAPPER_VALUE_OPTIONS.iter().any(|o| o.as_bytes() == arg)
+}
+
+/// Python: `python [opts] (-c cmd | -m mod | script | -) [args]`. Options
+/// taking a value: `-W`, `-X`, `--check-hash-based-pycs`; short options may
+/// be clustered (`-uX dev`, `-Wignore`).
+fn python(args: &[&[u8]]) -> Option<Target> {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        if *arg == b"--check-hash-based-pycs" {
+            i += 2;
+            continue;
+        }
+        if arg.starts_with(b"--") {
+            if *arg == b"--" {
+                i += 1;
+                break;
+            }
+            i += 1; // --help, --version: no script anyway
+            continue;
+        }
+        if arg.len() < 2 || arg[0] != b'-' {
+            break;
+        }
+        let mut skip_next = false;
+        for (j, &c) in arg.iter().enumerate().skip(1) {
+            let attached = j + 1 < arg.len();
+            match c {
+                b'c' => return Some(inline("-c")),
+                b'm' if attached => return Some(module(&arg[j + 1..])),
+                b'm' => return args.get(i + 1).map(|m| module(m)),
+                b'W' | b'X' | b'Q' => {
+                    skip_next = !attached;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        i += if skip_next { 2 } else { 1 };
+    }
+    match args.get(i) {
+        Some(a) if *a != b"-" && !a.is_empty() => Some(Target::Script(i)),
+        _ => None,
+    }
+}
+
+/// Node: `node [opts] (-e code | -p code | script) [args]`.
+fn node(args: &[&[u8]]) -> Option<Target> {
+    const VALUE: &[&[u8]] = &[
+        b"-r",
+        b"--require",
+        b"--import",
+        b"--loader",
+        b"--experimental-loader",
+        b"-C",
+        b"--conditions",
+        b"--input-type",
+        b"--title",
+        b"--env-file",
+        b"--inspect-port",
+        b"--redirect-warnings",
+        b"--stack-size",
+        b"--max-old-space-size",
+    ];
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        match *arg {
+            b"--" => {
+                i += 1;
+                break;
+            }
+            b"-e" | b"--eval" => return Some(inline("-e")),
+            b"-p" | b"--print" => return Some(inline("-p")),
+            a if VALUE.contains(&a) => i += 2,
+            a if a.starts_with(b"-") && a.len() > 1 => i += 1,
+            _ => break,
+        }
+    }
+    match args.get(i) {
+        Some(a) if *a != b"-" && !a.is_empty() => Some(Target::Script(i)),
+        _ => None,
+    }
+}
+
+/// Ruby and Perl: clustered short options (`-lane`). `value` take the
+/// rest of the cluster or the next argument, `code` mean code on the command
+/// line, `digits` may be followed by digits (`-0777`, `-W2`), `rest` take
+/// the rest of the cluster (`-i.bak`).
+fn short_options(
+    args: &[&[u8]],
+    value: &str,
+    code: &str,
+    digits: &str,
+    rest: &str,
+) -> Option<Target> {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        if *arg == b"--" {
+            i += 1;
+            break;
+        }
+        if arg.starts_with(b"--") {
+            i += 1;
+            continue;
+        }
+        if arg.len() < 2 || arg[0] != b'-' {
+            break;
+        }
+        let mut skip_next = false;
+        let mut j = 1;
+        while let Some(&c) = arg.get(j) {
+            let c = char::from(c);
+            if code.contains(c) {
+                return Some(inline(if c == 'E' { "-E" } else { "-e" }));
+            }
+            if value.contains(c) {
+                skip_next = j + 1 == arg.len();
+                break;
+            }
+            if rest.contains(c) {
+                break;
+            }
+            j += 1;
+            if digits.contains(c) {
+                while arg.get(j).is_some_and(u8::is_ascii_digit) {
+                    j += 1;
+                }
+            }
+        }
+        i += if skip_next { 2 } else { 1 };
+    }
+    match args.get(i) {
+        Some(a) if *a != b"-" && !a.is_empty() => Some(Target::Script(i)),
+        _ => None,
+    }
+}
+
+/// Java: `java [opts] (-jar file.jar | -m module[/class] | class) [args]`;
+/// a class is named by its last component (`GradleDaemon`).
+fn java(args: &[&[u8]]) -> Option<Target> {
+    const VALUE: &[&[u8]] = &[
+        b"-cp",
+        b"-classpath",
+        b"--class-path",
+        b"-p",
+        b"--module-path",
+        b"--upgrade-module-path",
+        b"--add-modules",
+        b"--add-opens",
+        b"--add-exports",
+        b"--add-reads",
+        b"--patch-module",
+        b"--limit-modules",
+        b"--enable-native-access",
+    ];
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        match *arg {
+            b"-jar" => return args.get(i + 1).map(|_| Target::Script(i + 1)),
+            b"-m" | b"--module" => return args.get(i + 1).map(|m| module(m)),
+            a if VALUE.contains(&a) => i += 2,
+            a if a.starts_with(b"-") => i += 1,
+            class => {
+                let class = String::from_utf8_lossy(class);
+                let last = class.rsplit('.').next().unwrap_or(&class);
+                return Some(Target::Label(last.to_owned()));
+            }
+        }
+    }
+    None
+}
+
+/// Shells: `sh [opts] (-c cmd | script) [args]`; `-o`/`-O`/`+o`/`+O` and
+/// `--rcfile`/`--init-file` take a value; `-c` may sit in a cluster
+/// (`-lc`); `-s` reads commands from standard input.
+fn shell(args: &[&[u8]]) -> Option<Target> {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        match *arg {
+            b"--" | b"-" => {
+                i += 1;
+                break;
+            }
+            b"--rcfile" | b"--init-file" => {
+                i += 2;
+                continue;
+            }
+            a if a.starts_with(b"--") => {
+                i += 1;
+                continue;
+            }
+            a if a.len() >= 2 && (a[0] == b'-' || a[0] == b'+') => {
+                if a[1..].contains(&b'c') && a[0] == b'-' {
+                    return Some(inline("-c"));
+                }
+                if a[1..].contains(&b's') && a[0] == b'-' {
+                    return None;
+                }
+                let value = a[1..].iter().any(|&c| c == b'o' || c == b'O');
+                i += if value { 2 } else { 1 };
+            }
+            _ => break,
+        }
+    }
+    args.get(i)
+        .filter(|a| !a.is_empty())
+        .map(|_| Target::Script(i))
+}
+
+/// Control characters as `?` (as `ps` shows them), at most `max` characters
+/// (the last one `…` when cut).
+fn clean(s: &str, max: usize) -> String {
+    let cut = max != usize::MAX && s.chars().nth(max).is_some();
+    let keep = if cut { max - 1 } else { usize::MAX };
+    let mut out: String = s
+        .chars()
+        .take(keep)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    if cut {
+        out.push('…');
+    }
+    out
+}
+
+/// At most `max` bytes, cut at a character boundary, ending in `…` when cut.
+fn cap_bytes(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max.saturating_sub('…'.len_utf8());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// Names by process, read once per process: a process is its pid and
+/// start time (a reused pid has a new start time), and its kernel short
+/// name, which changes on `exec` (same pid, same start time, new program).
+/// Platform-free so the Linux tests cover the rule the probes follow.
+#[derive(Debug, Default)]
+pub struct NameCache {
+    known: HashMap<u32, Entry>,
+    tick: u64,
+    reads: u64,
+}
+
+#[derive(Debug)]
+struct Entry {
+    start_time: u64,
+    comm: Box<[u8]>,
+    naming: Naming,
+    tick: u64,
+    /// Reads so far without a command line.
+    misses: u8,
+}
+
+/// How many ticks a process whose arguments could not be read is read
+/// again: a process caught inside `execve` has its new name but not yet its
+/// arguments (Linux sets `comm` in `begin_new_exec`, the argument area in
+/// `create_elf_tables`, `fs/binfmt_elf.c`); a zombie or another user's
+/// process (macOS) never has them.
+pub const ARGS_RETRIES: u8 = 3;
+
+impl NameCache {
+    /// Starts a scan.
+    pub fn begin_tick(&mut self) {
+        self.tick = self.tick.wrapping_add(1);
+    }
+
+    /// The naming of `pid`: the cached one when it is the process seen
+    /// before, else `read()` (the argument read) once.
+    pub fn get(
+        &mut self,
+        pid: u32,
+        start_time: u64,
+        comm: &[u8],
+        read: impl FnOnce() -> Naming,
+    ) -> &Naming {
+        let tick = self.tick;
+        let fill = |reads: &mut u64, misses: u8| {
+            *reads = reads.saturating_add(1);
+            let naming = read();
+            Entry {
+                start_time,
+                comm: comm.into(),
+                misses: misses.saturating_add(u8::from(naming.cmdline.is_none())),
+                naming,
+                tick,
+            }
+        };
+        let e = match self.known.entry(pid) {
+            Slot::Occupied(o) => {
+                let e = o.into_mut();
+                if e.start_time != start_time || *e.comm != *comm {
+                    *e = fill(&mut self.reads, 0);
+                } else if e.naming.cmdline.is_none() && e.misses <= ARGS_RETRIES {
+                    *e = fill(&mut self.reads, e.misses);
+                }
+                e
+            }
+            Slot::Vacant(v) => v.insert(fill(&mut self.reads, 0)),
+        };
+        e.tick = tick;
+        &e.naming
+    }
+
+    /// Ends a scan: forgets the pids it did not see.
+    pub fn end_tick(&mut self) {
+        let tick = self.tick;
+        self.known.retain(|_, e| e.tick == tick);
+    }
+
+    /// How many times arguments were read (for the tests and the bench).
+    pub fn reads(&self) -> u64 {
+        self.reads
+    }
+
+    pub fn len(&self) -> usize {
+        self.known.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.known.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &[&str]) -> Vec<Vec<u8>> {
+        s.iter().map(|a| a.as_bytes().to_vec()).collect()
+    }
+
+    fn name(program: &str, argv: &[&str]) -> String {
+        let v = args(argv);
+        let refs: Vec<&[u8]> = v.iter().map(Vec::as_slice).collect();
+        display_name(program, &refs)
+    }
+
+    #[test]
+    fn interpreters_are_named_by_what_they_run() {
+        let table: &[(&str, &[&str], &str)] = &[
+            (
+                "python3.12",
+                &["python3", "generate.py"],
+                "generate.py (python3.12)",
+            ),
+            (
+                "python3.12",
+                &[
+                    "/usr/bin/python3",
+                    "/home/me/pipe/generate.py",
+                    "--steps",
+                    "30",
+                ],
+                "generate.py (python3.12)",
+            ),
+            (
+                "python3",
+                &["python3", "-u", "-X", "dev", "x.py"],
+                "x.py (python3)",
+            ),
+            (
+                "python3",
+                &["python3", "-uX", "dev", "x.py"],
+                "x.py (python3)",
+            ),
+            (
+                "python3",
+                &["python3", "-Wignore", "-OO", "x.py"],
+                "x.py (python3)",
+            ),
+            (
+                "python3",
+                &["python3", "-W", "ignore", "x.py"],
+                "x.py (python3)",
+            ),
+            (
+                "python3",
+                &["python3", "--check-hash-based-pycs", "always", "x.py"],
+                "x.py (python3)",
+            ),
+            (
+                "python3",
+                &["python3", "-m", "diffusers", "--model", "m.py"],
+                "-m diffusers (python3)",
+            ),
+            (
+                "python3",
+                &["python3", "-mdiffusers"],
+                "-m diffusers (python3)",
+            ),
+            (
+                "python3",
+                &["python3", "-um", "http.server"],
+                "-m http.server (python3)",
+            ),
+            (
+                "python3",
+                &["python3", "-c", "import x; x.run()"],
+                "python3 -c",
+            ),
+            ("python3", &["python3", "-Sc", "print(1)"], "python3 -c"),
+            ("python3", &["python3"], "python3"),
+            ("python3", &["python3", "-"], "python3"),
+            ("python3", &["python3", "-i"], "python3"),
+            ("python3", &["python3", "-m"], "python3"),
+            ("pypy3", &["pypy3", "bench.py"], "bench.py (pypy3)"),
+            ("node", &["node", "--inspect", "app.js"], "app.js (node)"),
+            (
+                "node",
+                &[
+                    "node",
+                    "--inspect=9229",
+                    "-r",
+                    "ts-node/register",
+                    "src/server.ts",
+                    "--port",
+                    "1",
+                ],
+                "server.ts (node)",
+            ),
+            (
+                "node",
+                &["node", "--max-old-space-size=4096", "build.mjs"],
+                "build.mjs (node)",
+            ),
+            ("node", &["node", "-e", "1+1"], "node -e"),
+            ("node", &["node"], "node"),
+            (
+                "ruby",
+                &["ruby", "-I", "lib", "-rjson", "tool.rb"],
+                "tool.rb (ruby)",
+            ),
+            ("ruby3.2", &["ruby", "-e", "puts 1"], "ruby3.2 -e"),
+            (
+                "perl",
+                &["perl", "-w", "-Mstrict", "-I", "lib", "x.pl"],
+                "x.pl (perl)",
+            ),
+            ("perl", &["perl", "-lane", "print"], "perl -e"),
+            (
+                "java",
+                &[
+                    "java",
+                    "-Xmx4g",
+                    "-Dk=v",
+                    "-jar",
+                    "/opt/app/server.jar",
+                    "--port",
+                    "1",
+                ],
+                "server.jar (java)",
+            ),
+            (
+                "java",
+                &[
+                    "java",
+                    "-cp",
+                    "a.jar:b.jar",
+                    "org.gradle.launcher.daemon.bootstrap.GradleDaemon",
+                    "8.5",
+                ],
+                "GradleDaemon (java)",
+            ),
+            (
+                "java",
+                &["java", "-m", "app/com.x.Main"],
+                "-m app/com.x.Main (java)",
+            ),
+            ("java", &["java", "-version"], "java"),
+            ("bash", &["bash", "run.sh", "a"], "run.sh (bash)"),
+            (
+                "bash",
+                &["bash", "-e", "-o", "pipefail", "./ci/run.sh"],
+                "run.sh (bash)",
+            ),
+            ("bash", &["bash", "--rcfile", "rc", "x.sh"], "x.sh (bash)"),
+            ("bash", &["bash", "-c", "python x.py | tee log"], "bash -c"),
+            ("dash", &["sh", "-ec", "exec python3 x.py"], "dash -c"),
+            ("zsh", &["-zsh"], "zsh"),
+            ("bash", &["bash", "-s", "x.sh"], "bash"),
+            ("bash", &["bash", "-i"], "bash"),
+            // Not an interpreter: the program alone, whatever the arguments.
+            ("sleep", &["sleep", "600"], "sleep"),
+            (
+                "WebKitWebProcess",
+                &["/usr/lib/WebKitWebProcess", "7", "40"],
+                "WebKitWebProcess",
+            ),
+            ("pythonista", &["pythonista", "x.py"], "pythonista"),
+        ];
+        for (program, argv, want) in table {
+            assert_eq!(&name(program, argv), want, "{program} {argv:?}");
+        }
+    }
+
+    #[test]
+    fn run_wrappers_are_named_by_the_command_they_run() {
+        let table: &[(&str, &[&str], &str)] = &[
+            ("uv", &["uv", "run", "train.py"], "train.py (uv run)"),
+            (
+                "uv",
+                &["uv", "run", "--with", "torch", "python", "-u", "train.py"],
+                "train.py (uv run)",
+            ),
+            (
+                "uv",
+                &["uv", "--directory", "proj", "run", "-m", "diffusers"],
+                "-m diffusers (uv run)",
+            ),
+            ("uv", &["uv", "run", "jupyter", "lab"], "jupyter (uv run)"),
+            (
+                "uv",
+                &["uv", "run", "python", "-c", "print(1)"],
+                "python -c (uv run)",
+            ),
+            ("uv", &["uv", "pip", "install", "run"], "uv"),
+            ("uv", &["uv", "run"], "uv"),
+            (
+                "conda",
+                &["conda", "run", "-n", "ml", "python", "gen.py"],
+                "gen.py (conda run)",
+            ),
+            // poetry and conda are Python scripts themselves.
+            (
+                "python3.11",
+                &[
+                    "/usr/bin/python3.11",
+                    "/home/me/.local/bin/poetry",
+                    "run",
+                    "python",
+                    "serve.py",
+                ],
+                "serve.py (poetry run)",
+            ),
+            (
+                "python3",
+                &[
+                    "python3",
+                    "/opt/conda/bin/conda",
+                    "run",
+                    "--no-capture-output",
+                    "-p",
+                    "/envs/x",
+                    "python",
+                    "-m",
+                    "vllm.entrypoints",
+                ],
+                "-m vllm.entrypoints (conda run)",
+            ),
+            (
+                "python3",
+                &["python3", "/usr/bin/poetry", "install"],
+                "poetry (python3)",
+            ),
+        ];
+        for (program, argv, want) in table {
+            assert_eq!(&name(program, argv), want, "{program} {argv:?}");
+        }
+    }
+
+    #[test]
+    fn the_program_is_the_executables_full_name() {
+        let exe = b"/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/WebKitWebProcess".as_slice();
+        assert_eq!(
+            program_name(Some(exe), None, "WebKitWebProces"),
+            "WebKitWebProcess"
+        );
+        // A replaced binary still names its process.
+        assert_eq!(
+            program_name(Some(b"/opt/x/server (deleted)"), None, "server"),
+            "server"
+        );
+        // exe unreadable (another user's process): argv[0], when it agrees
+        // with comm, else comm.
+        assert_eq!(
+            program_name(
+                None,
+                Some(b"/usr/libexec/a-very-long-helper-name"),
+                "a-very-long-hel"
+            ),
+            "a-very-long-helper-name"
+        );
+        assert_eq!(program_name(None, Some(b"-bash"), "bash"), "bash");
+        assert_eq!(program_name(None, Some(b"sshd: me@pts/0"), "sshd"), "sshd");
+        assert_eq!(
+            program_name(None, Some(b"postgres: checkpointer"), "postgres"),
+            "postgres"
+        );
+        assert_eq!(program_name(None, None, "kworker"), "kworker");
+        assert_eq!(program_name(Some(b""), Some(b""), "x"), "x");
+        assert_eq!(program_name(None, None, ""), "");
+    }
+
+    #[test]
+    fn odd_arguments_never_break_the_name() {
+        // Spaces in paths; non-UTF-8 bytes; control characters.
+        let v: Vec<&[u8]> = vec![b"python3", b"/tmp/my runs/gen erate.py"];
+        assert_eq!(display_name("python3", &v), "gen erate.py (python3)");
+        let v: Vec<&[u8]> = vec![b"python3", b"/tmp/caf\xe9.py"];
+        assert_eq!(display_name("python3", &v), "caf\u{fffd}.py (python3)");
+        let v: Vec<&[u8]> = vec![b"python3", b"evil\x1b[2Jx.py"];
+        assert_eq!(display_name("python3", &v), "evil?[2Jx.py (python3)");
+        assert_eq!(display_name("python3", &[]), "python3");
+        let v: Vec<&[u8]> = vec![b"python3", b""];
+        assert_eq!(display_name("python3", &v), "python3");
+        let v: Vec<&[u8]> = vec![b"python3", b"dir/"];
+        assert_eq!(display_name("python3", &v), "python3");
+        // A huge name is capped; a huge argv costs nothing more.
+        let long = format!("{}.py", "x".repeat(10_000));
+        let many: Vec<Vec<u8>> = std::iter::once(b"python3".to_vec())
+            .chain(std::iter::repeat_n(b"-u".to_vec(), 100_000))
+            .chain([long.into_bytes()])
+            .collect();
+        let refs: Vec<&[u8]> = many.iter().map(Vec::as_slice).collect();
+        let n = display_name("python3", &refs);
+        assert_eq!(n.chars().count(), NAME_MAX_CHARS);
+        assert!(n.starts_with("xxx") && n.ends_with('…'), "{n}");
+    }
+
+    #[test]
+    fn the_command_line_reads_as_ps_shows_it_quoted_and_capped() {
+        let v: Vec<&[u8]> = vec![
+            b"python3",
+            b"-u",
+            b"/tmp/my runs/x.py",
+            b"",
+            b"it's",
+            b"a\nb",
+        ];
+        assert_eq!(
+            command_line(&v),
+            r"python3 -u '/tmp/my runs/x.py' '' 'it'\''s' 'a?b'"
+        );
+        let huge = vec![b"y".repeat(1 << 20); 8];
+        let refs: Vec<&[u8]> = huge.iter().map(Vec::as_slice).collect();
+        let c = command_line(&refs);
+        assert!(
+            c.len() <= CMDLINE_MAX_BYTES && c.ends_with('…'),
+            "{}",
+            c.len()
+        );
+        // Cut at a character boundary.
+        let wide = "é".repeat(CMDLINE_MAX_BYTES);
+        let c = command_line(&[wide.as_bytes()]);
+        assert!(c.len() <= CMDLINE_MAX_BYTES && c.ends_with('…'));
+        // One rewritten line is not quoted.
+        let v: Vec<&[u8]> = vec![b"postgres: checkpointer"];
+        assert_eq!(command_line(&v), "postgres: checkpointer");
+    }
+
+    #[test]
+    fn proc_cmdline_splits_on_nul() {
+        assert_eq!(
+            split_nul(b"python3\0x.py\0"),
+            [b"python3".as_slice(), b"x.py"]
+        );
+        assert_eq!(
+            split_nul(b"python3\0\0x.py\0"),
+            [b"python3".as_slice(), b"", b"x.py"]
+        );
+        // A process that rewrote its arguments (no final NUL).
+        assert_eq!(
+            split_nul(b"postgres: checkpointer"),
+            [b"postgres: checkpointer".as_slice()]
+        );
+        assert!(split_nul(b"").is_empty());
+        assert!(split_nul(b"\0").is_empty());
+    }
+
+    #[test]
+    fn naming_of_a_process_puts_it_together() {
+        let argv: Vec<&[u8]> = vec![b"python3", b"generate.py", b"--steps", b"30"];
+        let n = Naming::of(Some(b"/usr/bin/python3.12"), &argv, "python3");
+        assert_eq!(n.name, "generate.py (python3.12)");
+        assert_eq!(n.cmdline.as_deref(), Some("python3 generate.py --steps 30"));
+        // Arguments unreadable: the program only, no command line.
+        let n = Naming::of(None, &[], "launchd");
+        assert_eq!((n.name.as_str(), n.cmdline), ("launchd", None));
+    }
+
+    #[test]
+    fn the_cache_reads_once_per_process_and_again_for_a_reused_pid_or_exec() {
+        let mut cache = NameCache::default();
+        let named = |name: &str| Naming {
+            name: name.into(),
+            cmdline: Some(name.into()),
+        };
+        for _ in 0..100 {
+            cache.begin_tick();
+            let n = cache.get(42, 1_000, b"python3", || named("generate.py (python3)"));
+            assert_eq!(n.name, "generate.py (python3)");
+            cache.get(7, 50, b"sleep", || named("sleep"));
+            cache.end_tick();
+        }
+        assert_eq!(cache.reads(), 2, "one read per process over 100 ticks");
+
+        // pid 42 exited and was reused by a different program.
+        cache.begin_tick();
+        let n = cache.get(42, 9_000, b"node", || named("server.js (node)"));
+        assert_eq!(n.name, "server.js (node)");
+        // exec: same pid and start time, new program.
+        let n = cache.get(7, 50, b"bash", || named("run.sh (bash)"));
+        assert_eq!(n.name, "run.sh (bash)");
+        cache.end_tick();
+        assert_eq!(cache.reads(), 4);
+
+        // Arguments not readable (caught inside execve, a zombie, another
+        // user's process on macOS): read again, a few ticks only.
+        for _ in 0..10 {
+            cache.begin_tick();
+            cache.get(42, 9_000, b"node", || unreachable!("cached"));
+            cache.get(9, 1, b"zombie", || Naming {
+                name: "zombie".into(),
+                cmdline: None,
+            });
+            cache.end_tick();
+        }
+        assert_eq!(cache.reads(), 4 + 1 + u64::from(ARGS_RETRIES));
+
+        // Processes not seen in a scan are forgotten.
+        cache.begin_tick();
+        cache.get(42, 9_000, b"node", || unreachable!("cached"));
+        cache.end_tick();
+        assert_eq!(cache.len(), 1);
+    }
+}
