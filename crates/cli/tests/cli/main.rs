@@ -6,6 +6,7 @@ mod util;
 
 mod export;
 mod guard;
+#[cfg(target_os = "linux")]
 mod realswap;
 mod record;
 mod report;
