@@ -10,9 +10,12 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
+#[cfg_attr(not(target_os = "linux"), allow(unused_imports))] // used by Linux-only tests too
 use std::path::{Path, PathBuf};
+#[cfg_attr(not(target_os = "linux"), allow(unused_imports))] // used by Linux-only tests too
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
+#[cfg_attr(not(target_os = "linux"), allow(unused_imports))] // used by Linux-only tests too
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -95,6 +98,7 @@ impl Serving {
         format!("http://{}/", self.addr)
     }
 
+    #[cfg(target_os = "linux")]
     fn pid(&self) -> u32 {
         self.child.id()
     }
@@ -667,6 +671,7 @@ fn browser_ready(e2e: &Path) -> Result<(), String> {
     Ok(())
 }
 
+#[cfg(target_os = "linux")]
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 #[cfg(target_os = "linux")]
