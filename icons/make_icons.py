@@ -9,8 +9,8 @@ Shapes are signed distance functions; a pixel's coverage is taken from the
 distance at its centre (one pixel of soft edge), which anti-aliases without
 supersampling. Outputs (all RGBA, 8 bit):
 
-- icon.png (512), 128x128@2x.png (256), 128x128.png, 32x32.png — the app
-  icon, in colour, for the Linux bundles and the window;
+- icon.png (512), 128x128.png, 32x32.png — the app icon, in colour, for
+  the Linux bundles (hicolor 512, 128 and 32) and the window;
 - icon.icns — the same icon for the macOS bundle, every size Finder and the
   Dock ask for: 16, 32, 128, 256 and 512 pt at 1x and 2x (16–1024 px), each
   entry a PNG (ICNS types icp4/icp5/ic07–ic14, as `iconutil` writes them);
@@ -223,7 +223,6 @@ def main():
         app[size] = png_bytes(size, render(size, app_layers()))
     for name, size in [
         ("icon.png", 512),
-        ("128x128@2x.png", 256),
         ("128x128.png", 128),
         ("32x32.png", 32),
     ]:
