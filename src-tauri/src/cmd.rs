@@ -11,7 +11,7 @@
 //! (`build.rs` declares them in the app manifest, `capabilities/default.json`
 //! grants them to the main window).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -20,8 +20,9 @@ use swapsight::report::Report;
 use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_dialog::DialogExt;
 
+use swapsight::recordings::{file_name, Recording};
+
 use crate::export::{self, ExportFormat};
-use crate::recordings::{list_recordings, recording_path, RecordingEntry};
 
 /// The live session, as the app manages it.
 pub type LiveState<'a> = State<'a, Arc<Live>>;
@@ -41,12 +42,6 @@ pub struct RecordingInfo {
     pub path: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub samples: Option<u64>,
-}
-
-fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 /// Runs blocking work (file reads, reports) off the async runtime's threads.
@@ -112,21 +107,21 @@ pub fn stop_recording(live: LiveState<'_>) -> Result<RecordingInfo, String> {
 }
 
 #[tauri::command]
-pub fn recordings(live: LiveState<'_>) -> Vec<RecordingEntry> {
-    list_recordings(&live.recordings_dir())
+pub fn recordings(live: LiveState<'_>) -> Result<Vec<Recording>, String> {
+    live.recordings().map_err(|e| e.to_string())
 }
 
 /// Recording `name` shown as the live view shows a session.
 #[tauri::command]
 pub async fn replay(live: LiveState<'_>, name: String) -> Result<Replay, String> {
-    let path = recording_path(&live, &name)?;
+    let path = live.recording(&name).map_err(|e| e.to_string())?;
     blocking(move || live::replay(&path).map_err(|e| e.to_string())).await
 }
 
 /// The report of recording `name`.
 #[tauri::command]
 pub async fn report(live: LiveState<'_>, name: String) -> Result<Report, String> {
-    let path = recording_path(&live, &name)?;
+    let path = live.recording(&name).map_err(|e| e.to_string())?;
     blocking(move || {
         let trace = swapsight::trace::read(&path).map_err(|e| e.to_string())?;
         Ok(swapsight::report::report(&trace, None))
@@ -168,7 +163,7 @@ pub async fn export_recording<R: Runtime>(
     name: Option<String>,
 ) -> Result<Option<PathBuf>, String> {
     let trace = match name {
-        Some(n) => recording_path(&live, &n)?,
+        Some(n) => live.recording(&n).map_err(|e| e.to_string())?,
         None => live
             .last_recording()
             .ok_or("no recording yet: record one first")?,

@@ -219,14 +219,46 @@ fn recording_names_cannot_leave_the_folder() {
         "",
     ] {
         let e = err(&t, "replay", json!({ "name": bad }));
-        assert!(e.contains("not a recording name"), "{bad}: {e}");
-        assert!(err(&t, "report", json!({ "name": bad })).contains("not a recording name"));
+        assert!(e.contains("bad recording name"), "{bad}: {e}");
+        assert!(err(&t, "report", json!({ "name": bad })).contains("bad recording name"));
     }
     assert!(err(&t, "replay", json!({ "name": "nope.jsonl" })).contains("no recording named"));
     assert!(ok(&t, "recordings", json!({}))
         .as_array()
         .unwrap()
         .is_empty());
+}
+
+/// The app once took any `*.jsonl` name and followed symlinks; now it keeps
+/// serve's rule: `[A-Za-z0-9._-]+.jsonl`, no `..`, a regular file.
+#[test]
+fn recordings_follow_the_strict_rule() {
+    let t = app("strict");
+    let outside = Tmp::new("strict-outside");
+    let secret = outside.path().join("secret.jsonl");
+    let trace = swapsight::synth::to_jsonl(&swapsight::synth::seed_offload());
+    std::fs::write(&secret, trace).unwrap();
+    for name in ["a b.jsonl", "a..b.jsonl"] {
+        std::fs::copy(&secret, t.dir.path().join(name)).unwrap();
+    }
+    std::os::unix::fs::symlink(&secret, t.dir.path().join("link.jsonl")).unwrap();
+    for bad in ["a b.jsonl", "a..b.jsonl"] {
+        for cmd in ["replay", "report"] {
+            let e = err(&t, cmd, json!({ "name": bad }));
+            assert!(e.starts_with("bad recording name"), "{cmd} {bad}: {e}");
+        }
+        let e = err(
+            &t,
+            "export_recording",
+            json!({ "format": "csv", "name": bad }),
+        );
+        assert!(e.starts_with("bad recording name"), "export {bad}: {e}");
+    }
+    for cmd in ["replay", "report"] {
+        let e = err(&t, cmd, json!({ "name": "link.jsonl" }));
+        assert_eq!(e, "no recording named link.jsonl", "{cmd}");
+    }
+    assert_eq!(ok(&t, "recordings", json!({})), json!([]));
 }
 
 #[test]

@@ -15,6 +15,7 @@ pub mod live;
 pub mod monitor;
 pub mod probe;
 pub mod recorder;
+pub mod recordings;
 pub mod report;
 pub mod sampler;
 pub mod synth;

@@ -17,7 +17,8 @@ use serde::Serialize;
 use crate::detect::{Flag, State, SystemView};
 use crate::monitor::Tick;
 use crate::probe::{HostInfo, Probe, SystemSample};
-use crate::recorder::{default_trace_path, header_now, unix_now_ms, Recorder};
+use crate::recorder::{header_now, unix_now_ms, Recorder};
+use crate::recordings::{self, default_trace_path, Recording, RecordingError};
 use crate::report::Report;
 use crate::sampler::{Sampler, SamplerConfig};
 use crate::trace::Trace;
@@ -166,6 +167,8 @@ pub enum LiveError {
     Trace(#[from] crate::trace::TraceError),
     #[error(transparent)]
     Probe(#[from] crate::probe::ProbeError),
+    #[error(transparent)]
+    Recording(#[from] RecordingError),
 }
 
 struct Inner {
@@ -361,6 +364,17 @@ impl Live {
 
     pub fn recordings_dir(&self) -> PathBuf {
         lock(&self.inner).cfg.recordings_dir.clone()
+    }
+
+    /// The recordings in the folder, newest first.
+    pub fn recordings(&self) -> Result<Vec<Recording>, RecordingError> {
+        recordings::list(&self.recordings_dir())
+    }
+
+    /// The path of recording `name` in the folder; a name that is not a
+    /// plain recording name, or no regular file there, is refused.
+    pub fn recording(&self, name: &str) -> Result<PathBuf, RecordingError> {
+        recordings::resolve(&self.recordings_dir(), name)
     }
 
     /// Prometheus text of the latest tick (an HTTP `/metrics`), with

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
@@ -19,9 +20,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use swapsight::export::{self, prometheus, ExportError, Format};
 use swapsight::live::{LiveError, Snapshot};
+use swapsight::recordings::{file_name, Recording, RecordingError};
 use swapsight::trace::{Trace, TraceError};
 
-use super::recordings::{self, Recording};
 use super::State as AppState;
 
 /// An error answer: `{"error": message}` with `status`.
@@ -71,10 +72,27 @@ impl From<LiveError> for ApiError {
             LiveError::NotRecording => StatusCode::CONFLICT,
             LiveError::NoRecording => StatusCode::NOT_FOUND,
             LiveError::Trace(t) => return trace_error(t),
+            LiveError::Recording(r) => return recording_error(r),
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError::new(status, e.to_string())
     }
+}
+
+impl From<RecordingError> for ApiError {
+    fn from(e: RecordingError) -> ApiError {
+        recording_error(&e)
+    }
+}
+
+/// 400 for a bad recording name, 404 for no such recording.
+fn recording_error(e: &RecordingError) -> ApiError {
+    let status = match e {
+        RecordingError::BadName(_) => StatusCode::BAD_REQUEST,
+        RecordingError::NotFound(_) => StatusCode::NOT_FOUND,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    ApiError::new(status, e.to_string())
 }
 
 /// A trace that cannot be read: 422 when it is not a trace, 404 when it
@@ -137,13 +155,6 @@ pub async fn body_deadline(req: axum::extract::Request, next: axum::middleware::
         )
         .into_response(),
     }
-}
-
-/// A recording's name in its folder: what the API shows of a path.
-pub fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 /// A snapshot as the API shows it: the recording by name, not by path.
@@ -300,12 +311,11 @@ pub async fn recording_stop(State(s): State<AppState>) -> ApiResult<Response> {
 }
 
 pub async fn recordings(State(s): State<AppState>) -> ApiResult<Json<Vec<Recording>>> {
-    let dir = s.recordings.clone();
-    tokio::task::spawn_blocking(move || recordings::list(&dir))
+    let live = Arc::clone(&s.live);
+    let list = tokio::task::spawn_blocking(move || live.recordings())
         .await
-        .map_err(|e| ApiError::internal(format!("listing recordings failed: {e}")))?
-        .map(Json)
-        .map_err(|e| ApiError::internal(format!("cannot list the recordings folder: {e}")))
+        .map_err(|e| ApiError::internal(format!("listing recordings failed: {e}")))??;
+    Ok(Json(list))
 }
 
 /// Runs `f` on the blocking pool, at most `heavy_jobs` at once.
@@ -331,7 +341,7 @@ pub async fn replay(
     State(s): State<AppState>,
     UrlPath(name): UrlPath<String>,
 ) -> ApiResult<Response> {
-    let path = recordings::resolve(&s.recordings, &name)?;
+    let path = s.live.recording(&name)?;
     let mut replay = heavy(&s, move || {
         let trace = read_trace(&path)?;
         Ok(swapsight::live::replay_trace(&path, &trace))
@@ -345,7 +355,7 @@ pub async fn report(
     State(s): State<AppState>,
     UrlPath(name): UrlPath<String>,
 ) -> ApiResult<Response> {
-    let path = recordings::resolve(&s.recordings, &name)?;
+    let path = s.live.recording(&name)?;
     let report = heavy(&s, move || {
         let trace = read_trace(&path)?;
         Ok(swapsight::report::report(&trace, None))
@@ -423,7 +433,7 @@ pub async fn export(
     UrlPath(name): UrlPath<String>,
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> ApiResult<Response> {
-    let path = recordings::resolve(&s.recordings, &name)?;
+    let path = s.live.recording(&name)?;
     let q = query(q)?;
     let raw = q.get("format").map(String::as_str).unwrap_or("");
     let kind = ExportKind::parse(raw).ok_or_else(|| {

@@ -418,6 +418,9 @@ async fn recording_names_never_leave_the_folder() {
             "a%5Cb.jsonl",
             "a%00.jsonl",
             "...jsonl",
+            ".hidden.jsonl",
+            "a..b.jsonl",
+            "a%20b.jsonl",
         ] {
             let a = call(r, get(&format!("/api/recordings/{bad}/{what}"))).await;
             a.assert_error(StatusCode::BAD_REQUEST, "bad recording name");
