@@ -162,6 +162,7 @@ pub async fn export_recording<R: Runtime>(
     format: ExportFormat,
     name: Option<String>,
 ) -> Result<Option<PathBuf>, String> {
+    export::offered(format)?;
     let trace = match name {
         Some(n) => live.recording(&n).map_err(|e| e.to_string())?,
         None => live
@@ -171,7 +172,9 @@ pub async fn export_recording<R: Runtime>(
     let Some(out) = export::ask_save_path(&app, &trace, Some(format)).await else {
         return Ok(None);
     };
-    let format = ExportFormat::from_path(&out).unwrap_or(format);
+    let format = ExportFormat::from_path(&out)
+        .filter(|f| ExportFormat::UI.contains(f))
+        .unwrap_or(format);
     let written = out.clone();
     blocking(move || export::export_to(&trace, format, &out)).await?;
     log!("exported {} as {format:?}", written.display());

@@ -268,6 +268,8 @@ fn export_without_a_recording_says_so() {
     assert!(e.contains("no recording yet"), "{e}");
     let e = err(&t, "export_recording", json!({ "format": "xml" }));
     assert!(e.contains("xml") || e.contains("variant"), "{e}");
+    let e = err(&t, "export_recording", json!({ "format": "svg" }));
+    assert!(e.contains("expected jsonl, csv, perfetto or png"), "{e}");
 }
 
 #[test]
@@ -341,7 +343,7 @@ fn exports_every_format_from_a_recording() {
     live.start_recording(Some(7)).unwrap();
     std::thread::sleep(Duration::from_millis(400));
     let (trace, _) = live.stop_recording().unwrap();
-    for f in ExportFormat::ALL {
+    for f in ExportFormat::UI {
         let out = dir.path().join(format!("out.{}", f.extension()));
         export_to(&trace, f, &out).unwrap_or_else(|e| panic!("{f:?}: {e}"));
         let bytes = std::fs::read(&out).unwrap();
@@ -353,6 +355,7 @@ fn exports_every_format_from_a_recording() {
                 serde_json::from_slice::<Value>(&bytes).expect("Perfetto export is JSON");
             }
             ExportFormat::Png => assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n"),
+            other => panic!("{other:?} is not offered"),
         }
         assert_eq!(ExportFormat::from_path(&out), Some(f));
     }
@@ -363,6 +366,21 @@ fn exports_every_format_from_a_recording() {
     )
     .unwrap_err();
     assert!(e.contains("missing.jsonl"), "{e}");
+    assert!(
+        !dir.path().join("x.csv").exists(),
+        "no file for a missing trace"
+    );
+    // Charts other than PNG and Prometheus text are the CLI's.
+    for f in [ExportFormat::Svg, ExportFormat::Prometheus] {
+        let out = dir.path().join(format!("out.{}", f.extension()));
+        let e = export_to(&trace, f, &out).unwrap_err();
+        assert!(e.contains("expected jsonl, csv, perfetto or png"), "{e}");
+        assert!(!out.exists());
+    }
+    // A JSONL export onto the trace itself keeps it.
+    let before = std::fs::read(&trace).unwrap();
+    export_to(&trace, ExportFormat::Jsonl, &trace).unwrap();
+    assert_eq!(std::fs::read(&trace).unwrap(), before);
     assert_eq!(
         ExportFormat::Perfetto
             .file_name_for(&trace)

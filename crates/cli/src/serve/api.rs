@@ -18,7 +18,7 @@ use axum::Json;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use swapsight::export::{self, prometheus, ExportError, Format};
+use swapsight::export::{prometheus, ExportError, ExportFormat, ExportOptions};
 use swapsight::live::{LiveError, Snapshot};
 use swapsight::recordings::{file_name, Recording, RecordingError};
 use swapsight::trace::{Trace, TraceError};
@@ -364,68 +364,24 @@ pub async fn report(
     Ok(Json(report).into_response())
 }
 
-/// An export format of the API: the trace itself or one of the exporters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ExportKind {
-    Jsonl,
-    Text(Format),
-    Png,
-}
-
-impl ExportKind {
-    const NAMES: &'static str = "jsonl, csv, perfetto or png";
-
-    fn parse(s: &str) -> Option<ExportKind> {
-        match s {
-            "jsonl" => Some(ExportKind::Jsonl),
-            "csv" => Some(ExportKind::Text(Format::Csv)),
-            "perfetto" => Some(ExportKind::Text(Format::Perfetto)),
-            "png" => Some(ExportKind::Png),
-            _ => None,
-        }
-    }
-
-    /// (content type, file extension)
-    fn media(self) -> (&'static str, &'static str) {
-        match self {
-            ExportKind::Jsonl => ("application/x-ndjson", "jsonl"),
-            ExportKind::Text(Format::Csv) => ("text/csv; charset=utf-8", "csv"),
-            ExportKind::Text(Format::Perfetto) => ("application/json", "json"),
-            ExportKind::Text(_) => ("text/plain; charset=utf-8", "txt"),
-            ExportKind::Png => ("image/png", "png"),
-        }
-    }
-}
-
-fn export_bytes(path: &Path, kind: ExportKind) -> ApiResult<Vec<u8>> {
-    if kind == ExportKind::Jsonl {
-        return std::fs::read(path).map_err(|source| {
-            trace_error(&TraceError::Io {
-                path: PathBuf::from(path.file_name().unwrap_or_default()),
+/// A recording as `format`, in memory (an HTTP body). A trace that cannot
+/// be read is told as [`trace_error`] tells it, by its file name.
+fn export_bytes(path: &Path, format: ExportFormat) -> ApiResult<Vec<u8>> {
+    let mut out = Vec::with_capacity(64 * 1024);
+    format
+        .write_file(path, &ExportOptions::default(), &mut out)
+        .map_err(|e| match e {
+            ExportError::Trace(TraceError::Io { path, source }) => trace_error(&TraceError::Io {
+                path: PathBuf::from(file_name(&path)),
                 source,
-            })
-        });
-    }
-    let trace = read_trace(path)?;
-    let failed = |e: ExportError| match e {
-        ExportError::NoSamples => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()),
-        e => ApiError::internal(e.to_string()),
-    };
-    match kind {
-        ExportKind::Text(format) => {
-            let mut out = Vec::with_capacity(64 * 1024);
-            export::write(&trace, format, &mut out).map_err(failed)?;
-            Ok(out)
-        }
-        _ => {
-            if trace.samples.is_empty() {
-                return Err(failed(ExportError::NoSamples));
+            }),
+            ExportError::Trace(t) => trace_error(&t),
+            ExportError::NoSamples => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
             }
-            let report = swapsight::report::report(&trace, None);
-            export::plot::png(&trace, &report, &export::plot::PlotOptions::default())
-                .map_err(failed)
-        }
-    }
+            e => ApiError::internal(e.to_string()),
+        })?;
+    Ok(out)
 }
 
 pub async fn export(
@@ -436,20 +392,26 @@ pub async fn export(
     let path = s.live.recording(&name)?;
     let q = query(q)?;
     let raw = q.get("format").map(String::as_str).unwrap_or("");
-    let kind = ExportKind::parse(raw).ok_or_else(|| {
-        ApiError::bad_request(format!(
-            "bad format '{raw}': expected {}",
-            ExportKind::NAMES
-        ))
-    })?;
-    let bytes = heavy(&s, move || export_bytes(&path, kind)).await?;
-    let (mime, ext) = kind.media();
-    let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
+    let format = ExportFormat::parse(raw)
+        .filter(|f| ExportFormat::UI.contains(f))
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "bad format '{raw}': expected {}",
+                ExportFormat::names(&ExportFormat::UI)
+            ))
+        })?;
+    let bytes = heavy(&s, move || export_bytes(&path, format)).await?;
     // The name was checked: [A-Za-z0-9._-] only, so it needs no quoting.
-    let disposition = format!("attachment; filename=\"{stem}.{ext}\"");
+    let disposition = format!(
+        "attachment; filename=\"{}\"",
+        format.file_name_for(Path::new(&name))
+    );
     let mut res = Body::from(bytes).into_response();
     let h = res.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(mime));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(format.media_type()),
+    );
     if let Ok(v) = HeaderValue::from_str(&disposition) {
         h.insert(header::CONTENT_DISPOSITION, v);
     }
