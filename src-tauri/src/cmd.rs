@@ -1,6 +1,6 @@
 //! The commands the web view may invoke: each translates one [`Live`] method
-//! (or a trace file in the recordings folder) into JSON, with the same shapes
-//! `swapsight serve` answers over HTTP, so `ui/js/transport.js` needs no
+//! into JSON — the views of `swapsight::views` and `Live`, the ones
+//! `swapsight serve` answers over HTTP — so `ui/js/transport.js` needs no
 //! per-transport code beyond the call itself. Errors are strings a UI shows
 //! as they are. Only `open_trace` and `export_recording` exist just here:
 //! they ask the user for a file with a native dialog (from Rust, so the web
@@ -14,35 +14,16 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde::Serialize;
-use swapsight::live::{self, Live, Point, Replay, Row, Snapshot};
+use swapsight::live::{self, Live, Point, Replay, Snapshot};
 use swapsight::report::Report;
+use swapsight::views::{Done, Pinned, ProcessView, Recording, RecordingInfo};
 use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_dialog::DialogExt;
-
-use swapsight::recordings::{file_name, Recording};
 
 use crate::export::{self, ExportFormat};
 
 /// The live session, as the app manages it.
 pub type LiveState<'a> = State<'a, Arc<Live>>;
-
-/// One process: its row and its footprint history (`[t_ms, bytes]` pairs).
-#[derive(Debug, Serialize)]
-pub struct ProcessView {
-    pub row: Row,
-    pub series: Vec<(u64, u64)>,
-}
-
-/// A recording that just started or stopped.
-#[derive(Debug, Serialize)]
-pub struct RecordingInfo {
-    /// File name in the recordings folder (what `replay` and `report` take).
-    pub name: String,
-    pub path: PathBuf,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub samples: Option<u64>,
-}
 
 /// Runs blocking work (file reads, reports) off the async runtime's threads.
 async fn blocking<T: Send + 'static>(
@@ -74,13 +55,15 @@ pub fn process(live: LiveState<'_>, pid: u32) -> Result<ProcessView, String> {
 
 /// Pins `pid` (watch its tree, keep it first) or unpins with `null`.
 #[tauri::command]
-pub fn pin(live: LiveState<'_>, pid: Option<u32>) {
+pub fn pin(live: LiveState<'_>, pid: Option<u32>) -> Pinned {
     live.pin(pid);
+    Pinned { pinned: pid }
 }
 
 #[tauri::command]
-pub fn reset_baseline(live: LiveState<'_>) {
+pub fn reset_baseline(live: LiveState<'_>) -> Done {
     live.reset_baseline();
+    Done::OK
 }
 
 /// Starts recording the whole machine, watching `pid` (or the pinned one).
@@ -88,22 +71,14 @@ pub fn reset_baseline(live: LiveState<'_>) {
 pub fn start_recording(live: LiveState<'_>, pid: Option<u32>) -> Result<RecordingInfo, String> {
     let path = live.start_recording(pid).map_err(|e| e.to_string())?;
     log!("recording to {}", path.display());
-    Ok(RecordingInfo {
-        name: file_name(&path),
-        path,
-        samples: None,
-    })
+    Ok(RecordingInfo::started(&path))
 }
 
 #[tauri::command]
 pub fn stop_recording(live: LiveState<'_>) -> Result<RecordingInfo, String> {
     let (path, samples) = live.stop_recording().map_err(|e| e.to_string())?;
     log!("recorded {samples} samples to {}", path.display());
-    Ok(RecordingInfo {
-        name: file_name(&path),
-        path,
-        samples: Some(samples),
-    })
+    Ok(RecordingInfo::stopped(&path, samples))
 }
 
 #[tauri::command]
@@ -114,19 +89,15 @@ pub fn recordings(live: LiveState<'_>) -> Result<Vec<Recording>, String> {
 /// Recording `name` shown as the live view shows a session.
 #[tauri::command]
 pub async fn replay(live: LiveState<'_>, name: String) -> Result<Replay, String> {
-    let path = live.recording(&name).map_err(|e| e.to_string())?;
-    blocking(move || live::replay(&path).map_err(|e| e.to_string())).await
+    let live = Arc::clone(&live);
+    blocking(move || live.replay_recording(&name).map_err(|e| e.to_string())).await
 }
 
 /// The report of recording `name`.
 #[tauri::command]
 pub async fn report(live: LiveState<'_>, name: String) -> Result<Report, String> {
-    let path = live.recording(&name).map_err(|e| e.to_string())?;
-    blocking(move || {
-        let trace = swapsight::trace::read(&path).map_err(|e| e.to_string())?;
-        Ok(swapsight::report::report(&trace, None))
-    })
-    .await
+    let live = Arc::clone(&live);
+    blocking(move || live.report_recording(&name).map_err(|e| e.to_string())).await
 }
 
 /// Asks for a trace file and replays it; `null` when the user cancels.

@@ -138,7 +138,7 @@ fn process_returns_row_and_series_or_an_error() {
 #[test]
 fn pin_and_unpin() {
     let t = app("pin");
-    assert_eq!(ok(&t, "pin", json!({ "pid": 7 })), Value::Null);
+    assert_eq!(ok(&t, "pin", json!({ "pid": 7 })), json!({ "pinned": 7 }));
     let pinned = (0..100).find_map(|_| {
         std::thread::sleep(Duration::from_millis(20));
         let s = ok(&t, "snapshot", json!({}));
@@ -154,7 +154,10 @@ fn pin_and_unpin() {
         .expect("pinned shows in snapshots")
         .expect("the pinned row stays in the table");
     assert_eq!(row["pinned"], true);
-    ok(&t, "pin", json!({ "pid": null }));
+    assert_eq!(
+        ok(&t, "pin", json!({ "pid": null })),
+        json!({ "pinned": null })
+    );
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(ok(&t, "snapshot", json!({}))["pinned"], Value::Null);
 }
@@ -167,7 +170,7 @@ fn reset_baseline_restarts_growth() {
         .as_i64()
         .unwrap();
     assert!(before > 0);
-    assert_eq!(ok(&t, "reset_baseline", json!({})), Value::Null);
+    assert_eq!(ok(&t, "reset_baseline", json!({})), json!({ "ok": true }));
     std::thread::sleep(Duration::from_millis(100));
     let after = ok(&t, "snapshot", json!({}))["view"]["swap_growth_bytes"]
         .as_i64()
@@ -392,4 +395,53 @@ fn exports_every_format_from_a_recording() {
         crate::export::with_extension(dir.path().join("chart"), ExportFormat::Png),
         dir.path().join("chart.png")
     );
+}
+
+/// The shapes the UI reads, shared with serve's tests: the same calls must
+/// answer the same JSON there and here.
+const VIEW_SHAPES: &str = include_str!("../../crates/core/tests/fixtures/view-shapes.json");
+
+/// A JSON value's shape down to `depth`: keys and types, an array by its
+/// first element.
+fn shape(v: &Value, depth: usize) -> Value {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(_) => "bool".into(),
+        Value::Number(_) => "number".into(),
+        Value::String(_) => "string".into(),
+        Value::Array(_) if depth == 0 => "array".into(),
+        Value::Object(_) if depth == 0 => "object".into(),
+        Value::Array(a) => a.first().map(|e| shape(e, depth - 1)).into_iter().collect(),
+        Value::Object(o) => o
+            .iter()
+            .map(|(k, v)| (k.clone(), shape(v, depth - 1)))
+            .collect(),
+    }
+}
+
+#[test]
+fn answers_have_the_shapes_serve_answers() {
+    let t = app("shapes");
+    std::thread::sleep(Duration::from_millis(100));
+    let calls: Value = serde_json::from_str(VIEW_SHAPES).unwrap();
+    let mut name = String::new();
+    for c in calls.as_array().unwrap() {
+        let cmd = c["call"].as_str().unwrap();
+        let v = ok(&t, cmd, c["args"].clone());
+        let depth = c["depth"].as_u64().unwrap() as usize;
+        assert_eq!(shape(&v, depth), c["shape"], "{cmd} {}: {v}", c["args"]);
+        if cmd == "start_recording" {
+            name = v["name"].as_str().unwrap().to_owned();
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    // Replay and report are the core's own views, unwrapped.
+    let live = t.app.state::<Arc<Live>>();
+    let replay = ok(&t, "replay", json!({ "name": name }));
+    let own = serde_json::to_value(live.replay_recording(&name).unwrap()).unwrap();
+    assert_eq!(shape(&replay, 1), shape(&own, 1));
+    assert_eq!(replay["path"], name.as_str());
+    let report = ok(&t, "report", json!({ "name": name }));
+    let own = serde_json::to_value(live.report_recording(&name).unwrap()).unwrap();
+    assert_eq!(shape(&report, 1), shape(&own, 1));
 }

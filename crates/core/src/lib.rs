@@ -22,6 +22,7 @@ pub mod synth;
 pub mod trace;
 pub mod tree;
 pub mod units;
+pub mod views;
 
 pub use detect::{Detector, DetectorConfig, State};
 pub use monitor::{Monitor, Tick};

@@ -377,6 +377,21 @@ impl Live {
         recordings::resolve(&self.recordings_dir(), name)
     }
 
+    /// Recording `name` shown as the live view shows a session; its `path`
+    /// is the name, not where the folder is.
+    pub fn replay_recording(&self, name: &str) -> Result<Replay, LiveError> {
+        let path = self.recording(name)?;
+        let mut replay = replay(&path)?;
+        replay.path = PathBuf::from(name);
+        Ok(replay)
+    }
+
+    /// The report of recording `name`.
+    pub fn report_recording(&self, name: &str) -> Result<Report, LiveError> {
+        let trace = crate::trace::read(&self.recording(name)?)?;
+        Ok(crate::report::report(&trace, None))
+    }
+
     /// Prometheus text of the latest tick (an HTTP `/metrics`), with
     /// per-process series for at most `max_processes`; `None` before the
     /// first tick.
@@ -709,6 +724,20 @@ mod tests {
         assert_eq!(r.report.samples as u64, samples);
         let t = crate::trace::read(&path).unwrap();
         assert_eq!(t.header().watch_pid, Some(7));
+        // By name, as a UI asks: the same replay, named rather than pathed.
+        let name = crate::recordings::file_name(&path);
+        let [listed] = &l.recordings().unwrap()[..] else {
+            panic!("one recording")
+        };
+        assert_eq!(listed.name, name);
+        let named = l.replay_recording(&name).unwrap();
+        assert_eq!(named.path, Path::new(&name));
+        assert_eq!(named.points, r.points);
+        assert_eq!(l.report_recording(&name).unwrap().samples as u64, samples);
+        assert!(matches!(
+            l.replay_recording("../x.jsonl"),
+            Err(LiveError::Recording(RecordingError::BadName(_)))
+        ));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

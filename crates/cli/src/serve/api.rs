@@ -16,12 +16,13 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
 use swapsight::export::{prometheus, ExportError, ExportFormat, ExportOptions};
 use swapsight::live::{LiveError, Snapshot};
 use swapsight::recordings::{file_name, Recording, RecordingError};
-use swapsight::trace::{Trace, TraceError};
+use swapsight::trace::TraceError;
+use swapsight::views::{Done, Pinned, ProcessView, RecordingInfo};
 
 use super::State as AppState;
 
@@ -238,13 +239,6 @@ fn pid_of(raw: &str) -> ApiResult<u32> {
         .ok_or_else(|| ApiError::bad_request(format!("bad pid '{raw}': expected a process id")))
 }
 
-#[derive(Serialize)]
-struct ProcessView {
-    row: swapsight::live::Row,
-    /// `[t_ms, footprint_bytes]` pairs, oldest first.
-    series: Vec<(u64, u64)>,
-}
-
 pub async fn process(
     State(s): State<AppState>,
     UrlPath(raw): UrlPath<String>,
@@ -272,23 +266,18 @@ pub async fn pin(
         return Err(ApiError::bad_request("bad pid 0: expected a process id"));
     }
     s.live.pin(pid);
-    Ok(Json(json!({ "pinned": pid })).into_response())
+    Ok(Json(Pinned { pinned: pid }).into_response())
 }
 
 pub async fn reset_baseline(State(s): State<AppState>) -> Response {
     s.live.reset_baseline();
-    Json(json!({ "ok": true })).into_response()
+    Json(Done::OK).into_response()
 }
 
 #[derive(Deserialize)]
 struct StartBody {
     #[serde(default)]
     pid: Option<u32>,
-}
-
-/// A recording by its name in the folder (never the server's path).
-fn named(path: &Path) -> serde_json::Value {
-    json!({ "name": file_name(path) })
 }
 
 pub async fn recording_start(
@@ -300,14 +289,12 @@ pub async fn recording_start(
         return Err(ApiError::bad_request("bad pid 0: expected a process id"));
     }
     let path = s.live.start_recording(pid)?;
-    Ok(Json(named(&path)).into_response())
+    Ok(Json(RecordingInfo::started(&path)).into_response())
 }
 
 pub async fn recording_stop(State(s): State<AppState>) -> ApiResult<Response> {
     let (path, samples) = s.live.stop_recording()?;
-    let mut v = named(&path);
-    v["samples"] = json!(samples);
-    Ok(Json(v).into_response())
+    Ok(Json(RecordingInfo::stopped(&path, samples)).into_response())
 }
 
 pub async fn recordings(State(s): State<AppState>) -> ApiResult<Json<Vec<Recording>>> {
@@ -333,21 +320,12 @@ async fn heavy<T: Send + 'static>(
         .map_err(|e| ApiError::internal(format!("the job failed: {e}")))?
 }
 
-fn read_trace(path: &Path) -> ApiResult<Trace> {
-    swapsight::trace::read(path).map_err(|e| trace_error(&e))
-}
-
 pub async fn replay(
     State(s): State<AppState>,
     UrlPath(name): UrlPath<String>,
 ) -> ApiResult<Response> {
-    let path = s.live.recording(&name)?;
-    let mut replay = heavy(&s, move || {
-        let trace = read_trace(&path)?;
-        Ok(swapsight::live::replay_trace(&path, &trace))
-    })
-    .await?;
-    replay.path = PathBuf::from(name);
+    let live = Arc::clone(&s.live);
+    let replay = heavy(&s, move || Ok(live.replay_recording(&name)?)).await?;
     Ok(Json(replay).into_response())
 }
 
@@ -355,12 +333,8 @@ pub async fn report(
     State(s): State<AppState>,
     UrlPath(name): UrlPath<String>,
 ) -> ApiResult<Response> {
-    let path = s.live.recording(&name)?;
-    let report = heavy(&s, move || {
-        let trace = read_trace(&path)?;
-        Ok(swapsight::report::report(&trace, None))
-    })
-    .await?;
+    let live = Arc::clone(&s.live);
+    let report = heavy(&s, move || Ok(live.report_recording(&name)?)).await?;
     Ok(Json(report).into_response())
 }
 
