@@ -2,7 +2,7 @@
 //! so that the menu-bar app's commands and `swapsight serve`'s routes answer
 //! the same JSON by construction. The larger views — [`Snapshot`],
 //! [`Point`], [`Replay`] — are [`Live`]'s own; recordings in the folder are
-//! listed as [`Recording`]s. No view carries a path of the machine: a
+//! listed as [`Recording`]s. No view here carries a path of the machine: a
 //! recording is named by its file name in the folder.
 //!
 //! [`Snapshot`]: crate::live::Snapshot
