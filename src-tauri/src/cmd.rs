@@ -1,6 +1,6 @@
 //! The commands the web view may invoke: each translates one [`Live`] method
-//! (or a trace file in the recordings folder) into JSON, with the same shapes
-//! `swapsight serve` answers over HTTP, so `ui/js/transport.js` needs no
+//! into JSON — the views of `swapsight::views` and `Live`, the ones
+//! `swapsight serve` answers over HTTP — so `ui/js/transport.js` needs no
 //! per-transport code beyond the call itself. Errors are strings a UI shows
 //! as they are. Only `open_trace` and `export_recording` exist just here:
 //! they ask the user for a file with a native dialog (from Rust, so the web
@@ -11,44 +11,20 @@
 //! (`build.rs` declares them in the app manifest, `capabilities/default.json`
 //! grants them to the main window).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde::Serialize;
-use swapsight::live::{self, Live, Point, Replay, Row, Snapshot};
+use swapsight::live::{self, Live, Point, Replay, Snapshot};
 use swapsight::report::Report;
+use swapsight::views::{Done, Pinned, ProcessView, Recording, RecordingInfo};
 use tauri::{AppHandle, Manager, Runtime, State};
 use tauri_plugin_dialog::DialogExt;
 
 use crate::export::{self, ExportFormat};
-use crate::recordings::{list_recordings, recording_path, RecordingEntry};
 use crate::window;
 
 /// The live session, as the app manages it.
 pub type LiveState<'a> = State<'a, Arc<Live>>;
-
-/// One process: its row and its footprint history (`[t_ms, bytes]` pairs).
-#[derive(Debug, Serialize)]
-pub struct ProcessView {
-    pub row: Row,
-    pub series: Vec<(u64, u64)>,
-}
-
-/// A recording that just started or stopped.
-#[derive(Debug, Serialize)]
-pub struct RecordingInfo {
-    /// File name in the recordings folder (what `replay` and `report` take).
-    pub name: String,
-    pub path: PathBuf,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub samples: Option<u64>,
-}
-
-fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
-}
 
 /// Runs blocking work (file reads, reports) off the async runtime's threads.
 async fn blocking<T: Send + 'static>(
@@ -80,13 +56,15 @@ pub fn process(live: LiveState<'_>, pid: u32) -> Result<ProcessView, String> {
 
 /// Pins `pid` (watch its tree, keep it first) or unpins with `null`.
 #[tauri::command]
-pub fn pin(live: LiveState<'_>, pid: Option<u32>) {
+pub fn pin(live: LiveState<'_>, pid: Option<u32>) -> Pinned {
     live.pin(pid);
+    Pinned { pinned: pid }
 }
 
 #[tauri::command]
-pub fn reset_baseline(live: LiveState<'_>) {
+pub fn reset_baseline(live: LiveState<'_>) -> Done {
     live.reset_baseline();
+    Done::OK
 }
 
 /// Starts recording the whole machine, watching `pid` (or the pinned one).
@@ -94,45 +72,33 @@ pub fn reset_baseline(live: LiveState<'_>) {
 pub fn start_recording(live: LiveState<'_>, pid: Option<u32>) -> Result<RecordingInfo, String> {
     let path = live.start_recording(pid).map_err(|e| e.to_string())?;
     log!("recording to {}", path.display());
-    Ok(RecordingInfo {
-        name: file_name(&path),
-        path,
-        samples: None,
-    })
+    Ok(RecordingInfo::started(&path))
 }
 
 #[tauri::command]
 pub fn stop_recording(live: LiveState<'_>) -> Result<RecordingInfo, String> {
     let (path, samples) = live.stop_recording().map_err(|e| e.to_string())?;
     log!("recorded {samples} samples to {}", path.display());
-    Ok(RecordingInfo {
-        name: file_name(&path),
-        path,
-        samples: Some(samples),
-    })
+    Ok(RecordingInfo::stopped(&path, samples))
 }
 
 #[tauri::command]
-pub fn recordings(live: LiveState<'_>) -> Vec<RecordingEntry> {
-    list_recordings(&live.recordings_dir())
+pub fn recordings(live: LiveState<'_>) -> Result<Vec<Recording>, String> {
+    live.recordings().map_err(|e| e.to_string())
 }
 
 /// Recording `name` shown as the live view shows a session.
 #[tauri::command]
 pub async fn replay(live: LiveState<'_>, name: String) -> Result<Replay, String> {
-    let path = recording_path(&live, &name)?;
-    blocking(move || live::replay(&path).map_err(|e| e.to_string())).await
+    let live = Arc::clone(&live);
+    blocking(move || live.replay_recording(&name).map_err(|e| e.to_string())).await
 }
 
 /// The report of recording `name`.
 #[tauri::command]
 pub async fn report(live: LiveState<'_>, name: String) -> Result<Report, String> {
-    let path = recording_path(&live, &name)?;
-    blocking(move || {
-        let trace = swapsight::trace::read(&path).map_err(|e| e.to_string())?;
-        Ok(swapsight::report::report(&trace, None))
-    })
-    .await
+    let live = Arc::clone(&live);
+    blocking(move || live.report_recording(&name).map_err(|e| e.to_string())).await
 }
 
 /// Asks for a trace file and replays it; `null` when the user cancels.
@@ -173,8 +139,9 @@ pub async fn export_recording<R: Runtime>(
     format: ExportFormat,
     name: Option<String>,
 ) -> Result<Option<PathBuf>, String> {
+    export::offered(format)?;
     let trace = match name {
-        Some(n) => recording_path(&live, &n)?,
+        Some(n) => live.recording(&n).map_err(|e| e.to_string())?,
         None => live
             .last_recording()
             .ok_or("no recording yet: record one first")?,
@@ -182,7 +149,9 @@ pub async fn export_recording<R: Runtime>(
     let Some(out) = export::ask_save_path(&app, &trace, Some(format)).await else {
         return Ok(None);
     };
-    let format = ExportFormat::from_path(&out).unwrap_or(format);
+    let format = ExportFormat::from_path(&out)
+        .filter(|f| ExportFormat::UI.contains(f))
+        .unwrap_or(format);
     let written = out.clone();
     blocking(move || export::export_to(&trace, format, &out)).await?;
     log!("exported {} as {format:?}", written.display());

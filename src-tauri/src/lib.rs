@@ -25,7 +25,6 @@ macro_rules! log {
 
 pub mod cmd;
 pub mod export;
-pub mod recordings;
 pub mod tray;
 pub mod window;
 

@@ -138,7 +138,7 @@ fn process_returns_row_and_series_or_an_error() {
 #[test]
 fn pin_and_unpin() {
     let t = app("pin");
-    assert_eq!(ok(&t, "pin", json!({ "pid": 7 })), Value::Null);
+    assert_eq!(ok(&t, "pin", json!({ "pid": 7 })), json!({ "pinned": 7 }));
     let pinned = (0..100).find_map(|_| {
         std::thread::sleep(Duration::from_millis(20));
         let s = ok(&t, "snapshot", json!({}));
@@ -154,7 +154,10 @@ fn pin_and_unpin() {
         .expect("pinned shows in snapshots")
         .expect("the pinned row stays in the table");
     assert_eq!(row["pinned"], true);
-    ok(&t, "pin", json!({ "pid": null }));
+    assert_eq!(
+        ok(&t, "pin", json!({ "pid": null })),
+        json!({ "pinned": null })
+    );
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(ok(&t, "snapshot", json!({}))["pinned"], Value::Null);
 }
@@ -167,7 +170,7 @@ fn reset_baseline_restarts_growth() {
         .as_i64()
         .unwrap();
     assert!(before > 0);
-    assert_eq!(ok(&t, "reset_baseline", json!({})), Value::Null);
+    assert_eq!(ok(&t, "reset_baseline", json!({})), json!({ "ok": true }));
     std::thread::sleep(Duration::from_millis(100));
     let after = ok(&t, "snapshot", json!({}))["view"]["swap_growth_bytes"]
         .as_i64()
@@ -219,14 +222,46 @@ fn recording_names_cannot_leave_the_folder() {
         "",
     ] {
         let e = err(&t, "replay", json!({ "name": bad }));
-        assert!(e.contains("not a recording name"), "{bad}: {e}");
-        assert!(err(&t, "report", json!({ "name": bad })).contains("not a recording name"));
+        assert!(e.contains("bad recording name"), "{bad}: {e}");
+        assert!(err(&t, "report", json!({ "name": bad })).contains("bad recording name"));
     }
     assert!(err(&t, "replay", json!({ "name": "nope.jsonl" })).contains("no recording named"));
     assert!(ok(&t, "recordings", json!({}))
         .as_array()
         .unwrap()
         .is_empty());
+}
+
+/// The app once took any `*.jsonl` name and followed symlinks; now it keeps
+/// serve's rule: `[A-Za-z0-9._-]+.jsonl`, no `..`, a regular file.
+#[test]
+fn recordings_follow_the_strict_rule() {
+    let t = app("strict");
+    let outside = Tmp::new("strict-outside");
+    let secret = outside.path().join("secret.jsonl");
+    let trace = swapsight::synth::to_jsonl(&swapsight::synth::seed_offload());
+    std::fs::write(&secret, trace).unwrap();
+    for name in ["a b.jsonl", "a..b.jsonl"] {
+        std::fs::copy(&secret, t.dir.path().join(name)).unwrap();
+    }
+    std::os::unix::fs::symlink(&secret, t.dir.path().join("link.jsonl")).unwrap();
+    for bad in ["a b.jsonl", "a..b.jsonl"] {
+        for cmd in ["replay", "report"] {
+            let e = err(&t, cmd, json!({ "name": bad }));
+            assert!(e.starts_with("bad recording name"), "{cmd} {bad}: {e}");
+        }
+        let e = err(
+            &t,
+            "export_recording",
+            json!({ "format": "csv", "name": bad }),
+        );
+        assert!(e.starts_with("bad recording name"), "export {bad}: {e}");
+    }
+    for cmd in ["replay", "report"] {
+        let e = err(&t, cmd, json!({ "name": "link.jsonl" }));
+        assert_eq!(e, "no recording named link.jsonl", "{cmd}");
+    }
+    assert_eq!(ok(&t, "recordings", json!({})), json!([]));
 }
 
 #[test]
@@ -236,6 +271,8 @@ fn export_without_a_recording_says_so() {
     assert!(e.contains("no recording yet"), "{e}");
     let e = err(&t, "export_recording", json!({ "format": "xml" }));
     assert!(e.contains("xml") || e.contains("variant"), "{e}");
+    let e = err(&t, "export_recording", json!({ "format": "svg" }));
+    assert!(e.contains("expected jsonl, csv, perfetto or png"), "{e}");
 }
 
 #[test]
@@ -309,7 +346,7 @@ fn exports_every_format_from_a_recording() {
     live.start_recording(Some(7)).unwrap();
     std::thread::sleep(Duration::from_millis(400));
     let (trace, _) = live.stop_recording().unwrap();
-    for f in ExportFormat::ALL {
+    for f in ExportFormat::UI {
         let out = dir.path().join(format!("out.{}", f.extension()));
         export_to(&trace, f, &out).unwrap_or_else(|e| panic!("{f:?}: {e}"));
         let bytes = std::fs::read(&out).unwrap();
@@ -321,6 +358,7 @@ fn exports_every_format_from_a_recording() {
                 serde_json::from_slice::<Value>(&bytes).expect("Perfetto export is JSON");
             }
             ExportFormat::Png => assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n"),
+            other => panic!("{other:?} is not offered"),
         }
         assert_eq!(ExportFormat::from_path(&out), Some(f));
     }
@@ -331,6 +369,21 @@ fn exports_every_format_from_a_recording() {
     )
     .unwrap_err();
     assert!(e.contains("missing.jsonl"), "{e}");
+    assert!(
+        !dir.path().join("x.csv").exists(),
+        "no file for a missing trace"
+    );
+    // Charts other than PNG and Prometheus text are the CLI's.
+    for f in [ExportFormat::Svg, ExportFormat::Prometheus] {
+        let out = dir.path().join(format!("out.{}", f.extension()));
+        let e = export_to(&trace, f, &out).unwrap_err();
+        assert!(e.contains("expected jsonl, csv, perfetto or png"), "{e}");
+        assert!(!out.exists());
+    }
+    // A JSONL export onto the trace itself keeps it.
+    let before = std::fs::read(&trace).unwrap();
+    export_to(&trace, ExportFormat::Jsonl, &trace).unwrap();
+    assert_eq!(std::fs::read(&trace).unwrap(), before);
     assert_eq!(
         ExportFormat::Perfetto
             .file_name_for(&trace)
@@ -361,4 +414,53 @@ fn a_dialog_keeps_the_popover_up() {
     drop(open);
     crate::window::on_event(&window, &WindowEvent::Focused(false));
     assert!(mode.just_hidden(), "focus loss without a dialog hides it");
+}
+
+/// The shapes the UI reads, shared with serve's tests: the same calls must
+/// answer the same JSON there and here.
+const VIEW_SHAPES: &str = include_str!("../../crates/core/tests/fixtures/view-shapes.json");
+
+/// A JSON value's shape down to `depth`: keys and types, an array by its
+/// first element.
+fn shape(v: &Value, depth: usize) -> Value {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(_) => "bool".into(),
+        Value::Number(_) => "number".into(),
+        Value::String(_) => "string".into(),
+        Value::Array(_) if depth == 0 => "array".into(),
+        Value::Object(_) if depth == 0 => "object".into(),
+        Value::Array(a) => a.first().map(|e| shape(e, depth - 1)).into_iter().collect(),
+        Value::Object(o) => o
+            .iter()
+            .map(|(k, v)| (k.clone(), shape(v, depth - 1)))
+            .collect(),
+    }
+}
+
+#[test]
+fn answers_have_the_shapes_serve_answers() {
+    let t = app("shapes");
+    std::thread::sleep(Duration::from_millis(100));
+    let calls: Value = serde_json::from_str(VIEW_SHAPES).unwrap();
+    let mut name = String::new();
+    for c in calls.as_array().unwrap() {
+        let cmd = c["call"].as_str().unwrap();
+        let v = ok(&t, cmd, c["args"].clone());
+        let depth = c["depth"].as_u64().unwrap() as usize;
+        assert_eq!(shape(&v, depth), c["shape"], "{cmd} {}: {v}", c["args"]);
+        if cmd == "start_recording" {
+            name = v["name"].as_str().unwrap().to_owned();
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    // Replay and report are the core's own views, unwrapped.
+    let live = t.app.state::<Arc<Live>>();
+    let replay = ok(&t, "replay", json!({ "name": name }));
+    let own = serde_json::to_value(live.replay_recording(&name).unwrap()).unwrap();
+    assert_eq!(shape(&replay, 1), shape(&own, 1));
+    assert_eq!(replay["path"], name.as_str());
+    let report = ok(&t, "report", json!({ "name": name }));
+    let own = serde_json::to_value(live.report_recording(&name).unwrap()).unwrap();
+    assert_eq!(shape(&report, 1), shape(&own, 1));
 }

@@ -6,22 +6,25 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use swapsight::export::{self, prometheus, ExportError, Format};
+use swapsight::export::{prometheus, ExportError, ExportFormat, ExportOptions};
 
-/// `--format`: one of [`Format::ALL`].
-fn format(s: &str) -> Result<Format, String> {
-    Format::parse(&s.to_ascii_lowercase())
-        .ok_or_else(|| "expected csv, perfetto or prometheus".to_string())
+/// The formats `export` writes (charts are `plot`'s).
+const FORMATS: [ExportFormat; 3] = [
+    ExportFormat::Csv,
+    ExportFormat::Perfetto,
+    ExportFormat::Prometheus,
+];
+
+/// `--format`: one of [`FORMATS`].
+fn format(s: &str) -> Result<ExportFormat, String> {
+    ExportFormat::parse(&s.to_ascii_lowercase())
+        .filter(|f| FORMATS.contains(f))
+        .ok_or_else(|| format!("expected {}", ExportFormat::names(&FORMATS)))
 }
 
 /// The format a file name asks for: `.csv`, `.json`, `.prom`.
-fn format_of(path: &std::path::Path) -> Option<Format> {
-    match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
-        "csv" => Some(Format::Csv),
-        "json" => Some(Format::Perfetto),
-        "prom" => Some(Format::Prometheus),
-        _ => None,
-    }
+fn format_of(path: &std::path::Path) -> Option<ExportFormat> {
+    ExportFormat::from_path(path).filter(|f| FORMATS.contains(f))
 }
 
 #[derive(Debug, clap::Args)]
@@ -42,7 +45,7 @@ pub struct Args {
     /// Output format: csv, perfetto or prometheus [default: from the -o
     /// extension: .csv, .json, .prom]
     #[arg(short, long, value_name = "FORMAT", value_parser = format)]
-    pub format: Option<Format>,
+    pub format: Option<ExportFormat>,
     /// File to write [default: stdout]
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -63,22 +66,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             )
         })?;
     let trace = crate::input::read_trace(&args.trace, "export")?;
-    let write = |out: &mut dyn Write| -> Result<(), ExportError> {
-        match format {
-            Format::Prometheus => {
-                let snap =
-                    prometheus::Snapshot::from_trace(&trace).ok_or(ExportError::NoSamples)?;
-                let text = prometheus::render(&snap, args.processes);
-                out.write_all(text.as_bytes())
-                    .and_then(|()| out.flush())
-                    .map_err(|source| ExportError::Io {
-                        format: "prometheus",
-                        source,
-                    })
-            }
-            other => export::write(&trace, other, out),
-        }
+    let opts = ExportOptions {
+        max_processes: args.processes,
+        ..ExportOptions::default()
     };
+    let write = |out: &mut dyn Write| format.write(&trace, &opts, out);
     // An I/O failure is said once, with the path: "cannot write FILE: <why>".
     let plain = |e: ExportError| match e {
         ExportError::Io { source, .. } => anyhow::Error::from(source),

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use swapsight::export::plot::{self, ImageFormat, PlotOptions, MAX_SIDE, MIN_SIDE};
+use swapsight::export::plot::{PlotOptions, MAX_SIDE, MIN_SIDE};
+use swapsight::export::{ExportFormat, ExportOptions};
 
 use crate::exit;
 
@@ -34,6 +35,9 @@ pub struct Args {
     pub size: (u32, u32),
 }
 
+/// The formats `plot` draws, by the output's extension.
+const IMAGES: [ExportFormat; 2] = [ExportFormat::Png, ExportFormat::Svg];
+
 /// `--processes`: 0 to 8 lines (more would not tell apart by colour).
 fn processes(s: &str) -> Result<usize, String> {
     let n = crate::args::count(s)?;
@@ -62,23 +66,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "where to? add -o FILE.png or -o FILE.svg (see --help)",
         )
     })?;
-    let format = ImageFormat::from_path(&output).ok_or_else(|| {
-        exit::fail(
-            exit::USAGE,
-            format!(
-                "cannot tell the image format of '{}': name it .png or .svg",
-                output.display()
-            ),
-        )
-    })?;
+    let format = ExportFormat::from_path(&output)
+        .filter(|f| IMAGES.contains(f))
+        .ok_or_else(|| {
+            exit::fail(
+                exit::USAGE,
+                format!(
+                    "cannot tell the image format of '{}': name it .png or .svg",
+                    output.display()
+                ),
+            )
+        })?;
     let trace = crate::input::read_trace(&args.trace, "draw")?;
-    let report = swapsight::report::report(&trace, None);
-    let opts = PlotOptions {
-        width: args.size.0,
-        height: args.size.1,
-        processes: args.processes,
+    let opts = ExportOptions {
+        plot: PlotOptions {
+            width: args.size.0,
+            height: args.size.1,
+            processes: args.processes,
+        },
+        ..ExportOptions::default()
     };
-    let bytes = plot::render(&trace, &report, &opts, format)?;
+    // Drawn whole before the file is touched: a chart that cannot be drawn
+    // says so without a "cannot write" in front.
+    let mut bytes = Vec::new();
+    format.write(&trace, &opts, &mut bytes)?;
     crate::output::write_file(&output, |out| Ok(out.write_all(&bytes)?))?;
     Ok(ExitCode::SUCCESS)
 }

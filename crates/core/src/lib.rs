@@ -15,12 +15,14 @@ pub mod live;
 pub mod monitor;
 pub mod probe;
 pub mod recorder;
+pub mod recordings;
 pub mod report;
 pub mod sampler;
 pub mod synth;
 pub mod trace;
 pub mod tree;
 pub mod units;
+pub mod views;
 
 pub use detect::{Detector, DetectorConfig, State};
 pub use monitor::{Monitor, Tick};

@@ -17,7 +17,8 @@ use serde::Serialize;
 use crate::detect::{Flag, State, SystemView};
 use crate::monitor::Tick;
 use crate::probe::{HostInfo, Probe, SystemSample};
-use crate::recorder::{default_trace_path, header_now, unix_now_ms, Recorder};
+use crate::recorder::{header_now, unix_now_ms, Recorder};
+use crate::recordings::{self, default_trace_path, Recording, RecordingError};
 use crate::report::Report;
 use crate::sampler::{Sampler, SamplerConfig};
 use crate::trace::Trace;
@@ -170,6 +171,8 @@ pub enum LiveError {
     Trace(#[from] crate::trace::TraceError),
     #[error(transparent)]
     Probe(#[from] crate::probe::ProbeError),
+    #[error(transparent)]
+    Recording(#[from] RecordingError),
 }
 
 struct Inner {
@@ -365,6 +368,32 @@ impl Live {
 
     pub fn recordings_dir(&self) -> PathBuf {
         lock(&self.inner).cfg.recordings_dir.clone()
+    }
+
+    /// The recordings in the folder, newest first.
+    pub fn recordings(&self) -> Result<Vec<Recording>, RecordingError> {
+        recordings::list(&self.recordings_dir())
+    }
+
+    /// The path of recording `name` in the folder; a name that is not a
+    /// plain recording name, or no regular file there, is refused.
+    pub fn recording(&self, name: &str) -> Result<PathBuf, RecordingError> {
+        recordings::resolve(&self.recordings_dir(), name)
+    }
+
+    /// Recording `name` shown as the live view shows a session; its `path`
+    /// is the name, not where the folder is.
+    pub fn replay_recording(&self, name: &str) -> Result<Replay, LiveError> {
+        let path = self.recording(name)?;
+        let mut replay = replay(&path)?;
+        replay.path = PathBuf::from(name);
+        Ok(replay)
+    }
+
+    /// The report of recording `name`.
+    pub fn report_recording(&self, name: &str) -> Result<Report, LiveError> {
+        let trace = crate::trace::read(&self.recording(name)?)?;
+        Ok(crate::report::report(&trace, None))
     }
 
     /// Prometheus text of the latest tick (an HTTP `/metrics`), with
@@ -701,6 +730,20 @@ mod tests {
         assert_eq!(r.report.samples as u64, samples);
         let t = crate::trace::read(&path).unwrap();
         assert_eq!(t.header().watch_pid, Some(7));
+        // By name, as a UI asks: the same replay, named rather than pathed.
+        let name = crate::recordings::file_name(&path);
+        let [listed] = &l.recordings().unwrap()[..] else {
+            panic!("one recording")
+        };
+        assert_eq!(listed.name, name);
+        let named = l.replay_recording(&name).unwrap();
+        assert_eq!(named.path, Path::new(&name));
+        assert_eq!(named.points, r.points);
+        assert_eq!(l.report_recording(&name).unwrap().samples as u64, samples);
+        assert!(matches!(
+            l.replay_recording("../x.jsonl"),
+            Err(LiveError::Recording(RecordingError::BadName(_)))
+        ));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

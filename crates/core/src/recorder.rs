@@ -11,12 +11,16 @@
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::monitor::Tick;
 use crate::probe::{HostInfo, ProcessSample};
 use crate::trace::{Event, Header, Record, TraceError, TraceSample, TraceWriter};
+
+// Where recordings go and what they are called is the recordings folder's
+// business; these names stay for the shells that record.
+pub use crate::recordings::{default_recordings_dir, default_trace_path};
 
 pub struct Recorder {
     writer: TraceWriter,
@@ -135,80 +139,9 @@ pub fn header_now(host: HostInfo, interval_ms: u64, top_n: usize) -> Header {
     h
 }
 
-/// `swapsight-20261129-175645.jsonl` (UTC) in `dir`; `…-175645-2.jsonl`
-/// and so on when a trace of that second exists already, so a recording
-/// started right after another never overwrites it.
-pub fn default_trace_path(dir: &Path, unix_ms: u64) -> PathBuf {
-    let secs = unix_ms / 1000;
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
-    let rem = secs % 86_400;
-    let stem = format!(
-        "swapsight-{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    );
-    let mut path = dir.join(format!("{stem}.jsonl"));
-    let mut n = 2;
-    while path.exists() {
-        path = dir.join(format!("{stem}-{n}.jsonl"));
-        n += 1;
-    }
-    path
-}
-
-/// Where recordings go by default — the same folder for `serve` and the
-/// menu-bar app: `swapsight-recordings` under the data dir (`$XDG_DATA_HOME`
-/// or `~/.local/share`; `~/Library/Application Support` on macOS).
-pub fn default_recordings_dir() -> PathBuf {
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
-    let data = if cfg!(target_os = "macos") {
-        home.map(|h| h.join("Library/Application Support"))
-    } else {
-        std::env::var_os("XDG_DATA_HOME")
-            .filter(|d| Path::new(d).is_absolute())
-            .map(PathBuf::from)
-            .or_else(|| home.map(|h| h.join(".local/share")))
-    };
-    data.unwrap_or_else(|| PathBuf::from("."))
-        .join("swapsight-recordings")
-}
-
-/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian
-/// (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn trace_names_carry_utc_date_and_time() {
-        // 2026-11-29 17:56:45 UTC
-        let p = default_trace_path(Path::new("/tmp"), 1_795_975_005_000);
-        assert_eq!(p, Path::new("/tmp/swapsight-20261129-175645.jsonl"));
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        let dir = std::env::temp_dir().join(format!("swapsight-names-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let first = default_trace_path(&dir, 1_795_975_005_000);
-        std::fs::write(&first, b"").unwrap();
-        let second = default_trace_path(&dir, 1_795_975_005_900);
-        assert_eq!(second, dir.join("swapsight-20261129-175645-2.jsonl"));
-        std::fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-    }
 
     #[test]
     fn a_command_line_is_written_once_while_its_process_stays_kept() {

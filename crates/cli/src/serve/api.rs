@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
@@ -15,13 +16,14 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
-use swapsight::export::{self, prometheus, ExportError, Format};
+use swapsight::export::{prometheus, ExportError, ExportFormat, ExportOptions};
 use swapsight::live::{LiveError, Snapshot};
-use swapsight::trace::{Trace, TraceError};
+use swapsight::recordings::{file_name, Recording, RecordingError};
+use swapsight::trace::TraceError;
+use swapsight::views::{Done, Pinned, ProcessView, RecordingInfo};
 
-use super::recordings::{self, Recording};
 use super::State as AppState;
 
 /// An error answer: `{"error": message}` with `status`.
@@ -71,10 +73,27 @@ impl From<LiveError> for ApiError {
             LiveError::NotRecording => StatusCode::CONFLICT,
             LiveError::NoRecording => StatusCode::NOT_FOUND,
             LiveError::Trace(t) => return trace_error(t),
+            LiveError::Recording(r) => return recording_error(r),
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError::new(status, e.to_string())
     }
+}
+
+impl From<RecordingError> for ApiError {
+    fn from(e: RecordingError) -> ApiError {
+        recording_error(&e)
+    }
+}
+
+/// 400 for a bad recording name, 404 for no such recording.
+fn recording_error(e: &RecordingError) -> ApiError {
+    let status = match e {
+        RecordingError::BadName(_) => StatusCode::BAD_REQUEST,
+        RecordingError::NotFound(_) => StatusCode::NOT_FOUND,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    ApiError::new(status, e.to_string())
 }
 
 /// A trace that cannot be read: 422 when it is not a trace, 404 when it
@@ -137,13 +156,6 @@ pub async fn body_deadline(req: axum::extract::Request, next: axum::middleware::
         )
         .into_response(),
     }
-}
-
-/// A recording's name in its folder: what the API shows of a path.
-pub fn file_name(path: &Path) -> String {
-    path.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default()
 }
 
 /// A snapshot as the API shows it: the recording by name, not by path.
@@ -227,13 +239,6 @@ fn pid_of(raw: &str) -> ApiResult<u32> {
         .ok_or_else(|| ApiError::bad_request(format!("bad pid '{raw}': expected a process id")))
 }
 
-#[derive(Serialize)]
-struct ProcessView {
-    row: swapsight::live::Row,
-    /// `[t_ms, footprint_bytes]` pairs, oldest first.
-    series: Vec<(u64, u64)>,
-}
-
 pub async fn process(
     State(s): State<AppState>,
     UrlPath(raw): UrlPath<String>,
@@ -261,23 +266,18 @@ pub async fn pin(
         return Err(ApiError::bad_request("bad pid 0: expected a process id"));
     }
     s.live.pin(pid);
-    Ok(Json(json!({ "pinned": pid })).into_response())
+    Ok(Json(Pinned { pinned: pid }).into_response())
 }
 
 pub async fn reset_baseline(State(s): State<AppState>) -> Response {
     s.live.reset_baseline();
-    Json(json!({ "ok": true })).into_response()
+    Json(Done::OK).into_response()
 }
 
 #[derive(Deserialize)]
 struct StartBody {
     #[serde(default)]
     pid: Option<u32>,
-}
-
-/// A recording by its name in the folder (never the server's path).
-fn named(path: &Path) -> serde_json::Value {
-    json!({ "name": file_name(path) })
 }
 
 pub async fn recording_start(
@@ -289,23 +289,20 @@ pub async fn recording_start(
         return Err(ApiError::bad_request("bad pid 0: expected a process id"));
     }
     let path = s.live.start_recording(pid)?;
-    Ok(Json(named(&path)).into_response())
+    Ok(Json(RecordingInfo::started(&path)).into_response())
 }
 
 pub async fn recording_stop(State(s): State<AppState>) -> ApiResult<Response> {
     let (path, samples) = s.live.stop_recording()?;
-    let mut v = named(&path);
-    v["samples"] = json!(samples);
-    Ok(Json(v).into_response())
+    Ok(Json(RecordingInfo::stopped(&path, samples)).into_response())
 }
 
 pub async fn recordings(State(s): State<AppState>) -> ApiResult<Json<Vec<Recording>>> {
-    let dir = s.recordings.clone();
-    tokio::task::spawn_blocking(move || recordings::list(&dir))
+    let live = Arc::clone(&s.live);
+    let list = tokio::task::spawn_blocking(move || live.recordings())
         .await
-        .map_err(|e| ApiError::internal(format!("listing recordings failed: {e}")))?
-        .map(Json)
-        .map_err(|e| ApiError::internal(format!("cannot list the recordings folder: {e}")))
+        .map_err(|e| ApiError::internal(format!("listing recordings failed: {e}")))??;
+    Ok(Json(list))
 }
 
 /// Runs `f` on the blocking pool, at most `heavy_jobs` at once.
@@ -323,21 +320,12 @@ async fn heavy<T: Send + 'static>(
         .map_err(|e| ApiError::internal(format!("the job failed: {e}")))?
 }
 
-fn read_trace(path: &Path) -> ApiResult<Trace> {
-    swapsight::trace::read(path).map_err(|e| trace_error(&e))
-}
-
 pub async fn replay(
     State(s): State<AppState>,
     UrlPath(name): UrlPath<String>,
 ) -> ApiResult<Response> {
-    let path = recordings::resolve(&s.recordings, &name)?;
-    let mut replay = heavy(&s, move || {
-        let trace = read_trace(&path)?;
-        Ok(swapsight::live::replay_trace(&path, &trace))
-    })
-    .await?;
-    replay.path = PathBuf::from(name);
+    let live = Arc::clone(&s.live);
+    let replay = heavy(&s, move || Ok(live.replay_recording(&name)?)).await?;
     Ok(Json(replay).into_response())
 }
 
@@ -345,77 +333,29 @@ pub async fn report(
     State(s): State<AppState>,
     UrlPath(name): UrlPath<String>,
 ) -> ApiResult<Response> {
-    let path = recordings::resolve(&s.recordings, &name)?;
-    let report = heavy(&s, move || {
-        let trace = read_trace(&path)?;
-        Ok(swapsight::report::report(&trace, None))
-    })
-    .await?;
+    let live = Arc::clone(&s.live);
+    let report = heavy(&s, move || Ok(live.report_recording(&name)?)).await?;
     Ok(Json(report).into_response())
 }
 
-/// An export format of the API: the trace itself or one of the exporters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ExportKind {
-    Jsonl,
-    Text(Format),
-    Png,
-}
-
-impl ExportKind {
-    const NAMES: &'static str = "jsonl, csv, perfetto or png";
-
-    fn parse(s: &str) -> Option<ExportKind> {
-        match s {
-            "jsonl" => Some(ExportKind::Jsonl),
-            "csv" => Some(ExportKind::Text(Format::Csv)),
-            "perfetto" => Some(ExportKind::Text(Format::Perfetto)),
-            "png" => Some(ExportKind::Png),
-            _ => None,
-        }
-    }
-
-    /// (content type, file extension)
-    fn media(self) -> (&'static str, &'static str) {
-        match self {
-            ExportKind::Jsonl => ("application/x-ndjson", "jsonl"),
-            ExportKind::Text(Format::Csv) => ("text/csv; charset=utf-8", "csv"),
-            ExportKind::Text(Format::Perfetto) => ("application/json", "json"),
-            ExportKind::Text(_) => ("text/plain; charset=utf-8", "txt"),
-            ExportKind::Png => ("image/png", "png"),
-        }
-    }
-}
-
-fn export_bytes(path: &Path, kind: ExportKind) -> ApiResult<Vec<u8>> {
-    if kind == ExportKind::Jsonl {
-        return std::fs::read(path).map_err(|source| {
-            trace_error(&TraceError::Io {
-                path: PathBuf::from(path.file_name().unwrap_or_default()),
+/// A recording as `format`, in memory (an HTTP body). A trace that cannot
+/// be read is told as [`trace_error`] tells it, by its file name.
+fn export_bytes(path: &Path, format: ExportFormat) -> ApiResult<Vec<u8>> {
+    let mut out = Vec::with_capacity(64 * 1024);
+    format
+        .write_file(path, &ExportOptions::default(), &mut out)
+        .map_err(|e| match e {
+            ExportError::Trace(TraceError::Io { path, source }) => trace_error(&TraceError::Io {
+                path: PathBuf::from(file_name(&path)),
                 source,
-            })
-        });
-    }
-    let trace = read_trace(path)?;
-    let failed = |e: ExportError| match e {
-        ExportError::NoSamples => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()),
-        e => ApiError::internal(e.to_string()),
-    };
-    match kind {
-        ExportKind::Text(format) => {
-            let mut out = Vec::with_capacity(64 * 1024);
-            export::write(&trace, format, &mut out).map_err(failed)?;
-            Ok(out)
-        }
-        _ => {
-            if trace.samples.is_empty() {
-                return Err(failed(ExportError::NoSamples));
+            }),
+            ExportError::Trace(t) => trace_error(&t),
+            ExportError::NoSamples => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
             }
-            let report = swapsight::report::report(&trace, None);
-            export::plot::png(&trace, &report, &export::plot::PlotOptions::default())
-                .map_err(failed)
-        }
-    }
+            e => ApiError::internal(e.to_string()),
+        })?;
+    Ok(out)
 }
 
 pub async fn export(
@@ -423,23 +363,29 @@ pub async fn export(
     UrlPath(name): UrlPath<String>,
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> ApiResult<Response> {
-    let path = recordings::resolve(&s.recordings, &name)?;
+    let path = s.live.recording(&name)?;
     let q = query(q)?;
     let raw = q.get("format").map(String::as_str).unwrap_or("");
-    let kind = ExportKind::parse(raw).ok_or_else(|| {
-        ApiError::bad_request(format!(
-            "bad format '{raw}': expected {}",
-            ExportKind::NAMES
-        ))
-    })?;
-    let bytes = heavy(&s, move || export_bytes(&path, kind)).await?;
-    let (mime, ext) = kind.media();
-    let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
+    let format = ExportFormat::parse(raw)
+        .filter(|f| ExportFormat::UI.contains(f))
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "bad format '{raw}': expected {}",
+                ExportFormat::names(&ExportFormat::UI)
+            ))
+        })?;
+    let bytes = heavy(&s, move || export_bytes(&path, format)).await?;
     // The name was checked: [A-Za-z0-9._-] only, so it needs no quoting.
-    let disposition = format!("attachment; filename=\"{stem}.{ext}\"");
+    let disposition = format!(
+        "attachment; filename=\"{}\"",
+        format.file_name_for(Path::new(&name))
+    );
     let mut res = Body::from(bytes).into_response();
     let h = res.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(mime));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(format.media_type()),
+    );
     if let Ok(v) = HeaderValue::from_str(&disposition) {
         h.insert(header::CONTENT_DISPOSITION, v);
     }

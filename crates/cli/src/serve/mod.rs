@@ -9,9 +9,9 @@
 //! Security, in short (docs/serve.md has it all): loopback by default; any
 //! other address needs `--token`, and with a token every request but
 //! `/healthz` carries it ([`auth`]); no endpoint touches a path outside the
-//! recordings folder ([`recordings`]); memory stays bounded with any number
-//! of event-stream clients ([`sse`]); connections are capped and timed out,
-//! idle or stalled ones dropped ([`conn`]).
+//! recordings folder (`swapsight::recordings`); memory stays bounded with
+//! any number of event-stream clients ([`sse`]); connections are capped and
+//! timed out, idle or stalled ones dropped ([`conn`]).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
@@ -32,7 +32,6 @@ mod api;
 mod assets;
 mod auth;
 mod conn;
-mod recordings;
 mod signal;
 mod sse;
 #[cfg(test)]
@@ -99,7 +98,7 @@ pub fn check_token(token: &str) -> Result<(), String> {
     Ok(())
 }
 
-pub use swapsight::recorder::default_recordings_dir;
+pub use swapsight::recordings::default_recordings_dir;
 
 /// How the server behaves; [`Options::default`] is what `serve` runs with.
 #[derive(Debug, Clone)]
@@ -147,8 +146,6 @@ impl Default for Options {
 pub(crate) struct Shared {
     pub live: Arc<Live>,
     pub opts: Options,
-    /// Canonical recordings folder (the [`Live`]'s own).
-    pub recordings: PathBuf,
     pub hub: sse::Hub,
     pub shutdown: watch::Receiver<bool>,
     pub heavy: Semaphore,
@@ -179,8 +176,7 @@ impl App {
 /// and written to the session's recordings folder.
 pub fn app(live: Arc<Live>, opts: Options) -> anyhow::Result<App> {
     let dir = live.recordings_dir();
-    let recordings = dir
-        .canonicalize()
+    dir.canonicalize()
         .with_context(|| format!("cannot open the recordings folder {}", dir.display()))?;
     let (tx, rx) = watch::channel(false);
     let limits = conn::Limits {
@@ -194,7 +190,6 @@ pub fn app(live: Arc<Live>, opts: Options) -> anyhow::Result<App> {
         heavy: Semaphore::new(opts.heavy_jobs.max(1)),
         live,
         opts,
-        recordings,
         hub,
         shutdown: rx,
     });

@@ -418,6 +418,9 @@ async fn recording_names_never_leave_the_folder() {
             "a%5Cb.jsonl",
             "a%00.jsonl",
             "...jsonl",
+            ".hidden.jsonl",
+            "a..b.jsonl",
+            "a%20b.jsonl",
         ] {
             let a = call(r, get(&format!("/api/recordings/{bad}/{what}"))).await;
             a.assert_error(StatusCode::BAD_REQUEST, "bad recording name");
@@ -1155,4 +1158,82 @@ async fn event_clients_that_never_read_are_dropped_and_free_their_seats() {
     }
     assert!(String::from_utf8_lossy(&got).starts_with("HTTP/1.1 200"));
     drop(stalled);
+}
+
+/// The shapes the UI reads, shared with the app's tests: the same calls
+/// must answer the same JSON there and here.
+const VIEW_SHAPES: &str = include_str!("../../../core/tests/fixtures/view-shapes.json");
+
+/// A JSON value's shape down to `depth`: keys and types, an array by its
+/// first element.
+fn shape(v: &Value, depth: usize) -> Value {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(_) => "bool".into(),
+        Value::Number(_) => "number".into(),
+        Value::String(_) => "string".into(),
+        Value::Array(_) if depth == 0 => "array".into(),
+        Value::Object(_) if depth == 0 => "object".into(),
+        Value::Array(a) => a.first().map(|e| shape(e, depth - 1)).into_iter().collect(),
+        Value::Object(o) => o
+            .iter()
+            .map(|(k, v)| (k.clone(), shape(v, depth - 1)))
+            .collect(),
+    }
+}
+
+/// A command of `ui/js/transport.js` as its route does it.
+fn route(cmd: &str, args: &Value) -> Request<Body> {
+    let body = |v: &Value| v.to_string();
+    match cmd {
+        "process" => get(&format!("/api/process/{}", args["pid"])),
+        "pin" => post(
+            "/api/pin",
+            &body(&serde_json::json!({ "pid": args["pid"] })),
+        ),
+        "reset_baseline" => post("/api/reset-baseline", ""),
+        "start_recording" => post("/api/recording/start", &body(args)),
+        "stop_recording" => post("/api/recording/stop", ""),
+        "recordings" => get("/api/recordings"),
+        "replay" => get(&format!(
+            "/api/recordings/{}/replay",
+            args["name"].as_str().unwrap()
+        )),
+        "report" => get(&format!(
+            "/api/recordings/{}/report",
+            args["name"].as_str().unwrap()
+        )),
+        _ => panic!("no route for {cmd}"),
+    }
+}
+
+#[tokio::test]
+async fn answers_have_the_shapes_the_app_answers() {
+    let s = server("shapes");
+    let r = &s.app.router;
+    s.live.wait_snapshot(Duration::from_secs(5)).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let calls: Value = serde_json::from_str(VIEW_SHAPES).unwrap();
+    let mut name = String::new();
+    for c in calls.as_array().unwrap() {
+        let cmd = c["call"].as_str().unwrap();
+        let a = call(r, route(cmd, &c["args"])).await;
+        assert_eq!(a.status, StatusCode::OK, "{cmd}: {}", a.text());
+        let v = a.json();
+        let depth = c["depth"].as_u64().unwrap() as usize;
+        assert_eq!(shape(&v, depth), c["shape"], "{cmd} {}: {v}", c["args"]);
+        if cmd == "start_recording" {
+            name = v["name"].as_str().unwrap().to_owned();
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    // Replay and report are the core's own views, unwrapped.
+    let args = serde_json::json!({ "name": name });
+    let replay = call(r, route("replay", &args)).await.json();
+    let own = serde_json::to_value(s.live.replay_recording(&name).unwrap()).unwrap();
+    assert_eq!(shape(&replay, 1), shape(&own, 1));
+    assert_eq!(replay["path"], name.as_str());
+    let report = call(r, route("report", &args)).await.json();
+    let own = serde_json::to_value(s.live.report_recording(&name).unwrap()).unwrap();
+    assert_eq!(shape(&report, 1), shape(&own, 1));
 }

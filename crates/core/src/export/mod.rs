@@ -16,43 +16,16 @@ use crate::detect::State;
 use crate::trace::Trace;
 
 pub mod csv;
+pub mod formats;
 pub mod perfetto;
 #[cfg(feature = "plot")]
 pub mod plot;
 pub mod prometheus;
 
-/// A text export format of `swapsight export`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// One row per sample and process.
-    Csv,
-    /// Chrome trace JSON (counter tracks) for ui.perfetto.dev.
-    Perfetto,
-    /// Prometheus text exposition of the last sample.
-    Prometheus,
-}
+pub use formats::{ExportFormat, ExportOptions};
 
-impl Format {
-    pub const ALL: [Format; 3] = [Format::Csv, Format::Perfetto, Format::Prometheus];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Format::Csv => "csv",
-            Format::Perfetto => "perfetto",
-            Format::Prometheus => "prometheus",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.as_str() == s)
-    }
-}
-
-impl std::fmt::Display for Format {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// The text formats' old name, kept for the fuzz targets and benches.
+pub type Format = ExportFormat;
 
 /// Why an export failed.
 #[derive(Debug, thiserror::Error)]
@@ -74,6 +47,10 @@ pub enum ExportError {
     },
     #[error("cannot draw the chart: {0}")]
     Draw(String),
+    #[error(transparent)]
+    Trace(#[from] crate::trace::TraceError),
+    #[error("{0} is the trace file itself, not drawn from a read trace")]
+    NotDrawn(&'static str),
 }
 
 impl ExportError {
@@ -82,19 +59,10 @@ impl ExportError {
     }
 }
 
-/// Writes `trace` as `format`. Prometheus text holds the last sample only.
-pub fn write(trace: &Trace, format: Format, out: &mut dyn Write) -> Result<(), ExportError> {
-    match format {
-        Format::Csv => csv::write(trace, out),
-        Format::Perfetto => perfetto::write(trace, out),
-        Format::Prometheus => {
-            let snap = prometheus::Snapshot::from_trace(trace).ok_or(ExportError::NoSamples)?;
-            let text = prometheus::render(&snap, prometheus::DEFAULT_MAX_PROCESSES);
-            out.write_all(text.as_bytes())
-                .and_then(|()| out.flush())
-                .map_err(ExportError::io("prometheus"))
-        }
-    }
+/// Writes `trace` as `format` with the default options (see
+/// [`ExportFormat::write`]).
+pub fn write(trace: &Trace, format: ExportFormat, out: &mut dyn Write) -> Result<(), ExportError> {
+    format.write(trace, &ExportOptions::default(), out)
 }
 
 /// The state of each process over time, from the trace's flag records: a
@@ -241,14 +209,6 @@ pub fn top_processes(trace: &Trace, n: usize) -> Vec<Picked> {
 mod tests {
     use super::*;
     use crate::synth;
-
-    #[test]
-    fn formats_parse_by_name() {
-        for f in Format::ALL {
-            assert_eq!(Format::parse(f.as_str()), Some(f));
-        }
-        assert_eq!(Format::parse("xml"), None);
-    }
 
     #[test]
     fn offload_has_a_false_fit_interval_and_eager_an_overflow() {

@@ -1,0 +1,337 @@
+//! Every export format, once: its name (`--format`, `?format=`, the app's
+//! command), file extension, media type, label and writer. The shells keep
+//! only their own part — `swapsight export`/`plot` a flag, `serve` an HTTP
+//! header, the app a save dialog — and which of the formats they offer.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::{csv, perfetto, prometheus, ExportError};
+use crate::trace::{Trace, TraceError};
+
+/// A format a trace can be exported as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExportFormat {
+    /// The trace itself, as its file holds it.
+    Jsonl,
+    /// One row per sample and process.
+    Csv,
+    /// Chrome trace JSON (counter tracks) for ui.perfetto.dev.
+    Perfetto,
+    /// Prometheus text exposition of the last sample.
+    Prometheus,
+    /// The chart as a PNG image.
+    Png,
+    /// The chart as an SVG image.
+    Svg,
+}
+
+/// What the writers need besides the trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportOptions {
+    /// Prometheus: per-process series for at most this many processes.
+    pub max_processes: usize,
+    /// PNG and SVG: size and lines of the chart.
+    #[cfg(feature = "plot")]
+    pub plot: super::plot::PlotOptions,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        ExportOptions {
+            max_processes: prometheus::DEFAULT_MAX_PROCESSES,
+            #[cfg(feature = "plot")]
+            plot: super::plot::PlotOptions::default(),
+        }
+    }
+}
+
+impl ExportFormat {
+    pub const ALL: [ExportFormat; 6] = [
+        ExportFormat::Jsonl,
+        ExportFormat::Csv,
+        ExportFormat::Perfetto,
+        ExportFormat::Prometheus,
+        ExportFormat::Png,
+        ExportFormat::Svg,
+    ];
+
+    /// What the UI offers for a recording, in its order — the app's save
+    /// dialog and `serve`'s `?format=` alike.
+    pub const UI: [ExportFormat; 4] = [
+        ExportFormat::Jsonl,
+        ExportFormat::Csv,
+        ExportFormat::Perfetto,
+        ExportFormat::Png,
+    ];
+
+    /// The name a flag, a query or a command takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExportFormat::Jsonl => "jsonl",
+            ExportFormat::Csv => "csv",
+            ExportFormat::Perfetto => "perfetto",
+            ExportFormat::Prometheus => "prometheus",
+            ExportFormat::Png => "png",
+            ExportFormat::Svg => "svg",
+        }
+    }
+
+    /// The format named `name` (as [`ExportFormat::name`] spells it).
+    pub fn parse(name: &str) -> Option<ExportFormat> {
+        ExportFormat::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// `"csv, perfetto or prometheus"`: the names of `formats`, for a
+    /// message saying what is expected.
+    pub fn names(formats: &[ExportFormat]) -> String {
+        match formats {
+            [] => String::new(),
+            [one] => one.name().to_owned(),
+            [rest @ .., last] => {
+                let rest: Vec<&str> = rest.iter().map(|f| f.name()).collect();
+                format!("{} or {}", rest.join(", "), last.name())
+            }
+        }
+    }
+
+    /// File extension (Perfetto reads `.json`).
+    pub fn extension(self) -> &'static str {
+        match self {
+            ExportFormat::Jsonl => "jsonl",
+            ExportFormat::Csv => "csv",
+            ExportFormat::Perfetto => "json",
+            ExportFormat::Prometheus => "prom",
+            ExportFormat::Png => "png",
+            ExportFormat::Svg => "svg",
+        }
+    }
+
+    /// The format a file name asks for, by its extension (any case).
+    pub fn from_path(path: &Path) -> Option<ExportFormat> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        ExportFormat::ALL.into_iter().find(|f| f.extension() == ext)
+    }
+
+    /// `trace.jsonl` → `trace.csv` (or `trace.json`, `trace.png`, …).
+    pub fn file_name_for(self, trace: &Path) -> String {
+        let stem = trace
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("swapsight");
+        format!("{stem}.{}", self.extension())
+    }
+
+    /// HTTP `Content-Type`.
+    pub fn media_type(self) -> &'static str {
+        match self {
+            ExportFormat::Jsonl => "application/x-ndjson",
+            ExportFormat::Csv => "text/csv; charset=utf-8",
+            ExportFormat::Perfetto => "application/json",
+            ExportFormat::Prometheus => prometheus::CONTENT_TYPE,
+            ExportFormat::Png => "image/png",
+            ExportFormat::Svg => "image/svg+xml",
+        }
+    }
+
+    /// Name in a save dialog's list of file types.
+    pub fn label(self) -> &'static str {
+        match self {
+            ExportFormat::Jsonl => "swapsight trace (JSON Lines)",
+            ExportFormat::Csv => "CSV",
+            ExportFormat::Perfetto => "Perfetto / Chrome trace",
+            ExportFormat::Prometheus => "Prometheus text",
+            ExportFormat::Png => "PNG chart",
+            ExportFormat::Svg => "SVG chart",
+        }
+    }
+
+    /// Writes `trace` as this format. JSONL is the trace file itself, not
+    /// drawn from a read trace: that one is [`ExportFormat::write_file`]'s.
+    pub fn write(
+        self,
+        trace: &Trace,
+        opts: &ExportOptions,
+        out: &mut dyn Write,
+    ) -> Result<(), ExportError> {
+        match self {
+            ExportFormat::Jsonl => Err(ExportError::NotDrawn(self.name())),
+            ExportFormat::Csv => csv::write(trace, out),
+            ExportFormat::Perfetto => perfetto::write(trace, out),
+            ExportFormat::Prometheus => {
+                let snap = prometheus::Snapshot::from_trace(trace).ok_or(ExportError::NoSamples)?;
+                let text = prometheus::render(&snap, opts.max_processes);
+                out.write_all(text.as_bytes())
+                    .and_then(|()| out.flush())
+                    .map_err(ExportError::io("prometheus"))
+            }
+            ExportFormat::Png | ExportFormat::Svg => chart(self, trace, opts, out),
+        }
+    }
+
+    /// Writes the trace at `path` as this format: JSONL as the file holds
+    /// it, the others drawn from it as read. The file is opened (and, but
+    /// for JSONL, read whole) before the first byte goes to `out`.
+    pub fn write_file(
+        self,
+        path: &Path,
+        opts: &ExportOptions,
+        out: &mut dyn Write,
+    ) -> Result<(), ExportError> {
+        if self == ExportFormat::Jsonl {
+            let cannot_read = |source| TraceError::Io {
+                path: path.to_path_buf(),
+                source,
+            };
+            let mut file = std::fs::File::open(path).map_err(cannot_read)?;
+            std::io::copy(&mut file, out).map_err(ExportError::io(self.name()))?;
+            return out.flush().map_err(ExportError::io(self.name()));
+        }
+        let trace = crate::trace::read(path)?;
+        self.write(&trace, opts, out)
+    }
+}
+
+impl std::fmt::Display for ExportFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(feature = "plot")]
+fn chart(
+    format: ExportFormat,
+    trace: &Trace,
+    opts: &ExportOptions,
+    out: &mut dyn Write,
+) -> Result<(), ExportError> {
+    use super::plot::{self, ImageFormat};
+    // An empty chart would say nothing; the text formats refuse too.
+    if trace.samples.is_empty() {
+        return Err(ExportError::NoSamples);
+    }
+    let image = match format {
+        ExportFormat::Svg => ImageFormat::Svg,
+        _ => ImageFormat::Png,
+    };
+    let report = crate::report::report(trace, None);
+    let bytes = plot::render(trace, &report, &opts.plot, image)?;
+    out.write_all(&bytes)
+        .and_then(|()| out.flush())
+        .map_err(ExportError::io(format.name()))
+}
+
+#[cfg(not(feature = "plot"))]
+fn chart(
+    format: ExportFormat,
+    _trace: &Trace,
+    _opts: &ExportOptions,
+    _out: &mut dyn Write,
+) -> Result<(), ExportError> {
+    Err(ExportError::Draw(format!(
+        "this build draws no {} charts (feature `plot` is off)",
+        format.name()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth;
+
+    #[test]
+    fn names_extensions_and_paths_agree() {
+        for f in ExportFormat::ALL {
+            assert_eq!(ExportFormat::parse(f.name()), Some(f));
+            assert_eq!(f.to_string(), f.name());
+            let json = serde_json::to_value(f).unwrap();
+            assert_eq!(json, f.name(), "serde and name agree");
+            let file = f.file_name_for(Path::new("/r/run.jsonl"));
+            assert_eq!(file, format!("run.{}", f.extension()));
+            assert_eq!(ExportFormat::from_path(Path::new(&file)), Some(f));
+            assert!(!f.label().is_empty() && f.media_type().contains('/'));
+        }
+        assert_eq!(
+            ExportFormat::from_path(Path::new("a.PNG")),
+            Some(ExportFormat::Png)
+        );
+        assert_eq!(
+            ExportFormat::from_path(Path::new("run.json")),
+            Some(ExportFormat::Perfetto)
+        );
+        for none in ["a.jpg", "a", "a.txt"] {
+            assert_eq!(ExportFormat::from_path(Path::new(none)), None, "{none}");
+        }
+        assert_eq!(ExportFormat::parse("xml"), None);
+        assert_eq!(ExportFormat::parse("CSV"), None);
+        assert_eq!(
+            ExportFormat::names(&ExportFormat::UI),
+            "jsonl, csv, perfetto or png"
+        );
+        assert_eq!(ExportFormat::names(&[ExportFormat::Svg]), "svg");
+    }
+
+    #[test]
+    fn every_format_writes_a_trace_file() {
+        let dir = std::env::temp_dir().join(format!("swapsight-formats-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("run.jsonl");
+        let jsonl = synth::to_jsonl(&synth::seed_offload());
+        std::fs::write(&path, &jsonl).unwrap();
+        let opts = ExportOptions::default();
+        let drawn = |f: &ExportFormat| {
+            cfg!(feature = "plot") || !matches!(f, ExportFormat::Png | ExportFormat::Svg)
+        };
+        for f in ExportFormat::ALL.into_iter().filter(drawn) {
+            let mut out = Vec::new();
+            f.write_file(&path, &opts, &mut out)
+                .unwrap_or_else(|e| panic!("{f}: {e}"));
+            match f {
+                ExportFormat::Jsonl => assert_eq!(out, jsonl),
+                ExportFormat::Csv => assert!(out.starts_with(csv::COLUMNS[0].as_bytes())),
+                ExportFormat::Perfetto => {
+                    serde_json::from_slice::<serde_json::Value>(&out).expect("JSON");
+                }
+                ExportFormat::Prometheus => {
+                    assert!(String::from_utf8(out).unwrap().contains("swapsight_"));
+                }
+                #[cfg(feature = "plot")]
+                ExportFormat::Png => assert_eq!(&out[..8], b"\x89PNG\r\n\x1a\n"),
+                #[cfg(feature = "plot")]
+                ExportFormat::Svg => assert!(out.starts_with(b"<svg"), "{f}"),
+                #[cfg(not(feature = "plot"))]
+                _ => {}
+            }
+        }
+        let e = ExportFormat::Jsonl
+            .write(&synth::seed_offload(), &opts, &mut Vec::new())
+            .unwrap_err();
+        assert!(matches!(e, ExportError::NotDrawn("jsonl")), "{e}");
+        // A trace that is not there writes nothing, in any format.
+        for f in ExportFormat::ALL {
+            let mut out = Vec::new();
+            let e = f
+                .write_file(&dir.join("missing.jsonl"), &opts, &mut out)
+                .unwrap_err();
+            assert!(e.to_string().contains("missing.jsonl"), "{f}: {e}");
+            assert!(out.is_empty(), "{f}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(feature = "plot")]
+    #[test]
+    fn charts_of_no_samples_are_refused() {
+        let mut t = synth::seed_offload();
+        t.samples.clear();
+        for f in [ExportFormat::Png, ExportFormat::Svg] {
+            let e = f
+                .write(&t, &ExportOptions::default(), &mut Vec::new())
+                .unwrap_err();
+            assert!(matches!(e, ExportError::NoSamples), "{f}: {e}");
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! What the UI reads back from a command of the live session, defined once
+//! so that the menu-bar app's commands and `swapsight serve`'s routes answer
+//! the same JSON by construction. The larger views — [`Snapshot`],
+//! [`Point`], [`Replay`] — are [`Live`]'s own; recordings in the folder are
+//! listed as [`Recording`]s. No view here carries a path of the machine: a
+//! recording is named by its file name in the folder.
+//!
+//! [`Snapshot`]: crate::live::Snapshot
+//! [`Point`]: crate::live::Point
+//! [`Replay`]: crate::live::Replay
+//! [`Live`]: crate::live::Live
+
+use std::path::Path;
+
+use serde::Serialize;
+
+pub use crate::live::{Replay, Row};
+use crate::recordings::file_name;
+pub use crate::recordings::Recording;
+
+/// One process: its row and its footprint history.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ProcessView {
+    pub row: Row,
+    /// `[t_ms, footprint_bytes]` pairs, oldest first.
+    pub series: Vec<(u64, u64)>,
+}
+
+/// The answer to `pin`: the pid now pinned, `null` once unpinned.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Pinned {
+    pub pinned: Option<u32>,
+}
+
+/// The answer to a command with nothing to tell but that it ran
+/// (`reset_baseline`): `{"ok": true}`.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Done {
+    pub ok: bool,
+}
+
+impl Done {
+    pub const OK: Done = Done { ok: true };
+}
+
+/// A recording that just started (`{name}`) or stopped (`{name, samples}`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct RecordingInfo {
+    /// File name in the recordings folder (what `replay` and `report` take).
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u64>,
+}
+
+impl RecordingInfo {
+    pub fn started(path: &Path) -> RecordingInfo {
+        RecordingInfo {
+            name: file_name(path),
+            samples: None,
+        }
+    }
+
+    pub fn stopped(path: &Path, samples: u64) -> RecordingInfo {
+        RecordingInfo {
+            name: file_name(path),
+            samples: Some(samples),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn j(v: impl Serialize) -> serde_json::Value {
+        serde_json::to_value(v).unwrap()
+    }
+
+    #[test]
+    fn small_views_as_json() {
+        assert_eq!(j(Pinned { pinned: Some(7) }), json!({ "pinned": 7 }));
+        assert_eq!(j(Pinned { pinned: None }), json!({ "pinned": null }));
+        assert_eq!(j(Done::OK), json!({ "ok": true }));
+        let p = Path::new("/data/swapsight-recordings/run.jsonl");
+        assert_eq!(j(RecordingInfo::started(p)), json!({ "name": "run.jsonl" }));
+        assert_eq!(
+            j(RecordingInfo::stopped(p, 12)),
+            json!({ "name": "run.jsonl", "samples": 12 })
+        );
+    }
+}
