@@ -126,14 +126,23 @@ pub fn short_bsd_info(pid: pid_t) -> io::Result<ShortBsdInfo> {
 /// `struct kinfo_proc` into `buf`; returns how many bytes the kernel wrote
 /// (0 for a pid that does not exist).
 pub fn kinfo_proc(pid: pid_t, buf: &mut [u8]) -> io::Result<usize> {
-    let mut mib = [libc::CTL_KERN, libc::KERN_PROC, libc::KERN_PROC_PID, pid];
+    sysctl_read(
+        &mut [libc::CTL_KERN, libc::KERN_PROC, libc::KERN_PROC_PID, pid],
+        buf,
+    )
+}
+
+/// `sysctl(mib)` read into `buf`; returns how many bytes the kernel wrote.
+fn sysctl_read(mib: &mut [c_int], buf: &mut [u8]) -> io::Result<usize> {
     let mut len = buf.len();
-    // SAFETY: `mib` holds 4 ints; `buf` is a live writable buffer whose size
-    // is passed in `len`, which the kernel updates; no new value is set.
+    let depth = libc::c_uint::try_from(mib.len())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "mib too long"))?;
+    // SAFETY: `mib` holds `depth` ints; `buf` is a live writable buffer whose
+    // size is passed in `len`, which the kernel updates; no new value is set.
     let rc = unsafe {
         libc::sysctl(
             mib.as_mut_ptr(),
-            mib.len() as libc::c_uint,
+            depth,
             buf.as_mut_ptr().cast::<c_void>(),
             &mut len,
             ptr::null_mut(),
@@ -175,24 +184,7 @@ pub fn procargs2_size(pid: pid_t) -> io::Result<usize> {
 /// bytes the kernel wrote. A buffer smaller than the answer gets its
 /// *tail*, so size it with [`procargs2_size`].
 pub fn procargs2(pid: pid_t, buf: &mut [u8]) -> io::Result<usize> {
-    let mut mib = [libc::CTL_KERN, libc::KERN_PROCARGS2, pid];
-    let mut len = buf.len();
-    // SAFETY: `mib` holds 3 ints; `buf` is a live writable buffer whose size
-    // is passed in `len`, which the kernel updates; no new value is set.
-    let rc = unsafe {
-        libc::sysctl(
-            mib.as_mut_ptr(),
-            mib.len() as libc::c_uint,
-            buf.as_mut_ptr().cast::<c_void>(),
-            &mut len,
-            ptr::null_mut(),
-            0,
-        )
-    };
-    if rc != 0 {
-        return Err(last_error());
-    }
-    Ok(len.min(buf.len()))
+    sysctl_read(&mut [libc::CTL_KERN, libc::KERN_PROCARGS2, pid], buf)
 }
 
 /// `proc_pidpath`: the executable's path into `buf`; returns its length.
