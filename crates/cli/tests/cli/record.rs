@@ -138,15 +138,16 @@ fn sigkill_loses_at_most_the_line_being_written() {
 
 #[test]
 fn a_full_disk_keeps_watching_the_command_to_its_end_without_the_trace() {
-    // 16 KiB: the header and a few samples of 50 processes, then ENOSPC
-    // mid-run however slow the sampling.
-    let Some(disk) = Tmpfs::mount("record-full", 16) else {
+    // 32 KiB: the header, a first sample (which carries up to 4 KiB of
+    // command line per process kept) and a few dozen more of 3 processes plus
+    // the command's tree, then ENOSPC mid-run however slow the sampling.
+    let Some(disk) = Tmpfs::mount("record-full", 32) else {
         return;
     };
     let trace = disk.join("r.jsonl");
     let t0 = std::time::Instant::now();
     let out = swapsight()
-        .args(["record", "--interval", "20ms", "--top", "50", "-o"])
+        .args(["record", "--interval", "20ms", "--top", "3", "-o"])
         .arg(&trace)
         .args(["--", "sh", "-c", "sleep 3; exit 3"])
         .output()
