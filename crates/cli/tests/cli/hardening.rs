@@ -232,7 +232,7 @@ fn dev_zero_ends_at_the_line_cap_in_bounded_memory() {
         err,
         "swapsight: /dev/zero:1: line longer than 64 MiB, not a swapsight trace line\n"
     );
-    assert!(took < Duration::from_secs(20), "{took:?}");
+    assert!(took < Duration::from_secs(60), "{took:?}");
     // The 64 MiB line buffer and the binary; before the cap it grew without end.
     assert!(rss_kib < 200 * 1024, "peak RSS {rss_kib} KiB");
     eprintln!("report /dev/zero: {rss_kib} KiB peak RSS in {took:?}");
@@ -240,6 +240,8 @@ fn dev_zero_ends_at_the_line_cap_in_bounded_memory() {
 
 #[test]
 fn millions_of_empty_objects_stop_after_a_run_of_bad_lines() {
+    // The time bounds in these tests only catch a reader that hangs or reads
+    // on past the cap; how fast it reads is the benchmarks' business.
     let dir = TempDir::new("objects");
     let (header, _) = header_and_sample();
     let p = dir.join("o.jsonl");
@@ -254,7 +256,7 @@ fn millions_of_empty_objects_stop_after_a_run_of_bad_lines() {
         err.contains("o.jsonl:2-1001: 1000 lines in a row hold no record, giving up (line 2: "),
         "{err}"
     );
-    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert!(took < Duration::from_secs(60), "{took:?}");
     assert!(rss_kib < 64 * 1024, "peak RSS {rss_kib} KiB");
 }
 
@@ -299,7 +301,7 @@ fn garbage_between_samples_costs_time_not_memory_and_a_few_lines_of_output() {
             .ends_with("400 malformed lines skipped in all (395 more not shown)"),
         "{err}"
     );
-    assert!(took < Duration::from_secs(20), "{took:?}");
+    assert!(took < Duration::from_secs(60), "{took:?}");
     // 40 MB of garbage read; memory as for the clean trace, give or take
     // the line buffer of one 100 KB line and allocator slack.
     assert!(
