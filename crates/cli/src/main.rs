@@ -10,6 +10,8 @@ mod exit;
 mod export;
 mod guard;
 mod input;
+mod mark;
+mod marking;
 mod output;
 mod plot;
 mod record;
@@ -55,6 +57,8 @@ enum Command {
     Export(export::Args),
     /// Draw a trace as a PNG or SVG chart.
     Plot(plot::Args),
+    /// Mark the start (or --end) of a phase in the running recording.
+    Mark(mark::Args),
     /// Serve the live UI, a JSON + SSE API and Prometheus /metrics over HTTP.
     Serve(serve::Args),
 }
@@ -71,6 +75,7 @@ fn main() -> ExitCode {
         Command::Export(a) => export::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::Mark(a) => mark::run(a),
     };
     match result {
         Ok(code) => code,

@@ -7,11 +7,11 @@
 //! machine — and every flag raised or cleared is a line of its own.
 
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::monitor::Tick;
 use crate::probe::HostInfo;
-use crate::trace::{Event, Header, Record, TraceError, TraceSample, TraceWriter};
+use crate::trace::{Event, Header, Mark, Record, TraceError, TraceSample, TraceWriter};
 
 pub struct Recorder {
     writer: TraceWriter,
@@ -20,6 +20,11 @@ pub struct Recorder {
     t0_ms: Option<u64>,
     samples: u64,
     last_t_ms: u64,
+    /// When the last sample was written, to place marks between samples.
+    last_tick_at: Option<Instant>,
+    /// Time of the last mark: marks never go back in time, though the
+    /// delay between a sample and its writing varies from tick to tick.
+    last_mark_ms: u64,
 }
 
 impl Recorder {
@@ -32,6 +37,8 @@ impl Recorder {
             t0_ms: None,
             samples: 0,
             last_t_ms: 0,
+            last_tick_at: None,
+            last_mark_ms: 0,
         })
     }
 
@@ -54,6 +61,7 @@ impl Recorder {
         let mut sample = tick.kept_processes(self.top_n);
         sample.t_ms -= t0.min(sample.t_ms);
         self.last_t_ms = sample.t_ms;
+        self.last_tick_at = Some(Instant::now());
         self.writer.write(&Record::Sample(TraceSample {
             sample,
             watched: tick.watched.clone(),
@@ -82,6 +90,25 @@ impl Recorder {
             pid,
             code,
         }))
+    }
+}
+
+impl Recorder {
+    /// Writes a phase mark at this instant: the time of the last sample plus
+    /// what has passed since it was written (0 before the first sample).
+    /// Returns the mark's time.
+    pub fn mark(&mut self, name: &str, end: bool) -> Result<u64, TraceError> {
+        let since = self
+            .last_tick_at
+            .map_or(0, |at| at.elapsed().as_millis() as u64);
+        let t_ms = self.last_t_ms.saturating_add(since).max(self.last_mark_ms);
+        self.last_mark_ms = t_ms;
+        self.writer.write(&Record::Mark(Mark {
+            t_ms,
+            name: name.into(),
+            end,
+        }))?;
+        Ok(t_ms)
     }
 }
 

@@ -7,6 +7,7 @@ mod util;
 mod export;
 mod guard;
 mod hardening;
+mod marks;
 mod prometheus;
 mod realswap;
 mod record;
