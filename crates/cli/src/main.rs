@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod args;
+mod compare;
 mod exit;
 mod export;
 mod guard;
@@ -57,6 +58,8 @@ enum Command {
     Export(export::Args),
     /// Draw a trace as a PNG or SVG chart.
     Plot(plot::Args),
+    /// Compare runs side by side: a table (text, md, json, csv) and a chart.
+    Compare(compare::Args),
     /// Mark the start (or --end) of a phase in the running recording.
     Mark(mark::Args),
     /// Serve the live UI, a JSON + SSE API and Prometheus /metrics over HTTP.
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
         Command::Plot(a) => plot::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Mark(a) => mark::run(a),
+        Command::Compare(a) => compare::run(a),
     };
     match result {
         Ok(code) => code,

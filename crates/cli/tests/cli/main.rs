@@ -4,6 +4,7 @@
 
 mod util;
 
+mod compare;
 mod export;
 mod guard;
 mod hardening;

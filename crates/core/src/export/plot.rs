@@ -26,11 +26,11 @@ use crate::trace::Trace;
 use crate::units::{format_bytes, format_duration};
 
 /// The family the chart asks for; in an SVG it is a CSS fallback list.
-const FAMILY: &str = "DejaVu Sans, Verdana, Arial, sans-serif";
+pub(super) const FAMILY: &str = "DejaVu Sans, Verdana, Arial, sans-serif";
 static REGULAR: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 static BOLD: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-Bold.ttf");
 
-const GB: f64 = (1u64 << 30) as f64;
+pub(super) const GB: f64 = (1u64 << 30) as f64;
 
 /// Image format, from the output file's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,11 +139,11 @@ pub fn render(
     }
 }
 
-fn draw_err(e: impl std::fmt::Display) -> ExportError {
+pub(super) fn draw_err(e: impl std::fmt::Display) -> ExportError {
     ExportError::Draw(e.to_string())
 }
 
-fn register_fonts() {
+pub(super) fn register_fonts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // Both are valid TrueType files compiled in; a failure would show as
@@ -155,7 +155,7 @@ fn register_fonts() {
 
 // Colours: processes get the palette; red, orange, purple and olive are kept
 // for swap and the states so that nothing is read as something else.
-const PALETTE: [RGBColor; 8] = [
+pub(super) const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(44, 160, 44),
     RGBColor(140, 86, 75),
@@ -167,8 +167,8 @@ const PALETTE: [RGBColor; 8] = [
 ];
 const SWAP: RGBColor = RGBColor(214, 39, 40);
 const FREE: RGBColor = RGBColor(70, 70, 70);
-const INK: RGBColor = RGBColor(30, 30, 30);
-const MUTED: RGBColor = RGBColor(95, 95, 95);
+pub(super) const INK: RGBColor = RGBColor(30, 30, 30);
+pub(super) const MUTED: RGBColor = RGBColor(95, 95, 95);
 
 fn state_colour(s: State) -> RGBColor {
     match s {
@@ -180,7 +180,7 @@ fn state_colour(s: State) -> RGBColor {
 }
 
 /// Title colour: the state's colour, darkened to read as text.
-fn state_ink(s: State) -> RGBColor {
+pub(super) fn state_ink(s: State) -> RGBColor {
     match s {
         State::FalseFit => RGBColor(205, 85, 0),
         State::Overflow => RGBColor(112, 62, 160),
@@ -682,7 +682,7 @@ fn shade(c: RGBColor) -> RGBAColor {
 
 /// Text for one line of the chart: whitespace runs (newlines in a command,
 /// tabs in a name) become one space; other control characters go.
-fn one_line(s: &str) -> String {
+pub(super) fn one_line(s: &str) -> String {
     s.split_whitespace()
         .map(|w| w.chars().filter(|c| !c.is_control()).collect::<String>())
         .filter(|w| !w.is_empty())
@@ -692,7 +692,7 @@ fn one_line(s: &str) -> String {
 
 /// Tick labels: whole numbers when the range is wide, otherwise up to one
 /// or two decimals without trailing zeros (`0`, `0.5`, `1`, `1.5`).
-fn axis_format(range: f64) -> impl Fn(f64) -> String {
+pub(super) fn axis_format(range: f64) -> impl Fn(f64) -> String {
     let decimals = if range < 2.0 {
         2
     } else if range < 20.0 {
@@ -717,7 +717,7 @@ fn axis_format(range: f64) -> impl Fn(f64) -> String {
 }
 
 /// The smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10ⁿ at or above `v`.
-fn nice_ceiling(v: f64) -> f64 {
+pub(super) fn nice_ceiling(v: f64) -> f64 {
     if v <= 0.0 || !v.is_finite() {
         return 1.0;
     }
