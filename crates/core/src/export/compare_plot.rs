@@ -118,7 +118,8 @@ fn draw<DB: DrawingBackend>(
         y_min = y_min.min(y);
         y_max = y_max.max(y);
     }
-    let y_max = nice_ceiling(y_max * 1.1);
+    // Headroom for the phase labels and the legend above the lines.
+    let y_max = nice_ceiling(y_max * 1.3);
     let y_min = if y_min < 0.0 {
         -nice_ceiling(-y_min * 1.1)
     } else {
@@ -192,8 +193,8 @@ fn draw<DB: DrawingBackend>(
                 .map_err(draw_err)?;
             chart
                 .draw_series(std::iter::once(Text::new(
-                    one_line(name),
-                    (a, y_max),
+                    format!(" {}", one_line(name)),
+                    (a, y_max - (y_max - y_min) * 0.01),
                     (FAMILY, 14).into_font().color(&MUTED),
                 )))
                 .map_err(draw_err)?;
@@ -220,7 +221,7 @@ fn draw<DB: DrawingBackend>(
     }
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(SeriesLabelPosition::UpperMiddle)
         .background_style(WHITE.mix(0.85))
         .border_style(MUTED)
         .label_font((FAMILY, 14).into_font().color(&INK))

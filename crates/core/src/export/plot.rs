@@ -169,6 +169,8 @@ const SWAP: RGBColor = RGBColor(214, 39, 40);
 const FREE: RGBColor = RGBColor(70, 70, 70);
 pub(super) const INK: RGBColor = RGBColor(30, 30, 30);
 pub(super) const MUTED: RGBColor = RGBColor(95, 95, 95);
+/// Phase bands: a blue-grey no state or process uses.
+const PHASE: RGBColor = RGBColor(90, 90, 190);
 
 fn state_colour(s: State) -> RGBColor {
     match s {
@@ -404,6 +406,30 @@ fn draw<DB: DrawingBackend>(
             )
         }))
         .map_err(draw_err)?;
+    // Phases: alternating light bands, each named along the top when wide
+    // enough to hold its name.
+    let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
+    let spans = crate::phases::spans(&trace.marks, last_ms);
+    for (i, p) in spans.iter().enumerate() {
+        let from = secs(p.start_ms).min(x_max);
+        let to = secs(p.end_ms).clamp(from, x_max);
+        let tone = if i % 2 == 0 { 0.07 } else { 0.14 };
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(from, y_min), (to, y_max)],
+                PHASE.mix(tone).filled(),
+            )))
+            .map_err(draw_err)?;
+        if (to - from) >= x_max * 0.04 {
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!(" {}", one_line(&p.name)),
+                    (from, y_max - (y_max - y_min) * 0.01),
+                    (FAMILY, px(14.0)).into_font().color(&MUTED),
+                )))
+                .map_err(draw_err)?;
+        }
+    }
 
     // Pixels across the plot: more points than ~2 per pixel are not seen.
     let buckets = (middle.dim_in_pixel().0 as usize).max(100);
@@ -947,5 +973,34 @@ mod tests {
         assert_eq!(axis_format(12.0)(4.0), "4");
         assert_eq!(axis_format(1.0)(0.30000000000000004), "0.3");
         assert_eq!(axis_format(1000.0)(1500.0), "1500");
+    }
+
+    #[test]
+    fn phases_are_shaded_and_named() {
+        let mut t = synth::seed_offload();
+        t.marks = ["load", "encode", "denoise", "decode"]
+            .iter()
+            .zip([0, 13_000, 20_000, 90_000])
+            .map(|(n, t_ms)| crate::trace::Mark {
+                t_ms,
+                name: (*n).into(),
+                end: false,
+            })
+            .collect();
+        let r = report(&t, None);
+        let s = svg(&t, &r, &PlotOptions::default()).unwrap();
+        let doc = roxmltree::Document::parse(&s).expect("well-formed SVG");
+        let texts: Vec<String> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+            .collect();
+        for phase in ["load", "encode", "denoise", "decode"] {
+            assert!(texts.iter().any(|t| t == phase), "{phase}: {texts:?}");
+        }
+        // The bands: one more filled rectangle per phase than without marks.
+        let rects = |svg: &str| svg.matches("<rect").count();
+        let plain = svg(&synth::seed_offload(), &r, &PlotOptions::default()).unwrap();
+        assert_eq!(rects(&s), rects(&plain) + 4);
     }
 }
