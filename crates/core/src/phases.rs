@@ -117,18 +117,21 @@ fn row(trace: &Trace, phase: &Phase, cfg: Option<&DetectorConfig>) -> PhaseRow {
                 .map(|p| p.footprint_bytes),
         )
     };
-    let peak_fp = slice.iter().map(watched_fp).max().unwrap_or(0);
+    // The baseline sample only says where swap stood when the phase began;
+    // the phase's own figures come from its own samples.
+    let own = if inside.is_empty() { slice } else { inside };
+    let peak_fp = own.iter().map(watched_fp).max().unwrap_or(0);
     let swap_start = slice.first().map_or(0, |s| s.sample.system.swap_used_bytes);
     let swap_max = slice
         .iter()
         .map(|s| s.sample.system.swap_used_bytes)
         .max()
         .unwrap_or(swap_start);
-    let min_free = slice
+    let min_free = own
         .iter()
         .map(|s| s.sample.system.free_pct)
         .fold(f64::INFINITY, f64::min);
-    let unexplained = slice
+    let unexplained = own
         .iter()
         .map(|s| {
             crate::detect::footprint_gap(&s.sample.system, &s.sample.processes).unexplained_bytes

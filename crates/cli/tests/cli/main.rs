@@ -9,6 +9,7 @@ mod export;
 mod guard;
 mod hardening;
 mod marks;
+mod phases_real;
 mod prometheus;
 mod realswap;
 mod record;
