@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod advise;
 mod args;
 mod compare;
 mod exit;
@@ -60,6 +61,8 @@ enum Command {
     Plot(plot::Args),
     /// Compare runs side by side: a table (text, md, json, csv) and a chart.
     Compare(compare::Args),
+    /// Print the PyTorch MPS watermark ratios that fail a job before it swaps.
+    Advise(advise::Args),
     /// Mark the start (or --end) of a phase in the running recording.
     Mark(mark::Args),
     /// Serve the live UI, a JSON + SSE API and Prometheus /metrics over HTTP.
@@ -80,6 +83,7 @@ fn main() -> ExitCode {
         Command::Serve(a) => serve::run(a),
         Command::Mark(a) => mark::run(a),
         Command::Compare(a) => compare::run(a),
+        Command::Advise(a) => advise::run(a),
     };
     match result {
         Ok(code) => code,

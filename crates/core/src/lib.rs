@@ -8,6 +8,7 @@
 //! and the exports. Data flows one way: probe → sampler → detector (through
 //! [`monitor::Monitor`]) → sinks.
 
+pub mod advise;
 pub mod compare;
 pub mod detect;
 pub mod export;

@@ -4,6 +4,7 @@
 
 mod util;
 
+mod advise;
 mod compare;
 mod export;
 mod guard;
