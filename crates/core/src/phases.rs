@@ -107,7 +107,17 @@ fn row(trace: &Trace, phase: &Phase, cfg: Option<&DetectorConfig>) -> PhaseRow {
         first_in.saturating_sub(1)
     };
     let slice = &trace.samples[from..end.max(from)];
-    let inside = &trace.samples[first_in..end.max(first_in)];
+    // A sample on the boundary between two phases is the next one's own
+    // (the last phase keeps the last sample).
+    let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
+    let own_end = if phase.end_ms >= last_ms {
+        end
+    } else {
+        trace
+            .samples
+            .partition_point(|s| s.sample.t_ms < phase.end_ms)
+    };
+    let inside = &trace.samples[first_in..own_end.max(first_in)];
     let watched_fp = |s: &crate::trace::TraceSample| {
         saturating_sum(
             s.sample
