@@ -109,6 +109,10 @@ pub struct Snapshot {
     pub recording: Option<RecordingStatus>,
     /// Whether rows carry measured swap (Linux) or not (macOS).
     pub measures_process_swap: bool,
+    /// The phase under way in the recording (`swapsight mark`), if any.
+    pub phase: Option<String>,
+    /// Phases within the chart's history, in the points' clock.
+    pub phases: Vec<crate::phases::Phase>,
 }
 
 /// One point of the chart history.
@@ -149,6 +153,8 @@ pub struct Replay {
     pub processes: Vec<Row>,
     /// Names of the processes in `points`, by pid.
     pub names: Vec<(u32, String)>,
+    /// The recording's phases, in the points' clock.
+    pub phases: Vec<crate::phases::Phase>,
     pub problems: Vec<String>,
 }
 
@@ -178,6 +184,9 @@ struct Inner {
     last_recording: Option<PathBuf>,
     subscribers: Vec<SyncSender<Arc<Update>>>,
     recording_error: Option<String>,
+    /// Where `swapsight mark` reaches the recording, while one runs.
+    marks: Option<crate::marks::MarkInbox>,
+    phases: crate::phases::PhaseLog,
 }
 
 /// A running live session. Cheap to share behind an `Arc`.
@@ -207,6 +216,8 @@ impl Live {
             last_recording: None,
             subscribers: Vec::new(),
             recording_error: None,
+            marks: None,
+            phases: crate::phases::PhaseLog::default(),
         }));
         let shared = Arc::clone(&inner);
         let consumer = std::thread::Builder::new()
@@ -335,6 +346,8 @@ impl Live {
         })?;
         let path = default_trace_path(&inner.cfg.recordings_dir, unix_now_ms());
         let recorder = Recorder::create(&path, &header)?;
+        // Without a private runtime dir the recording runs unmarked.
+        inner.marks = crate::marks::MarkInbox::create(&path).ok();
         inner.recorder = Some((recorder, pid));
         inner.recording_error = None;
         drop(inner);
@@ -348,10 +361,22 @@ impl Live {
     pub fn stop_recording(&self) -> Result<(PathBuf, u64), LiveError> {
         let mut inner = lock(&self.inner);
         let (mut rec, _) = inner.recorder.take().ok_or(LiveError::NotRecording)?;
+        inner.marks = None;
+        let now = inner.points.back().map_or(0, |p| p.t_ms);
+        inner.phases.end(now);
         let _ = rec.event("recording-stop", "stopped by the user", None, None);
         let path = rec.path().to_path_buf();
         inner.last_recording = Some(path.clone());
         Ok((path, rec.samples()))
+    }
+
+    /// Where a line marks a phase of the ongoing recording (what
+    /// `swapsight mark` finds); `None` when not recording.
+    pub fn mark_path(&self) -> Option<PathBuf> {
+        lock(&self.inner)
+            .marks
+            .as_ref()
+            .map(|m| m.path().to_path_buf())
     }
 
     /// The last finished recording, for "Export last recording…".
@@ -377,7 +402,11 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick) {
     let mut inner = lock(shared);
     let inner = &mut *inner;
     if let Some((rec, _)) = inner.recorder.as_mut() {
-        if let Err(e) = rec.tick(tick) {
+        let mut result = rec.tick(tick);
+        if let (Ok(()), Some(inbox)) = (&result, inner.marks.as_mut()) {
+            result = crate::phases::take_marks(inbox, rec, &mut inner.phases, tick.sample.t_ms);
+        }
+        if let Err(e) = result {
             // Keep sampling; the UI shows the error and the trace so far stays.
             inner.recording_error = Some(e.to_string());
             inner.recorder = None;
@@ -476,6 +505,13 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
             pid: *pid,
         }),
         measures_process_swap: crate::probe::MEASURES_PROCESS_SWAP,
+        phase: inner.phases.current().map(String::from),
+        phases: inner.phases.recent(
+            tick.sample
+                .t_ms
+                .saturating_sub(inner.cfg.history_secs.saturating_mul(1000)),
+            tick.sample.t_ms,
+        ),
     }
 }
 
@@ -599,8 +635,10 @@ pub fn replay_trace(path: &Path, trace: &Trace) -> Replay {
         .iter()
         .map(|p| (p.pid, p.name.clone()))
         .collect();
+    let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
     Replay {
         path: path.to_path_buf(),
+        phases: crate::phases::spans(&trace.marks, last_ms),
         problems: report.problems.clone(),
         report,
         points,
@@ -695,6 +733,38 @@ mod tests {
         assert_eq!(r.report.samples as u64, samples);
         let t = crate::trace::read(&path).unwrap();
         assert_eq!(t.header().watch_pid, Some(7));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn marks_reach_the_recording_the_snapshot_and_the_replay() {
+        let dir = tmp("marks");
+        let l = live(&dir);
+        l.wait_snapshot(Duration::from_secs(2)).unwrap();
+        assert_eq!(l.mark_path(), None);
+        let path = l.start_recording(None).unwrap();
+        let mark = l.mark_path().expect("a mark path while recording");
+        crate::marks::write_mark(&mark, "warmup").unwrap();
+        let updates = l.subscribe(100);
+        let phase_seen = updates
+            .iter()
+            .take(50)
+            .find(|u| u.snapshot.phase.as_deref() == Some("warmup"))
+            .expect("the snapshot names the phase under way");
+        assert_eq!(phase_seen.snapshot.phases.len(), 1);
+        assert!(phase_seen.snapshot.phases[0].start_ms <= phase_seen.snapshot.t_ms);
+        crate::marks::write_mark(&mark, "/").unwrap();
+        let ended = updates
+            .iter()
+            .take(50)
+            .find(|u| u.snapshot.phase.is_none())
+            .expect("the end mark closes it");
+        assert_eq!(ended.snapshot.phases.len(), 1);
+        l.stop_recording().unwrap();
+        assert_eq!(l.mark_path(), None);
+        let r = replay(&path).unwrap();
+        let names: Vec<&str> = r.phases.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["warmup"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -130,8 +130,12 @@ impl MarkInbox {
     /// Creates a private directory for this recorder under the per-user
     /// runtime directory and registers `trace` as what it records.
     pub fn create(trace: &Path) -> std::io::Result<MarkInbox> {
-        let base = runtime_dir()?;
-        remove_stale(&base);
+        MarkInbox::create_in(&runtime_dir()?, trace)
+    }
+
+    /// [`MarkInbox::create`] under `base` (a private directory).
+    pub fn create_in(base: &Path, trace: &Path) -> std::io::Result<MarkInbox> {
+        remove_stale(base);
         let dir = base.join(format!(
             "rec-{}-{}",
             std::process::id(),
@@ -270,10 +274,12 @@ fn pid_alive(pid: u32) -> bool {
 
 /// The running recorders of this user, newest first.
 pub fn running() -> Vec<Running> {
-    let Ok(base) = runtime_dir() else {
-        return Vec::new();
-    };
-    let Ok(entries) = std::fs::read_dir(&base) else {
+    runtime_dir().map_or_else(|_| Vec::new(), |base| running_in(&base))
+}
+
+/// [`running`] registered under `base`.
+pub fn running_in(base: &Path) -> Vec<Running> {
+    let Ok(entries) = std::fs::read_dir(base) else {
         return Vec::new();
     };
     let mut found: Vec<Running> = entries
@@ -367,9 +373,8 @@ mod tests {
     fn the_inbox_reads_truncating_and_appending_writers() {
         let dir = std::env::temp_dir().join(format!("swapsight-marks-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        std::env::set_var("XDG_RUNTIME_DIR", &dir);
         let trace = dir.join("t.jsonl");
-        let mut inbox = MarkInbox::create(&trace).unwrap();
+        let mut inbox = MarkInbox::create_in(&dir, &trace).unwrap();
         assert_eq!(inbox.poll(), vec![]);
         // `>` twice with names of the same length, then `>>`.
         std::fs::write(inbox.path(), b"aaaa\n").unwrap();
@@ -380,13 +385,13 @@ mod tests {
             inbox.poll(),
             vec![MarkLine::Start("bbbb".into()), MarkLine::End(None)]
         );
-        let found = running();
+        let found = running_in(&dir);
         assert!(
             found.iter().any(|r| r.mark_path == inbox.path()),
             "{found:?}"
         );
         inbox.finish();
-        assert!(!running().iter().any(|r| r.mark_path == inbox.path()));
+        assert!(!running_in(&dir).iter().any(|r| r.mark_path == inbox.path()));
         // After the recorder is done, a write still succeeds.
         write_mark(inbox.path(), "late").unwrap();
         std::fs::remove_dir_all(&dir).unwrap();

@@ -59,6 +59,90 @@ pub fn phase_at(phases: &[Phase], t_ms: u64) -> Option<&Phase> {
     })
 }
 
+/// Phases of a live session as marks come in: the finished ones (the last
+/// [`PhaseLog::KEPT`]) and the one under way.
+#[derive(Debug, Clone, Default)]
+pub struct PhaseLog {
+    done: std::collections::VecDeque<Phase>,
+    open: Option<(String, u64)>,
+}
+
+impl PhaseLog {
+    /// Finished phases kept (a chart shows minutes, not thousands of phases).
+    pub const KEPT: usize = 200;
+
+    /// A phase starts at `t_ms` (and the one under way ends).
+    pub fn start(&mut self, name: &str, t_ms: u64) {
+        self.end(t_ms);
+        self.open = Some((name.to_string(), t_ms));
+    }
+
+    /// The phase under way ends at `t_ms`.
+    pub fn end(&mut self, t_ms: u64) {
+        if let Some((name, start_ms)) = self.open.take() {
+            if self.done.len() == Self::KEPT {
+                self.done.pop_front();
+            }
+            self.done.push_back(Phase {
+                name,
+                start_ms,
+                end_ms: t_ms.max(start_ms),
+            });
+        }
+    }
+
+    /// The phase under way.
+    pub fn current(&self) -> Option<&str> {
+        self.open.as_ref().map(|(n, _)| n.as_str())
+    }
+
+    /// The phases that overlap `[from_ms, now_ms]`, the one under way last
+    /// (ending `now_ms`).
+    pub fn recent(&self, from_ms: u64, now_ms: u64) -> Vec<Phase> {
+        let mut v: Vec<Phase> = self
+            .done
+            .iter()
+            .filter(|p| p.end_ms >= from_ms)
+            .cloned()
+            .collect();
+        if let Some((name, start_ms)) = &self.open {
+            v.push(Phase {
+                name: name.clone(),
+                start_ms: *start_ms,
+                end_ms: now_ms.max(*start_ms),
+            });
+        }
+        v
+    }
+}
+
+/// Takes the marks waiting in `inbox` into the recording and the live log,
+/// at the time of the tick just written (`t_ms`, the points' clock).
+pub fn take_marks(
+    inbox: &mut crate::marks::MarkInbox,
+    rec: &mut crate::recorder::Recorder,
+    log: &mut PhaseLog,
+    t_ms: u64,
+) -> Result<(), crate::trace::TraceError> {
+    use crate::marks::MarkLine;
+    for line in inbox.poll() {
+        match line {
+            MarkLine::Start(name) => {
+                rec.mark(&name, false)?;
+                log.start(&name, t_ms);
+            }
+            MarkLine::End(name) => {
+                let name = name
+                    .or_else(|| log.current().map(String::from))
+                    .unwrap_or_default();
+                rec.mark(&name, true)?;
+                log.end(t_ms);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One row of the per-phase table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PhaseRow {
@@ -248,6 +332,29 @@ mod tests {
         // Out of order and after the last sample: sorted, never negative.
         let s = spans(&[mark(30, "b", false), mark(10, "a", false)], 20);
         assert_eq!((s[0].end_ms, s[1].start_ms, s[1].end_ms), (30, 30, 30));
+    }
+
+    #[test]
+    fn the_live_log_keeps_the_recent_phases_and_the_one_under_way() {
+        let mut log = PhaseLog::default();
+        assert_eq!(log.current(), None);
+        log.start("load", 0);
+        log.start("work", 1_000);
+        assert_eq!(log.current(), Some("work"));
+        log.end(3_000);
+        log.end(4_000);
+        assert_eq!(log.current(), None);
+        log.start("tidy", 5_000);
+        let r = log.recent(2_000, 6_000);
+        let got: Vec<(&str, u64, u64)> = r
+            .iter()
+            .map(|p| (p.name.as_str(), p.start_ms, p.end_ms))
+            .collect();
+        assert_eq!(got, [("work", 1_000, 3_000), ("tidy", 5_000, 6_000)]);
+        for i in 0..PhaseLog::KEPT as u64 + 50 {
+            log.start("x", 10_000 + i);
+        }
+        assert_eq!(log.recent(0, u64::MAX).len(), PhaseLog::KEPT + 1);
     }
 
     /// The offload seed with the source's four phases: swap grew during
