@@ -181,6 +181,36 @@ pub fn advise(input: &AdviceInput, trace: Option<&Trace>) -> Advice {
     }
 }
 
+/// The advice a UI adds to the detail of a process flagged as a false fit
+/// (or overflow) when it is a Python process on a Mac — the likely PyTorch
+/// job the MPS cap is for; `None` otherwise.
+pub fn for_flagged_process(
+    name: &str,
+    state: crate::detect::State,
+    host: &crate::probe::HostInfo,
+) -> Option<String> {
+    use crate::detect::State;
+    let python = name.to_ascii_lowercase().starts_with("python");
+    if !python || !matches!(state, State::FalseFit | State::Overflow) || host.os != "macos" {
+        return None;
+    }
+    let a = advise(
+        &AdviceInput {
+            os: host.os.clone(),
+            hostname: host.hostname.clone(),
+            phys_bytes: host.phys_bytes,
+            ..AdviceInput::default()
+        },
+        None,
+    );
+    a.applies.then(|| {
+        format!(
+            "If this is PyTorch on MPS, cap its pool so that it fails with an out-of-memory error instead of swapping (swapsight advise):\n{}",
+            a.text
+        )
+    })
+}
+
 /// Whether a cap of `cap` bytes would have stopped the run in `trace`
 /// before its swap grew.
 pub fn check_run(trace: &Trace, cap: u64) -> RunCheck {
@@ -292,6 +322,33 @@ mod tests {
         assert!(a.recommended_estimated);
         assert!(a.text.contains(READ_RECOMMENDED), "{}", a.text);
         assert!(a.high_ratio > 0.8 && a.high_ratio < 1.0, "{}", a.high_ratio);
+    }
+
+    #[test]
+    fn a_flagged_python_process_on_a_mac_gets_the_advice() {
+        use crate::detect::State;
+        let mac = crate::probe::HostInfo {
+            os: "macos".into(),
+            phys_bytes: 48 * G,
+            page_size: 16384,
+            hostname: "m5-pro".into(),
+        };
+        let text = for_flagged_process("Python", State::FalseFit, &mac).unwrap();
+        assert!(
+            text.contains("export PYTORCH_MPS_HIGH_WATERMARK_RATIO="),
+            "{text}"
+        );
+        assert!(
+            text.contains("export PYTORCH_MPS_LOW_WATERMARK_RATIO="),
+            "{text}"
+        );
+        assert!(for_flagged_process("python3.12", State::Fits, &mac).is_none());
+        assert!(for_flagged_process("ffmpeg", State::FalseFit, &mac).is_none());
+        let linux = crate::probe::HostInfo {
+            os: "linux".into(),
+            ..mac
+        };
+        assert!(for_flagged_process("python3", State::FalseFit, &linux).is_none());
     }
 
     #[test]

@@ -475,8 +475,8 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
             readable: p.readable,
             state,
             worst,
-            evidence: f
-                .map(|a| {
+            evidence: with_advice(
+                f.map(|a| {
                     a.evidence.describe(if a.state == State::Fits {
                         a.worst
                     } else {
@@ -484,6 +484,10 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
                     })
                 })
                 .unwrap_or_default(),
+                &p.name,
+                state,
+                &inner.host,
+            ),
             watched,
             pinned,
         });
@@ -512,6 +516,15 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
                 .saturating_sub(inner.cfg.history_secs.saturating_mul(1000)),
             tick.sample.t_ms,
         ),
+    }
+}
+
+/// The evidence, and for a flagged Python process on a Mac the MPS advice
+/// (`swapsight advise`), in the process's detail.
+fn with_advice(evidence: String, name: &str, state: State, host: &HostInfo) -> String {
+    match crate::advise::for_flagged_process(name, state, host) {
+        Some(advice) => format!("{evidence}\n\n{advice}"),
+        None => evidence,
     }
 }
 
@@ -625,7 +638,7 @@ pub fn replay_trace(path: &Path, trace: &Trace) -> Replay {
             readable: p.readable,
             state: p.verdict,
             worst: p.verdict,
-            evidence: p.evidence.clone(),
+            evidence: with_advice(p.evidence.clone(), &p.name, p.verdict, &trace.header().host),
             watched: p.watched,
             pinned: false,
         })
@@ -766,6 +779,26 @@ mod tests {
         let names: Vec<&str> = r.phases.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["warmup"]);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_replayed_python_false_fit_on_a_mac_carries_the_mps_advice() {
+        let t = crate::synth::seed_offload();
+        let r = replay_trace(Path::new("offload.jsonl"), &t);
+        let python = r.processes.iter().find(|p| p.pid == 4243).unwrap();
+        assert_eq!(python.state, State::FalseFit);
+        assert!(
+            python
+                .evidence
+                .contains("export PYTORCH_MPS_LOW_WATERMARK_RATIO="),
+            "{}",
+            python.evidence
+        );
+        assert!(r
+            .processes
+            .iter()
+            .filter(|p| p.pid != 4243)
+            .all(|p| !p.evidence.contains("PYTORCH_MPS")));
     }
 
     #[test]
