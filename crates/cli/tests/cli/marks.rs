@@ -220,3 +220,52 @@ fn report_prints_one_row_per_phase_then_the_run() {
     assert!(rows[1]["duration_ms"].as_u64().unwrap() >= 400, "{r:#}");
     assert!(rows[1]["peak_footprint_bytes"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn guard_hands_the_mark_path_to_its_command_and_record_pid_takes_swapsight_mark() {
+    let dir = TempDir::new("marks-guard");
+    let trace = dir.join("g.jsonl");
+    let out = isolated(&dir)
+        .args(["guard", "--interval", "100ms", "-o"])
+        .arg(&trace)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo one > \"$SWAPSIGHT_MARK\"; sleep 0.4; echo two >> \"$SWAPSIGHT_MARK\"; sleep 0.4",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let t = swapsight::trace::read(&trace).unwrap();
+    let names: Vec<&str> = t.marks.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["one", "two"]);
+
+    // `record --pid` of a process started elsewhere: `swapsight mark` finds it.
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("3")
+        .spawn()
+        .unwrap();
+    let trace = dir.join("p.jsonl");
+    let mut rec = isolated(&dir)
+        .args(["record", "--interval", "100ms", "--pid"])
+        .arg(sleeper.id().to_string())
+        .arg("-o")
+        .arg(&trace)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    let out = isolated(&dir).args(["mark", "attached"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("marked attached in"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(wait_with_deadline(&mut sleeper, Duration::from_secs(10)).success());
+    assert!(wait_with_deadline(&mut rec, Duration::from_secs(10)).success());
+    let t = swapsight::trace::read(&trace).unwrap();
+    let names: Vec<&str> = t.marks.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["attached"]);
+}
