@@ -1,7 +1,9 @@
 // The live chart, drawn on a <canvas> with no library: footprint lines of
 // the largest, pinned and flagged processes and swap growth as a filled area
 // on the left axis (bytes), free memory as a dashed line on the right axis
-// (percent). Hovering shows the values at that instant in the legend.
+// (percent). Hovering shows the values at that instant in the legend. The
+// phases a recording marked (`swapsight mark`, $SWAPSIGHT_MARK) are shaded
+// bands named along the top.
 //
 // Why our own: the page must run under a strict CSP with no third-party
 // code, refresh twice a second inside a small popover, and follow the
@@ -46,6 +48,7 @@ export class Chart {
     this.legend = legend;
     this.ctx = canvas.getContext('2d');
     this.points = [];
+    this.phases = []; // { name, start_ms, end_ms } in the points' clock
     this.names = new Map(); // pid → name
     this.colors = new Map(); // pid → palette slot, stable while it is drawn
     this.spanMs = 5 * 60 * 1000;
@@ -68,8 +71,10 @@ export class Chart {
   }
 
   /** Replaces the data. `live` charts show the last `spanMs`; a replay all. */
-  set({ points, names, spanMs, live }) {
+  set({ points, names, spanMs, live, phases }) {
     this.points = points || [];
+    this.phases = phases || [];
+    this.phasesKey = null;
     if (names) for (const [pid, n] of names) this.names.set(pid, n);
     if (spanMs) this.spanMs = spanMs;
     if (live != null) this.live = live;
@@ -84,6 +89,16 @@ export class Chart {
     let i = 0;
     while (i < this.points.length && this.points[i].t_ms < from) i++;
     if (i) this.points.splice(0, i);
+    this.request();
+  }
+
+  /** The phases to shade (a live snapshot carries the recent ones). */
+  setPhases(phases) {
+    const next = phases || [];
+    const key = JSON.stringify(next);
+    if (key === this.phasesKey) return;
+    this.phasesKey = key;
+    this.phases = next;
     this.request();
   }
 
@@ -139,6 +154,8 @@ export class Chart {
     ctx.clearRect(0, 0, w, h);
 
     const color = {
+      phase: css(canvas, '--chart-phase', 'rgba(100,100,200,.10)'),
+      phaseAlt: css(canvas, '--chart-phase-alt', 'rgba(100,100,200,.18)'),
       grid: css(canvas, '--chart-grid', 'rgba(128,128,128,.2)'),
       text: css(canvas, '--chart-text', '#888'),
       swap: css(canvas, '--chart-swap', '#e5484d'),
@@ -231,6 +248,9 @@ export class Chart {
     ctx.rect(plot.x, plot.y - 2, plot.w, plot.h + 4);
     ctx.clip();
 
+    // ---------------------------------------------------------------- phases
+    this.drawPhases(t0, t1, X, plot, color);
+
     // ------------------------------------------------------ swap growth area
     const visible = pts.filter((p, i) => p.t_ms >= t0 || (pts[i + 1] && pts[i + 1].t_ms >= t0));
     const zero = Y(0);
@@ -295,6 +315,27 @@ export class Chart {
         color: series[slot],
       })),
     ]);
+  }
+
+  /** Shaded bands for the phases in view, each named at its top left when
+   *  wide enough to hold the name. */
+  drawPhases(t0, t1, X, plot, color) {
+    const { ctx } = this;
+    const shown = this.phases.filter((p) => p.end_ms >= t0 && p.start_ms <= t1);
+    shown.forEach((p, i) => {
+      const x0 = X(Math.max(p.start_ms, t0));
+      const x1 = X(Math.min(Math.max(p.end_ms, p.start_ms), t1));
+      ctx.fillStyle = i % 2 ? color.phaseAlt : color.phase;
+      ctx.fillRect(x0, plot.y, Math.max(1, x1 - x0), plot.h);
+      const label = String(p.name);
+      ctx.font = color.font;
+      if (ctx.measureText(label).width + 6 <= x1 - x0) {
+        ctx.fillStyle = color.text;
+        ctx.textAlign = 'left';
+        ctx.textBaseline = 'top';
+        ctx.fillText(label, x0 + 3, plot.y + 2);
+      }
+    });
   }
 
   /** A polyline through the points; `y` may answer null to break it. */

@@ -77,6 +77,14 @@ function renderHeader(s) {
 
   setBadge($('#state'), s.state);
   $('#state').title = s.title ? `Menu bar: ${s.title}` : 'Nothing flagged';
+  renderPhase(s.phase);
+}
+
+/** The phase the recording marked last (`swapsight mark`, $SWAPSIGHT_MARK). */
+function renderPhase(name) {
+  const el = $('#phase');
+  el.hidden = !name;
+  el.textContent = name ? `phase: ${name}` : '';
 }
 
 /** Memory not explained by footprints: used memory − Σ readable footprints. */
@@ -131,6 +139,7 @@ function onLiveUpdate(u) {
   renderRecording(u.snapshot);
   if (app.mode !== 'live') return;
   renderLive(u.snapshot);
+  chart.setPhases(u.snapshot.phases);
   chart.push(u.point, namesOf(u.snapshot.processes));
 }
 
@@ -141,7 +150,7 @@ async function loadLive() {
     renderLive(snap);
     renderRecording(snap);
   }
-  chart.set({ points: points || [], names: snap ? namesOf(snap.processes) : [], spanMs: HISTORY_S * 1000, live: true });
+  chart.set({ points: points || [], names: snap ? namesOf(snap.processes) : [], spanMs: HISTORY_S * 1000, live: true, phases: snap ? snap.phases : [] });
 }
 
 // --------------------------------------------------------------- record
@@ -313,7 +322,14 @@ function showReplay(r, name) {
   $('#count').textContent = String(rep.processes.length);
   $('#count-sub').textContent = 'in the trace';
 
-  chart.set({ points: r.points, names: r.names, live: false });
+  chart.set({ points: r.points, names: r.names, live: false, phases: r.phases });
+  const phases = r.phases || [];
+  renderPhase(null);
+  if (phases.length) {
+    const names = phases.map((p) => p.name);
+    $('#phase').hidden = false;
+    $('#phase').textContent = `phases: ${names.slice(0, 4).join(', ')}${names.length > 4 ? ', …' : ''}`;
+  }
   table.update(r.processes, { showSwap: r.processes.some((p) => p.swap_bytes != null), readOnly: true });
   setLastRecording(app.lastRecording);
 }

@@ -133,8 +133,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .swap_used_bytes;
     let budget = args.swap_budget.map(|b| Budget::new(b, baseline));
     become_subreaper();
+    let mut marks = crate::marking::Marks::open(&path);
     let mut command = std::process::Command::new(program);
     command.args(rest).process_group(0);
+    marks.export(&mut command);
     let pid = record::spawn_command(&mut command, program)?.id();
     // From here on the guard reaps its children itself (waitpid), the command
     // included: the `Child` handle is not used again.
@@ -196,6 +198,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if let Some(st) = procs.main_status {
             break Outcome::Exited(st);
         }
+        marks.pump(&mut rec);
         match ticks.recv_timeout(Duration::from_millis(100)) {
             Ok(tick) => {
                 rec.tick(&tick);
@@ -238,6 +241,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     status.clear();
+    marks.finish(&mut rec);
     let elapsed = started.elapsed();
 
     let mut plan = StopPlan::new(Signal::Terminate, args.grace);

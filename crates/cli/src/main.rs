@@ -5,11 +5,15 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod advise;
 mod args;
+mod compare;
 mod exit;
 mod export;
 mod guard;
 mod input;
+mod mark;
+mod marking;
 mod output;
 mod plot;
 mod record;
@@ -55,6 +59,12 @@ enum Command {
     Export(export::Args),
     /// Draw a trace as a PNG or SVG chart.
     Plot(plot::Args),
+    /// Compare runs side by side: a table (text, md, json, csv) and a chart.
+    Compare(compare::Args),
+    /// Print the PyTorch MPS watermark ratios that fail a job before it swaps.
+    Advise(advise::Args),
+    /// Mark the start (or --end) of a phase in the running recording.
+    Mark(mark::Args),
     /// Serve the live UI, a JSON + SSE API and Prometheus /metrics over HTTP.
     Serve(serve::Args),
 }
@@ -71,6 +81,9 @@ fn main() -> ExitCode {
         Command::Export(a) => export::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Serve(a) => serve::run(a),
+        Command::Mark(a) => mark::run(a),
+        Command::Compare(a) => compare::run(a),
+        Command::Advise(a) => advise::run(a),
     };
     match result {
         Ok(code) => code,

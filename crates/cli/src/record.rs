@@ -51,10 +51,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let stop = ctrl_c_flag()?;
     let (path, probe, host) = crate::record::open_probe(args.output.as_deref())?;
+    let mut marks = crate::marking::Marks::open(&path);
 
     let mut child = match args.command.as_slice() {
         [] => None,
-        [program, rest @ ..] => Some(spawn(program, rest)?),
+        [program, rest @ ..] => {
+            let mut command = std::process::Command::new(program);
+            command.args(rest);
+            marks.export(&mut command);
+            Some(spawn_command(&mut command, program)?)
+        }
     };
     let watch = child.as_ref().map(Child::id).or(args.pid);
 
@@ -122,6 +128,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 break Outcome::PidGone(pid);
             }
         }
+        marks.pump(&mut trace);
         match ticks.recv_timeout(Duration::from_millis(100)) {
             Ok(tick) => {
                 trace.tick(&tick);
@@ -143,6 +150,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     // The last tick's flags are in the trace; end it with what happened.
     let sampler_result = sampler.stop();
+    marks.finish(&mut trace);
     status.clear();
     let code = match outcome {
         Outcome::Exited(st) => {
@@ -254,6 +262,13 @@ impl TraceSink {
         }
     }
 
+    pub fn mark(&mut self, name: &str, end: bool) {
+        if self.failed.is_none() {
+            let r = self.rec.mark(name, end).map(drop);
+            self.keep(r);
+        }
+    }
+
     fn keep(&mut self, r: Result<(), swapsight::trace::TraceError>) {
         if let Err(e) = r {
             let why = std::error::Error::source(&e).map_or_else(String::new, |s| format!(" ({s})"));
@@ -308,14 +323,9 @@ enum Outcome {
     SamplerDied,
 }
 
-/// Spawns the command, mapping "not found" and "not executable" to their
-/// shell exit codes with a clear line.
-pub fn spawn(program: &str, args: &[String]) -> anyhow::Result<Child> {
-    spawn_command(std::process::Command::new(program).args(args), program)
-}
-
-/// [`spawn`] for a command set up by the caller (`guard` starts it in a
-/// process group of its own).
+/// Spawns a command set up by the caller (with the mark path; `guard` starts
+/// it in a process group of its own), mapping "not found" and "not
+/// executable" to their shell exit codes with a clear line.
 pub(crate) fn spawn_command(
     command: &mut std::process::Command,
     program: &str,

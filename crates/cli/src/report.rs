@@ -16,6 +16,11 @@ The footprint is macOS phys_footprint, which includes the process's compressed m
 the footprints (GPU driver, other users' processes) shows as \"memory not explained by
 footprints\"; other users' processes are never flagged.
 
+When the trace has phase marks (`swapsight mark`, $SWAPSIGHT_MARK), a table follows with one
+row per phase: start, duration, peak footprint of the watched tree, swap growth, minimum free
+memory, memory not explained by footprints and the phase's own verdict; `--json` has it in
+`phases`.
+
 A malformed line is named on stderr and skipped; a cut-off last line (a killed
 recorder) is expected and read up to the cut.")]
 pub struct Args {

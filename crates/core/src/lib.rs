@@ -8,11 +8,15 @@
 //! and the exports. Data flows one way: probe → sampler → detector (through
 //! [`monitor::Monitor`]) → sinks.
 
+pub mod advise;
+pub mod compare;
 pub mod detect;
 pub mod export;
 pub mod guard;
 pub mod live;
+pub mod marks;
 pub mod monitor;
+pub mod phases;
 pub mod probe;
 pub mod recorder;
 pub mod recordings;

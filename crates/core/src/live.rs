@@ -114,6 +114,10 @@ pub struct Snapshot {
     pub recording: Option<RecordingStatus>,
     /// Whether rows carry measured swap (Linux) or not (macOS).
     pub measures_process_swap: bool,
+    /// The phase under way in the recording (`swapsight mark`), if any.
+    pub phase: Option<String>,
+    /// Phases within the chart's history, in the points' clock.
+    pub phases: Vec<crate::phases::Phase>,
 }
 
 /// One point of the chart history.
@@ -154,6 +158,8 @@ pub struct Replay {
     pub processes: Vec<Row>,
     /// Names of the processes in `points`, by pid.
     pub names: Vec<(u32, String)>,
+    /// The recording's phases, in the points' clock.
+    pub phases: Vec<crate::phases::Phase>,
     pub problems: Vec<String>,
 }
 
@@ -185,6 +191,9 @@ struct Inner {
     last_recording: Option<PathBuf>,
     subscribers: Vec<SyncSender<Arc<Update>>>,
     recording_error: Option<String>,
+    /// Where `swapsight mark` reaches the recording, while one runs.
+    marks: Option<crate::marks::MarkInbox>,
+    phases: crate::phases::PhaseLog,
 }
 
 /// A running live session. Cheap to share behind an `Arc`.
@@ -214,6 +223,8 @@ impl Live {
             last_recording: None,
             subscribers: Vec::new(),
             recording_error: None,
+            marks: None,
+            phases: crate::phases::PhaseLog::default(),
         }));
         let shared = Arc::clone(&inner);
         let consumer = std::thread::Builder::new()
@@ -342,6 +353,8 @@ impl Live {
         })?;
         let path = default_trace_path(&inner.cfg.recordings_dir, unix_now_ms());
         let recorder = Recorder::create(&path, &header)?;
+        // Without a private runtime dir the recording runs unmarked.
+        inner.marks = crate::marks::MarkInbox::create(&path).ok();
         inner.recorder = Some((recorder, pid));
         inner.recording_error = None;
         drop(inner);
@@ -355,10 +368,22 @@ impl Live {
     pub fn stop_recording(&self) -> Result<(PathBuf, u64), LiveError> {
         let mut inner = lock(&self.inner);
         let (mut rec, _) = inner.recorder.take().ok_or(LiveError::NotRecording)?;
+        inner.marks = None;
+        let now = inner.points.back().map_or(0, |p| p.t_ms);
+        inner.phases.end(now);
         let _ = rec.event("recording-stop", "stopped by the user", None, None);
         let path = rec.path().to_path_buf();
         inner.last_recording = Some(path.clone());
         Ok((path, rec.samples()))
+    }
+
+    /// Where a line marks a phase of the ongoing recording (what
+    /// `swapsight mark` finds); `None` when not recording.
+    pub fn mark_path(&self) -> Option<PathBuf> {
+        lock(&self.inner)
+            .marks
+            .as_ref()
+            .map(|m| m.path().to_path_buf())
     }
 
     /// The last finished recording, for "Export last recording…".
@@ -410,7 +435,11 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick) {
     let mut inner = lock(shared);
     let inner = &mut *inner;
     if let Some((rec, _)) = inner.recorder.as_mut() {
-        if let Err(e) = rec.tick(tick) {
+        let mut result = rec.tick(tick);
+        if let (Ok(()), Some(inbox)) = (&result, inner.marks.as_mut()) {
+            result = crate::phases::take_marks(inbox, rec, &mut inner.phases, tick.sample.t_ms);
+        }
+        if let Err(e) = result {
             // Keep sampling; the UI shows the error and the trace so far stays.
             inner.recording_error = Some(e.to_string());
             inner.recorder = None;
@@ -480,8 +509,8 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
             readable: p.readable,
             state,
             worst,
-            evidence: f
-                .map(|a| {
+            evidence: with_advice(
+                f.map(|a| {
                     a.evidence.describe(if a.state == State::Fits {
                         a.worst
                     } else {
@@ -489,6 +518,10 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
                     })
                 })
                 .unwrap_or_default(),
+                &p.name,
+                state,
+                &inner.host,
+            ),
             watched,
             pinned,
         });
@@ -510,6 +543,22 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
             pid: *pid,
         }),
         measures_process_swap: crate::probe::MEASURES_PROCESS_SWAP,
+        phase: inner.phases.current().map(String::from),
+        phases: inner.phases.recent(
+            tick.sample
+                .t_ms
+                .saturating_sub(inner.cfg.history_secs.saturating_mul(1000)),
+            tick.sample.t_ms,
+        ),
+    }
+}
+
+/// The evidence, and for a flagged Python process on a Mac the MPS advice
+/// (`swapsight advise`), in the process's detail.
+fn with_advice(evidence: String, name: &str, state: State, host: &HostInfo) -> String {
+    match crate::advise::for_flagged_process(name, state, host) {
+        Some(advice) => format!("{evidence}\n\n{advice}"),
+        None => evidence,
     }
 }
 
@@ -624,7 +673,7 @@ pub fn replay_trace(path: &Path, trace: &Trace) -> Replay {
             readable: p.readable,
             state: p.verdict,
             worst: p.verdict,
-            evidence: p.evidence.clone(),
+            evidence: with_advice(p.evidence.clone(), &p.name, p.verdict, &trace.header().host),
             watched: p.watched,
             pinned: false,
         })
@@ -634,8 +683,10 @@ pub fn replay_trace(path: &Path, trace: &Trace) -> Replay {
         .iter()
         .map(|p| (p.pid, p.name.clone()))
         .collect();
+    let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
     Replay {
         path: path.to_path_buf(),
+        phases: crate::phases::spans(&trace.marks, last_ms),
         problems: report.problems.clone(),
         report,
         points,
@@ -745,6 +796,58 @@ mod tests {
             Err(LiveError::Recording(RecordingError::BadName(_)))
         ));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn marks_reach_the_recording_the_snapshot_and_the_replay() {
+        let dir = tmp("marks");
+        let l = live(&dir);
+        l.wait_snapshot(Duration::from_secs(2)).unwrap();
+        assert_eq!(l.mark_path(), None);
+        let path = l.start_recording(None).unwrap();
+        let mark = l.mark_path().expect("a mark path while recording");
+        crate::marks::write_mark(&mark, "warmup").unwrap();
+        let updates = l.subscribe(100);
+        let phase_seen = updates
+            .iter()
+            .take(50)
+            .find(|u| u.snapshot.phase.as_deref() == Some("warmup"))
+            .expect("the snapshot names the phase under way");
+        assert_eq!(phase_seen.snapshot.phases.len(), 1);
+        assert!(phase_seen.snapshot.phases[0].start_ms <= phase_seen.snapshot.t_ms);
+        crate::marks::write_mark(&mark, "/").unwrap();
+        let ended = updates
+            .iter()
+            .take(50)
+            .find(|u| u.snapshot.phase.is_none())
+            .expect("the end mark closes it");
+        assert_eq!(ended.snapshot.phases.len(), 1);
+        l.stop_recording().unwrap();
+        assert_eq!(l.mark_path(), None);
+        let r = replay(&path).unwrap();
+        let names: Vec<&str> = r.phases.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["warmup"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_replayed_python_false_fit_on_a_mac_carries_the_mps_advice() {
+        let t = crate::synth::seed_offload();
+        let r = replay_trace(Path::new("offload.jsonl"), &t);
+        let python = r.processes.iter().find(|p| p.pid == 4243).unwrap();
+        assert_eq!(python.state, State::FalseFit);
+        assert!(
+            python
+                .evidence
+                .contains("export PYTORCH_MPS_LOW_WATERMARK_RATIO="),
+            "{}",
+            python.evidence
+        );
+        assert!(r
+            .processes
+            .iter()
+            .filter(|p| p.pid != 4243)
+            .all(|p| !p.evidence.contains("PYTORCH_MPS")));
     }
 
     #[test]

@@ -12,11 +12,11 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::monitor::Tick;
 use crate::probe::{HostInfo, ProcessSample};
-use crate::trace::{Event, Header, Record, TraceError, TraceSample, TraceWriter};
+use crate::trace::{Event, Header, Mark, Record, TraceError, TraceSample, TraceWriter};
 
 // Where recordings go and what they are called is the recordings folder's
 // business; these names stay for the shells that record.
@@ -30,6 +30,11 @@ pub struct Recorder {
     samples: u64,
     last_t_ms: u64,
     cmdlines: CmdlineOnce,
+    /// When the last sample was written, to place marks between samples.
+    last_tick_at: Option<Instant>,
+    /// Time of the last mark: marks never go back in time, though the
+    /// delay between a sample and its writing varies from tick to tick.
+    last_mark_ms: u64,
 }
 
 /// Drops a command line the previous sample already gave for the same
@@ -71,6 +76,8 @@ impl Recorder {
             samples: 0,
             last_t_ms: 0,
             cmdlines: CmdlineOnce::default(),
+            last_tick_at: None,
+            last_mark_ms: 0,
         })
     }
 
@@ -94,6 +101,7 @@ impl Recorder {
         sample.t_ms -= t0.min(sample.t_ms);
         self.cmdlines.strip(&mut sample.processes);
         self.last_t_ms = sample.t_ms;
+        self.last_tick_at = Some(Instant::now());
         self.writer.write(&Record::Sample(TraceSample {
             sample,
             watched: tick.watched.clone(),
@@ -122,6 +130,25 @@ impl Recorder {
             pid,
             code,
         }))
+    }
+}
+
+impl Recorder {
+    /// Writes a phase mark at this instant: the time of the last sample plus
+    /// what has passed since it was written (0 before the first sample).
+    /// Returns the mark's time.
+    pub fn mark(&mut self, name: &str, end: bool) -> Result<u64, TraceError> {
+        let since = self
+            .last_tick_at
+            .map_or(0, |at| at.elapsed().as_millis() as u64);
+        let t_ms = self.last_t_ms.saturating_add(since).max(self.last_mark_ms);
+        self.last_mark_ms = t_ms;
+        self.writer.write(&Record::Mark(Mark {
+            t_ms,
+            name: name.into(),
+            end,
+        }))?;
+        Ok(t_ms)
     }
 }
 

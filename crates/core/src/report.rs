@@ -81,6 +81,8 @@ pub struct Report {
     /// Memory not explained by footprints, at the first sample and at its
     /// peak, and how much of used memory the readable footprints covered.
     pub footprints: FootprintsSummary,
+    /// One row per phase when the trace has marks (`crate::phases`).
+    pub phases: Vec<crate::phases::PhaseRow>,
     /// The first lines the reader skipped, in words.
     pub problems: Vec<String>,
     /// How many lines the reader skipped in all.
@@ -144,6 +146,15 @@ struct Stats {
 /// Builds the report. `cfg` overrides the detector settings the trace was
 /// recorded with.
 pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
+    let phases = crate::phases::phase_rows(trace, cfg.as_ref());
+    Report {
+        phases,
+        ..judge_run(trace, cfg)
+    }
+}
+
+/// The report of the run as a whole, without the per-phase table.
+pub(crate) fn judge_run(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
     let header = trace.header();
     let cfg = cfg.unwrap_or_else(|| header.detector.clone());
     let phys = trace
@@ -361,6 +372,7 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
                 f
             })
             .unwrap_or_default(),
+        phases: Vec::new(),
         problems: trace.problems.iter().map(|p| p.to_string()).collect(),
         skipped_lines: trace.bad_lines,
         truncated_last_line: trace.truncated_last_line,
@@ -571,6 +583,13 @@ impl Report {
                 format_bytes(f.gpu_peak_bytes as i64),
                 format_bytes(f.outside_footprint_peak_bytes as i64)
             );
+        }
+        if !self.phases.is_empty() {
+            let _ = writeln!(out, "\nby phase:");
+            for line in crate::phases::to_text(&self.phases).lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+            let _ = writeln!(out, "  run: {}", self.verdict.label());
         }
         for p in &self.processes {
             let _ = writeln!(

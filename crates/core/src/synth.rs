@@ -309,6 +309,9 @@ pub fn to_jsonl(trace: &Trace) -> Vec<u8> {
     for e in &trace.events {
         push(&Record::Event(e.clone()));
     }
+    for m in &trace.marks {
+        push(&Record::Mark(m.clone()));
+    }
     out
 }
 

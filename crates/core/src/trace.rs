@@ -111,6 +111,19 @@ pub struct Event {
     pub code: Option<i32>,
 }
 
+/// A phase mark: the phase `name` starts at `t_ms` (and the one before it
+/// ends), or, with `end`, the current phase ends. Added in schema 1.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mark {
+    pub t_ms: u64,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub end: bool,
+}
+
+/// Most marks a reader keeps; the rest are counted in [`Trace::marks_dropped`].
+pub const MAX_MARKS: usize = 100_000;
+
 /// One line of a trace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
@@ -119,6 +132,7 @@ pub enum Record {
     Sample(TraceSample),
     Flag(Flag),
     Event(Event),
+    Mark(Mark),
 }
 
 /// Errors that make a trace unreadable as a whole (one bad line is not one).
@@ -235,6 +249,10 @@ pub struct Trace {
     pub samples: Vec<TraceSample>,
     pub flags: Vec<Flag>,
     pub events: Vec<Event>,
+    /// Phase marks, in the order written (at most [`MAX_MARKS`]).
+    pub marks: Vec<Mark>,
+    /// Marks past [`MAX_MARKS`], counted and not kept.
+    pub marks_dropped: usize,
     /// The first [`KEPT_PROBLEMS`] malformed lines, skipped.
     pub problems: Vec<LineProblem>,
     /// How many lines were malformed and skipped in all.
@@ -321,6 +339,14 @@ pub fn read_from(mut input: impl BufRead, path: &Path) -> Result<Trace, TraceErr
                 }
                 (Ok(Record::Event(e)), true) => {
                     trace.events.push(e);
+                    Outcome::Record
+                }
+                (Ok(Record::Mark(m)), true) => {
+                    if trace.marks.len() < MAX_MARKS {
+                        trace.marks.push(m);
+                    } else {
+                        trace.marks_dropped += 1;
+                    }
                     Outcome::Record
                 }
                 (Err(_), true) if !complete && is_eof(&mut input) => {
@@ -493,8 +519,12 @@ fn is_unknown_type(text: &[u8]) -> bool {
         #[serde(rename = "type")]
         kind: String,
     }
-    serde_json::from_slice::<Typed>(text)
-        .is_ok_and(|t| !matches!(t.kind.as_str(), "header" | "sample" | "flag" | "event"))
+    serde_json::from_slice::<Typed>(text).is_ok_and(|t| {
+        !matches!(
+            t.kind.as_str(),
+            "header" | "sample" | "flag" | "event" | "mark"
+        )
+    })
 }
 
 /// Refuses figures no OS produces, naming the field and the limit. Every
@@ -550,6 +580,18 @@ pub fn check(record: &Record) -> Result<(), String> {
             not_negative("evidence.pageins_per_s", e.pageins_per_s)
         }
         Record::Event(e) => t_ms("t_ms", e.t_ms),
+        Record::Mark(m) => {
+            t_ms("t_ms", m.t_ms)?;
+            if crate::marks::clean_name(m.name.as_bytes()).as_deref() != Some(m.name.as_str())
+                && !(m.end && m.name.is_empty())
+            {
+                return Err(format!(
+                    "mark name is empty, longer than {} characters or holds control characters",
+                    crate::marks::MAX_NAME_CHARS
+                ));
+            }
+            Ok(())
+        }
     }
 }
 
@@ -877,6 +919,32 @@ mod tests {
             )),
             "{e}"
         );
+    }
+
+    #[test]
+    fn marks_are_read_checked_and_old_readers_skip_them() {
+        let mark = |t_ms, name: &str, end| {
+            Record::Mark(Mark {
+                t_ms,
+                name: name.into(),
+                end,
+            })
+        };
+        let mut bytes = write_trace(&[sample(0), mark(10, "load", false), mark(20, "", true)]);
+        bytes.extend_from_slice(b"{\"type\":\"mark\",\"t_ms\":30,\"name\":\"a\\u0007b\"}\n");
+        bytes.extend_from_slice(b"{\"type\":\"mark\",\"t_ms\":30,\"name\":\"\"}\n");
+        let t = read_bytes(&bytes).unwrap();
+        assert_eq!(t.marks.len(), 2);
+        assert_eq!(t.marks[0].name, "load");
+        assert!(t.marks[1].end);
+        assert_eq!(t.bad_lines, 2, "{:?}", t.problems);
+        assert!(t.problems[0].detail.contains("control characters"));
+        // A reader that does not know marks counts them as unknown records.
+        let line = serde_json::to_vec(&mark(10, "load", false)).unwrap();
+        assert!(!is_unknown_type(&line));
+        assert!(String::from_utf8(line)
+            .unwrap()
+            .starts_with("{\"type\":\"mark\",\"t_ms\":10,\"name\":\"load\"}"));
     }
 
     #[test]

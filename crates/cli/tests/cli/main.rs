@@ -4,10 +4,15 @@
 
 mod util;
 
+mod advise;
+mod compare;
 mod export;
 mod guard;
 mod hardening;
+mod marks;
 mod names;
+#[cfg(target_os = "linux")]
+mod phases_real;
 #[cfg(target_os = "linux")]
 mod prometheus;
 #[cfg(target_os = "linux")]

@@ -11,7 +11,7 @@ use crate::trace::Trace;
 use crate::units::signed_diff;
 
 /// The header row, in order. Documented in `docs/exports.md`.
-pub const COLUMNS: [&str; 17] = [
+pub const COLUMNS: [&str; 18] = [
     "time_s",
     "unix_time_ms",
     "phys_bytes",
@@ -29,6 +29,7 @@ pub const COLUMNS: [&str; 17] = [
     "pageins_total",
     "pageins_per_s",
     "swap_bytes",
+    "phase",
 ];
 
 /// Writes `trace` as CSV.
@@ -48,6 +49,8 @@ pub fn write(trace: &Trace, out: &mut dyn Write) -> Result<(), ExportError> {
         .first()
         .map_or(0, |s| s.sample.system.swap_used_bytes);
     let states = StateTimeline::new(trace);
+    let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
+    let phases = crate::phases::spans(&trace.marks, last_ms);
     // Last (t_ms, pageins) per pid, for the rate.
     let mut prev: HashMap<u32, (u64, u64)> = HashMap::new();
     let mut row: Vec<String> = Vec::with_capacity(COLUMNS.len());
@@ -64,10 +67,12 @@ pub fn write(trace: &Trace, out: &mut dyn Write) -> Result<(), ExportError> {
             sys.swap_total_bytes.to_string(),
             sys.compressed_bytes.to_string(),
         ];
+        let phase = crate::phases::phase_at(&phases, s.t_ms).map_or("", |p| p.name.as_str());
         if s.processes.is_empty() {
             row.clear();
             row.extend(system.iter().cloned());
-            row.resize(COLUMNS.len(), String::new());
+            row.resize(COLUMNS.len() - 1, String::new());
+            row.push(phase.to_string());
             w.write_record(&row).map_err(fail)?;
             continue;
         }
@@ -90,6 +95,7 @@ pub fn write(trace: &Trace, out: &mut dyn Write) -> Result<(), ExportError> {
             row.push(p.pageins.to_string());
             row.push(rate);
             row.push(p.swap_bytes.map(|b| b.to_string()).unwrap_or_default());
+            row.push(phase.to_string());
             w.write_record(&row).map_err(fail)?;
         }
     }
@@ -197,5 +203,42 @@ mod tests {
         assert_eq!(decimal(38.541_666, 2), "38.54");
         assert_eq!(decimal(104.0, 3), "104");
         assert_eq!(decimal(0.0004, 3), "0");
+    }
+
+    #[test]
+    fn the_phase_column_names_the_phase_under_way() {
+        let mut t = crate::synth::seed_offload();
+        t.marks = vec![
+            crate::trace::Mark {
+                t_ms: 0,
+                name: "load".into(),
+                end: false,
+            },
+            crate::trace::Mark {
+                t_ms: 20_000,
+                name: "denoise".into(),
+                end: false,
+            },
+            crate::trace::Mark {
+                t_ms: 90_000,
+                name: "denoise".into(),
+                end: true,
+            },
+        ];
+        let text = csv_of(&t);
+        let mut r = ::csv::Reader::from_reader(text.as_bytes());
+        let phase_at = |time: &str| -> Vec<String> {
+            let mut r = ::csv::Reader::from_reader(text.as_bytes());
+            r.records()
+                .map(|x| x.unwrap())
+                .filter(|x| &x[0] == time)
+                .map(|x| x[17].to_string())
+                .collect()
+        };
+        assert_eq!(r.headers().unwrap().get(17), Some("phase"));
+        assert!(phase_at("10").iter().all(|p| p == "load"));
+        assert!(phase_at("20").iter().all(|p| p == "denoise"));
+        assert!(phase_at("95").iter().all(|p| p.is_empty()));
+        assert!(!phase_at("95").is_empty());
     }
 }

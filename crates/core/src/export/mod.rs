@@ -15,6 +15,8 @@ use std::io::Write;
 use crate::detect::State;
 use crate::trace::Trace;
 
+#[cfg(feature = "plot")]
+pub mod compare_plot;
 pub mod csv;
 pub mod formats;
 pub mod perfetto;

@@ -21,6 +21,8 @@ use crate::units::{format_bytes, signed_diff};
 
 /// The pid of the system-wide series.
 pub const SYSTEM_PID: u32 = 0;
+/// The thread of the system pid that holds the phases, one slice each.
+pub const PHASES_TID: u32 = 1;
 /// The `cat` of every event swapsight writes.
 pub const CATEGORY: &str = "swapsight";
 
@@ -31,6 +33,9 @@ struct Event<'a> {
     cat: Option<&'static str>,
     ph: &'static str,
     ts: u64,
+    /// Length of a complete (`X`) event: a phase.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dur: Option<u64>,
     pid: u32,
     tid: u32,
     /// Scope of an instant event: `g` global, `p` process.
@@ -68,6 +73,7 @@ impl<W: Write> Out<W> {
             cat: Some(CATEGORY),
             ph: "C",
             ts,
+            dur: None,
             pid,
             tid: pid,
             s: None,
@@ -81,6 +87,7 @@ impl<W: Write> Out<W> {
             cat: None,
             ph: "M",
             ts: 0,
+            dur: None,
             pid,
             tid: pid,
             s: None,
@@ -232,6 +239,7 @@ fn write_inner(trace: &Trace, out: &mut dyn Write) -> std::io::Result<()> {
     for e in events {
         event(&mut o, e, us(e.t_ms).max(last_ts))?;
     }
+    phases(&mut o, trace, &us)?;
     let mut w = o.w;
     w.write_all(b"\n]}\n")?;
     w.flush()
@@ -244,6 +252,7 @@ fn flag<W: Write>(o: &mut Out<W>, f: &crate::detect::Flag, ts: u64) -> std::io::
         cat: Some(CATEGORY),
         ph: "i",
         ts,
+        dur: None,
         pid: f.pid,
         tid: f.pid,
         s: Some("p"),
@@ -268,11 +277,52 @@ fn event<W: Write>(o: &mut Out<W>, e: &crate::trace::Event, ts: u64) -> std::io:
         cat: Some(CATEGORY),
         ph: "i",
         ts,
+        dur: None,
         pid: SYSTEM_PID,
         tid: SYSTEM_PID,
         s: Some("g"),
         args,
     })
+}
+
+/// The phases as slices on a "phases" thread of the system pid, so that
+/// ui.perfetto.dev shows them above the counters.
+fn phases<W: Write>(
+    o: &mut Out<W>,
+    trace: &Trace,
+    us: &impl Fn(u64) -> u64,
+) -> std::io::Result<()> {
+    let last = trace.samples.last().map_or(0, |s| s.sample.t_ms);
+    let spans = crate::phases::spans(&trace.marks, last);
+    if spans.is_empty() {
+        return Ok(());
+    }
+    o.event(&Event {
+        name: "thread_name",
+        cat: None,
+        ph: "M",
+        ts: 0,
+        dur: None,
+        pid: SYSTEM_PID,
+        tid: PHASES_TID,
+        s: None,
+        args: json!({ "name": "phases" }),
+    })?;
+    for p in spans {
+        let (from, to) = (us(p.start_ms), us(p.end_ms));
+        o.event(&Event {
+            name: &p.name,
+            cat: Some(CATEGORY),
+            ph: "X",
+            ts: from,
+            dur: Some(to.saturating_sub(from)),
+            pid: SYSTEM_PID,
+            tid: PHASES_TID,
+            s: None,
+            args: json!({ "phase": p.name }),
+        })?;
+    }
+    Ok(())
 }
 
 fn round2(x: f64) -> f64 {
@@ -441,5 +491,55 @@ mod tests {
             .collect();
         assert_eq!(swap.len(), 3);
         assert_eq!(swap[0]["args"]["bytes"], 1 << 20);
+    }
+
+    #[test]
+    fn phases_are_slices_on_a_phases_track() {
+        let mut t = synth::seed_offload();
+        t.marks = vec![
+            crate::trace::Mark {
+                t_ms: 0,
+                name: "load".into(),
+                end: false,
+            },
+            crate::trace::Mark {
+                t_ms: 20_000,
+                name: "denoise".into(),
+                end: false,
+            },
+            crate::trace::Mark {
+                t_ms: 90_000,
+                name: "denoise".into(),
+                end: true,
+            },
+        ];
+        let v = export(&t);
+        let events = v["traceEvents"].as_array().unwrap();
+        let slices: Vec<(&str, u64, u64)> = events
+            .iter()
+            .filter(|e| e["ph"] == "X")
+            .map(|e| {
+                (
+                    e["name"].as_str().unwrap(),
+                    e["ts"].as_u64().unwrap(),
+                    e["dur"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            slices,
+            [("load", 0, 20_000_000), ("denoise", 20_000_000, 70_000_000)]
+        );
+        assert!(events.iter().any(|e| e["ph"] == "M"
+            && e["name"] == "thread_name"
+            && e["tid"] == PHASES_TID
+            && e["args"]["name"] == "phases"));
+        // Without marks, no phases track.
+        let plain = export(&synth::seed_offload());
+        assert!(!plain["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["ph"] == "X" || e["tid"] == PHASES_TID));
     }
 }

@@ -26,11 +26,11 @@ use crate::trace::Trace;
 use crate::units::{format_bytes, format_duration};
 
 /// The family the chart asks for; in an SVG it is a CSS fallback list.
-const FAMILY: &str = "DejaVu Sans, Verdana, Arial, sans-serif";
+pub(super) const FAMILY: &str = "DejaVu Sans, Verdana, Arial, sans-serif";
 static REGULAR: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 static BOLD: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-Bold.ttf");
 
-const GB: f64 = (1u64 << 30) as f64;
+pub(super) const GB: f64 = (1u64 << 30) as f64;
 
 /// Image format, from the output file's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,11 +139,11 @@ pub fn render(
     }
 }
 
-fn draw_err(e: impl std::fmt::Display) -> ExportError {
+pub(super) fn draw_err(e: impl std::fmt::Display) -> ExportError {
     ExportError::Draw(e.to_string())
 }
 
-fn register_fonts() {
+pub(super) fn register_fonts() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // Both are valid TrueType files compiled in; a failure would show as
@@ -155,7 +155,7 @@ fn register_fonts() {
 
 // Colours: processes get the palette; red, orange, purple and olive are kept
 // for swap and the states so that nothing is read as something else.
-const PALETTE: [RGBColor; 8] = [
+pub(super) const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
     RGBColor(44, 160, 44),
     RGBColor(140, 86, 75),
@@ -167,8 +167,10 @@ const PALETTE: [RGBColor; 8] = [
 ];
 const SWAP: RGBColor = RGBColor(214, 39, 40);
 const FREE: RGBColor = RGBColor(70, 70, 70);
-const INK: RGBColor = RGBColor(30, 30, 30);
-const MUTED: RGBColor = RGBColor(95, 95, 95);
+pub(super) const INK: RGBColor = RGBColor(30, 30, 30);
+pub(super) const MUTED: RGBColor = RGBColor(95, 95, 95);
+/// Phase bands: a blue-grey no state or process uses.
+const PHASE: RGBColor = RGBColor(90, 90, 190);
 
 fn state_colour(s: State) -> RGBColor {
     match s {
@@ -180,7 +182,7 @@ fn state_colour(s: State) -> RGBColor {
 }
 
 /// Title colour: the state's colour, darkened to read as text.
-fn state_ink(s: State) -> RGBColor {
+pub(super) fn state_ink(s: State) -> RGBColor {
     match s {
         State::FalseFit => RGBColor(205, 85, 0),
         State::Overflow => RGBColor(112, 62, 160),
@@ -404,6 +406,30 @@ fn draw<DB: DrawingBackend>(
             )
         }))
         .map_err(draw_err)?;
+    // Phases: alternating light bands, each named along the top when wide
+    // enough to hold its name.
+    let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
+    let spans = crate::phases::spans(&trace.marks, last_ms);
+    for (i, p) in spans.iter().enumerate() {
+        let from = secs(p.start_ms).min(x_max);
+        let to = secs(p.end_ms).clamp(from, x_max);
+        let tone = if i % 2 == 0 { 0.07 } else { 0.14 };
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(from, y_min), (to, y_max)],
+                PHASE.mix(tone).filled(),
+            )))
+            .map_err(draw_err)?;
+        if (to - from) >= x_max * 0.04 {
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!(" {}", one_line(&p.name)),
+                    (from, y_max - (y_max - y_min) * 0.01),
+                    (FAMILY, px(14.0)).into_font().color(&MUTED),
+                )))
+                .map_err(draw_err)?;
+        }
+    }
 
     // Pixels across the plot: more points than ~2 per pixel are not seen.
     let buckets = (middle.dim_in_pixel().0 as usize).max(100);
@@ -682,7 +708,7 @@ fn shade(c: RGBColor) -> RGBAColor {
 
 /// Text for one line of the chart: whitespace runs (newlines in a command,
 /// tabs in a name) become one space; other control characters go.
-fn one_line(s: &str) -> String {
+pub(super) fn one_line(s: &str) -> String {
     s.split_whitespace()
         .map(|w| w.chars().filter(|c| !c.is_control()).collect::<String>())
         .filter(|w| !w.is_empty())
@@ -692,7 +718,7 @@ fn one_line(s: &str) -> String {
 
 /// Tick labels: whole numbers when the range is wide, otherwise up to one
 /// or two decimals without trailing zeros (`0`, `0.5`, `1`, `1.5`).
-fn axis_format(range: f64) -> impl Fn(f64) -> String {
+pub(super) fn axis_format(range: f64) -> impl Fn(f64) -> String {
     let decimals = if range < 2.0 {
         2
     } else if range < 20.0 {
@@ -717,7 +743,7 @@ fn axis_format(range: f64) -> impl Fn(f64) -> String {
 }
 
 /// The smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10ⁿ at or above `v`.
-fn nice_ceiling(v: f64) -> f64 {
+pub(super) fn nice_ceiling(v: f64) -> f64 {
     if v <= 0.0 || !v.is_finite() {
         return 1.0;
     }
@@ -947,5 +973,34 @@ mod tests {
         assert_eq!(axis_format(12.0)(4.0), "4");
         assert_eq!(axis_format(1.0)(0.30000000000000004), "0.3");
         assert_eq!(axis_format(1000.0)(1500.0), "1500");
+    }
+
+    #[test]
+    fn phases_are_shaded_and_named() {
+        let mut t = synth::seed_offload();
+        t.marks = ["load", "encode", "denoise", "decode"]
+            .iter()
+            .zip([0, 13_000, 20_000, 90_000])
+            .map(|(n, t_ms)| crate::trace::Mark {
+                t_ms,
+                name: (*n).into(),
+                end: false,
+            })
+            .collect();
+        let r = report(&t, None);
+        let s = svg(&t, &r, &PlotOptions::default()).unwrap();
+        let doc = roxmltree::Document::parse(&s).expect("well-formed SVG");
+        let texts: Vec<String> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+            .collect();
+        for phase in ["load", "encode", "denoise", "decode"] {
+            assert!(texts.iter().any(|t| t == phase), "{phase}: {texts:?}");
+        }
+        // The bands: one more filled rectangle per phase than without marks.
+        let rects = |svg: &str| svg.matches("<rect").count();
+        let plain = svg(&synth::seed_offload(), &r, &PlotOptions::default()).unwrap();
+        assert_eq!(rects(&s), rects(&plain) + 4);
     }
 }

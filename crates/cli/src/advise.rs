@@ -1,0 +1,66 @@
+//! `swapsight advise`: the PyTorch MPS watermark ratios that make a job fail
+//! fast instead of swapping. The words come from `swapsight::advise`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use swapsight::advise::{advise, AdviceInput};
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "PyTorch's MPS allocator refuses to allocate past \
+PYTORCH_MPS_HIGH_WATERMARK_RATIO × torch.mps.recommended_max_memory(). The default ratio 1.7 \
+puts that above physical memory, so a job that does not fit swaps instead of failing. advise \
+prints both ratios (high and low: the low one may not exceed the high one) that cap the pool \
+below where this machine (or the trace's) swaps. With a trace, it says whether the cap would \
+have stopped that run before its swap grew.
+
+On Linux, or any machine without MPS, it says so and exits 0 (unless --recommended-max is given).
+
+Examples:
+  swapsight advise
+  swapsight advise run.jsonl --recommended-max 40200960000
+  eval \"$(swapsight advise | grep ^export)\"")]
+pub struct Args {
+    /// A recorded run to check the cap against (its host's memory is used)
+    #[arg(value_name = "TRACE")]
+    pub trace: Option<PathBuf>,
+    /// Memory kept for the OS, other apps and what the job holds outside the MPS pool [default: 30 % of memory]
+    #[arg(long, value_name = "SIZE", value_parser = crate::args::size, allow_hyphen_values = true)]
+    pub reserve: Option<u64>,
+    /// torch.mps.recommended_max_memory(), in bytes or a size [default: estimated, 78 % of memory]
+    #[arg(long, value_name = "SIZE", value_parser = crate::args::size, allow_hyphen_values = true)]
+    pub recommended_max: Option<u64>,
+    /// Print one JSON object instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let trace = match &args.trace {
+        Some(p) => Some(crate::input::read_trace(p, "check")?),
+        None => None,
+    };
+    let host = match &trace {
+        Some(t) => t.header().host.clone(),
+        None => swapsight::probe::native()
+            .context("cannot start the memory probe")?
+            .host()
+            .context("cannot read the host's memory facts")?,
+    };
+    let input = AdviceInput {
+        os: host.os.clone(),
+        hostname: host.hostname.clone(),
+        phys_bytes: host.phys_bytes,
+        reserve_bytes: args.reserve,
+        recommended_max_bytes: args.recommended_max,
+    };
+    let advice = advise(&input, trace.as_ref());
+    let text = if args.json {
+        serde_json::to_string_pretty(&advice)? + "\n"
+    } else {
+        advice.text
+    };
+    crate::exit::print_stdout(&text)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,93 @@
+//! `swapsight compare`: several runs side by side, and a chart of them.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use swapsight::compare::{compare, row, TableFormat, MAX_RUNS, MIN_RUNS};
+use swapsight::export::plot::ImageFormat;
+
+use crate::exit;
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "One row per run: duration, peak footprint of the watched tree, swap \
+growth, minimum free memory, verdict, and when the first process was flagged. With --plot, one \
+chart overlays the runs (watched footprint solid, swap growth dashed, from each run's start); when \
+every run carries the same phase marks, the phases are lined up.
+
+Examples:
+  swapsight compare eager.jsonl offload.jsonl staged.jsonl
+  swapsight compare a.jsonl b.jsonl --label before --label after --format md
+  swapsight compare *.jsonl --plot runs.png"
+)]
+pub struct Args {
+    /// Traces to compare (2 to 20)
+    #[arg(value_name = "TRACE", required = true)]
+    pub traces: Vec<PathBuf>,
+    /// Name of a run, in the order of the traces [default: the file's stem]
+    #[arg(long, value_name = "NAME")]
+    pub label: Vec<String>,
+    /// text, md, json or csv
+    #[arg(long, default_value = "text", value_parser = format)]
+    pub format: TableFormat,
+    /// Also draw the runs to this image (.png or .svg)
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+}
+
+fn format(s: &str) -> Result<TableFormat, String> {
+    TableFormat::parse(s).ok_or_else(|| "expected text, md, json or csv".to_string())
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let n = args.traces.len();
+    if !(MIN_RUNS..=MAX_RUNS).contains(&n) {
+        return Err(exit::fail(
+            exit::USAGE,
+            format!("compare takes {MIN_RUNS} to {MAX_RUNS} traces, got {n}"),
+        ));
+    }
+    if args.label.len() > n {
+        return Err(exit::fail(
+            exit::USAGE,
+            format!("{} labels for {n} traces", args.label.len()),
+        ));
+    }
+    let image = match &args.plot {
+        Some(p) => Some((
+            p,
+            ImageFormat::from_path(p).ok_or_else(|| {
+                exit::fail(
+                    exit::USAGE,
+                    format!(
+                        "cannot tell the image format of '{}': name it .png or .svg",
+                        p.display()
+                    ),
+                )
+            })?,
+        )),
+        None => None,
+    };
+    let mut traces = Vec::with_capacity(n);
+    let mut rows = Vec::with_capacity(n);
+    for (i, path) in args.traces.iter().enumerate() {
+        let trace = crate::input::read_trace(path, "compare")?;
+        let label = args.label.get(i).cloned().unwrap_or_else(|| {
+            path.file_stem().map_or_else(
+                || path.display().to_string(),
+                |s| s.to_string_lossy().into_owned(),
+            )
+        });
+        let report = swapsight::report::report(&trace, None);
+        rows.push(row(&label, &trace, &report));
+        traces.push(trace);
+    }
+    let cmp = compare(rows);
+    if let Some((path, fmt)) = image {
+        let refs: Vec<&swapsight::trace::Trace> = traces.iter().collect();
+        let bytes = swapsight::export::compare_plot::render(&refs, &cmp, 1200, 675, fmt)?;
+        crate::output::write_file(path, |out| Ok(out.write_all(&bytes)?))?;
+    }
+    crate::exit::print_stdout(&cmp.render(args.format))?;
+    Ok(ExitCode::SUCCESS)
+}

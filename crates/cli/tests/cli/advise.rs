@@ -1,0 +1,67 @@
+//! `swapsight advise`: the MPS watermark ratios, on a trace of the source's
+//! Mac and on this (Linux) machine.
+
+use super::util::*;
+
+#[test]
+fn a_mac_trace_gets_both_export_lines_and_the_check_of_the_run() {
+    let dir = TempDir::new("advise");
+    let eager = dir.join("eager.jsonl");
+    std::fs::write(
+        &eager,
+        swapsight::synth::to_jsonl(&swapsight::synth::seed_eager()),
+    )
+    .unwrap();
+    let out = swapsight()
+        .arg("advise")
+        .arg(&eager)
+        .args(["--recommended-max", "40200960000"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = stdout_of(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "export PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.89");
+    assert_eq!(lines[1], "export PYTORCH_MPS_LOW_WATERMARK_RATIO=0.89");
+    assert!(text.contains("would have stopped it at 1m31s"), "{text}");
+    // Without the exact figure: estimated, and the Python line that reads it.
+    let out = swapsight()
+        .arg("advise")
+        .arg(&eager)
+        .args(["--reserve", "18G", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["recommended_estimated"], true);
+    assert!(v["text"]
+        .as_str()
+        .unwrap()
+        .contains("python3 -c 'import torch; print(torch.mps.recommended_max_memory())'"));
+    let (hi, lo) = (
+        v["high_ratio"].as_f64().unwrap(),
+        v["low_ratio"].as_f64().unwrap(),
+    );
+    assert!(lo <= hi && hi < 1.0, "{v:#}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn linux_says_so_in_one_line_unless_given_the_figure() {
+    let out = swapsight().arg("advise").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout_of(&out);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains("no MPS watermark to set on"), "{text}");
+    assert!(text.contains("(linux)"), "{text}");
+    let out = swapsight()
+        .args(["advise", "--recommended-max", "16G", "--reserve", "4G"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(stdout_of(&out).starts_with("export PYTORCH_MPS_HIGH_WATERMARK_RATIO="));
+    let out = swapsight()
+        .args(["advise", "--reserve", "-1G"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

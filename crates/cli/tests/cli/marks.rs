@@ -1,0 +1,271 @@
+//! Phase marks: written by the command through `$SWAPSIGHT_MARK` or by
+//! `swapsight mark` from another shell; odd bytes, late writers, floods.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::util::*;
+
+/// `swapsight` with a runtime dir of the test's own, so that recorders of
+/// parallel tests are not found.
+fn isolated(dir: &TempDir) -> Command {
+    let mut c = swapsight();
+    let rt = dir.join("runtime");
+    std::fs::create_dir_all(&rt).unwrap();
+    c.env("XDG_RUNTIME_DIR", rt);
+    c
+}
+
+fn record_sh(dir: &TempDir, trace: &std::path::Path, script: &str) -> std::process::Output {
+    isolated(dir)
+        .args(["record", "--interval", "100ms", "-o"])
+        .arg(trace)
+        .args(["--", "sh", "-c", script])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_command_marks_phases_through_its_environment() {
+    let dir = TempDir::new("marks-env");
+    let trace = dir.join("t.jsonl");
+    let out = record_sh(
+        &dir,
+        &trace,
+        "echo load > \"$SWAPSIGHT_MARK\"; sleep 0.6; \
+         python3 -c 'import os; open(os.environ[\"SWAPSIGHT_MARK\"], \"a\").write(\"decode\\n\")'; \
+         sleep 0.6; echo / > \"$SWAPSIGHT_MARK\"; sleep 0.4",
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let t = swapsight::trace::read(&trace).unwrap();
+    let names: Vec<(&str, bool)> = t.marks.iter().map(|m| (m.name.as_str(), m.end)).collect();
+    assert_eq!(
+        names,
+        [("load", false), ("decode", false), ("decode", true)]
+    );
+    // Times follow the writes: ~0.6 s apart, within the 100 ms the recorder looks.
+    let gap = t.marks[1].t_ms - t.marks[0].t_ms;
+    assert!((450..=900).contains(&gap), "{:?}", t.marks);
+}
+
+#[test]
+fn odd_bytes_in_a_mark_name_are_replaced() {
+    let dir = TempDir::new("marks-odd");
+    let trace = dir.join("t.jsonl");
+    let long = "x".repeat(300);
+    let out = record_sh(
+        &dir,
+        &trace,
+        &format!(
+            "printf 'a\\033[31mb\\377\\000c\\r\\n' > \"$SWAPSIGHT_MARK\"; sleep 0.3; \
+             echo {long} > \"$SWAPSIGHT_MARK\"; sleep 0.3; printf '\\n\\n  \\n' > \"$SWAPSIGHT_MARK\"; sleep 0.3"
+        ),
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let t = swapsight::trace::read(&trace).unwrap();
+    assert_eq!(t.bad_lines, 0, "{:?}", t.problems);
+    let names: Vec<&str> = t.marks.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert_eq!(names[0], "a?[31mb\u{fffd}?c");
+    assert_eq!(names[1], "x".repeat(64));
+    // The report reads them back.
+    let r = report_json(&trace);
+    assert_eq!(r["phases"].as_array().map(Vec::len), Some(2), "{r:#}");
+}
+
+#[test]
+fn marks_written_after_the_recorder_has_gone_neither_fail_nor_hang() {
+    let dir = TempDir::new("marks-late");
+    let trace = dir.join("t.jsonl");
+    let done = dir.join("done");
+    // The command outlives the recorder: it is still writing marks after
+    // `record --pid` stops watching… simplest: record a short command that
+    // leaves a background writer behind.
+    let script = format!(
+        "(sleep 1.5; for i in 1 2 3; do echo late$i > \"$SWAPSIGHT_MARK\" || exit 9; done; \
+          python3 -c 'import os; open(os.environ[\"SWAPSIGHT_MARK\"], \"a\").write(\"late4\\n\")' && touch {}) & \
+         echo early > \"$SWAPSIGHT_MARK\"; sleep 0.3",
+        done.display()
+    );
+    let started = Instant::now();
+    let out = record_sh(&dir, &trace, &script);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    while !done.exists() && started.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        done.exists(),
+        "the late writer failed or hung after the recorder ended"
+    );
+    let t = swapsight::trace::read(&trace).unwrap();
+    let names: Vec<&str> = t.marks.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["early"]);
+    // And `swapsight mark` no longer finds that recording.
+    let out = isolated(&dir).args(["mark", "x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr_of(&out).trim(),
+        "swapsight: no recording is running: start one with swapsight record (or guard)"
+    );
+}
+
+#[test]
+fn swapsight_mark_finds_the_running_recorder() {
+    let dir = TempDir::new("marks-cmd");
+    let trace = dir.join("t.jsonl");
+    let mut rec = isolated(&dir)
+        .args(["record", "--interval", "100ms", "-o"])
+        .arg(&trace)
+        .args(["--", "sleep", "2"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let mark = |args: &[&str]| isolated(&dir).arg("mark").args(args).output().unwrap();
+    let out = mark(&["warmup"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    std::thread::sleep(Duration::from_millis(300));
+    let out = mark(&["--trace", trace.to_str().unwrap(), "warmup", "--end"]);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out = mark(&["--trace", "/nonexistent.jsonl", "x"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr_of(&out).contains("no running recording writes /nonexistent.jsonl"));
+    assert!(wait_with_deadline(&mut rec, Duration::from_secs(10)).success());
+    let t = swapsight::trace::read(&trace).unwrap();
+    let names: Vec<(&str, bool)> = t.marks.iter().map(|m| (m.name.as_str(), m.end)).collect();
+    assert_eq!(names, [("warmup", false), ("warmup", true)]);
+}
+
+#[test]
+fn a_thousand_marks_in_a_minute_are_all_kept_and_a_flood_is_capped() {
+    let dir = TempDir::new("marks-many");
+    let trace = dir.join("t.jsonl");
+    // 1,000 marks 25 ms apart (40 a second, under the 50 a second kept),
+    // then 500 at once.
+    let code = "import os, time\n\
+p = os.environ['SWAPSIGHT_MARK']\n\
+for i in range(1000):\n    open(p, 'a').write('m%d\\n' % i)\n    time.sleep(0.025)\n\
+time.sleep(1.5)\n\
+open(p, 'a').write(''.join('f%d\\n' % i for i in range(500)))\n\
+time.sleep(0.5)\n";
+    let started = Instant::now();
+    let out = isolated(&dir)
+        .args(["record", "--interval", "200ms", "-o"])
+        .arg(&trace)
+        .args(["--", "python3", "-c", code])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(started.elapsed() < Duration::from_secs(60));
+    let t = swapsight::trace::read(&trace).unwrap();
+    let paced: Vec<&str> = t
+        .marks
+        .iter()
+        .map(|m| m.name.as_str())
+        .filter(|n| n.starts_with('m'))
+        .collect();
+    let want: Vec<String> = (0..1000).map(|i| format!("m{i}")).collect();
+    assert_eq!(paced, want);
+    assert!(t.marks.windows(2).all(|w| w[0].t_ms <= w[1].t_ms));
+    let flood = t.marks.iter().filter(|m| m.name.starts_with('f')).count();
+    assert_eq!(flood, 50, "a burst keeps 50");
+    let dropped = t
+        .events
+        .iter()
+        .find(|e| e.kind == "marks-dropped")
+        .expect("marks-dropped event");
+    assert!(
+        dropped.message.starts_with("450 marks dropped"),
+        "{}",
+        dropped.message
+    );
+}
+
+/// The verdicts here depend on what else the machine does (another test may
+/// be filling swap), so the text is checked against the JSON rows; the real
+/// swap test (`phases_real`) checks the verdicts themselves.
+#[test]
+fn report_prints_one_row_per_phase_then_the_run() {
+    let dir = TempDir::new("marks-report");
+    let trace = dir.join("t.jsonl");
+    let out = record_sh(
+        &dir,
+        &trace,
+        "echo load > \"$SWAPSIGHT_MARK\"; sleep 0.5; echo work > \"$SWAPSIGHT_MARK\"; sleep 0.5; \
+         echo tidy > \"$SWAPSIGHT_MARK\"; sleep 0.5",
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = stdout_of(&swapsight().arg("report").arg(&trace).output().unwrap());
+    let r = report_json(&trace);
+    let rows = r["phases"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    let label = |v: &serde_json::Value| v.as_str().unwrap().replace('-', " ");
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "by phase:")
+        .skip(1)
+        .take(5)
+        .collect();
+    assert!(table[0].trim_start().starts_with("phase "), "{text}");
+    for ((line, name), row) in table[1..4].iter().zip(["load", "work", "tidy"]).zip(rows) {
+        assert!(line.trim_start().starts_with(name), "{text}");
+        assert!(line.trim_end().ends_with(&label(&row["verdict"])), "{text}");
+    }
+    assert_eq!(
+        table[4].trim(),
+        format!("run: {}", label(&r["verdict"])),
+        "{text}"
+    );
+    assert_eq!(rows[1]["name"], "work");
+    assert!(rows[1]["duration_ms"].as_u64().unwrap() >= 400, "{r:#}");
+    assert!(rows[1]["peak_footprint_bytes"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn guard_hands_the_mark_path_to_its_command_and_record_pid_takes_swapsight_mark() {
+    let dir = TempDir::new("marks-guard");
+    let trace = dir.join("g.jsonl");
+    let out = isolated(&dir)
+        .args(["guard", "--interval", "100ms", "-o"])
+        .arg(&trace)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo one > \"$SWAPSIGHT_MARK\"; sleep 0.4; echo two >> \"$SWAPSIGHT_MARK\"; sleep 0.4",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let t = swapsight::trace::read(&trace).unwrap();
+    let names: Vec<&str> = t.marks.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["one", "two"]);
+
+    // `record --pid` of a process started elsewhere: `swapsight mark` finds it.
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("3")
+        .spawn()
+        .unwrap();
+    let trace = dir.join("p.jsonl");
+    let mut rec = isolated(&dir)
+        .args(["record", "--interval", "100ms", "--pid"])
+        .arg(sleeper.id().to_string())
+        .arg("-o")
+        .arg(&trace)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(600));
+    let out = isolated(&dir).args(["mark", "attached"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("marked attached in"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(wait_with_deadline(&mut sleeper, Duration::from_secs(10)).success());
+    assert!(wait_with_deadline(&mut rec, Duration::from_secs(10)).success());
+    let t = swapsight::trace::read(&trace).unwrap();
+    let names: Vec<&str> = t.marks.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["attached"]);
+}

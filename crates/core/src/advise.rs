@@ -1,0 +1,383 @@
+//! The one setting that turns a silent slide into swap into a clean error,
+//! for PyTorch on Apple Silicon (FIELD-NOTES §4).
+//!
+//! The MPS allocator refuses an allocation past
+//! `PYTORCH_MPS_HIGH_WATERMARK_RATIO × torch.mps.recommended_max_memory()`.
+//! The default ratio, 1.7, puts that above physical memory, so a job that
+//! does not fit swaps instead of raising "MPS backend out of memory". A
+//! ratio that caps the pool below where the machine swaps makes it fail
+//! fast. The low ratio (default 1.4) may not exceed the high one — setting
+//! only the high ratio below 1.4 fails at the first MPS use with "invalid
+//! low watermark ratio" — so both are given, equal (the source's 0.8/0.8
+//! gave a clean error at 29.95 GiB with no swap).
+//!
+//! Where the machine swaps: physical memory less a reserve for macOS, other
+//! apps and what the job holds outside the MPS pool. The default reserve,
+//! 30 % of memory, is the source's: on the 48 GB Mac swap began once the
+//! process passed 33.5 GB (70 %). With a trace, what the run needed is its
+//! peak watched footprint plus the growth of the memory no footprint
+//! explains (where the GPU driver's share shows).
+
+use serde::Serialize;
+
+use crate::trace::Trace;
+use crate::units::signed_diff;
+
+/// Default reserve, as a share of physical memory.
+pub const DEFAULT_RESERVE_SHARE: f64 = 0.30;
+/// `recommended_max_memory()` as a share of physical memory when not given:
+/// 37.44 GiB of 48 GiB on the source's Mac (Metal's
+/// `recommendedMaxWorkingSetSize`).
+pub const RECOMMENDED_SHARE: f64 = 0.78;
+/// The Python line that prints the exact figure.
+pub const READ_RECOMMENDED: &str =
+    "python3 -c 'import torch; print(torch.mps.recommended_max_memory())'";
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// What the advice is computed from.
+#[derive(Debug, Clone, Default)]
+pub struct AdviceInput {
+    /// `macos` or `linux` (the trace's host, or this machine).
+    pub os: String,
+    pub hostname: String,
+    pub phys_bytes: u64,
+    pub reserve_bytes: Option<u64>,
+    /// `torch.mps.recommended_max_memory()`, when known.
+    pub recommended_max_bytes: Option<u64>,
+}
+
+/// The run a trace recorded, as the advice judges it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunCheck {
+    /// Peak of watched footprint + growth of unexplained memory.
+    pub needed_bytes: u64,
+    /// When the run first held more than the cap (from its start).
+    pub over_cap_ms: Option<u64>,
+    /// When swap first grew past the tolerance.
+    pub swap_grew_ms: Option<u64>,
+    /// The cap would have raised PyTorch's error before swap grew.
+    pub stopped_before_swap: bool,
+    pub words: String,
+}
+
+/// The advice.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Advice {
+    /// `false`: not a Mac (and no `--recommended-max`): nothing to set.
+    pub applies: bool,
+    pub high_ratio: f64,
+    pub low_ratio: f64,
+    pub cap_bytes: u64,
+    pub limit_bytes: u64,
+    pub recommended_max_bytes: u64,
+    pub recommended_estimated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunCheck>,
+    /// The whole advice in words: `export` lines first.
+    pub text: String,
+}
+
+fn gib(b: u64) -> String {
+    format!("{:.2} GiB", b as f64 / GIB)
+}
+
+/// Rounds down to two decimals, so that the cap stays at or below the limit.
+fn floor2(x: f64) -> f64 {
+    (x * 100.0).floor() / 100.0
+}
+
+/// The advice for `input`, with the run of `trace` checked when given.
+pub fn advise(input: &AdviceInput, trace: Option<&Trace>) -> Advice {
+    let not_applicable = input.os != "macos" && input.recommended_max_bytes.is_none();
+    if not_applicable || input.phys_bytes == 0 {
+        let on = if input.hostname.is_empty() {
+            input.os.clone()
+        } else {
+            format!("{} ({})", input.hostname, input.os)
+        };
+        return Advice {
+            applies: false,
+            high_ratio: 0.0,
+            low_ratio: 0.0,
+            cap_bytes: 0,
+            limit_bytes: 0,
+            recommended_max_bytes: 0,
+            recommended_estimated: false,
+            run: None,
+            text: format!(
+                "no MPS watermark to set on {on}: PyTorch's MPS allocator runs on Apple Silicon Macs only (give --recommended-max to compute anyway)\n"
+            ),
+        };
+    }
+    let phys = input.phys_bytes;
+    let reserve = input
+        .reserve_bytes
+        .unwrap_or((phys as f64 * DEFAULT_RESERVE_SHARE) as u64)
+        .min(phys);
+    let limit = phys - reserve;
+    let estimated = input.recommended_max_bytes.is_none();
+    let rec = input
+        .recommended_max_bytes
+        .unwrap_or((phys as f64 * RECOMMENDED_SHARE) as u64)
+        .max(1);
+    // The allocator takes ratios in (0, ...]; below 0.01 nothing would run.
+    let high = floor2(limit as f64 / rec as f64).max(0.01);
+    let low = high;
+    let cap = (high * rec as f64) as u64;
+    let mut text = format!(
+        "export PYTORCH_MPS_HIGH_WATERMARK_RATIO={high:.2}\nexport PYTORCH_MPS_LOW_WATERMARK_RATIO={low:.2}\n\n"
+    );
+    let reserve_words = match input.reserve_bytes {
+        Some(_) => "the reserve you gave".to_string(),
+        None => format!(
+            "a reserve of {:.0} % (the OS, other apps, and what the job holds outside the MPS pool; --reserve to change it)",
+            DEFAULT_RESERVE_SHARE * 100.0
+        ),
+    };
+    text += &format!(
+        "Memory {} less {reserve_words}, {}, leaves {} the job may use before the machine swaps.\n",
+        gib(phys),
+        gib(reserve),
+        gib(limit)
+    );
+    text += &if estimated {
+        format!(
+            "torch.mps.recommended_max_memory() is about {} here ({:.0} % of memory, as on the source's 48 GB Mac); for the exact figure run\n  {READ_RECOMMENDED}\nand pass it with --recommended-max.\n",
+            gib(rec),
+            RECOMMENDED_SHARE * 100.0
+        )
+    } else {
+        format!(
+            "torch.mps.recommended_max_memory() is {} ({rec} bytes).\n",
+            gib(rec)
+        )
+    };
+    text += &format!(
+        "High ratio {} / {} = {high:.2} (rounded down), so the MPS pool may hold at most {high:.2} × {} = {}; past that PyTorch raises \"MPS backend out of memory\" instead of swapping (the default 1.7 allows {}).\n",
+        gib(limit),
+        gib(rec),
+        gib(rec),
+        gib(cap),
+        gib((1.7 * rec as f64) as u64)
+    );
+    text += &format!(
+        "The low ratio may not exceed the high one (its default 1.4 would fail at the first MPS use), so it is {low:.2} too. Set both before the first tensor reaches mps.\n"
+    );
+    let run = trace.map(|t| check_run(t, cap));
+    if let Some(r) = &run {
+        text += &format!("\n{}\n", r.words);
+    }
+    Advice {
+        applies: true,
+        high_ratio: high,
+        low_ratio: low,
+        cap_bytes: cap,
+        limit_bytes: limit,
+        recommended_max_bytes: rec,
+        recommended_estimated: estimated,
+        run,
+        text,
+    }
+}
+
+/// The advice a UI adds to the detail of a process flagged as a false fit
+/// (or overflow) when it is a Python process on a Mac — the likely PyTorch
+/// job the MPS cap is for; `None` otherwise.
+pub fn for_flagged_process(
+    name: &str,
+    state: crate::detect::State,
+    host: &crate::probe::HostInfo,
+) -> Option<String> {
+    use crate::detect::State;
+    let python = name.to_ascii_lowercase().starts_with("python");
+    if !python || !matches!(state, State::FalseFit | State::Overflow) || host.os != "macos" {
+        return None;
+    }
+    let a = advise(
+        &AdviceInput {
+            os: host.os.clone(),
+            hostname: host.hostname.clone(),
+            phys_bytes: host.phys_bytes,
+            ..AdviceInput::default()
+        },
+        None,
+    );
+    a.applies.then(|| {
+        format!(
+            "If this is PyTorch on MPS, cap its pool so that it fails with an out-of-memory error instead of swapping (swapsight advise):\n{}",
+            a.text
+        )
+    })
+}
+
+/// Whether a cap of `cap` bytes would have stopped the run in `trace`
+/// before its swap grew.
+pub fn check_run(trace: &Trace, cap: u64) -> RunCheck {
+    let t0 = trace.samples.first().map_or(0, |s| s.sample.t_ms);
+    let phys = trace.header().host.phys_bytes.max(1);
+    let tolerance = trace.header().detector.swap_tolerance_for(phys);
+    let first_swap = trace
+        .samples
+        .first()
+        .map_or(0, |s| s.sample.system.swap_used_bytes);
+    let gap = |s: &crate::trace::TraceSample| {
+        crate::detect::footprint_gap(&s.sample.system, &s.sample.processes).unexplained_bytes
+    };
+    let gap0 = trace.samples.first().map_or(0, gap);
+    let mut needed = 0u64;
+    let mut over_cap = None;
+    let mut swap_grew = None;
+    for s in &trace.samples {
+        let held = crate::compare::watched_footprint(s)
+            .saturating_add(u64::try_from(gap(s).saturating_sub(gap0)).unwrap_or(0));
+        needed = needed.max(held);
+        let t = s.sample.t_ms.saturating_sub(t0);
+        if held > cap && over_cap.is_none() {
+            over_cap = Some(t);
+        }
+        if swap_grew.is_none()
+            && signed_diff(s.sample.system.swap_used_bytes, first_swap) >= signed_diff(tolerance, 0)
+        {
+            swap_grew = Some(t);
+        }
+    }
+    let secs = |ms: u64| crate::units::format_duration(std::time::Duration::from_millis(ms));
+    let stopped = matches!((over_cap, swap_grew), (Some(a), Some(b)) if a <= b);
+    let words = match (over_cap, swap_grew) {
+        (Some(a), Some(b)) if a <= b => format!(
+            "The recorded run needed {} (peak footprint plus memory no footprint explains): this cap would have stopped it at {} with PyTorch's out-of-memory error, before swap grew at {}.",
+            gib(needed), secs(a), secs(b)
+        ),
+        (Some(a), Some(b)) => format!(
+            "The recorded run needed {}, but swap grew at {}, before it held more than the cap (at {}): this cap would not have stopped it in time; a larger --reserve lowers it.",
+            gib(needed), secs(b), secs(a)
+        ),
+        (None, Some(b)) => format!(
+            "The recorded run needed {} and never held more than the cap, yet swap grew at {}: the machine swapped for other reasons (other apps, a smaller machine than this reserve assumes); a larger --reserve lowers the cap.",
+            gib(needed), secs(b)
+        ),
+        (Some(a), None) => format!(
+            "The recorded run needed {} without swapping: this cap would have stopped at {} a run that fit; a smaller --reserve raises it.",
+            gib(needed), secs(a)
+        ),
+        (None, None) => format!(
+            "The recorded run needed {} and did not swap: this cap leaves it room.",
+            gib(needed)
+        ),
+    };
+    RunCheck {
+        needed_bytes: needed,
+        over_cap_ms: over_cap,
+        swap_grew_ms: swap_grew,
+        stopped_before_swap: stopped,
+        words,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const G: u64 = 1 << 30;
+
+    fn mac(rec: Option<u64>, reserve: Option<u64>) -> AdviceInput {
+        AdviceInput {
+            os: "macos".into(),
+            hostname: "m5-pro".into(),
+            phys_bytes: 48 * G,
+            reserve_bytes: reserve,
+            recommended_max_bytes: rec,
+        }
+    }
+
+    #[test]
+    fn the_source_mac_gets_both_ratios_below_where_it_swapped() {
+        // recommended_max_memory() 37.44 GiB; 48 GiB − 30 % = 33.6 GiB.
+        let rec = (37.44 * GIB) as u64;
+        let a = advise(&mac(Some(rec), None), None);
+        assert!(a.applies);
+        assert_eq!(a.high_ratio, 0.89);
+        assert_eq!(a.low_ratio, a.high_ratio);
+        assert!(a.cap_bytes <= a.limit_bytes);
+        // Below where the source saw swap begin (33.5 GB footprint).
+        assert!((a.cap_bytes as f64) < 33.5 * GIB);
+        let lines: Vec<&str> = a.text.lines().collect();
+        assert_eq!(lines[0], "export PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.89");
+        assert_eq!(lines[1], "export PYTORCH_MPS_LOW_WATERMARK_RATIO=0.89");
+        assert!(
+            a.text.contains("33.60 GiB / 37.44 GiB = 0.89"),
+            "{}",
+            a.text
+        );
+        assert!(!a.text.contains(READ_RECOMMENDED));
+        // A reserve of 18 GiB: 30 / 37.44 → 0.80, the source's verified setting.
+        let a = advise(&mac(Some(rec), Some(18 * G)), None);
+        assert_eq!(a.high_ratio, 0.8);
+    }
+
+    #[test]
+    fn without_the_recommended_figure_it_estimates_and_says_how_to_read_it() {
+        let a = advise(&mac(None, None), None);
+        assert!(a.recommended_estimated);
+        assert!(a.text.contains(READ_RECOMMENDED), "{}", a.text);
+        assert!(a.high_ratio > 0.8 && a.high_ratio < 1.0, "{}", a.high_ratio);
+    }
+
+    #[test]
+    fn a_flagged_python_process_on_a_mac_gets_the_advice() {
+        use crate::detect::State;
+        let mac = crate::probe::HostInfo {
+            os: "macos".into(),
+            phys_bytes: 48 * G,
+            page_size: 16384,
+            hostname: "m5-pro".into(),
+        };
+        let text = for_flagged_process("Python", State::FalseFit, &mac).unwrap();
+        assert!(
+            text.contains("export PYTORCH_MPS_HIGH_WATERMARK_RATIO="),
+            "{text}"
+        );
+        assert!(
+            text.contains("export PYTORCH_MPS_LOW_WATERMARK_RATIO="),
+            "{text}"
+        );
+        assert!(for_flagged_process("python3.12", State::Fits, &mac).is_none());
+        assert!(for_flagged_process("ffmpeg", State::FalseFit, &mac).is_none());
+        let linux = crate::probe::HostInfo {
+            os: "linux".into(),
+            ..mac
+        };
+        assert!(for_flagged_process("python3", State::FalseFit, &linux).is_none());
+    }
+
+    #[test]
+    fn linux_is_not_applicable_unless_the_figure_is_given() {
+        let mut i = mac(None, None);
+        i.os = "linux".into();
+        let a = advise(&i, None);
+        assert!(!a.applies);
+        assert_eq!(a.text.lines().count(), 1);
+        assert!(a
+            .text
+            .starts_with("no MPS watermark to set on m5-pro (linux)"));
+        i.recommended_max_bytes = Some(30 * G);
+        assert!(advise(&i, None).applies);
+    }
+
+    #[test]
+    fn the_eager_run_would_have_been_stopped_before_it_swapped() {
+        // Eager: 31–33 GB, then decode to 43.6 GB; swap grew from 93 s.
+        let t = crate::synth::seed_eager();
+        let a = advise(&mac(Some((37.44 * GIB) as u64), None), Some(&t));
+        let r = a.run.unwrap();
+        assert!(r.stopped_before_swap, "{r:?}");
+        assert!(r.over_cap_ms.unwrap() < r.swap_grew_ms.unwrap());
+        assert!(r.words.contains("would have stopped it at"), "{}", r.words);
+        // Staged never swapped and stays under the cap.
+        let s = crate::synth::seed_staged();
+        let r = check_run(&s, a.cap_bytes);
+        assert!(r.swap_grew_ms.is_none() && r.over_cap_ms.is_none(), "{r:?}");
+        assert!(r.words.contains("did not swap"));
+    }
+}

@@ -1,0 +1,401 @@
+//! Several runs side by side — the table the source articles built across
+//! strategies (eager, CPU offload, staged): one row per run with its
+//! duration, peak watched footprint, swap growth, minimum free memory,
+//! verdict and when it was first flagged. Text, Markdown (pastes into an
+//! issue or a notebook), CSV and JSON from the same rows.
+
+use serde::Serialize;
+
+use crate::detect::State;
+use crate::phases::spans;
+use crate::report::Report;
+use crate::trace::{Trace, TraceSample};
+use crate::units::{format_bytes, format_duration, saturating_sum};
+
+/// Fewest and most runs `compare` takes.
+pub const MIN_RUNS: usize = 2;
+pub const MAX_RUNS: usize = 20;
+
+/// One run's row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunRow {
+    pub label: String,
+    pub host: String,
+    pub duration_ms: u64,
+    /// Peak of Σ footprints of the watched tree; without a watched tree, the
+    /// largest single process's peak.
+    pub peak_footprint_bytes: u64,
+    pub swap_growth_bytes: i64,
+    pub min_free_pct: f64,
+    pub verdict: State,
+    /// When the first process was flagged (not `fits`), from the start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_flagged_ms: Option<u64>,
+    /// The run's phase names in order (empty without marks).
+    pub phases: Vec<String>,
+}
+
+/// The comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub runs: Vec<RunRow>,
+    /// The runs come from more than one machine: figures compare less well.
+    pub hosts_differ: bool,
+    /// Every run carries the same phases, in the same order.
+    pub same_phases: bool,
+}
+
+/// Peak footprint of the watched tree at one sample (all kept processes'
+/// largest when nothing was watched).
+pub fn watched_footprint(s: &TraceSample) -> u64 {
+    if s.watched.is_empty() {
+        s.sample
+            .processes
+            .iter()
+            .map(|p| p.footprint_bytes)
+            .max()
+            .unwrap_or(0)
+    } else {
+        saturating_sum(
+            s.sample
+                .processes
+                .iter()
+                .filter(|p| s.watched.contains(&p.pid))
+                .map(|p| p.footprint_bytes),
+        )
+    }
+}
+
+/// One row from a trace and its report.
+pub fn row(label: &str, trace: &Trace, report: &Report) -> RunRow {
+    let first_flagged = trace
+        .flags
+        .iter()
+        .filter(|f| f.state != State::Fits)
+        .map(|f| f.t_ms)
+        .chain(report.processes.iter().filter_map(|p| p.first_flag_ms))
+        .min();
+    let t0 = trace.samples.first().map_or(0, |s| s.sample.t_ms);
+    let last = trace.samples.last().map_or(0, |s| s.sample.t_ms);
+    RunRow {
+        label: label.to_string(),
+        host: trace.header().host.hostname.clone(),
+        duration_ms: report.duration_ms,
+        peak_footprint_bytes: trace
+            .samples
+            .iter()
+            .map(watched_footprint)
+            .max()
+            .unwrap_or(0),
+        swap_growth_bytes: report.swap_growth_bytes,
+        min_free_pct: report.min_free_pct,
+        verdict: report.verdict,
+        first_flagged_ms: first_flagged.map(|t| t.saturating_sub(t0)),
+        phases: spans(&trace.marks, last)
+            .into_iter()
+            .map(|p| p.name)
+            .collect(),
+    }
+}
+
+/// The comparison of `rows`.
+pub fn compare(runs: Vec<RunRow>) -> Comparison {
+    let hosts_differ = runs.windows(2).any(|w| w[0].host != w[1].host);
+    let same_phases = runs.first().is_some_and(|f| !f.phases.is_empty())
+        && runs.windows(2).all(|w| w[0].phases == w[1].phases);
+    Comparison {
+        runs,
+        hosts_differ,
+        same_phases,
+    }
+}
+
+/// A run's phase boundaries, from its start: start and end of each phase.
+pub fn boundaries(trace: &Trace) -> Vec<f64> {
+    let t0 = trace.samples.first().map_or(0, |s| s.sample.t_ms);
+    let last = trace.samples.last().map_or(0, |s| s.sample.t_ms);
+    spans(&trace.marks, last)
+        .iter()
+        .flat_map(|p| [p.start_ms, p.end_ms])
+        .map(|t| t.saturating_sub(t0) as f64 / 1000.0)
+        .collect()
+}
+
+/// Maps a time of a run (seconds from its start) onto a reference run's
+/// timeline so that their phase boundaries line up: linear within each
+/// phase, shifted before the first and after the last. Both lists are
+/// [`boundaries`] of runs with the same phases (same length, nondecreasing).
+pub fn align(t: f64, own: &[f64], reference: &[f64]) -> f64 {
+    let (Some(&first), Some(&last)) = (own.first(), own.last()) else {
+        return t;
+    };
+    if own.len() != reference.len() {
+        return t;
+    }
+    if t <= first {
+        return t - first + reference[0];
+    }
+    if t >= last {
+        return t - last + reference[reference.len() - 1];
+    }
+    let i = own.partition_point(|&b| b <= t).saturating_sub(1);
+    let (a, b) = (own[i], own[i + 1]);
+    let (ra, rb) = (reference[i], reference[i + 1]);
+    if b > a {
+        ra + (t - a) / (b - a) * (rb - ra)
+    } else {
+        ra
+    }
+}
+
+/// `--format` of `compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TableFormat {
+    Text,
+    Markdown,
+    Json,
+    Csv,
+}
+
+impl TableFormat {
+    pub fn parse(s: &str) -> Option<TableFormat> {
+        match s {
+            "text" => Some(TableFormat::Text),
+            "md" | "markdown" => Some(TableFormat::Markdown),
+            "json" => Some(TableFormat::Json),
+            "csv" => Some(TableFormat::Csv),
+            _ => None,
+        }
+    }
+}
+
+const HEADINGS: [&str; 7] = [
+    "run",
+    "duration",
+    "peak footprint",
+    "swap growth",
+    "min free",
+    "verdict",
+    "first flagged at",
+];
+
+fn secs(ms: u64) -> String {
+    format_duration(std::time::Duration::from_millis(ms))
+}
+
+fn cells(r: &RunRow) -> [String; 7] {
+    [
+        r.label.clone(),
+        secs(r.duration_ms),
+        format_bytes(r.peak_footprint_bytes as i64),
+        format!(
+            "{}{}",
+            if r.swap_growth_bytes > 0 { "+" } else { "" },
+            format_bytes(r.swap_growth_bytes)
+        ),
+        format!("{:.0} %", r.min_free_pct),
+        r.verdict.label().to_string(),
+        r.first_flagged_ms.map_or_else(|| "–".to_string(), secs),
+    ]
+}
+
+impl Comparison {
+    /// A note under the table: hosts that differ.
+    fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.hosts_differ {
+            let mut hosts: Vec<&str> = self.runs.iter().map(|r| r.host.as_str()).collect();
+            hosts.dedup();
+            notes.push(format!(
+                "the runs come from different hosts ({}): memory, swap and free % are each machine's own",
+                hosts.join(", ")
+            ));
+        }
+        notes
+    }
+
+    pub fn render(&self, format: TableFormat) -> String {
+        match format {
+            TableFormat::Text => self.to_text(),
+            TableFormat::Markdown => self.to_markdown(),
+            TableFormat::Json => {
+                serde_json::to_string_pretty(self)
+                    .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+                    + "\n"
+            }
+            TableFormat::Csv => self.to_csv(),
+        }
+    }
+
+    pub fn to_text(&self) -> String {
+        use std::fmt::Write;
+        let rows: Vec<[String; 7]> = self.runs.iter().map(cells).collect();
+        let mut widths = HEADINGS.map(|h| h.chars().count());
+        for r in &rows {
+            for (w, c) in widths.iter_mut().zip(r) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let line = |cols: &[String]| {
+            let mut s = String::new();
+            for (i, (c, w)) in cols.iter().zip(widths).enumerate() {
+                let pad = w.saturating_sub(c.chars().count());
+                if i == 0 || i == 5 {
+                    let _ = write!(s, "{c}{}", " ".repeat(pad));
+                } else {
+                    let _ = write!(s, "{}{c}", " ".repeat(pad));
+                }
+                if i + 1 < cols.len() {
+                    s.push_str("  ");
+                }
+            }
+            s.trim_end().to_string() + "\n"
+        };
+        let mut out = line(&HEADINGS.map(String::from));
+        for r in &rows {
+            out += &line(r);
+        }
+        for n in self.notes() {
+            out += &format!("note: {n}\n");
+        }
+        out
+    }
+
+    pub fn to_markdown(&self) -> String {
+        let esc = |s: &str| s.replace('|', "\\|").replace(['\n', '\r'], " ");
+        let mut out = format!("| {} |\n", HEADINGS.join(" | "));
+        out += "|---|---:|---:|---:|---:|---|---:|\n";
+        for r in &self.runs {
+            let c = cells(r).map(|c| esc(&c));
+            out += &format!("| {} |\n", c.join(" | "));
+        }
+        for n in self.notes() {
+            out += &format!("\n_Note: {}._\n", esc(&n));
+        }
+        out
+    }
+
+    pub fn to_csv(&self) -> String {
+        let mut w = csv::Writer::from_writer(Vec::new());
+        let _ = w.write_record([
+            "run",
+            "host",
+            "duration_s",
+            "peak_footprint_bytes",
+            "swap_growth_bytes",
+            "min_free_pct",
+            "verdict",
+            "first_flagged_s",
+            "phases",
+        ]);
+        for r in &self.runs {
+            let _ = w.write_record([
+                r.label.clone(),
+                r.host.clone(),
+                format!("{:.3}", r.duration_ms as f64 / 1000.0),
+                r.peak_footprint_bytes.to_string(),
+                r.swap_growth_bytes.to_string(),
+                format!("{:.2}", r.min_free_pct),
+                r.verdict.as_str().to_string(),
+                r.first_flagged_ms
+                    .map(|t| format!("{:.3}", t as f64 / 1000.0))
+                    .unwrap_or_default(),
+                r.phases.join(";"),
+            ]);
+        }
+        w.into_inner()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth;
+
+    fn seeds() -> Comparison {
+        let runs = [
+            ("eager", synth::seed_eager()),
+            ("offload", synth::seed_offload()),
+            ("staged", synth::seed_staged()),
+        ];
+        compare(
+            runs.iter()
+                .map(|(l, t)| row(l, t, &crate::report::report(t, None)))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn the_source_runs_side_by_side() {
+        let c = seeds();
+        let v: Vec<(&str, State)> = c
+            .runs
+            .iter()
+            .map(|r| (r.label.as_str(), r.verdict))
+            .collect();
+        assert_eq!(
+            v,
+            [
+                ("eager", State::Overflow),
+                ("offload", State::FalseFit),
+                ("staged", State::Fits)
+            ]
+        );
+        const GB: f64 = (1u64 << 30) as f64;
+        let peak = |i: usize| c.runs[i].peak_footprint_bytes as f64 / GB;
+        assert!((peak(0) - 43.6).abs() < 0.05 && (peak(1) - 18.5).abs() < 0.05);
+        assert!(c.runs[1].first_flagged_ms.is_some() && c.runs[2].first_flagged_ms.is_none());
+        assert!(!c.hosts_differ && !c.same_phases);
+        let md = c.to_markdown();
+        let lines: Vec<&str> = md.lines().collect();
+        assert_eq!(lines.len(), 5, "{md}");
+        assert!(
+            lines[3].starts_with("| offload | 1m44s | 18.5 GB | +9."),
+            "{md}"
+        );
+        assert!(lines[3].contains("| false fit |"), "{md}");
+        let text = c.to_text();
+        assert!(
+            text.lines().nth(3).unwrap().starts_with("staged "),
+            "{text}"
+        );
+        let csv = c.to_csv();
+        assert!(
+            csv.lines()
+                .nth(2)
+                .unwrap()
+                .starts_with("offload,m5-pro,104.000,"),
+            "{csv}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&c.render(TableFormat::Json)).unwrap();
+        assert_eq!(json["runs"][0]["verdict"], "overflow");
+    }
+
+    #[test]
+    fn phases_align_piecewise() {
+        let own = [1.0, 3.0, 3.0, 7.0];
+        let reference = [2.0, 4.0, 4.0, 12.0];
+        assert_eq!(align(0.0, &own, &reference), 1.0);
+        assert_eq!(align(2.0, &own, &reference), 3.0);
+        assert_eq!(align(5.0, &own, &reference), 8.0);
+        assert_eq!(align(9.0, &own, &reference), 14.0);
+        assert_eq!(align(5.0, &[], &[]), 5.0);
+        assert_eq!(align(5.0, &own, &[1.0]), 5.0);
+    }
+
+    #[test]
+    fn different_hosts_are_said() {
+        let mut runs = seeds().runs;
+        runs[2].host = "linux-box".into();
+        let c = compare(runs);
+        assert!(c.hosts_differ);
+        assert!(c
+            .to_text()
+            .contains("note: the runs come from different hosts (m5-pro, linux-box)"));
+        assert!(c
+            .to_markdown()
+            .contains("_Note: the runs come from different hosts"));
+    }
+}

@@ -1,0 +1,288 @@
+//! The chart of `swapsight compare --plot`: runs overlaid, each in its own
+//! colour — watched footprint as a solid line, swap growth dashed — against
+//! time from each run's start. When every run carries the same phases, each
+//! run's time is stretched phase by phase onto the first run's
+//! ([`crate::compare::align`]) and the phases are labelled along the top,
+//! so that "decode" lines up with "decode" however long each run took.
+
+use plotters::prelude::*;
+use plotters::style::RGBColor;
+
+use super::plot::{
+    axis_format, draw_err, nice_ceiling, one_line, register_fonts, ImageFormat, FAMILY, GB, INK,
+    MUTED, PALETTE,
+};
+use super::ExportError;
+use crate::compare::{align, boundaries, watched_footprint, Comparison};
+use crate::trace::Trace;
+
+struct Run {
+    label: String,
+    colour: RGBColor,
+    footprint: Vec<(f64, f64)>,
+    growth: Vec<(f64, f64)>,
+}
+
+/// Draws the runs (in the order of `cmp.runs`) as PNG or SVG bytes.
+pub fn render(
+    traces: &[&Trace],
+    cmp: &Comparison,
+    width: u32,
+    height: u32,
+    format: ImageFormat,
+) -> Result<Vec<u8>, ExportError> {
+    match format {
+        ImageFormat::Svg => {
+            let mut out = String::new();
+            {
+                let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
+                draw(&root, traces, cmp)?;
+                root.present().map_err(draw_err)?;
+            }
+            Ok(out.into_bytes())
+        }
+        ImageFormat::Png => {
+            let mut rgb = vec![0u8; width as usize * height as usize * 3];
+            {
+                let root =
+                    BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
+                draw(&root, traces, cmp)?;
+                root.present().map_err(draw_err)?;
+            }
+            let mut out = Vec::new();
+            let mut enc = ::png::Encoder::new(&mut out, width, height);
+            enc.set_color(::png::ColorType::Rgb);
+            enc.set_depth(::png::BitDepth::Eight);
+            let png_err = |e: ::png::EncodingError| ExportError::Draw(format!("PNG encoding: {e}"));
+            let mut w = enc.write_header().map_err(png_err)?;
+            w.write_image_data(&rgb).map_err(png_err)?;
+            w.finish().map_err(png_err)?;
+            Ok(out)
+        }
+    }
+}
+
+fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    traces: &[&Trace],
+    cmp: &Comparison,
+) -> Result<(), ExportError> {
+    register_fonts();
+    root.fill(&WHITE).map_err(draw_err)?;
+    let reference = match (cmp.same_phases, traces.first()) {
+        (true, Some(t)) => boundaries(t),
+        _ => Vec::new(),
+    };
+    let runs: Vec<Run> = traces
+        .iter()
+        .zip(&cmp.runs)
+        .enumerate()
+        .map(|(i, (t, row))| {
+            let own = if reference.is_empty() {
+                Vec::new()
+            } else {
+                boundaries(t)
+            };
+            let t0 = t.samples.first().map_or(0, |s| s.sample.t_ms);
+            let swap0 = t
+                .samples
+                .first()
+                .map_or(0, |s| s.sample.system.swap_used_bytes);
+            let x = |ms: u64| align(ms.saturating_sub(t0) as f64 / 1000.0, &own, &reference);
+            Run {
+                label: one_line(&row.label),
+                colour: PALETTE[i % PALETTE.len()],
+                footprint: t
+                    .samples
+                    .iter()
+                    .map(|s| (x(s.sample.t_ms), watched_footprint(s) as f64 / GB))
+                    .collect(),
+                growth: t
+                    .samples
+                    .iter()
+                    .map(|s| {
+                        let g = s.sample.system.swap_used_bytes as f64 - swap0 as f64;
+                        (x(s.sample.t_ms), g / GB)
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let all = runs
+        .iter()
+        .flat_map(|r| r.footprint.iter().chain(&r.growth));
+    let (mut x_min, mut x_max, mut y_min, mut y_max) = (0.0f64, 1.0f64, 0.0f64, 0.1f64);
+    for &(x, y) in all {
+        x_min = x_min.min(x);
+        x_max = x_max.max(x);
+        y_min = y_min.min(y);
+        y_max = y_max.max(y);
+    }
+    // Headroom for the phase labels and the legend above the lines.
+    let y_max = nice_ceiling(y_max * 1.3);
+    let y_min = if y_min < 0.0 {
+        -nice_ceiling(-y_min * 1.1)
+    } else {
+        0.0
+    };
+    let verdicts: Vec<String> = cmp
+        .runs
+        .iter()
+        .map(|r| format!("{}: {}", one_line(&r.label), r.verdict.label()))
+        .collect();
+    let (top, body) = root.split_vertically(70);
+    top.draw(&Text::new(
+        format!("swapsight compare — {} runs", cmp.runs.len()),
+        (16, 10),
+        (FAMILY, 24).into_font().style(FontStyle::Bold).color(&INK),
+    ))
+    .map_err(draw_err)?;
+    let mut sub = verdicts.join(" · ");
+    if cmp.hosts_differ {
+        sub.push_str("  (different hosts)");
+    }
+    top.draw(&Text::new(
+        sub,
+        (16, 42),
+        (FAMILY, 15).into_font().color(&MUTED),
+    ))
+    .map_err(draw_err)?;
+    let x_desc = if reference.is_empty() {
+        "time from each run's start (s)".to_string()
+    } else {
+        format!(
+            "time (s), each run's phases stretched onto {}'s",
+            one_line(&cmp.runs[0].label)
+        )
+    };
+    let mut chart = ChartBuilder::on(&body)
+        .margin(12)
+        .x_label_area_size(48)
+        .y_label_area_size(64)
+        .build_cartesian_2d(x_min..x_max, y_min..y_max)
+        .map_err(draw_err)?;
+    let x_fmt = axis_format(x_max - x_min);
+    let y_fmt = axis_format(y_max - y_min);
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc("GB: footprint (solid), swap growth (dashed)")
+        .x_label_formatter(&|v| x_fmt(*v))
+        .y_label_formatter(&|v| y_fmt(*v))
+        .label_style((FAMILY, 14).into_font().color(&INK))
+        .axis_desc_style((FAMILY, 15).into_font().color(&INK))
+        .bold_line_style(RGBColor(225, 225, 225).stroke_width(1))
+        .light_line_style(TRANSPARENT)
+        .draw()
+        .map_err(draw_err)?;
+    // Phase boundaries (the first run's), labelled at the top.
+    if !reference.is_empty() {
+        let names = &cmp.runs[0].phases;
+        for (i, name) in names.iter().enumerate() {
+            let (a, b) = (reference[2 * i], reference[2 * i + 1]);
+            let shade = if i % 2 == 0 {
+                RGBColor(120, 120, 200).mix(0.08)
+            } else {
+                RGBColor(120, 120, 200).mix(0.16)
+            };
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(a, y_min), (b, y_max)],
+                    shade.filled(),
+                )))
+                .map_err(draw_err)?;
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!(" {}", one_line(name)),
+                    (a, y_max - (y_max - y_min) * 0.01),
+                    (FAMILY, 14).into_font().color(&MUTED),
+                )))
+                .map_err(draw_err)?;
+        }
+    }
+    for r in &runs {
+        let c = r.colour;
+        chart
+            .draw_series(LineSeries::new(
+                r.footprint.iter().copied(),
+                c.stroke_width(2),
+            ))
+            .map_err(draw_err)?
+            .label(r.label.clone())
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], c.stroke_width(3)));
+        chart
+            .draw_series(DashedLineSeries::new(
+                r.growth.iter().copied(),
+                8,
+                5,
+                c.stroke_width(2),
+            ))
+            .map_err(draw_err)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperMiddle)
+        .background_style(WHITE.mix(0.85))
+        .border_style(MUTED)
+        .label_font((FAMILY, 14).into_font().color(&INK))
+        .draw()
+        .map_err(draw_err)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{compare, row};
+    use crate::synth;
+
+    #[test]
+    fn the_seed_runs_overlay_with_aligned_phases() {
+        let mut traces = [
+            synth::seed_eager(),
+            synth::seed_offload(),
+            synth::seed_staged(),
+        ];
+        for (t, decode) in traces.iter_mut().zip([90_000, 90_000, 94_000]) {
+            t.marks = ["load", "encode", "denoise", "decode"]
+                .iter()
+                .zip([0, 13_000, 20_000, decode])
+                .map(|(n, t_ms)| crate::trace::Mark {
+                    t_ms,
+                    name: (*n).into(),
+                    end: false,
+                })
+                .collect();
+        }
+        let rows = traces
+            .iter()
+            .zip(["eager", "offload", "staged"])
+            .map(|(t, l)| row(l, t, &crate::report::report(t, None)))
+            .collect();
+        let cmp = compare(rows);
+        assert!(cmp.same_phases);
+        let refs: Vec<&Trace> = traces.iter().collect();
+        let svg =
+            String::from_utf8(render(&refs, &cmp, 1200, 675, ImageFormat::Svg).unwrap()).unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let texts: Vec<String> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .map(|n| n.text().unwrap_or("").to_string())
+            .collect();
+        for want in [
+            "decode",
+            "denoise",
+            "eager",
+            "offload: false fit",
+            "stretched onto eager",
+        ] {
+            assert!(
+                texts.iter().any(|t| t.contains(want)),
+                "{want} not in {texts:?}"
+            );
+        }
+        let png = render(&refs, &cmp, 800, 450, ImageFormat::Png).unwrap();
+        assert_eq!(&png[1..4], b"PNG");
+    }
+}
