@@ -305,10 +305,12 @@ pub fn which(name: &str) -> Option<PathBuf> {
 /// mid-run. Unmounted (lazily if still busy) and removed on drop, also when
 /// the test panics. Mounting needs root: `None` after a note outside CI, a
 /// panic in CI.
+#[cfg(target_os = "linux")]
 pub struct Tmpfs {
     dir: TempDir,
 }
 
+#[cfg(target_os = "linux")]
 impl Tmpfs {
     pub fn mount(tag: &str, size_kib: u64) -> Option<Tmpfs> {
         skip_unless_ci(
@@ -335,8 +337,13 @@ impl Tmpfs {
     pub fn join(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
 }
 
+#[cfg(target_os = "linux")]
 impl Drop for Tmpfs {
     fn drop(&mut self) {
         let unmounted = Command::new("umount")

@@ -463,6 +463,7 @@ fn a_command_that_does_not_exist_is_127() {
     );
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn a_full_disk_stops_the_tree_and_says_why() {
     // 64 KiB: the header and a few dozen samples, then ENOSPC mid-run.

@@ -372,44 +372,21 @@ fn durations_and_sizes_out_of_range_are_one_line_and_exit_2() {
     }
 }
 
-/// A small tmpfs, unmounted (and its mount point removed) on drop.
-struct SmallDisk {
-    dir: TempDir,
+/// What a directory holds, by name, sorted.
+#[cfg(target_os = "linux")]
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
 }
 
-impl SmallDisk {
-    fn new(tag: &str, size: &str) -> Option<SmallDisk> {
-        let why_not = (!is_root()).then(|| "mounting a tmpfs needs root".to_string());
-        skip_unless_ci(tag, why_not)?;
-        let dir = TempDir::new(tag);
-        let out = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "mount: {}", stderr_of(&out));
-        Some(SmallDisk { dir })
-    }
-
-    fn entries(&self) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(self.dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    }
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.dir.path()).status();
-    }
-}
-
+#[cfg(target_os = "linux")]
 #[test]
 fn a_full_disk_leaves_no_partial_output_and_an_old_file_untouched() {
-    let Some(disk) = SmallDisk::new("fulldisk", "64k") else {
+    let Some(disk) = Tmpfs::mount("fulldisk", 64) else {
         return;
     };
     let src = TempDir::new("fulldisk-src");
@@ -419,7 +396,7 @@ fn a_full_disk_leaves_no_partial_output_and_an_old_file_untouched() {
         swapsight::synth::to_jsonl(&swapsight::synth::busy_trace(400, 20)),
     )
     .unwrap();
-    let old = disk.dir.join("run.csv");
+    let old = disk.join("run.csv");
     std::fs::write(&old, "old\n").unwrap();
     for (args, target) in [
         (
@@ -436,7 +413,7 @@ fn a_full_disk_leaves_no_partial_output_and_an_old_file_untouched() {
                 "export".into(),
                 trace.clone().into_os_string(),
                 "-o".into(),
-                disk.dir.join("run.json").into_os_string(),
+                disk.join("run.json").into_os_string(),
             ],
             "run.json",
         ),
@@ -447,7 +424,7 @@ fn a_full_disk_leaves_no_partial_output_and_an_old_file_untouched() {
                 "--size".into(),
                 "4000x3000".into(),
                 "-o".into(),
-                disk.dir.join("run.png").into_os_string(),
+                disk.join("run.png").into_os_string(),
             ],
             "run.png",
         ),
@@ -456,12 +433,16 @@ fn a_full_disk_leaves_no_partial_output_and_an_old_file_untouched() {
         assert_eq!(code, Some(1), "{target}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(
-            err.contains(&format!("cannot write {}", disk.dir.join(target).display()))
+            err.contains(&format!("cannot write {}", disk.join(target).display()))
                 && err.contains("No space left on device"),
             "{err}"
         );
         // Nothing but the old file: no partial output, no temporary file.
-        assert_eq!(disk.entries(), vec!["run.csv".to_string()], "{target}");
+        assert_eq!(
+            entries(disk.path()),
+            vec!["run.csv".to_string()],
+            "{target}"
+        );
         assert_eq!(std::fs::read_to_string(&old).unwrap(), "old\n");
     }
     // With room, the same export replaces the old file whole.

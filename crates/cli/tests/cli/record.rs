@@ -136,6 +136,7 @@ fn sigkill_loses_at_most_the_line_being_written() {
         .status();
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn a_full_disk_keeps_watching_the_command_to_its_end_without_the_trace() {
     // 32 KiB: the header, a first sample (which carries up to 4 KiB of

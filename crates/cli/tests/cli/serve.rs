@@ -56,6 +56,7 @@ impl Serving {
     }
 
     /// A server under `ulimit -n nofile` (the shell execs it: same pid).
+    #[cfg(target_os = "linux")]
     fn start_with_nofile(nofile: u32, args: &[&str]) -> Serving {
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
@@ -815,11 +816,13 @@ fn node_test(root: &Path, s: &Serving, envs: &[(&str, &str)]) -> Result<(), Stri
     Ok(())
 }
 
+#[cfg(target_os = "linux")]
 /// Open descriptors of a process.
 fn open_fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count)
 }
 
+#[cfg(target_os = "linux")]
 /// `/metrics` on a new connection: its status and how long it took.
 async fn timed_metrics(addr: SocketAddr) -> (StatusCode, Duration) {
     let t0 = Instant::now();
@@ -830,6 +833,7 @@ async fn timed_metrics(addr: SocketAddr) -> (StatusCode, Duration) {
     (status, t0.elapsed())
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn serve_sheds_half_open_connections_and_metrics_keeps_answering() {
     use tokio::io::AsyncWriteExt;
