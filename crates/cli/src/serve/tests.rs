@@ -729,6 +729,33 @@ async fn events_stream_one_update_per_tick() {
     assert_eq!(s.clients().await, 0, "a closed stream gives its seat back");
 }
 
+#[tokio::test]
+async fn every_event_client_shares_one_copy_of_each_update() {
+    // Regression: each client got its own copy of every update (axum's
+    // `Event` copies the data), so 256 stalled streams held 30 MB.
+    let s = server("sse-shared");
+    let open = || async {
+        let res = s.app.router.clone().oneshot(get("/api/events")).await;
+        res.unwrap().into_body().into_data_stream()
+    };
+    let (mut a, mut b) = (open().await, open().await);
+    let mut from_a = Vec::new();
+    let mut from_b = Vec::new();
+    for _ in 0..4 {
+        from_a.push(a.next().await.unwrap().unwrap());
+        from_b.push(b.next().await.unwrap().unwrap());
+    }
+    let both: Vec<_> = from_a
+        .iter()
+        .filter_map(|x| from_b.iter().find(|y| y == &x).map(|y| (x, y)))
+        .collect();
+    assert!(!both.is_empty(), "no update reached both clients");
+    for (x, y) in both {
+        assert!(x.starts_with(b"event: update\ndata: {") && x.ends_with(b"}\n\n"));
+        assert_eq!(x.as_ptr(), y.as_ptr(), "one shared buffer, not a copy each");
+    }
+}
+
 impl Server {
     /// Event-stream clients now, as an operator sees them: in `/metrics`.
     async fn clients(&self) -> usize {
