@@ -219,22 +219,31 @@ fn stat_fds(pid: u32) -> usize {
 #[test]
 fn under_a_small_open_file_limit_every_process_is_still_sampled() {
     // Regression: the probe kept one /proc/PID/stat open per process, so
-    // under `ulimit -n 64` the newest processes (and the trace file) found
-    // no descriptor. Now it keeps at most a quarter of the limit (16).
+    // under `ulimit -n 64` it ran out of descriptors and sampled only the
+    // first few processes. Now it keeps at most a quarter of the limit.
+    sampled_under_nofile(64, 150);
+    // So tight that the other descriptors (stdio, the trace, /proc) leave
+    // next to no room: every process all the same.
+    sampled_under_nofile(12, 50);
+}
+
+/// `swapsight record` under `ulimit -n nofile` watching a shell with
+/// `children` sleeps: each tick samples every one of them, and the probe
+/// holds at most a quarter of the limit in `/proc/PID/stat` descriptors.
+#[cfg(target_os = "linux")]
+fn sampled_under_nofile(nofile: usize, children: usize) {
     let dir = TempDir::new("nofile");
     let trace = dir.join("t.jsonl");
     let mut child = std::process::Command::new("sh")
         .arg("-c")
-        .arg("ulimit -n 64 && exec \"$0\" \"$@\"")
+        .arg(format!("ulimit -n {nofile} && exec \"$0\" \"$@\""))
         .arg(env!("CARGO_BIN_EXE_swapsight"))
         .args(["record", "--interval", "100ms", "-o"])
         .arg(&trace)
-        .args([
-            "--",
-            "sh",
-            "-c",
-            "for i in $(seq 150); do sleep 4 & done; wait",
-        ])
+        .args(["--", "sh", "-c"])
+        .arg(format!(
+            "for i in $(seq {children}); do sleep 4 & done; wait"
+        ))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -248,7 +257,11 @@ fn under_a_small_open_file_limit_every_process_is_still_sampled() {
     }
     let out = child.wait_with_output().unwrap();
     // The kept ones, and one being read that is closed right after.
-    assert!(most <= 17, "{most} /proc/PID/stat descriptors held, cap 16");
+    let cap = nofile / 4;
+    assert!(
+        most <= cap + 1,
+        "ulimit -n {nofile}: {most} /proc/PID/stat descriptors held, cap {cap}"
+    );
     let t = swapsight::trace::read(&trace).unwrap_or_else(|e| panic!("{e}: {}", stderr_of(&out)));
     let watched = t.header().watch_pid.unwrap();
     let sleeps = t
@@ -265,8 +278,8 @@ fn under_a_small_open_file_limit_every_process_is_still_sampled() {
         .collect::<Vec<_>>();
     assert!(!sleeps.is_empty(), "no samples 1.5-2.5 s in");
     assert!(
-        sleeps.iter().all(|&n| n == 150),
-        "children sampled per tick: {sleeps:?} (of 150)"
+        sleeps.iter().all(|&n| n == children),
+        "ulimit -n {nofile}: children sampled per tick: {sleeps:?} (of {children})"
     );
-    eprintln!("nofile 64: at most {most} stat descriptors; children per tick {sleeps:?}");
+    eprintln!("ulimit -n {nofile}: at most {most} stat descriptors; children per tick {sleeps:?}");
 }
