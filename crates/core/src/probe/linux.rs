@@ -234,7 +234,7 @@ impl NativeProbe {
             (&f).read_to_end(&mut self.buf).ok()?;
             // A new process keeps it while there is room; a known one only
             // when it ranked among the largest.
-            let wanted = self.known.get(&pid).is_none_or(|k| k.keep);
+            let wanted = self.known.get(&pid).map_or(true, |k| k.keep);
             opened = self.keep(f, wanted);
         }
         let stat = parse_stat(&self.buf)?;
