@@ -116,6 +116,37 @@ fn trace_error(e: &TraceError) -> ApiError {
 
 pub type ApiResult<T> = Result<T, ApiError>;
 
+/// A recording with no sample left: 422, in the CLI's words (`swapsight
+/// report` exits 1 with the same line), never an empty verdict. The first
+/// malformed line, if any, says why.
+fn nothing_to(
+    what: &str,
+    name: &str,
+    first_problem: Option<&dyn std::fmt::Display>,
+    bad_lines: usize,
+) -> ApiError {
+    let text = match first_problem {
+        None => format!("{name}: the trace has no samples: nothing to {what}"),
+        Some(first) => {
+            let more = match bad_lines {
+                0 | 1 => String::new(),
+                n => format!(" (and {} more malformed lines)", n - 1),
+            };
+            format!("{name}: {first}{more}; the trace has no samples left: nothing to {what}")
+        }
+    };
+    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, text)
+}
+
+/// [`nothing_to`] judge, for a report of no sample.
+fn judged(name: &str, report: &swapsight::report::Report) -> ApiResult<()> {
+    if report.samples > 0 {
+        return Ok(());
+    }
+    let first = report.problems.first().map(|p| p as &dyn std::fmt::Display);
+    Err(nothing_to("judge", name, first, report.skipped_lines))
+}
+
 /// A request body within the limit (`DefaultBodyLimit`), or the API's JSON
 /// error saying why not (413 for one too large) instead of axum's text.
 fn body_of(body: Result<Bytes, BytesRejection>) -> ApiResult<Bytes> {
@@ -325,7 +356,12 @@ pub async fn replay(
     UrlPath(name): UrlPath<String>,
 ) -> ApiResult<Response> {
     let live = Arc::clone(&s.live);
-    let replay = heavy(&s, move || Ok(live.replay_recording(&name)?)).await?;
+    let replay = heavy(&s, move || {
+        let replay = live.replay_recording(&name)?;
+        judged(&name, &replay.report)?;
+        Ok(replay)
+    })
+    .await?;
     Ok(Json(replay).into_response())
 }
 
@@ -334,27 +370,51 @@ pub async fn report(
     UrlPath(name): UrlPath<String>,
 ) -> ApiResult<Response> {
     let live = Arc::clone(&s.live);
-    let report = heavy(&s, move || Ok(live.report_recording(&name)?)).await?;
+    let report = heavy(&s, move || {
+        let report = live.report_recording(&name)?;
+        judged(&name, &report)?;
+        Ok(report)
+    })
+    .await?;
     Ok(Json(report).into_response())
 }
 
 /// A recording as `format`, in memory (an HTTP body). A trace that cannot
-/// be read is told as [`trace_error`] tells it, by its file name.
+/// be read is told as [`trace_error`] tells it, by its file name; one with
+/// no sample is [`nothing_to`] export, in every format, JSONL too.
 fn export_bytes(path: &Path, format: ExportFormat) -> ApiResult<Vec<u8>> {
+    let trace = swapsight::trace::read(path).map_err(|e| match e {
+        TraceError::Io { path, source } => trace_error(&TraceError::Io {
+            path: PathBuf::from(file_name(&path)),
+            source,
+        }),
+        t => trace_error(&t),
+    })?;
+    if trace.samples.is_empty() {
+        let first = trace.problems.first().map(|p| p as &dyn std::fmt::Display);
+        return Err(nothing_to(
+            "export",
+            &file_name(path),
+            first,
+            trace.bad_lines,
+        ));
+    }
     let mut out = Vec::with_capacity(64 * 1024);
-    format
-        .write_file(path, &ExportOptions::default(), &mut out)
-        .map_err(|e| match e {
-            ExportError::Trace(TraceError::Io { path, source }) => trace_error(&TraceError::Io {
-                path: PathBuf::from(file_name(&path)),
-                source,
-            }),
-            ExportError::Trace(t) => trace_error(&t),
-            ExportError::NoSamples => {
-                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
-            }
-            e => ApiError::internal(e.to_string()),
-        })?;
+    let written = if format == ExportFormat::Jsonl {
+        // The file as it is, not as read.
+        format.write_file(path, &ExportOptions::default(), &mut out)
+    } else {
+        format.write(&trace, &ExportOptions::default(), &mut out)
+    };
+    written.map_err(|e| match e {
+        ExportError::Trace(TraceError::Io { path, source }) => trace_error(&TraceError::Io {
+            path: PathBuf::from(file_name(&path)),
+            source,
+        }),
+        ExportError::Trace(t) => trace_error(&t),
+        ExportError::NoSamples => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()),
+        e => ApiError::internal(e.to_string()),
+    })?;
     Ok(out)
 }
 

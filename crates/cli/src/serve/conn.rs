@@ -83,8 +83,9 @@ fn limit_send_buffer(stream: &TcpStream, bytes: usize) -> io::Result<()> {
 
 impl Limits {
     /// `max_connections`, lowered to half the process's open-file limit:
-    /// the other half is for the probe (on Linux it keeps a `/proc/PID/stat`
-    /// open per process), recordings, exports and the runtime.
+    /// the other half is for the probe (on Linux it keeps `/proc/PID/stat`
+    /// open for at most a quarter of the limit), recordings, exports and
+    /// the runtime.
     pub fn fitted(mut self) -> Limits {
         if let Some(fds) = open_file_limit() {
             let room = usize::try_from(fds / 2).unwrap_or(usize::MAX);
@@ -222,7 +223,7 @@ async fn permit(permits: &Arc<Semaphore>, open: &Open) -> OwnedSemaphorePermit {
 }
 
 /// A failed accept: the peer gave up (go on), or the process is out of
-/// descriptors (the probe's grew with the process count): the oldest
+/// descriptors (recordings and exports opened meanwhile): the oldest
 /// connection makes room, and the loop waits a moment rather than spin.
 async fn accept_failed(e: &io::Error, open: &Open) {
     let peer_gone = matches!(

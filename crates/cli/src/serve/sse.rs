@@ -3,9 +3,13 @@
 //! JSON.
 //!
 //! Memory stays bounded whatever the clients do. One bridging thread takes
-//! the session's updates, serializes each once and sends the text into a
-//! tokio `broadcast` channel of fixed capacity; every client reads it through
-//! its own `BroadcastStream`. A client that falls more than the capacity
+//! the session's updates, serializes each once into its whole SSE frame
+//! (`Bytes`) and sends that into a tokio `broadcast` channel of fixed
+//! capacity; every client reads it through its own `BroadcastStream`. The
+//! frame goes to hyper as it is, a reference-counted view rather than a copy
+//! (axum's `Event` would copy the data into each client's own buffer), so
+//! what a stalled client holds is its socket buffer and references to frames
+//! every other client shares. A client that falls more than the capacity
 //! behind (`Lagged`) is dropped, not buffered for; its browser reconnects.
 //! A client that stops reading altogether is not seen to lag — once the
 //! socket's buffers are full its stream is no longer polled — so the
@@ -20,12 +24,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::Response;
 use axum::Extension;
-use futures_util::{future, StreamExt};
+use futures_util::{future, stream, StreamExt};
 use swapsight::live::Live;
 use tokio::sync::broadcast;
 use tokio_stream::wrappers::BroadcastStream;
@@ -34,9 +38,24 @@ use super::api::ApiError;
 use super::conn::ConnInfo;
 use super::State as AppState;
 
+/// A comment line every this often keeps proxies from closing a quiet
+/// stream.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// The whole `event: update` frame for one update's JSON, built once for
+/// every client. `serde_json::to_string` writes no newline, so the JSON is
+/// one `data:` line.
+fn frame(json: &str) -> Bytes {
+    let mut f = String::with_capacity(json.len() + 24);
+    f.push_str("event: update\ndata: ");
+    f.push_str(json);
+    f.push_str("\n\n");
+    Bytes::from(f)
+}
+
 /// The fan-out from the session to the event-stream clients.
 pub struct Hub {
-    tx: broadcast::Sender<Arc<str>>,
+    tx: broadcast::Sender<Bytes>,
     counts: Arc<Counts>,
     max_clients: usize,
 }
@@ -96,7 +115,7 @@ impl Hub {
                         serde_json::to_string(&*update)
                     };
                     if let Ok(json) = json {
-                        let _ = out.send(Arc::from(json));
+                        let _ = out.send(frame(&json));
                     }
                 }
             })
@@ -190,7 +209,7 @@ pub async fn events(
     let stopped = async move {
         let _ = shutdown.wait_for(|&stop| stop).await;
     };
-    let stream = BroadcastStream::new(s.hub.tx.subscribe())
+    let updates = BroadcastStream::new(s.hub.tx.subscribe())
         .take_while(move |r| {
             if r.is_err() {
                 lagging.lagged();
@@ -198,16 +217,30 @@ pub async fn events(
             future::ready(r.is_ok())
         })
         .filter_map(|r| future::ready(r.ok()))
-        .map(move |json| {
+        .map(move |frame| {
             let _seat = &seat;
-            Ok::<_, Infallible>(Event::default().event("update").data(&*json))
+            Some(frame)
         })
+        // The end of the updates (a lagging client) ends the stream, not
+        // only the keep-alive beside it.
+        .chain(stream::once(future::ready(None)));
+    let keep_alive = stream::unfold((), |()| async {
+        tokio::time::sleep(KEEP_ALIVE).await;
+        Some((Some(Bytes::from_static(b":\n\n")), ()))
+    });
+    let body = stream::select(updates, keep_alive)
+        .take_while(|f| future::ready(f.is_some()))
+        .filter_map(future::ready)
+        .map(Ok::<_, Infallible>)
         .take_until(stopped);
-    let mut res = Sse::new(stream)
-        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
-        .into_response();
+    let mut res = Response::new(Body::from_stream(body));
+    let headers = res.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     // Proxies (nginx) would otherwise buffer the stream.
-    res.headers_mut()
-        .insert("x-accel-buffering", HeaderValue::from_static("no"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     Ok(res)
 }

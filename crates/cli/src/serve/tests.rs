@@ -729,6 +729,84 @@ async fn events_stream_one_update_per_tick() {
     assert_eq!(s.clients().await, 0, "a closed stream gives its seat back");
 }
 
+#[tokio::test]
+async fn every_event_client_shares_one_copy_of_each_update() {
+    // Regression: each client got its own copy of every update (axum's
+    // `Event` copies the data), so 256 stalled streams held 30 MB.
+    let s = server("sse-shared");
+    let open = || async {
+        let res = s.app.router.clone().oneshot(get("/api/events")).await;
+        res.unwrap().into_body().into_data_stream()
+    };
+    let (mut a, mut b) = (open().await, open().await);
+    let mut from_a = Vec::new();
+    let mut from_b = Vec::new();
+    for _ in 0..4 {
+        from_a.push(a.next().await.unwrap().unwrap());
+        from_b.push(b.next().await.unwrap().unwrap());
+    }
+    let both: Vec<_> = from_a
+        .iter()
+        .filter_map(|x| from_b.iter().find(|y| y == &x).map(|y| (x, y)))
+        .collect();
+    assert!(!both.is_empty(), "no update reached both clients");
+    for (x, y) in both {
+        assert!(x.starts_with(b"event: update\ndata: {") && x.ends_with(b"}\n\n"));
+        assert_eq!(x.as_ptr(), y.as_ptr(), "one shared buffer, not a copy each");
+    }
+}
+
+#[tokio::test]
+async fn a_recording_without_a_valid_sample_is_nothing_to_judge() {
+    // As `swapsight report` says it (exit 1, "nothing to judge"): a 422
+    // with one line, not a 200 with an empty verdict.
+    let s = server("nosample");
+    let r = &s.app.router;
+    let a = call(r, post("/api/recording/start", "")).await;
+    let name = a.json()["name"].as_str().unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    call(r, post("/api/recording/stop", "")).await;
+    let text = std::fs::read_to_string(s.dir.path().join(&name)).unwrap();
+    let header = text.lines().next().unwrap();
+    assert!(header.contains(r#""type":"header""#), "{header}");
+    let sample = text
+        .lines()
+        .find(|l| l.contains(r#""type":"sample""#))
+        .unwrap();
+    std::fs::write(s.dir.path().join("header.jsonl"), format!("{header}\n")).unwrap();
+    // Only bad samples: the first is named.
+    let bad = sample.replacen(r#""t_ms":"#, r#""t_ms":-"#, 1);
+    std::fs::write(
+        s.dir.path().join("bad.jsonl"),
+        format!("{header}\n{bad}\n{{}}\n"),
+    )
+    .unwrap();
+    for what in ["replay", "report"] {
+        let a = call(r, get(&format!("/api/recordings/header.jsonl/{what}"))).await;
+        a.assert_error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "header.jsonl: the trace has no samples: nothing to judge",
+        );
+        let a = call(r, get(&format!("/api/recordings/bad.jsonl/{what}"))).await;
+        a.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "bad.jsonl: line 2");
+        a.assert_error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "(and 1 more malformed lines); the trace has no samples left: nothing to judge",
+        );
+    }
+    for file in ["header.jsonl", "bad.jsonl"] {
+        for format in ["jsonl", "csv", "perfetto", "png"] {
+            let a = call(
+                r,
+                get(&format!("/api/recordings/{file}/export?format={format}")),
+            )
+            .await;
+            a.assert_error(StatusCode::UNPROCESSABLE_ENTITY, "nothing to export");
+            assert_eq!(a.text().lines().count(), 1, "{}", a.text());
+        }
+    }
+}
+
 impl Server {
     /// Event-stream clients now, as an operator sees them: in `/metrics`.
     async fn clients(&self) -> usize {

@@ -200,3 +200,87 @@ fn an_empty_command_is_said_to_be_empty() {
         "swapsight: the command is empty: give a program after -- (see --help)\n"
     );
 }
+
+/// `/proc/PID/stat` descriptors a process holds open.
+#[cfg(target_os = "linux")]
+fn stat_fds(pid: u32) -> usize {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return 0;
+    };
+    dir.flatten()
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .filter(|l| {
+            let l = l.to_string_lossy();
+            l.starts_with("/proc/") && l.ends_with("/stat")
+        })
+        .count()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn under_a_small_open_file_limit_every_process_is_still_sampled() {
+    // Regression: the probe kept one /proc/PID/stat open per process, so
+    // under `ulimit -n 64` it ran out of descriptors and sampled only the
+    // first few processes. Now it keeps at most a quarter of the limit.
+    sampled_under_nofile(64, 150);
+    // So tight that the other descriptors (stdio, the trace, /proc) leave
+    // next to no room: every process all the same.
+    sampled_under_nofile(12, 50);
+}
+
+/// `swapsight record` under `ulimit -n nofile` watching a shell with
+/// `children` sleeps: each tick samples every one of them, and the probe
+/// holds at most a quarter of the limit in `/proc/PID/stat` descriptors.
+#[cfg(target_os = "linux")]
+fn sampled_under_nofile(nofile: usize, children: usize) {
+    let dir = TempDir::new("nofile");
+    let trace = dir.join("t.jsonl");
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -n {nofile} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_swapsight"))
+        .args(["record", "--interval", "100ms", "-o"])
+        .arg(&trace)
+        .args(["--", "sh", "-c"])
+        .arg(format!(
+            "for i in $(seq {children}); do sleep 4 & done; wait"
+        ))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut most = 0;
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(t0.elapsed() < Duration::from_secs(30), "record did not end");
+        most = most.max(stat_fds(child.id()));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    // The kept ones, and one being read that is closed right after.
+    let cap = nofile / 4;
+    assert!(
+        most <= cap + 1,
+        "ulimit -n {nofile}: {most} /proc/PID/stat descriptors held, cap {cap}"
+    );
+    let t = swapsight::trace::read(&trace).unwrap_or_else(|e| panic!("{e}: {}", stderr_of(&out)));
+    let watched = t.header().watch_pid.unwrap();
+    let sleeps = t
+        .samples
+        .iter()
+        .filter(|s| (1500..=2500).contains(&s.sample.t_ms))
+        .map(|s| {
+            s.sample
+                .processes
+                .iter()
+                .filter(|p| p.ppid == watched)
+                .count()
+        })
+        .collect::<Vec<_>>();
+    assert!(!sleeps.is_empty(), "no samples 1.5-2.5 s in");
+    assert!(
+        sleeps.iter().all(|&n| n == children),
+        "ulimit -n {nofile}: children sampled per tick: {sleeps:?} (of {children})"
+    );
+    eprintln!("ulimit -n {nofile}: at most {most} stat descriptors; children per tick {sleeps:?}");
+}

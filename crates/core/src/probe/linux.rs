@@ -11,32 +11,63 @@
 //! (any page going out to swap or coming back changes one of the two); each
 //! process's `stat` stays open between ticks and is re-read with one
 //! `pread` at offset 0 (procfs regenerates it), instead of a path lookup,
-//! open, read and close every tick. When descriptors run short it falls back
-//! to opening the file each time.
+//! open, read and close every tick.
+//!
+//! Descriptors are capped: at most a quarter of the open-file limit (after
+//! raising it towards the hard limit, as htop does), and never more than
+//! [`MAX_KEPT`], stay open, for the largest processes, re-ranked each tick;
+//! the rest are opened, read and closed each tick. The other three quarters
+//! are for whoever runs the probe (`serve` takes half for connections, the
+//! recordings and the runtime the rest). Under the usual limits (soft raised
+//! to 65,536) every process keeps its descriptor; under `ulimit -n 1024`,
+//! 256 do. If the process runs out of descriptors all the same
+//! (`EMFILE`), the probe closes the ones it keeps, halves its cap and
+//! retries, so a tick never fails or loses a process for it.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use super::linux_parse::{parse_meminfo, parse_stat, parse_status, parse_u64, StatusFigures};
 use super::naming::{split_nul, NameCache, Naming, ARGS_READ_MAX};
 use super::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
 
+/// Most `/proc/PID/stat` descriptors kept open between ticks, whatever the
+/// limit: a quarter of the 65,536 the probe raises the soft limit to.
+pub const MAX_KEPT: usize = 16_384;
+
+/// A `/proc/PID/stat` kept open; counted while it lives.
+struct Kept {
+    file: File,
+    count: Arc<AtomicUsize>,
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// What we know of one process from earlier ticks.
 struct Known {
-    /// `/proc/PID/stat`, kept open; reading a process that exited (or whose
+    /// `/proc/PID/stat`, kept open when the process is among the largest
+    /// (`keep`); reading a process that exited (or whose
     /// pid was reused) fails, so it cannot show another process's figures.
-    stat: Option<File>,
+    stat: Option<Kept>,
     start_time: u64,
     rss_pages: u64,
     majflt: u64,
     status: StatusFigures,
     tick: u64,
+    /// Among the largest at the last ranking: its `stat` stays open.
+    keep: bool,
 }
 
 impl Known {
-    fn kernel(stat: File, start_time: u64, tick: u64) -> Known {
+    fn kernel(stat: Kept, start_time: u64, tick: u64) -> Known {
         Known {
             stat: Some(stat),
             start_time,
@@ -44,6 +75,7 @@ impl Known {
             majflt: 0,
             status: StatusFigures::default(),
             tick,
+            keep: false,
         }
     }
 }
@@ -57,6 +89,9 @@ pub struct NativeProbe {
     known: HashMap<u32, Known>,
     names: NameCache,
     tick: u64,
+    /// Descriptors kept open now (`Known::stat`), and at most.
+    kept: Arc<AtomicUsize>,
+    cap: usize,
 }
 
 impl NativeProbe {
@@ -71,10 +106,78 @@ impl NativeProbe {
             known: HashMap::new(),
             names: NameCache::default(),
             tick: 0,
+            kept: Arc::default(),
+            cap: 0,
         };
         probe.system()?; // fail early, with a clear error, where /proc is missing
-        raise_fd_limit();
+        probe.cap = kept_cap(raise_fd_limit());
         Ok(probe)
+    }
+
+    /// Opens `path`; out of descriptors, gives back the ones it keeps,
+    /// halves its cap and tries once more.
+    fn open(&mut self, path: &str) -> std::io::Result<File> {
+        match File::open(path) {
+            Err(e) if is_out_of_fds(&e) => {
+                self.shed();
+                File::open(path)
+            }
+            r => r,
+        }
+    }
+
+    /// Closes every kept descriptor and halves the cap.
+    fn shed(&mut self) {
+        for k in self.known.values_mut() {
+            k.stat = None;
+            k.keep = false;
+        }
+        self.cap /= 2;
+    }
+
+    /// Marks the `cap` largest processes (resident pages) to keep their
+    /// `stat` open, and closes the others' now, so the room is theirs.
+    fn rank(&mut self) {
+        let cap = self.cap;
+        if self.known.len() <= cap {
+            for k in self.known.values_mut() {
+                k.keep = true;
+            }
+            return;
+        }
+        let mut sizes: Vec<u64> = self.known.values().map(|k| k.rss_pages).collect();
+        let threshold = if cap == 0 {
+            u64::MAX
+        } else {
+            let (_, nth, _) = sizes.select_nth_unstable_by(cap - 1, |a, b| b.cmp(a));
+            *nth
+        };
+        let mut room = cap;
+        for k in self.known.values_mut() {
+            k.keep = room > 0 && k.rss_pages >= threshold && k.rss_pages > 0;
+            if k.keep {
+                room -= 1;
+            } else {
+                k.stat = None;
+            }
+        }
+    }
+
+    /// Descriptors kept open now.
+    fn kept(&self) -> usize {
+        self.kept.load(Ordering::Relaxed)
+    }
+
+    /// Keeps `f` for a process that was not known (`new`) or is among the
+    /// largest, when there is room; otherwise it is closed.
+    fn keep(&mut self, file: File, wanted: bool) -> Option<Kept> {
+        (wanted && self.kept() < self.cap).then(|| {
+            self.kept.fetch_add(1, Ordering::Relaxed);
+            Kept {
+                file,
+                count: Arc::clone(&self.kept),
+            }
+        })
     }
 
     /// Reads a whole (small) file into `buf`: one `read` suffices for
@@ -96,7 +199,13 @@ impl NativeProbe {
         use std::fmt::Write;
         self.path.clear();
         let _ = write!(self.path, "/proc/{pid}/{file}");
-        Self::read_file(&mut self.buf, &self.path)
+        match Self::read_file(&mut self.buf, &self.path) {
+            Err(e) if is_out_of_fds(&e) => {
+                self.shed();
+                Self::read_file(&mut self.buf, &self.path)
+            }
+            r => r,
+        }
     }
 
     /// One process, or `None` when it vanished, denied access or is a kernel
@@ -105,7 +214,7 @@ impl NativeProbe {
         let reread = self.known.get(&pid).and_then(|k| k.stat.as_ref()).map(|f| {
             let cap = self.buf.capacity();
             self.buf.resize(cap, 0);
-            let n = f.read_at(&mut self.buf, 0);
+            let n = f.file.read_at(&mut self.buf, 0);
             self.buf.truncate(*n.as_ref().unwrap_or(&0));
             n.is_ok_and(|n| n > 0 && n < cap)
         });
@@ -117,19 +226,28 @@ impl NativeProbe {
             }
             self.path.clear();
             let _ = std::fmt::Write::write_fmt(&mut self.path, format_args!("/proc/{pid}/stat"));
-            let f = File::open(&self.path).ok()?;
+            let path = std::mem::take(&mut self.path);
+            let f = self.open(&path);
+            self.path = path;
+            let f = f.ok()?;
             self.buf.clear();
             (&f).read_to_end(&mut self.buf).ok()?;
-            opened = Some(f);
+            // A new process keeps it while there is room; a known one only
+            // when it ranked among the largest.
+            let wanted = self.known.get(&pid).map_or(true, |k| k.keep);
+            opened = self.keep(f, wanted);
         }
         let stat = parse_stat(&self.buf)?;
         if stat.is_kernel_thread() {
             // Keep its descriptor too, so the next tick skips it for one pread.
-            if let Some(f) = opened {
+            if let Some(k) = self.known.get_mut(&pid) {
+                k.tick = self.tick;
+                if k.stat.is_none() {
+                    k.stat = opened;
+                }
+            } else if let Some(f) = opened {
                 self.known
                     .insert(pid, Known::kernel(f, stat.starttime, self.tick));
-            } else if let Some(k) = self.known.get_mut(&pid) {
-                k.tick = self.tick;
             }
             return None;
         }
@@ -158,6 +276,7 @@ impl NativeProbe {
                         majflt,
                         status: StatusFigures::default(),
                         tick,
+                        keep: false,
                     },
                 );
                 true
@@ -210,29 +329,54 @@ fn read_naming(pid: u32, comm: &[u8], buf: &mut Vec<u8>, path: &mut String) -> N
     )
 }
 
-/// Lets the probe keep one descriptor per process: raises the soft limit
-/// on open files towards the hard one (capped), as monitors like htop need.
-fn raise_fd_limit() {
+fn is_out_of_fds(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}
+
+/// Descriptors the probe may keep under a soft open-file limit of `limit`
+/// (`None`: unlimited or unknown): a quarter of it, at most [`MAX_KEPT`].
+pub fn kept_cap(limit: Option<u64>) -> usize {
+    let quarter = limit.map_or(u64::MAX, |l| l / 4);
+    usize::try_from(quarter).map_or(MAX_KEPT, |q| q.min(MAX_KEPT))
+}
+
+/// Raises the soft limit on open files towards the hard one (capped), as
+/// monitors like htop do, so that `serve` has room for connections; the
+/// soft limit after that, `None` when unlimited or unknown.
+fn raise_fd_limit() -> Option<u64> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
     // SAFETY: getrlimit writes into the struct we pass and nothing else.
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
-        return;
+        return None;
     }
     let want = lim.rlim_max.min(65_536);
     if lim.rlim_cur < want {
-        lim.rlim_cur = want;
+        let raised = libc::rlimit {
+            rlim_cur: want,
+            rlim_max: lim.rlim_max,
+        };
         // SAFETY: setrlimit reads the struct; raising the soft limit up to the
         // hard one needs no privilege.
-        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) };
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            lim.rlim_cur = want;
+        }
     }
+    (lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur)
 }
 
 impl Probe for NativeProbe {
     fn system(&mut self) -> Result<SystemSample, ProbeError> {
-        Self::read_file(&mut self.buf, "/proc/meminfo").map_err(|source| ProbeError::Io {
+        let read = match Self::read_file(&mut self.buf, "/proc/meminfo") {
+            Err(e) if is_out_of_fds(&e) => {
+                self.shed();
+                Self::read_file(&mut self.buf, "/proc/meminfo")
+            }
+            r => r,
+        };
+        read.map_err(|source| ProbeError::Io {
             what: "/proc/meminfo".into(),
             source,
         })?;
@@ -254,7 +398,14 @@ impl Probe for NativeProbe {
     fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError> {
         let system = self.system()?;
         self.tick += 1;
-        let dir = std::fs::read_dir("/proc").map_err(|source| ProbeError::Io {
+        let dir = match std::fs::read_dir("/proc") {
+            Err(e) if is_out_of_fds(&e) => {
+                self.shed();
+                std::fs::read_dir("/proc")
+            }
+            r => r,
+        }
+        .map_err(|source| ProbeError::Io {
             what: "/proc".into(),
             source,
         })?;
@@ -272,6 +423,7 @@ impl Probe for NativeProbe {
         }
         let tick = self.tick;
         self.known.retain(|_, k| k.tick == tick);
+        self.rank();
         self.names.end_tick();
         Ok((system, processes))
     }
@@ -315,6 +467,57 @@ mod tests {
                 "kthreadd is a kernel thread"
             );
         }
+    }
+
+    #[test]
+    fn kept_descriptors_stay_under_the_cap_and_every_process_is_sampled() {
+        let mut children: Vec<_> = (0..40)
+            .map(|_| {
+                std::process::Command::new("sleep")
+                    .arg("30")
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut probe = NativeProbe::new().unwrap();
+        probe.cap = 8;
+        for tick in 0..3 {
+            let (_, procs) = probe.sample().unwrap();
+            for c in &children {
+                assert!(
+                    procs.iter().any(|p| p.pid == c.id()),
+                    "tick {tick}: child {} not sampled",
+                    c.id()
+                );
+            }
+            let open = probe.known.values().filter(|k| k.stat.is_some()).count();
+            assert_eq!(open, probe.kept(), "the count follows the descriptors");
+            assert!(open <= 8, "tick {tick}: {open} descriptors kept, cap 8");
+        }
+        // The largest processes keep theirs: after a tick's ranking none
+        // left out is larger than one kept, and the kept ones hold theirs.
+        let kept = probe.known.values().filter(|k| k.keep);
+        let smallest_kept = kept.clone().map(|k| k.rss_pages).min().unwrap();
+        let largest_left = probe.known.values().filter(|k| !k.keep);
+        let largest_left = largest_left.map(|k| k.rss_pages).max().unwrap();
+        assert!(smallest_kept >= largest_left && smallest_kept > 0);
+        assert_eq!(kept.clone().count(), 8);
+        assert!(probe.known.values().all(|k| k.keep || k.stat.is_none()));
+        probe.shed();
+        assert_eq!((probe.kept(), probe.cap), (0, 4));
+        for c in &mut children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    #[test]
+    fn the_cap_is_a_quarter_of_the_limit() {
+        assert_eq!(kept_cap(Some(64)), 16);
+        assert_eq!(kept_cap(Some(1024)), 256);
+        assert_eq!(kept_cap(Some(1 << 20)), MAX_KEPT);
+        assert_eq!(kept_cap(None), MAX_KEPT);
+        assert_eq!(kept_cap(Some(3)), 0);
     }
 
     #[test]
