@@ -459,9 +459,7 @@ struct Processes {
     main_pid: u32,
     main_status: Option<ExitStatus>,
     clock: Instant,
-    /// The cheap scan (pid list, short BSD info, start time), which keeps
-    /// the last known list when a scan fails.
-    #[cfg(not(target_os = "linux"))]
+    /// The cheap scan (pid list, ppid, name, start time).
     probe: swapsight::probe::TreeScan,
 }
 
@@ -471,7 +469,6 @@ impl Processes {
             main_pid,
             main_status: None,
             clock: Instant::now(),
-            #[cfg(not(target_os = "linux"))]
             probe: swapsight::probe::TreeScan::new(),
         })
     }
@@ -519,10 +516,7 @@ fn kill(target: libc::pid_t, signal: Signal) {
 
 impl ProcessControl for Processes {
     fn scan(&mut self) -> Vec<ProcessSample> {
-        #[cfg(target_os = "linux")]
-        return scan_proc();
-        #[cfg(not(target_os = "linux"))]
-        return self.probe.scan();
+        self.probe.scan()
     }
 
     fn signal(&mut self, pid: u32, signal: Signal) {
@@ -547,44 +541,4 @@ impl ProcessControl for Processes {
     fn elapsed(&self) -> Duration {
         self.clock.elapsed()
     }
-}
-
-/// Every live process from `/proc/PID/stat`: pid, ppid, start time, name.
-/// Zombies are dead for this purpose, kernel threads are skipped.
-#[cfg(target_os = "linux")]
-fn scan_proc() -> Vec<ProcessSample> {
-    use std::io::Read;
-    use swapsight::probe::linux_parse::{parse_stat, parse_u64};
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut buf = Vec::with_capacity(512);
-    let mut out = Vec::with_capacity(256);
-    for entry in dir.flatten() {
-        let Some(pid) =
-            parse_u64(entry.file_name().as_encoded_bytes()).and_then(|p| u32::try_from(p).ok())
-        else {
-            continue;
-        };
-        buf.clear();
-        let read = std::fs::File::open(format!("/proc/{pid}/stat"))
-            .and_then(|mut f| f.read_to_end(&mut buf));
-        if read.is_err() {
-            continue;
-        }
-        let Some(stat) = parse_stat(&buf) else {
-            continue;
-        };
-        if stat.is_kernel_thread() || matches!(stat.state, b'Z' | b'X' | b'x') {
-            continue;
-        }
-        out.push(ProcessSample {
-            pid,
-            ppid: stat.ppid,
-            name: String::from_utf8_lossy(stat.comm).into_owned(),
-            start_time: stat.starttime,
-            ..Default::default()
-        });
-    }
-    out
 }

@@ -351,20 +351,7 @@ pub fn pid_exists(pid: u32) -> bool {
     // SAFETY: signal 0 only checks that the process exists; nothing is sent.
     let rc = unsafe { libc::kill(raw, 0) };
     let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-    exists && !is_zombie(pid)
-}
-
-#[cfg(target_os = "linux")]
-fn is_zombie(pid: u32) -> bool {
-    std::fs::read(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|b| swapsight::probe::linux_parse::parse_stat(&b).map(|s| s.state == b'Z'))
-        .unwrap_or(false)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn is_zombie(_pid: u32) -> bool {
-    false
+    exists && !swapsight::probe::is_zombie(pid)
 }
 
 pub fn ensure_pid_exists(pid: u32) -> anyhow::Result<()> {
