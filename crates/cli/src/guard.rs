@@ -3,16 +3,14 @@
 //! grown past a budget (or, on request, when the detector flags a false fit).
 //!
 //! Glue only: the gate, the budget, the stop line and the loop that stops a
-//! tree are in `swapsight::guard`. This file supplies the real process table
-//! (`/proc` on Linux, the probe elsewhere), `kill(2)`, reaping, and the
-//! terminal. On Linux the guard makes itself a child subreaper, so any
-//! descendant orphaned by its parent — a `setsid` daemon, a child forked just
-//! before its parent died — is re-parented to the guard and stays in its tree.
+//! tree are in `swapsight::guard`; the process table, `kill(2)`, reaping and
+//! the child subreaper (on Linux, so that any descendant orphaned by its
+//! parent — a `setsid` daemon, a child forked just before its parent died —
+//! is re-parented to the guard and stays in its tree) are in `process`.
 
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{ExitCode, ExitStatus};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,13 +18,14 @@ use anyhow::Context;
 use swapsight::guard::{
     stop_line, stop_tree, Budget, Gate, GateState, ProcessControl, Signal, StopPlan, StopReason,
 };
-use swapsight::probe::{Probe, ProcessSample};
+use swapsight::probe::Probe;
 use swapsight::recorder::{header_now, Recorder};
 use swapsight::tree::WatchTree;
 use swapsight::units::format_bytes;
 use swapsight::{SamplerConfig, State, Tick};
 
 use crate::exit;
+use crate::process::{self, Processes, SignalNumber, Signals};
 use crate::record::{self, finished_line, StatusLine, TraceSink};
 
 /// What a false-fit flag on the guarded tree does.
@@ -132,12 +131,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .context("cannot read swap in use")?
         .swap_used_bytes;
     let budget = args.swap_budget.map(|b| Budget::new(b, baseline));
-    become_subreaper();
+    process::become_subreaper();
     let mut marks = crate::marking::Marks::open(&path);
     let mut command = std::process::Command::new(program);
     command.args(rest).process_group(0);
     marks.export(&mut command);
-    let pid = record::spawn_command(&mut command, program)?.id();
+    let pid = process::spawn_command(&mut command, program)?.id();
     // From here on the guard reaps its children itself (waitpid), the command
     // included: the `Child` handle is not used again.
     let started = Instant::now();
@@ -379,166 +378,5 @@ fn wait_for_free(
             last_note = Some(Instant::now());
         }
         std::thread::sleep(CHECK);
-    }
-}
-
-/// Ctrl-C (and SIGHUP) through `record`'s handler; SIGTERM caught apart, so
-/// that the guard can pass on the signal it got and exit 130 or 143.
-struct Signals {
-    interrupted: Arc<AtomicBool>,
-}
-
-static TERMINATED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_sigterm(_: libc::c_int) {
-    TERMINATED.store(true, Ordering::SeqCst);
-}
-
-impl Signals {
-    fn install() -> anyhow::Result<Signals> {
-        let interrupted = record::ctrl_c_flag()?;
-        // Replace the Ctrl-C handler's SIGTERM disposition with our own.
-        // SAFETY: a zeroed sigaction is a valid value; the handler only
-        // stores to an atomic, which is async-signal-safe.
-        let rc = unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_sigterm as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            sa.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut())
-        };
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error()).context("cannot catch SIGTERM");
-        }
-        Ok(Signals { interrupted })
-    }
-
-    /// The signal the guard was sent, if any: SIGTERM, or SIGINT for Ctrl-C.
-    fn received(&self) -> Option<Signal> {
-        if TERMINATED.load(Ordering::SeqCst) {
-            Some(Signal::Terminate)
-        } else if self.interrupted.load(Ordering::SeqCst) {
-            Some(Signal::Interrupt)
-        } else {
-            None
-        }
-    }
-}
-
-trait SignalNumber {
-    fn number(self) -> libc::c_int;
-}
-
-impl SignalNumber for Signal {
-    fn number(self) -> libc::c_int {
-        match self {
-            Signal::Interrupt => libc::SIGINT,
-            Signal::Terminate => libc::SIGTERM,
-            Signal::Kill => libc::SIGKILL,
-            Signal::Stop => libc::SIGSTOP,
-            Signal::Continue => libc::SIGCONT,
-        }
-    }
-}
-
-/// Orphaned descendants are re-parented to the guard instead of init, so
-/// none escapes the tree (Linux only; elsewhere the tree is tracked by
-/// parent pid across ticks).
-fn become_subreaper() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_CHILD_SUBREAPER takes a plain integer and touches no
-    // memory of ours.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0);
-    }
-}
-
-/// The real process table and signals, for `swapsight::guard::stop_tree`;
-/// also reaps the guard's children and keeps the command's exit status.
-struct Processes {
-    main_pid: u32,
-    main_status: Option<ExitStatus>,
-    clock: Instant,
-    /// The cheap scan (pid list, ppid, name, start time).
-    probe: swapsight::probe::TreeScan,
-}
-
-impl Processes {
-    fn new(main_pid: u32) -> anyhow::Result<Processes> {
-        Ok(Processes {
-            main_pid,
-            main_status: None,
-            clock: Instant::now(),
-            probe: swapsight::probe::TreeScan::new(),
-        })
-    }
-
-    /// Reaps every exited child (the command, and orphans re-parented to
-    /// the guard), keeping the command's status.
-    fn reap(&mut self) {
-        loop {
-            let mut status: libc::c_int = 0;
-            // SAFETY: waitpid writes the status of one exited child of ours
-            // into `status`, a valid c_int; WNOHANG never blocks.
-            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-            if pid <= 0 {
-                return;
-            }
-            if pid as u32 == self.main_pid {
-                self.main_status = Some(ExitStatus::from_raw(status));
-            }
-        }
-    }
-
-    /// Reaps until the command's status is known or `limit` has passed.
-    fn wait_main(&mut self, limit: Duration) {
-        let until = Instant::now() + limit;
-        loop {
-            self.reap();
-            if self.main_status.is_some() || Instant::now() >= until {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-/// `kill(2)` for pids that can only be the tree's: never 0, init, or the
-/// guard itself (the core loop already excludes the guard).
-fn kill(target: libc::pid_t, signal: Signal) {
-    if target == 0 || target.abs() <= 1 {
-        return;
-    }
-    // SAFETY: kill only sends a signal; a pid that is gone yields ESRCH,
-    // which is ignored.
-    unsafe { libc::kill(target, signal.number()) };
-}
-
-impl ProcessControl for Processes {
-    fn scan(&mut self) -> Vec<ProcessSample> {
-        self.probe.scan()
-    }
-
-    fn signal(&mut self, pid: u32, signal: Signal) {
-        if pid != std::process::id() {
-            if let Ok(pid) = libc::pid_t::try_from(pid) {
-                kill(pid, signal);
-            }
-        }
-    }
-
-    fn signal_group(&mut self, pgid: u32, signal: Signal) {
-        if let Ok(pgid) = libc::pid_t::try_from(pgid) {
-            kill(-pgid, signal);
-        }
-    }
-
-    fn pause(&mut self, d: Duration) {
-        std::thread::sleep(d);
-        self.reap();
-    }
-
-    fn elapsed(&self) -> Duration {
-        self.clock.elapsed()
     }
 }

@@ -16,6 +16,7 @@ mod mark;
 mod marking;
 mod output;
 mod plot;
+mod process;
 mod record;
 mod report;
 mod serve;

@@ -3,8 +3,7 @@
 
 use std::path::PathBuf;
 use std::process::{Child, ExitCode};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -12,7 +11,7 @@ use swapsight::recorder::{default_trace_path, header_now, Recorder};
 use swapsight::units::{format_bytes, format_duration};
 use swapsight::{SamplerConfig, Tick};
 
-use crate::exit;
+use crate::{exit, process};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -47,9 +46,9 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     check_command(&args.command)?;
     if let Some(pid) = args.pid {
-        ensure_pid_exists(pid)?;
+        process::ensure_pid_exists(pid)?;
     }
-    let stop = ctrl_c_flag()?;
+    let stop = process::ctrl_c_flag()?;
     let (path, probe, host) = crate::record::open_probe(args.output.as_deref())?;
     let mut marks = crate::marking::Marks::open(&path);
 
@@ -59,7 +58,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let mut command = std::process::Command::new(program);
             command.args(rest);
             marks.export(&mut command);
-            Some(spawn_command(&mut command, program)?)
+            Some(process::spawn_command(&mut command, program)?)
         }
     };
     let watch = child.as_ref().map(Child::id).or(args.pid);
@@ -124,7 +123,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 break Outcome::Exited(st);
             }
         } else if let Some(pid) = args.pid {
-            if !pid_exists(pid) {
+            if !process::pid_exists(pid) {
                 break Outcome::PidGone(pid);
             }
         }
@@ -179,7 +178,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             trace.event("recording-stop", "interrupted (Ctrl-C)", None, None);
             if let Some(c) = child.as_mut() {
                 // The terminal sent SIGINT to the command too; give it a moment.
-                interrupt_and_wait(c, Duration::from_secs(5));
+                process::interrupt_and_wait(c, Duration::from_secs(5));
             }
             ExitCode::from(130)
         }
@@ -321,70 +320,6 @@ enum Outcome {
     Interrupted,
     TraceFailed,
     SamplerDied,
-}
-
-/// Spawns a command set up by the caller (with the mark path; `guard` starts
-/// it in a process group of its own), mapping "not found" and "not
-/// executable" to their shell exit codes with a clear line.
-pub(crate) fn spawn_command(
-    command: &mut std::process::Command,
-    program: &str,
-) -> anyhow::Result<Child> {
-    command.spawn().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            exit::fail(exit::NOT_FOUND, format!("command not found: {program}"))
-        }
-        std::io::ErrorKind::PermissionDenied => exit::fail(
-            exit::NOT_EXECUTABLE,
-            format!("cannot run {program}: permission denied"),
-        ),
-        _ => exit::fail(exit::NOT_EXECUTABLE, format!("cannot run {program}: {e}")),
-    })
-}
-
-/// Whether `pid` is a live process; a zombie (exited, not yet reaped by its
-/// parent) counts as gone.
-pub fn pid_exists(pid: u32) -> bool {
-    let Ok(raw) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
-    let rc = unsafe { libc::kill(raw, 0) };
-    let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-    exists && !swapsight::probe::is_zombie(pid)
-}
-
-pub fn ensure_pid_exists(pid: u32) -> anyhow::Result<()> {
-    if pid == 0 || !pid_exists(pid) {
-        return Err(exit::fail(
-            exit::ERROR,
-            format!("no process with pid {pid}"),
-        ));
-    }
-    Ok(())
-}
-
-/// Sets a flag on Ctrl-C (SIGINT) and SIGTERM.
-pub fn ctrl_c_flag() -> anyhow::Result<Arc<AtomicBool>> {
-    let flag = Arc::new(AtomicBool::new(false));
-    let f = Arc::clone(&flag);
-    ctrlc::set_handler(move || f.store(true, Ordering::SeqCst))
-        .context("cannot install the Ctrl-C handler")?;
-    Ok(flag)
-}
-
-fn interrupt_and_wait(child: &mut Child, wait: Duration) {
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: kill on our own child's pid, which we have not reaped yet.
-        unsafe { libc::kill(pid, libc::SIGINT) };
-    }
-    let until = Instant::now() + wait;
-    while Instant::now() < until {
-        if matches!(child.try_wait(), Ok(Some(_))) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 /// The live one-line status on stderr, redrawn in place when stderr is a
