@@ -19,14 +19,14 @@ use swapsight::guard::{
     stop_line, stop_tree, Budget, Gate, GateState, ProcessControl, Signal, StopPlan, StopReason,
 };
 use swapsight::probe::Probe;
-use swapsight::recorder::{header_now, Recorder};
+use swapsight::recorder::Recorder;
 use swapsight::tree::WatchTree;
 use swapsight::units::format_bytes;
-use swapsight::{SamplerConfig, State, Tick};
+use swapsight::{State, Tick};
 
 use crate::exit;
 use crate::process::{self, Processes, SignalNumber, Signals};
-use crate::record::{self, finished_line, StatusLine, TraceSink};
+use crate::session::{self, finished_line, StatusLine, TraceSink};
 
 /// What a false-fit flag on the guarded tree does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -98,7 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "no command to guard: swapsight guard [OPTIONS] -- CMD ARGS... (see --help)",
         ));
     };
-    record::check_command(&args.command)?;
+    session::check_command(&args.command)?;
     if args.wait_timeout.is_some() && args.wait_free.is_none() {
         return Err(exit::fail(
             exit::USAGE,
@@ -106,7 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ));
     }
     let signals = Signals::install()?;
-    let (path, mut probe, host) = crate::record::open_probe(args.output.as_deref())?;
+    let (path, mut probe, host) = session::open_probe(args.output.as_deref())?;
     let status = StatusLine::new();
 
     // The gate.
@@ -144,10 +144,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut tree = WatchTree::new(Some(std::process::id()));
     let mut root_name = program.rsplit('/').next().unwrap_or(program).to_string();
 
-    let mut header = header_now(host, args.interval.as_millis() as u64, args.top);
-    header.watch_pid = Some(pid);
-    header.command = Some(args.command.clone());
-    header.writer = format!("swapsight {} guard", env!("CARGO_PKG_VERSION"));
+    let header = session::header(
+        host,
+        args.interval,
+        args.top,
+        Some(pid),
+        &args.command,
+        "guard",
+    );
     let mut rec = match Recorder::create(&path, &header) {
         Ok(r) => TraceSink::new(r),
         Err(e) => {
@@ -173,16 +177,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         path.display()
     );
 
-    let sampler = swapsight::Sampler::spawn(
-        probe,
-        SamplerConfig {
-            interval: args.interval,
-            history: 4,
-            watch: Some(pid),
-            detector: header.detector.clone(),
-        },
-    );
-    let ticks = sampler.subscribe(64);
+    let (sampler, ticks) = session::start_sampler(probe, args.interval, &header);
     let outcome = loop {
         if let Some(sig) = signals.received() {
             break Outcome::Stop(StopReason::Signal { name: sig.name() }, sig);
@@ -206,15 +201,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     root_name.clone_from(&p.name);
                 }
                 let mut reason = None;
+                session::flag_lines(&status, &tick);
                 for f in &tick.flags {
-                    status.clear();
-                    eprintln!(
-                        "swapsight: {} ({}): {} — {}",
-                        f.name,
-                        f.pid,
-                        f.state.label(),
-                        f.message
-                    );
                     let ours = tick.watched.contains(&f.pid) || tree.contains(f.pid);
                     if args.on_false_fit == OnFalseFit::Stop && f.state == State::FalseFit && ours {
                         reason.get_or_insert(StopReason::FalseFit {
@@ -321,7 +309,7 @@ fn drain(ticks: &std::sync::mpsc::Receiver<Arc<Tick>>, rec: &mut TraceSink) {
 
 /// `00:12  watched 1.2 GB  swap +340 MB  free 72 %  fits  budget 8.0 GB`
 fn running_text(tick: &Tick, elapsed: Duration, budget: Option<Budget>) -> String {
-    let text = record::status_text(tick, elapsed);
+    let text = session::status_text(tick, elapsed);
     match budget {
         Some(b) => format!("{text}  budget {}", format_bytes(b.budget_bytes as i64)),
         None => text,

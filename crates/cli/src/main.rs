@@ -20,6 +20,7 @@ mod process;
 mod record;
 mod report;
 mod serve;
+mod session;
 
 /// Footprint beside swap: catch the "false fit".
 ///
