@@ -7,22 +7,23 @@
 //! sees the same JSON either way.
 
 use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use serde::Serialize;
-
-use crate::detect::{Flag, State, SystemView};
 use crate::monitor::Tick;
-use crate::probe::{HostInfo, Probe, SystemSample};
+use crate::probe::{HostInfo, Probe};
 use crate::recorder::{header_now, unix_now_ms, Recorder};
 use crate::recordings::{self, default_trace_path, Recording, RecordingError};
 use crate::report::Report;
 use crate::sampler::{Sampler, SamplerConfig};
-use crate::trace::Trace;
-use crate::units::format_bytes_short;
+
+mod replay;
+mod view;
+
+pub use replay::{replay, replay_trace, Replay};
+pub use view::{notice_of, title, Notice, Point, RecordingStatus, Row, Snapshot, Update};
 
 /// How a live session runs.
 #[derive(Debug, Clone)]
@@ -51,116 +52,6 @@ impl Default for LiveConfig {
             recordings_dir: std::env::temp_dir(),
         }
     }
-}
-
-/// One process row of the table.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Row {
-    pub pid: u32,
-    pub name: String,
-    /// The command line (capped), shown on hover; absent where the OS does
-    /// not show it to this user.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cmdline: Option<String>,
-    pub footprint_bytes: u64,
-    /// Footprint change over the detector's window.
-    pub footprint_delta_bytes: i64,
-    pub pageins_per_s: f64,
-    /// Measured swap (Linux `VmSwap`); absent where the OS does not say.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub swap_bytes: Option<u64>,
-    /// GPU memory (macOS "graphics" ledger tag); absent where unknown.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gpu_bytes: Option<u64>,
-    /// Memory owned outside the footprint (macOS `*_nofootprint` tags).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub outside_footprint_bytes: Option<u64>,
-    /// Swap-ins per second in pages (macOS), over the detector's window.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub swapins_per_s: Option<f64>,
-    /// `false` when the OS denied the process's figures (shown as unknown,
-    /// not as 0).
-    pub readable: bool,
-    pub state: State,
-    pub worst: State,
-    /// The evidence in words (for a tooltip); empty when it fits.
-    pub evidence: String,
-    pub watched: bool,
-    pub pinned: bool,
-}
-
-/// The state of an ongoing recording.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct RecordingStatus {
-    pub path: PathBuf,
-    pub samples: u64,
-    pub elapsed_ms: u64,
-    pub pid: Option<u32>,
-}
-
-/// Everything a UI shows at one tick.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Snapshot {
-    pub t_ms: u64,
-    pub system: SystemSample,
-    pub view: SystemView,
-    /// Worst current state of any process.
-    pub state: State,
-    /// Menu-bar title, e.g. `⇡2.1G ⚠ false fit`; empty when nothing to say.
-    pub title: String,
-    pub processes: Vec<Row>,
-    pub process_count: usize,
-    pub pinned: Option<u32>,
-    pub recording: Option<RecordingStatus>,
-    /// Whether rows carry measured swap (Linux) or not (macOS).
-    pub measures_process_swap: bool,
-    /// The phase under way in the recording (`swapsight mark`), if any.
-    pub phase: Option<String>,
-    /// Phases within the chart's history, in the points' clock.
-    pub phases: Vec<crate::phases::Phase>,
-}
-
-/// One point of the chart history.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Point {
-    pub t_ms: u64,
-    pub swap_growth_bytes: i64,
-    pub swap_used_bytes: u64,
-    pub free_pct: f64,
-    /// (pid, footprint) of the largest and the flagged/pinned processes.
-    pub footprints: Vec<(u32, u64)>,
-}
-
-/// A false fit (or overflow) that just started: one notification.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Notice {
-    pub pid: u32,
-    pub name: String,
-    pub state: State,
-    pub title: String,
-    pub body: String,
-}
-
-/// What subscribers receive every tick.
-#[derive(Debug, Clone, Serialize)]
-pub struct Update {
-    pub snapshot: Snapshot,
-    pub point: Point,
-    pub notices: Vec<Notice>,
-}
-
-/// A recorded trace shown the way the live view is.
-#[derive(Debug, Clone, Serialize)]
-pub struct Replay {
-    pub path: PathBuf,
-    pub report: Report,
-    pub points: Vec<Point>,
-    pub processes: Vec<Row>,
-    /// Names of the processes in `points`, by pid.
-    pub names: Vec<(u32, String)>,
-    /// The recording's phases, in the points' clock.
-    pub phases: Vec<crate::phases::Phase>,
-    pub problems: Vec<String>,
 }
 
 /// Errors of live commands, in words a UI can show as they are.
@@ -446,7 +337,7 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick) {
         }
     }
     let snapshot = snapshot_of(tick, inner);
-    let point = point_of(tick, &snapshot, inner.cfg.chart_processes);
+    let point = view::point_of(tick, &snapshot, inner.cfg.chart_processes);
     let keep_ms = inner.cfg.history_secs * 1000;
     while inner
         .points
@@ -456,7 +347,7 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick) {
         inner.points.pop_front();
     }
     inner.points.push_back(point.clone());
-    let notices = tick.flags.iter().filter_map(notice_of).collect();
+    let notices = tick.flags.iter().filter_map(view::notice_of).collect();
     inner.latest = Some(snapshot.clone());
     let update = Arc::new(Update {
         snapshot,
@@ -472,60 +363,7 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick) {
 }
 
 fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
-    let mut procs: Vec<_> = tick.sample.processes.iter().collect();
-    procs.sort_unstable_by(|a, b| {
-        b.footprint_bytes
-            .cmp(&a.footprint_bytes)
-            .then(a.pid.cmp(&b.pid))
-    });
-    let activity = |pid: u32| {
-        tick.activity
-            .binary_search_by_key(&pid, |a| a.pid)
-            .ok()
-            .map(|i| &tick.activity[i])
-    };
-    let flagged = |pid: u32| tick.flagged.iter().find(|a| a.pid == pid);
-    let mut rows = Vec::with_capacity(inner.cfg.rows + tick.flagged.len());
-    for (i, p) in procs.iter().enumerate() {
-        let watched = tick.watched.binary_search(&p.pid).is_ok();
-        let pinned = inner.pinned == Some(p.pid);
-        let f = flagged(p.pid);
-        if i >= inner.cfg.rows && !watched && !pinned && f.is_none() {
-            continue;
-        }
-        let act = activity(p.pid);
-        let (state, worst) = f.map_or((State::Fits, State::Fits), |a| (a.state, a.worst));
-        rows.push(Row {
-            pid: p.pid,
-            name: p.name.clone(),
-            cmdline: p.cmdline.clone(),
-            footprint_bytes: p.footprint_bytes,
-            footprint_delta_bytes: act.map_or(0, |a| a.footprint_delta_bytes),
-            pageins_per_s: act.map_or(0.0, |a| a.pageins_per_s),
-            swap_bytes: p.swap_bytes,
-            gpu_bytes: p.gpu_bytes,
-            outside_footprint_bytes: p.outside_footprint_bytes,
-            swapins_per_s: act.and_then(|a| a.swapins_per_s),
-            readable: p.readable,
-            state,
-            worst,
-            evidence: with_advice(
-                f.map(|a| {
-                    a.evidence.describe(if a.state == State::Fits {
-                        a.worst
-                    } else {
-                        a.state
-                    })
-                })
-                .unwrap_or_default(),
-                &p.name,
-                state,
-                &inner.host,
-            ),
-            watched,
-            pinned,
-        });
-    }
+    let rows = view::rows_of(tick, inner.cfg.rows, inner.pinned, &inner.host);
     let state = tick.view.worst;
     Snapshot {
         t_ms: tick.sample.t_ms,
@@ -550,148 +388,6 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
                 .saturating_sub(inner.cfg.history_secs.saturating_mul(1000)),
             tick.sample.t_ms,
         ),
-    }
-}
-
-/// The evidence, and for a flagged Python process on a Mac the MPS advice
-/// (`swapsight advise`), in the process's detail.
-fn with_advice(evidence: String, name: &str, state: State, host: &HostInfo) -> String {
-    match crate::advise::for_flagged_process(name, state, host) {
-        Some(advice) => format!("{evidence}\n\n{advice}"),
-        None => evidence,
-    }
-}
-
-fn point_of(tick: &Tick, snapshot: &Snapshot, n: usize) -> Point {
-    let mut footprints: Vec<(u32, u64)> = snapshot
-        .processes
-        .iter()
-        .take(n)
-        .map(|r| (r.pid, r.footprint_bytes))
-        .collect();
-    for r in &snapshot.processes[n.min(snapshot.processes.len())..] {
-        if r.pinned || r.watched || r.state != State::Fits {
-            footprints.push((r.pid, r.footprint_bytes));
-        }
-    }
-    Point {
-        t_ms: tick.sample.t_ms,
-        swap_growth_bytes: tick.view.swap_growth_bytes,
-        swap_used_bytes: tick.sample.system.swap_used_bytes,
-        free_pct: tick.sample.system.free_pct,
-        footprints,
-    }
-}
-
-/// The menu-bar title: swap growth since the baseline and the worst state,
-/// e.g. `⇡2.1G ⚠ false fit`; empty when swap did not grow and all fits (an
-/// empty string, not `None`, clears the title on macOS).
-pub fn title(view: &SystemView, worst: State) -> String {
-    let growth = if view.swap_growth_bytes >= (64 << 20) {
-        format!("⇡{}", format_bytes_short(view.swap_growth_bytes as u64))
-    } else {
-        String::new()
-    };
-    let state = match worst {
-        State::Fits => "",
-        State::HiddenMemory => "◌ hidden",
-        State::Overflow => "⚠ overflow",
-        State::FalseFit => "⚠ false fit",
-    };
-    match (growth.is_empty(), state.is_empty()) {
-        (true, true) => String::new(),
-        (false, true) => growth,
-        (true, false) => state.to_string(),
-        (false, false) => format!("{growth} {state}"),
-    }
-}
-
-/// A notification for a false fit or overflow that just started (the
-/// detector raises a state once per episode, so this is once per episode).
-pub fn notice_of(flag: &Flag) -> Option<Notice> {
-    if !matches!(flag.state, State::FalseFit | State::Overflow) || flag.previous >= flag.state {
-        return None;
-    }
-    let title = match flag.state {
-        State::FalseFit => format!("False fit: {}", flag.name),
-        _ => format!("Overflow: {}", flag.name),
-    };
-    Some(Notice {
-        pid: flag.pid,
-        name: flag.name.clone(),
-        state: flag.state,
-        title,
-        body: flag.message.clone(),
-    })
-}
-
-/// A trace file shown as the live view shows a session: the report, the
-/// chart points and the processes at the end.
-pub fn replay(path: &Path) -> Result<Replay, LiveError> {
-    let trace = crate::trace::read(path)?;
-    Ok(replay_trace(path, &trace))
-}
-
-pub fn replay_trace(path: &Path, trace: &Trace) -> Replay {
-    let report = crate::report::report(trace, None);
-    let base = trace
-        .samples
-        .first()
-        .map_or(0, |s| s.sample.system.swap_used_bytes);
-    let picked: Vec<u32> = report.processes.iter().map(|p| p.pid).take(8).collect();
-    let points = trace
-        .samples
-        .iter()
-        .map(|s| Point {
-            t_ms: s.sample.t_ms,
-            swap_growth_bytes: s.sample.system.swap_used_bytes as i64 - base as i64,
-            swap_used_bytes: s.sample.system.swap_used_bytes,
-            free_pct: s.sample.system.free_pct,
-            footprints: s
-                .sample
-                .processes
-                .iter()
-                .filter(|p| picked.contains(&p.pid))
-                .map(|p| (p.pid, p.footprint_bytes))
-                .collect(),
-        })
-        .collect();
-    let processes = report
-        .processes
-        .iter()
-        .map(|p| Row {
-            pid: p.pid,
-            name: p.name.clone(),
-            cmdline: p.cmdline.clone(),
-            footprint_bytes: p.peak_footprint_bytes,
-            footprint_delta_bytes: 0,
-            pageins_per_s: p.pageins_per_s,
-            swap_bytes: p.measured_swap_peak_bytes,
-            gpu_bytes: p.peak_gpu_bytes,
-            outside_footprint_bytes: p.peak_outside_footprint_bytes,
-            swapins_per_s: p.peak_swapins_per_s,
-            readable: p.readable,
-            state: p.verdict,
-            worst: p.verdict,
-            evidence: with_advice(p.evidence.clone(), &p.name, p.verdict, &trace.header().host),
-            watched: p.watched,
-            pinned: false,
-        })
-        .collect();
-    let names = report
-        .processes
-        .iter()
-        .map(|p| (p.pid, p.name.clone()))
-        .collect();
-    let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
-    Replay {
-        path: path.to_path_buf(),
-        phases: crate::phases::spans(&trace.marks, last_ms),
-        problems: report.problems.clone(),
-        report,
-        points,
-        processes,
-        names,
     }
 }
 

@@ -1,5 +1,7 @@
 use super::*;
+use crate::detect::{State, SystemView};
 use crate::probe::scripted::ScriptedProbe;
+use std::path::Path;
 
 fn live(dir: &Path) -> Live {
     let cfg = LiveConfig {
