@@ -23,12 +23,14 @@ pub mod recordings;
 pub mod report;
 pub mod sampler;
 pub mod synth;
+pub mod tick;
 pub mod trace;
 pub mod tree;
 pub mod units;
 pub mod views;
 
 pub use detect::{Detector, DetectorConfig, State};
-pub use monitor::{Monitor, Tick};
+pub use monitor::Monitor;
 pub use probe::{Probe, ProcessSample, Sample, SystemSample};
 pub use sampler::{Sampler, SamplerConfig};
+pub use tick::Tick;

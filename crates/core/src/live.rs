@@ -12,12 +12,12 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use crate::monitor::Tick;
 use crate::probe::{HostInfo, Probe};
 use crate::recorder::{header_now, unix_now_ms, Recorder};
 use crate::recordings::{self, default_trace_path, Recording, RecordingError};
 use crate::report::Report;
 use crate::sampler::{Sampler, SamplerConfig};
+use crate::tick::Tick;
 
 mod replay;
 mod view;

@@ -14,8 +14,8 @@ use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use crate::monitor::Tick;
 use crate::probe::{HostInfo, ProcessSample};
+use crate::tick::Tick;
 use crate::trace::{Event, Header, Mark, Record, TraceError, TraceSample, TraceWriter};
 
 // Where recordings go and what they are called is the recordings folder's

@@ -15,8 +15,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::detect::DetectorConfig;
-use crate::monitor::{Monitor, Tick};
+use crate::monitor::Monitor;
 use crate::probe::{Probe, ProbeError, Sample};
+use crate::tick::Tick;
 
 /// How a sampler runs.
 #[derive(Debug, Clone)]

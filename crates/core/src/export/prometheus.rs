@@ -10,8 +10,8 @@
 use std::fmt::Write;
 
 use crate::detect::State;
-use crate::monitor::Tick;
 use crate::probe::Sample;
+use crate::tick::Tick;
 use crate::trace::Trace;
 use crate::units::signed_diff;
 

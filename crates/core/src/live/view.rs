@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::detect::{Flag, State, SystemView};
-use crate::monitor::Tick;
 use crate::probe::{HostInfo, Sample, SystemSample};
+use crate::tick::Tick;
 use crate::units::format_bytes_short;
 
 /// One process row of the table.
