@@ -428,6 +428,7 @@ struct Track {
     /// Instant state that differs from `state`, and since when.
     pending: Option<(State, u64)>,
     evidence: Evidence,
+    activity: Activity,
     seen_tick: u64,
 }
 
@@ -442,6 +443,7 @@ impl Track {
             since_ms: now,
             pending: None,
             evidence: Evidence::default(),
+            activity: Activity::default(),
             seen_tick: 0,
         }
     }
@@ -508,6 +510,11 @@ impl Detector {
             evidence: t.evidence.clone(),
             since_ms: t.since_ms,
         })
+    }
+
+    /// Every live process's activity over the window, in no order.
+    pub fn activity(&self) -> impl Iterator<Item = Activity> + '_ {
+        self.procs.values().map(|t| t.activity)
     }
 
     /// Every live process's latest evidence (figures over the window).
@@ -612,7 +619,8 @@ impl Detector {
                 track.history.pop_front();
             }
 
-            let activity = activity(&track.history, now, self.cfg.window_ms);
+            let activity = activity(p.pid, &track.history, now, self.cfg.window_ms);
+            track.activity = activity;
             let hidden = if p.readable {
                 hidden_bytes(&track.history, &self.sys, now, &self.cfg, p, hidden_drop)
             } else {
@@ -629,11 +637,11 @@ impl Detector {
                 window_ms: self.cfg.window_ms,
                 free_pct: sys.free_pct,
                 pageins_per_s: activity.pageins_per_s,
-                footprint_delta_bytes: activity.footprint_delta,
+                footprint_delta_bytes: activity.footprint_delta_bytes,
                 hidden_bytes: hidden,
                 watched: is_watched,
                 swapins_per_s: activity.swapins_per_s,
-                process_swap_delta_bytes: activity.swapped_delta,
+                process_swap_delta_bytes: activity.process_swap_delta_bytes,
                 outside_footprint_bytes: outside,
                 gpu_bytes: p.gpu_bytes.unwrap_or(0),
                 unexplained_bytes: gap.unexplained_bytes,
@@ -646,8 +654,10 @@ impl Detector {
                 >= self.cfg.min_pageins_per_s;
             // Its own swap grew *and* it owns more than before: a process
             // whose pages were pushed out by someone else owns no more.
-            let own_swap = activity.swapped_delta.is_some_and(|d| d >= min_growth)
-                && activity.owned_delta >= min_growth;
+            let own_swap = activity
+                .process_swap_delta_bytes
+                .is_some_and(|d| d >= min_growth)
+                && activity.owned_delta_bytes >= min_growth;
             let out_of_sight = outside >= hidden_drop;
             // Swapping in, own swap growing, hidden memory or being the
             // watched tree's largest member points at a process whatever its
@@ -656,7 +666,7 @@ impl Detector {
             // swap storm is not it.
             let strong =
                 touching || own_swap || hidden > 0 || out_of_sight || watched_top == Some(p.pid);
-            let growing = activity.footprint_delta >= min_growth;
+            let growing = activity.footprint_delta_bytes >= min_growth;
             // Hysteresis: a raised state is kept while swap still grows at the
             // sustained rate, even below the window tolerance.
             let held = matches!(track.state, State::FalseFit | State::Overflow) && sustained;
@@ -724,15 +734,7 @@ fn sustained_climb(sys: &VecDeque<SysPoint>, now: u64, cfg: &DetectorConfig) -> 
     total >= 2 && rising * 3 >= total * 2
 }
 
-struct Activity {
-    pageins_per_s: f64,
-    footprint_delta: i64,
-    swapins_per_s: Option<f64>,
-    swapped_delta: Option<i64>,
-    owned_delta: i64,
-}
-
-fn activity(history: &VecDeque<ProcPoint>, now: u64, window_ms: u64) -> Activity {
+fn activity(pid: u32, history: &VecDeque<ProcPoint>, now: u64, window_ms: u64) -> Activity {
     let last = history.back().copied();
     let first = history
         .iter()
@@ -742,24 +744,40 @@ fn activity(history: &VecDeque<ProcPoint>, now: u64, window_ms: u64) -> Activity
         (Some(a), Some(b)) if b.t_ms > a.t_ms => {
             let secs = (b.t_ms - a.t_ms) as f64 / 1000.0;
             Activity {
+                pid,
                 pageins_per_s: b.pageins.saturating_sub(a.pageins) as f64 / secs,
-                footprint_delta: signed_diff(b.footprint, a.footprint),
+                footprint_delta_bytes: signed_diff(b.footprint, a.footprint),
                 swapins_per_s: a
                     .swapins
                     .zip(b.swapins)
                     .map(|(x, y)| y.saturating_sub(x) as f64 / secs),
-                swapped_delta: a.swapped.zip(b.swapped).map(|(x, y)| signed_diff(y, x)),
-                owned_delta: signed_diff(b.owned, a.owned),
+                process_swap_delta_bytes: a.swapped.zip(b.swapped).map(|(x, y)| signed_diff(y, x)),
+                owned_delta_bytes: signed_diff(b.owned, a.owned),
             }
         }
         _ => Activity {
+            pid,
             pageins_per_s: 0.0,
-            footprint_delta: 0,
+            footprint_delta_bytes: 0,
             swapins_per_s: last.and_then(|b| b.swapins.map(|_| 0.0)),
-            swapped_delta: last.and_then(|b| b.swapped.map(|_| 0)),
-            owned_delta: 0,
+            process_swap_delta_bytes: last.and_then(|b| b.swapped.map(|_| 0)),
+            owned_delta_bytes: 0,
         },
     }
+}
+
+/// What a process did over the detector's window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Activity {
+    pub pid: u32,
+    pub pageins_per_s: f64,
+    pub footprint_delta_bytes: i64,
+    /// Swap-ins per second in pages (macOS), when the OS says.
+    pub swapins_per_s: Option<f64>,
+    /// Change of the process's own swap (Linux `VmSwap`), when the OS says.
+    pub process_swap_delta_bytes: Option<i64>,
+    /// Change of all it owns: footprint and memory outside it.
+    pub owned_delta_bytes: i64,
 }
 
 /// The footprint drop not matched by free memory, when it is large enough to

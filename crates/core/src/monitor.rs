@@ -36,16 +36,7 @@ impl Monitor {
                 a.state != crate::detect::State::Fits || a.worst != crate::detect::State::Fits
             })
             .collect();
-        let mut activity: Vec<Activity> = self
-            .detector
-            .evidence()
-            .map(|(pid, e)| Activity {
-                pid,
-                pageins_per_s: e.pageins_per_s,
-                footprint_delta_bytes: e.footprint_delta_bytes,
-                swapins_per_s: e.swapins_per_s,
-            })
-            .collect();
+        let mut activity: Vec<Activity> = self.detector.activity().collect();
         activity.sort_unstable_by_key(|a| a.pid);
         Tick {
             sample,

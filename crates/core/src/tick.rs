@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+pub use crate::detect::Activity;
 use crate::detect::{Assessment, Flag, SystemView};
 use crate::probe::Sample;
 
@@ -21,16 +22,6 @@ pub struct Tick {
     /// Per-process activity over the detector's window, every process,
     /// sorted by pid.
     pub activity: Vec<Activity>,
-}
-
-/// What a process did over the detector's window.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Activity {
-    pub pid: u32,
-    pub pageins_per_s: f64,
-    pub footprint_delta_bytes: i64,
-    /// Swap-ins per second in pages (macOS), when the OS says.
-    pub swapins_per_s: Option<f64>,
 }
 
 impl Tick {
