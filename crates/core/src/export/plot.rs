@@ -19,11 +19,17 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{register_font, FontStyle, RGBAColor, RGBColor};
 
-use super::{state_intervals, top_processes, ExportError, Interval};
+use super::ExportError;
 use crate::detect::State;
 use crate::report::Report;
 use crate::trace::Trace;
 use crate::units::{format_bytes, format_duration};
+
+mod data;
+mod legend;
+
+use data::{chart_data, data_t0, ChartData};
+use legend::{draw_legend, legend_entries, legend_rows};
 
 /// The family the chart asks for; in an SVG it is a CSS fallback list.
 pub(super) const FAMILY: &str = "DejaVu Sans, Verdana, Arial, sans-serif";
@@ -193,20 +199,6 @@ pub(super) fn state_ink(s: State) -> RGBColor {
 
 const SHADE_ALPHA: f64 = 0.2;
 
-enum Swatch {
-    Line(RGBColor, u32),
-    Dashed(RGBColor),
-    Area(RGBColor),
-    Band(RGBColor),
-}
-
-struct Series {
-    label: String,
-    colour: RGBColor,
-    width: u32,
-    segments: Vec<Vec<(f64, f64)>>,
-}
-
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     trace: &Trace,
@@ -221,109 +213,20 @@ fn draw<DB: DrawingBackend>(
     let px = |v: f64| (v * k).round().max(1.0);
     root.fill(&WHITE).map_err(draw_err)?;
 
-    // Data.
-    let t0 = trace.samples.first().map_or(0, |s| s.sample.t_ms);
-    let secs = |t_ms: u64| t_ms.saturating_sub(t0) as f64 / 1000.0;
-    // The latest sample, not the last: a sample out of order (a damaged
-    // trace) must not land outside the chart, where plotters' pixel
-    // arithmetic overflows.
-    let x_max = trace
-        .samples
-        .iter()
-        .map(|s| secs(s.sample.t_ms))
-        .fold(1.0, f64::max);
-    let first_swap = trace
-        .samples
-        .first()
-        .map_or(0, |s| s.sample.system.swap_used_bytes);
-    let growth: Vec<(f64, f64)> = trace
-        .samples
-        .iter()
-        .map(|s| {
-            let g = s.sample.system.swap_used_bytes as f64 - first_swap as f64;
-            (secs(s.sample.t_ms), g / GB)
-        })
-        .collect();
-    let free: Vec<(f64, f64)> = trace
-        .samples
-        .iter()
-        .map(|s| {
-            (
-                secs(s.sample.t_ms),
-                s.sample.system.free_pct.clamp(0.0, 100.0),
-            )
-        })
-        .collect();
-    let picked = top_processes(trace, opts.processes);
-    let series: Vec<Series> = picked
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let mut segments = vec![Vec::new()];
-            for s in &trace.samples {
-                match s.sample.processes.iter().find(|q| q.pid == p.pid) {
-                    Some(q) => segments
-                        .last_mut()
-                        .expect("never empty")
-                        .push((secs(s.sample.t_ms), q.footprint_bytes as f64 / GB)),
-                    None if segments.last().is_some_and(|v| !v.is_empty()) => {
-                        segments.push(Vec::new());
-                    }
-                    None => {}
-                }
-            }
-            segments.retain(|v| !v.is_empty());
-            Series {
-                label: format!(
-                    "{} {}{}",
-                    one_line(&p.name),
-                    p.pid,
-                    if p.watched { " (watched)" } else { "" }
-                ),
-                colour: PALETTE[i % PALETTE.len()],
-                width: if p.watched { 3 } else { 2 },
-                segments,
-            }
-        })
-        .collect();
-    let mut intervals = state_intervals(trace);
-    // A verdict reached only in hindsight (no live flag of that state): shade
-    // the stretch the report names, from 10 % to 90 % of the swap growth.
-    let mut hindsight = None;
-    if matches!(report.verdict, State::FalseFit | State::Overflow)
-        && !intervals.iter().any(|i| i.state == report.verdict)
-    {
-        let p = report
-            .processes
-            .iter()
-            .find(|p| p.verdict == report.verdict);
-        if let Some((from_ms, to_ms)) =
-            p.and_then(|p| Some((p.swap_growth_from_ms?, p.swap_growth_to_ms?)))
-        {
-            intervals.push(Interval {
-                state: report.verdict,
-                from_ms,
-                to_ms,
-            });
-            hindsight = Some(report.verdict);
-        }
-    }
-    let mut entries: Vec<(Swatch, String)> = series
-        .iter()
-        .map(|s| (Swatch::Line(s.colour, s.width), s.label.clone()))
-        .collect();
-    entries.push((Swatch::Area(SWAP), "swap growth".into()));
-    entries.push((Swatch::Dashed(FREE), "free memory (right axis)".into()));
-    for st in [State::FalseFit, State::Overflow, State::HiddenMemory] {
-        if intervals.iter().any(|i: &Interval| i.state == st) {
-            let label = if hindsight == Some(st) {
-                format!("{} (report, in hindsight)", st.label())
-            } else {
-                st.label().to_string()
-            };
-            entries.push((Swatch::Band(state_colour(st)), label));
-        }
-    }
+    let ChartData {
+        x_max,
+        growth,
+        free,
+        series,
+        intervals,
+        hindsight,
+        min_width,
+        y_min,
+        y_max,
+        phases: spans,
+    } = chart_data(trace, report, opts.processes);
+    let secs = |t_ms: u64| t_ms.saturating_sub(data_t0(trace)) as f64 / 1000.0;
+    let entries = legend_entries(&series, &intervals, hindsight);
 
     // Layout: title band, plot, legend band under the plot (covering nothing).
     let legend_font = (FAMILY, px(15.0)).into_font();
@@ -334,20 +237,6 @@ fn draw<DB: DrawingBackend>(
     let rest_h = rest.dim_in_pixel().1;
     let (middle, bottom) = rest.split_vertically(rest_h.saturating_sub(legend_h));
     draw_title(&top, trace, report, w, &px)?;
-
-    let y_top = series
-        .iter()
-        .flat_map(|s| s.segments.iter().flatten())
-        .chain(growth.iter())
-        .map(|&(_, y)| y)
-        .fold(0.0f64, f64::max);
-    let y_bottom = growth.iter().map(|&(_, y)| y).fold(0.0f64, f64::min);
-    let y_max = nice_ceiling((y_top * 1.1).max(0.1));
-    let y_min = if y_bottom < 0.0 {
-        -nice_ceiling(-y_bottom * 1.1)
-    } else {
-        0.0
-    };
 
     let label_size = px(15.0);
     let desc_size = px(16.0);
@@ -392,10 +281,6 @@ fn draw<DB: DrawingBackend>(
         .map_err(draw_err)?;
 
     // Shaded states, behind everything.
-    let min_width = trace
-        .header
-        .as_ref()
-        .map_or(0.5, |h| h.interval_ms as f64 / 1000.0);
     chart
         .draw_series(intervals.iter().map(|i| {
             let from = secs(i.from_ms).min(x_max);
@@ -408,8 +293,6 @@ fn draw<DB: DrawingBackend>(
         .map_err(draw_err)?;
     // Phases: alternating light bands, each named along the top when wide
     // enough to hold its name.
-    let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
-    let spans = crate::phases::spans(&trace.marks, last_ms);
     for (i, p) in spans.iter().enumerate() {
         let from = secs(p.start_ms).min(x_max);
         let to = secs(p.end_ms).clamp(from, x_max);
@@ -601,103 +484,6 @@ fn draw_title<DB: DrawingBackend>(
         ((w / 2.0) as i32, (px(14.0) + size * 1.05 + px(8.0)) as i32),
     )
     .map_err(draw_err)?;
-    Ok(())
-}
-
-/// Entry width in the legend: swatch, gap, text, spacing.
-fn entry_width(text_w: f64, px: &impl Fn(f64) -> f64) -> f64 {
-    px(30.0) + px(8.0) + text_w + px(26.0)
-}
-
-/// Legend entries in rows that fit the width: `(entry index, width)`.
-fn legend_rows<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    entries: &[(Swatch, String)],
-    font: &FontDesc<'_>,
-    w: f64,
-    px: &impl Fn(f64) -> f64,
-) -> Result<Vec<Vec<(usize, f64)>>, ExportError> {
-    let limit = w - 2.0 * px(16.0);
-    let style = TextStyle::from(font.clone());
-    let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new()];
-    let mut x = 0.0;
-    for (i, (_, text)) in entries.iter().enumerate() {
-        let tw = area.estimate_text_size(text, &style).map_err(draw_err)?.0 as f64;
-        let ew = entry_width(tw, px);
-        if x > 0.0 && x + ew > limit {
-            rows.push(Vec::new());
-            x = 0.0;
-        }
-        rows.last_mut().expect("never empty").push((i, ew));
-        x += ew;
-    }
-    Ok(rows)
-}
-
-fn draw_legend<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    entries: &[(Swatch, String)],
-    rows: &[Vec<(usize, f64)>],
-    font: &FontDesc<'_>,
-    w: f64,
-    px: &impl Fn(f64) -> f64,
-) -> Result<(), ExportError> {
-    let row_h = px(26.0);
-    for (r, row) in rows.iter().enumerate() {
-        let total: f64 = row.iter().map(|&(_, ew)| ew).sum::<f64>() - px(26.0);
-        let mut x = ((w - total) / 2.0).max(px(16.0));
-        let cy = px(6.0) + row_h * r as f64 + row_h / 2.0;
-        for &(i, ew) in row {
-            let (swatch, text) = &entries[i];
-            let (x0, x1) = (x as i32, (x + px(30.0)) as i32);
-            let yc = cy as i32;
-            let half = px(7.0) as i32;
-            match *swatch {
-                Swatch::Line(c, width) => area.draw(&PathElement::new(
-                    vec![(x0, yc), (x1, yc)],
-                    c.stroke_width(px(width as f64) as u32),
-                )),
-                Swatch::Dashed(c) => {
-                    let dash = px(7.0) as i32;
-                    let gap = px(4.0) as i32;
-                    let mut a = x0;
-                    while a < x1 {
-                        let b = (a + dash).min(x1);
-                        area.draw(&PathElement::new(
-                            vec![(a, yc), (b, yc)],
-                            c.stroke_width(px(2.0) as u32),
-                        ))
-                        .map_err(draw_err)?;
-                        a = b + gap;
-                    }
-                    Ok(())
-                }
-                Swatch::Area(c) => area
-                    .draw(&Rectangle::new(
-                        [(x0, yc - half), (x1, yc + half)],
-                        c.mix(0.28).filled(),
-                    ))
-                    .and_then(|()| {
-                        area.draw(&PathElement::new(
-                            vec![(x0, yc - half), (x1, yc - half)],
-                            c.stroke_width(px(2.0) as u32),
-                        ))
-                    }),
-                Swatch::Band(c) => area.draw(&Rectangle::new(
-                    [(x0, yc - half), (x1, yc + half)],
-                    shade(c).filled(),
-                )),
-            }
-            .map_err(draw_err)?;
-            let style = font
-                .clone()
-                .color(&INK)
-                .pos(Pos::new(HPos::Left, VPos::Center));
-            area.draw_text(text, &style, (x1 + px(8.0) as i32, yc))
-                .map_err(draw_err)?;
-            x += ew;
-        }
-    }
     Ok(())
 }
 
