@@ -62,8 +62,6 @@ pub enum LiveError {
     AlreadyRecording(PathBuf),
     #[error("not recording")]
     NotRecording,
-    #[error("no recording yet")]
-    NoRecording,
     #[error(transparent)]
     Trace(#[from] crate::trace::TraceError),
     #[error(transparent)]

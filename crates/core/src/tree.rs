@@ -34,12 +34,6 @@ impl WatchTree {
         self.members.clear();
     }
 
-    /// Adds a pid known to belong to the tree before any sample showed it
-    /// (e.g. a child the guard saw in the kernel's task list).
-    pub fn adopt(&mut self, pid: u32, start_time: u64) {
-        self.members.insert(pid, start_time);
-    }
-
     /// Brings the tree up to date with one tick's processes. Members that
     /// are gone are dropped; new children of members join.
     pub fn update(&mut self, processes: &[ProcessSample]) {

@@ -63,6 +63,9 @@ mod tests {
             stopped_line(Err(LiveError::NotRecording)),
             "swapsight: stopped"
         );
-        assert!(stopped_line(Err(LiveError::NoRecording)).contains("could not be finished"));
+        assert!(
+            stopped_line(Err(LiveError::AlreadyRecording("/r/b.jsonl".into())))
+                .contains("could not be finished")
+        );
     }
 }
