@@ -116,6 +116,16 @@ impl ExportFormat {
         ExportFormat::ALL.into_iter().find(|f| f.extension() == ext)
     }
 
+    /// The image a chart format draws; `None` for the other formats.
+    pub fn image(self) -> Option<super::plot::ImageFormat> {
+        use super::plot::ImageFormat;
+        match self {
+            ExportFormat::Png => Some(ImageFormat::Png),
+            ExportFormat::Svg => Some(ImageFormat::Svg),
+            _ => None,
+        }
+    }
+
     /// `trace.jsonl` → `trace.csv` (or `trace.json`, `trace.png`, …).
     pub fn file_name_for(self, trace: &Path) -> String {
         let stem = trace
@@ -213,10 +223,7 @@ fn chart(
     if trace.samples.is_empty() {
         return Err(ExportError::NoSamples);
     }
-    let image = match format {
-        ExportFormat::Svg => ImageFormat::Svg,
-        _ => ImageFormat::Png,
-    };
+    let image = format.image().unwrap_or(ImageFormat::Png);
     let report = crate::report::report(trace, None);
     let bytes = plot::render(trace, &report, &opts.plot, image)?;
     out.write_all(&bytes)

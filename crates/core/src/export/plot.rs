@@ -38,23 +38,11 @@ static BOLD: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-Bold.ttf");
 
 pub(super) const GB: f64 = (1u64 << 30) as f64;
 
-/// Image format, from the output file's extension.
+/// Image format of a chart ([`super::ExportFormat::image`] from a file name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ImageFormat {
     Png,
     Svg,
-}
-
-impl ImageFormat {
-    /// `.png` or `.svg` (any case); `None` otherwise.
-    pub fn from_path(path: &std::path::Path) -> Option<ImageFormat> {
-        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-        match ext.as_str() {
-            "png" => Some(ImageFormat::Png),
-            "svg" => Some(ImageFormat::Svg),
-            _ => None,
-        }
-    }
 }
 
 /// What to draw and how big.

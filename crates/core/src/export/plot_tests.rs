@@ -137,17 +137,14 @@ fn export_plot_handles_a_single_sample_and_no_processes() {
 
 #[test]
 fn export_plot_format_from_extension() {
+    use crate::export::ExportFormat;
     use std::path::Path;
-    assert_eq!(
-        ImageFormat::from_path(Path::new("a.PNG")),
-        Some(ImageFormat::Png)
-    );
-    assert_eq!(
-        ImageFormat::from_path(Path::new("a.svg")),
-        Some(ImageFormat::Svg)
-    );
-    assert_eq!(ImageFormat::from_path(Path::new("a.jpg")), None);
-    assert_eq!(ImageFormat::from_path(Path::new("a")), None);
+    let image = |p: &str| ExportFormat::from_path(Path::new(p)).and_then(ExportFormat::image);
+    assert_eq!(image("a.PNG"), Some(ImageFormat::Png));
+    assert_eq!(image("a.svg"), Some(ImageFormat::Svg));
+    assert_eq!(image("a.csv"), None);
+    assert_eq!(image("a.jpg"), None);
+    assert_eq!(image("a"), None);
 }
 
 #[test]
