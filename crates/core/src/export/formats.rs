@@ -117,6 +117,7 @@ impl ExportFormat {
     }
 
     /// The image a chart format draws; `None` for the other formats.
+    #[cfg(feature = "plot")]
     pub fn image(self) -> Option<super::plot::ImageFormat> {
         use super::plot::ImageFormat;
         match self {
