@@ -22,6 +22,8 @@ pub mod recorder;
 pub mod recordings;
 pub mod report;
 pub mod sampler;
+/// Made-up traces and runs for tests, benches and the fuzzer.
+#[cfg(any(test, feature = "test-support"))]
 pub mod synth;
 pub mod tick;
 pub mod trace;

@@ -43,6 +43,8 @@ pub mod linux_parse;
 pub mod macos_cache;
 pub mod macos_parse;
 pub mod naming;
+/// A probe that plays a script, for tests.
+#[cfg(any(test, feature = "test-support"))]
 pub mod scripted;
 
 /// System-wide figures of one tick. Fields may be added in later versions.
