@@ -1,5 +1,5 @@
 //! The one setting that turns a silent slide into swap into a clean error,
-//! for PyTorch on Apple Silicon (FIELD-NOTES §4).
+//! for PyTorch on Apple Silicon (docs/background.md §4).
 //!
 //! The MPS allocator refuses an allocation past
 //! `PYTORCH_MPS_HIGH_WATERMARK_RATIO × torch.mps.recommended_max_memory()`.

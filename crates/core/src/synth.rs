@@ -1,4 +1,4 @@
-//! Synthetic traces built from the figures in FIELD-NOTES.md (the seeds'
+//! Synthetic traces built from the figures in docs/background.md (the seeds'
 //! runs on a 48 GB Mac) and a long busy trace for benchmarks. They exercise
 //! the detector and report the way a real recording would, without a Mac.
 
@@ -128,7 +128,7 @@ fn bystanders() -> Vec<Course> {
     ]
 }
 
-/// FIELD-NOTES §2, eager (all on mps): 31–33 GB through encode and denoise,
+/// docs/background.md §2, eager (all on mps): 31–33 GB through encode and denoise,
 /// decode 32.5 → 43.6 GB, swap +8 GB at decode, stopped by the guard.
 pub fn seed_eager() -> Trace {
     let mut courses = bystanders();
@@ -155,7 +155,7 @@ pub fn seed_eager() -> Trace {
     )
 }
 
-/// FIELD-NOTES §2, model CPU offload: footprint never above 18.5 GB while
+/// docs/background.md §2, model CPU offload: footprint never above 18.5 GB while
 /// swap grew 3.5 GB during denoise and reached +9.6 GB at decode.
 pub fn seed_offload() -> Trace {
     let mut courses = bystanders();
@@ -194,7 +194,7 @@ pub fn seed_offload() -> Trace {
     )
 }
 
-/// FIELD-NOTES §2, staged: one big model at a time, peak 19.0 GB, no swap,
+/// docs/background.md §2, staged: one big model at a time, peak 19.0 GB, no swap,
 /// free memory never below 51 %.
 pub fn seed_staged() -> Trace {
     let mut courses = bystanders();
@@ -224,7 +224,7 @@ pub fn seed_staged() -> Trace {
     )
 }
 
-/// FIELD-NOTES §1: a 4 GiB tensor on mps, moved to cpu (footprint falls to
+/// docs/background.md §1: a 4 GiB tensor on mps, moved to cpu (footprint falls to
 /// 0.1 GiB, memory still held), then read on the cpu (4.2 GiB again).
 pub fn seed_to_cpu() -> Trace {
     let mut courses = bystanders();
