@@ -10,7 +10,7 @@ use crate::detect::State;
 use crate::phases::spans;
 use crate::report::Report;
 use crate::trace::{Trace, TraceSample};
-use crate::units::{format_bytes, format_duration, saturating_sum};
+use crate::units::{format_bytes, format_duration, format_growth, saturating_sum};
 
 /// Fewest and most runs `compare` takes.
 pub const MIN_RUNS: usize = 2;
@@ -188,11 +188,7 @@ fn cells(r: &RunRow) -> [String; 7] {
         r.label.clone(),
         secs(r.duration_ms),
         format_bytes(r.peak_footprint_bytes as i64),
-        format!(
-            "{}{}",
-            if r.swap_growth_bytes > 0 { "+" } else { "" },
-            format_bytes(r.swap_growth_bytes)
-        ),
+        format_growth(r.swap_growth_bytes),
         format!("{:.0} %", r.min_free_pct),
         r.verdict.label().to_string(),
         r.first_flagged_ms.map_or_else(|| "–".to_string(), secs),

@@ -256,7 +256,7 @@ fn row(trace: &Trace, phase: &Phase, cfg: Option<&DetectorConfig>) -> PhaseRow {
 
 /// The table in text: one line a phase, figures in columns.
 pub fn to_text(rows: &[PhaseRow]) -> String {
-    use crate::units::{format_bytes, format_duration};
+    use crate::units::{format_bytes, format_duration, format_growth};
     use std::fmt::Write;
     let secs = |ms: u64| format_duration(std::time::Duration::from_millis(ms));
     let width = rows
@@ -279,11 +279,7 @@ pub fn to_text(rows: &[PhaseRow]) -> String {
             secs(r.start_ms),
             secs(r.duration_ms),
             format_bytes(r.peak_footprint_bytes as i64),
-            format!(
-                "{}{}",
-                if r.swap_growth_bytes > 0 { "+" } else { "" },
-                format_bytes(r.swap_growth_bytes)
-            ),
+            format_growth(r.swap_growth_bytes),
             r.min_free_pct,
             r.unexplained_peak_bytes
                 .map_or_else(|| "–".to_string(), format_bytes),

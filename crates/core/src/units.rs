@@ -108,6 +108,15 @@ pub fn saturating_sum(values: impl IntoIterator<Item = u64>) -> u64 {
 const GIB: f64 = (1u64 << 30) as f64;
 const MIB: f64 = (1u64 << 20) as f64;
 
+/// A growth: `+340 MB`, `-12 MB`, `0 B` (a sign only when it changed).
+pub fn format_growth(bytes: i64) -> String {
+    format!(
+        "{}{}",
+        if bytes > 0 { "+" } else { "" },
+        format_bytes(bytes)
+    )
+}
+
 /// `19864223744` → `"18.5 GB"`; below 1 GB in MB, below 1 MB in KB. Signed
 /// values keep their sign.
 pub fn format_bytes(bytes: i64) -> String {

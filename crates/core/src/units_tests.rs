@@ -62,3 +62,13 @@ fn formatting() {
     assert_eq!(format_duration(Duration::from_millis(12_500)), "12.5s");
     assert_eq!(format_duration(Duration::from_secs(3720)), "1h02m");
 }
+
+#[test]
+fn a_growth_has_a_sign_only_when_it_changed() {
+    assert_eq!(format_growth(340 << 20), "+340 MB");
+    assert_eq!(
+        format_growth(-(12 << 20)),
+        format!("-{}", format_bytes(12 << 20))
+    );
+    assert_eq!(format_growth(0), format_bytes(0));
+}
