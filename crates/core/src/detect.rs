@@ -234,6 +234,17 @@ struct Track {
 }
 
 impl Track {
+    fn assessment(&self, pid: u32) -> Assessment {
+        Assessment {
+            pid,
+            name: self.name.clone(),
+            state: self.state,
+            worst: self.worst,
+            evidence: self.evidence.clone(),
+            since_ms: self.since_ms,
+        }
+    }
+
     fn new(p: &ProcessSample, now: u64) -> Track {
         Track {
             start_time: p.start_time,
@@ -292,25 +303,11 @@ impl Detector {
 
     /// Current assessments, one per live process, in no order.
     pub fn assessments(&self) -> impl Iterator<Item = Assessment> + '_ {
-        self.procs.iter().map(|(&pid, t)| Assessment {
-            pid,
-            name: t.name.clone(),
-            state: t.state,
-            worst: t.worst,
-            evidence: t.evidence.clone(),
-            since_ms: t.since_ms,
-        })
+        self.procs.iter().map(|(&pid, t)| t.assessment(pid))
     }
 
     pub fn assessment(&self, pid: u32) -> Option<Assessment> {
-        self.procs.get(&pid).map(|t| Assessment {
-            pid,
-            name: t.name.clone(),
-            state: t.state,
-            worst: t.worst,
-            evidence: t.evidence.clone(),
-            since_ms: t.since_ms,
-        })
+        self.procs.get(&pid).map(|t| t.assessment(pid))
     }
 
     /// Every live process's activity over the window, in no order.
