@@ -28,7 +28,7 @@ use crate::units::{format_bytes, format_duration};
 mod data;
 mod legend;
 
-use data::{chart_data, data_t0, ChartData};
+use data::{chart_data, data_t0};
 use legend::{draw_legend, legend_entries, legend_rows};
 
 /// The family the chart asks for; in an SVG it is a CSS fallback list.
@@ -201,20 +201,10 @@ fn draw<DB: DrawingBackend>(
     let px = |v: f64| (v * k).round().max(1.0);
     root.fill(&WHITE).map_err(draw_err)?;
 
-    let ChartData {
-        x_max,
-        growth,
-        free,
-        series,
-        intervals,
-        hindsight,
-        min_width,
-        y_min,
-        y_max,
-        phases: spans,
-    } = chart_data(trace, report, opts.processes);
+    let data = chart_data(trace, report, opts.processes);
+    let (x_max, y_min, y_max) = (data.x_max, data.y_min, data.y_max);
     let secs = |t_ms: u64| t_ms.saturating_sub(data_t0(trace)) as f64 / 1000.0;
-    let entries = legend_entries(&series, &intervals, hindsight);
+    let entries = legend_entries(&data.series, &data.intervals, data.hindsight);
 
     // Layout: title band, plot, legend band under the plot (covering nothing).
     let legend_font = (FAMILY, px(15.0)).into_font();
@@ -270,9 +260,9 @@ fn draw<DB: DrawingBackend>(
 
     // Shaded states, behind everything.
     chart
-        .draw_series(intervals.iter().map(|i| {
+        .draw_series(data.intervals.iter().map(|i| {
             let from = secs(i.from_ms).min(x_max);
-            let to = secs(i.to_ms).max(from + min_width).min(x_max);
+            let to = secs(i.to_ms).max(from + data.min_width).min(x_max);
             Rectangle::new(
                 [(from, y_min), (to, y_max)],
                 state_colour(i.state).mix(SHADE_ALPHA).filled(),
@@ -281,7 +271,7 @@ fn draw<DB: DrawingBackend>(
         .map_err(draw_err)?;
     // Phases: alternating light bands, each named along the top when wide
     // enough to hold its name.
-    for (i, p) in spans.iter().enumerate() {
+    for (i, p) in data.phases.iter().enumerate() {
         let from = secs(p.start_ms).min(x_max);
         let to = secs(p.end_ms).clamp(from, x_max);
         let tone = if i % 2 == 0 { 0.07 } else { 0.14 };
@@ -304,14 +294,14 @@ fn draw<DB: DrawingBackend>(
 
     // Pixels across the plot: more points than ~2 per pixel are not seen.
     let buckets = (middle.dim_in_pixel().0 as usize).max(100);
-    let growth_pts = decimate(&growth, buckets);
+    let growth_pts = decimate(&data.growth, buckets);
     chart
         .draw_series(
             AreaSeries::new(growth_pts.iter().copied(), 0.0, SWAP.mix(0.28))
                 .border_style(SWAP.stroke_width(px(2.0) as u32)),
         )
         .map_err(draw_err)?;
-    let free_pts = decimate(&free, buckets);
+    let free_pts = decimate(&data.free, buckets);
     chart
         .draw_secondary_series(DashedLineSeries::new(
             free_pts,
@@ -321,7 +311,7 @@ fn draw<DB: DrawingBackend>(
         ))
         .map_err(draw_err)?;
     // Lines last (largest last would hide the watched one: draw it on top).
-    for s in series.iter().rev() {
+    for s in data.series.iter().rev() {
         for seg in &s.segments {
             let pts = decimate(seg, buckets);
             chart
