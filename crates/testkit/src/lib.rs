@@ -357,5 +357,4 @@ impl Drop for Tmpfs {
 }
 
 #[cfg(test)]
-#[path = "lib_tests.rs"]
 mod tests;

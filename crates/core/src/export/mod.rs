@@ -208,5 +208,4 @@ pub fn top_processes(trace: &Trace, n: usize) -> Vec<Picked> {
 }
 
 #[cfg(test)]
-#[path = "export_tests.rs"]
 mod tests;
