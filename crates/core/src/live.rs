@@ -10,7 +10,6 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
 use crate::probe::{HostInfo, Probe};
 use crate::recorder::{header_now, unix_now_ms, Recorder};
@@ -155,8 +154,9 @@ impl Live {
         lock(&self.inner).latest.clone()
     }
 
-    /// Waits up to `timeout` for the first snapshot.
-    pub fn wait_snapshot(&self, timeout: Duration) -> Option<Snapshot> {
+    /// Waits up to `timeout` for the first snapshot (tests).
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn wait_snapshot(&self, timeout: std::time::Duration) -> Option<Snapshot> {
         let until = std::time::Instant::now() + timeout;
         loop {
             if let Some(s) = self.snapshot() {
@@ -165,7 +165,7 @@ impl Live {
             if std::time::Instant::now() > until {
                 return None;
             }
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(std::time::Duration::from_millis(20));
         }
     }
 

@@ -2,6 +2,7 @@ use super::*;
 use crate::detect::{State, SystemView};
 use crate::probe::scripted::ScriptedProbe;
 use std::path::Path;
+use std::time::Duration;
 
 fn live(dir: &Path) -> Live {
     let cfg = LiveConfig {

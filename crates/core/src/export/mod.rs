@@ -101,11 +101,6 @@ impl StateTimeline {
         }
     }
 
-    /// Pids with at least one flag.
-    pub fn flagged_pids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.changes.keys().copied()
-    }
-
     /// The last state of every flagged pid that is not `fits`.
     pub fn final_states(&self) -> Vec<(u32, State)> {
         let mut v: Vec<(u32, State)> = self
