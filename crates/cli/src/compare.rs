@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use swapsight::compare::{compare, row, TableFormat, MAX_RUNS, MIN_RUNS};
-use swapsight::export::plot::ImageFormat;
+use swapsight::export::ExportFormat;
 
 use crate::exit;
 
@@ -56,15 +56,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let image = match &args.plot {
         Some(p) => Some((
             p,
-            ImageFormat::from_path(p).ok_or_else(|| {
-                exit::fail(
-                    exit::USAGE,
-                    format!(
-                        "cannot tell the image format of '{}': name it .png or .svg",
-                        p.display()
-                    ),
-                )
-            })?,
+            ExportFormat::from_path(p)
+                .and_then(ExportFormat::image)
+                .ok_or_else(|| {
+                    exit::fail(
+                        exit::USAGE,
+                        format!(
+                            "cannot tell the image format of '{}': name it .png or .svg",
+                            p.display()
+                        ),
+                    )
+                })?,
         )),
         None => None,
     };

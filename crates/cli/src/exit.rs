@@ -16,11 +16,8 @@ use std::process::ExitCode;
 
 pub const ERROR: u8 = 1;
 pub const USAGE: u8 = 2;
-#[allow(dead_code)] // used by guard
 pub const BUDGET: u8 = 10;
-#[allow(dead_code)]
 pub const FALSE_FIT: u8 = 11;
-#[allow(dead_code)]
 pub const WAIT_TIMEOUT: u8 = 12;
 pub const NOT_EXECUTABLE: u8 = 126;
 pub const NOT_FOUND: u8 = 127;

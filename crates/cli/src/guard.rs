@@ -3,16 +3,14 @@
 //! grown past a budget (or, on request, when the detector flags a false fit).
 //!
 //! Glue only: the gate, the budget, the stop line and the loop that stops a
-//! tree are in `swapsight::guard`. This file supplies the real process table
-//! (`/proc` on Linux, the probe elsewhere), `kill(2)`, reaping, and the
-//! terminal. On Linux the guard makes itself a child subreaper, so any
-//! descendant orphaned by its parent — a `setsid` daemon, a child forked just
-//! before its parent died — is re-parented to the guard and stays in its tree.
+//! tree are in `swapsight::guard`; the process table, `kill(2)`, reaping and
+//! the child subreaper (on Linux, so that any descendant orphaned by its
+//! parent — a `setsid` daemon, a child forked just before its parent died —
+//! is re-parented to the guard and stays in its tree) are in `process`.
 
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{ExitCode, ExitStatus};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,14 +18,15 @@ use anyhow::Context;
 use swapsight::guard::{
     stop_line, stop_tree, Budget, Gate, GateState, ProcessControl, Signal, StopPlan, StopReason,
 };
-use swapsight::probe::{Probe, ProcessSample};
-use swapsight::recorder::{header_now, Recorder};
+use swapsight::probe::Probe;
+use swapsight::recorder::Recorder;
 use swapsight::tree::WatchTree;
 use swapsight::units::format_bytes;
-use swapsight::{SamplerConfig, State, Tick};
+use swapsight::{State, Tick};
 
 use crate::exit;
-use crate::record::{self, finished_line, StatusLine, TraceSink};
+use crate::process::{self, Processes, SignalNumber, Signals};
+use crate::session::{self, finished_line, StatusLine, TraceSink};
 
 /// What a false-fit flag on the guarded tree does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -99,7 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "no command to guard: swapsight guard [OPTIONS] -- CMD ARGS... (see --help)",
         ));
     };
-    record::check_command(&args.command)?;
+    session::check_command(&args.command)?;
     if args.wait_timeout.is_some() && args.wait_free.is_none() {
         return Err(exit::fail(
             exit::USAGE,
@@ -107,7 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ));
     }
     let signals = Signals::install()?;
-    let (path, mut probe, host) = crate::record::open_probe(args.output.as_deref())?;
+    let (path, mut probe, host) = session::open_probe(args.output.as_deref())?;
     let status = StatusLine::new();
 
     // The gate.
@@ -132,12 +131,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .context("cannot read swap in use")?
         .swap_used_bytes;
     let budget = args.swap_budget.map(|b| Budget::new(b, baseline));
-    become_subreaper();
+    process::become_subreaper();
     let mut marks = crate::marking::Marks::open(&path);
     let mut command = std::process::Command::new(program);
     command.args(rest).process_group(0);
     marks.export(&mut command);
-    let pid = record::spawn_command(&mut command, program)?.id();
+    let pid = process::spawn_command(&mut command, program)?.id();
     // From here on the guard reaps its children itself (waitpid), the command
     // included: the `Child` handle is not used again.
     let started = Instant::now();
@@ -145,10 +144,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut tree = WatchTree::new(Some(std::process::id()));
     let mut root_name = program.rsplit('/').next().unwrap_or(program).to_string();
 
-    let mut header = header_now(host, args.interval.as_millis() as u64, args.top);
-    header.watch_pid = Some(pid);
-    header.command = Some(args.command.clone());
-    header.writer = format!("swapsight {} guard", env!("CARGO_PKG_VERSION"));
+    let header = session::header(
+        host,
+        args.interval,
+        args.top,
+        Some(pid),
+        &args.command,
+        "guard",
+    );
     let mut rec = match Recorder::create(&path, &header) {
         Ok(r) => TraceSink::new(r),
         Err(e) => {
@@ -174,16 +177,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         path.display()
     );
 
-    let sampler = swapsight::Sampler::spawn(
-        probe,
-        SamplerConfig {
-            interval: args.interval,
-            history: 4,
-            watch: Some(pid),
-            detector: header.detector.clone(),
-        },
-    );
-    let ticks = sampler.subscribe(64);
+    let (sampler, ticks) = session::start_sampler(probe, args.interval, &header);
     let outcome = loop {
         if let Some(sig) = signals.received() {
             break Outcome::Stop(StopReason::Signal { name: sig.name() }, sig);
@@ -207,15 +201,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     root_name.clone_from(&p.name);
                 }
                 let mut reason = None;
+                session::flag_lines(&status, &tick);
                 for f in &tick.flags {
-                    status.clear();
-                    eprintln!(
-                        "swapsight: {} ({}): {} — {}",
-                        f.name,
-                        f.pid,
-                        f.state.label(),
-                        f.message
-                    );
                     let ours = tick.watched.contains(&f.pid) || tree.contains(f.pid);
                     if args.on_false_fit == OnFalseFit::Stop && f.state == State::FalseFit && ours {
                         reason.get_or_insert(StopReason::FalseFit {
@@ -322,7 +309,7 @@ fn drain(ticks: &std::sync::mpsc::Receiver<Arc<Tick>>, rec: &mut TraceSink) {
 
 /// `00:12  watched 1.2 GB  swap +340 MB  free 72 %  fits  budget 8.0 GB`
 fn running_text(tick: &Tick, elapsed: Duration, budget: Option<Budget>) -> String {
-    let text = record::status_text(tick, elapsed);
+    let text = session::status_text(tick, elapsed);
     match budget {
         Some(b) => format!("{text}  budget {}", format_bytes(b.budget_bytes as i64)),
         None => text,
@@ -380,211 +367,4 @@ fn wait_for_free(
         }
         std::thread::sleep(CHECK);
     }
-}
-
-/// Ctrl-C (and SIGHUP) through `record`'s handler; SIGTERM caught apart, so
-/// that the guard can pass on the signal it got and exit 130 or 143.
-struct Signals {
-    interrupted: Arc<AtomicBool>,
-}
-
-static TERMINATED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_sigterm(_: libc::c_int) {
-    TERMINATED.store(true, Ordering::SeqCst);
-}
-
-impl Signals {
-    fn install() -> anyhow::Result<Signals> {
-        let interrupted = record::ctrl_c_flag()?;
-        // Replace the Ctrl-C handler's SIGTERM disposition with our own.
-        // SAFETY: a zeroed sigaction is a valid value; the handler only
-        // stores to an atomic, which is async-signal-safe.
-        let rc = unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_sigterm as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            sa.sa_flags = libc::SA_RESTART;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut())
-        };
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error()).context("cannot catch SIGTERM");
-        }
-        Ok(Signals { interrupted })
-    }
-
-    /// The signal the guard was sent, if any: SIGTERM, or SIGINT for Ctrl-C.
-    fn received(&self) -> Option<Signal> {
-        if TERMINATED.load(Ordering::SeqCst) {
-            Some(Signal::Terminate)
-        } else if self.interrupted.load(Ordering::SeqCst) {
-            Some(Signal::Interrupt)
-        } else {
-            None
-        }
-    }
-}
-
-trait SignalNumber {
-    fn number(self) -> libc::c_int;
-}
-
-impl SignalNumber for Signal {
-    fn number(self) -> libc::c_int {
-        match self {
-            Signal::Interrupt => libc::SIGINT,
-            Signal::Terminate => libc::SIGTERM,
-            Signal::Kill => libc::SIGKILL,
-            Signal::Stop => libc::SIGSTOP,
-            Signal::Continue => libc::SIGCONT,
-        }
-    }
-}
-
-/// Orphaned descendants are re-parented to the guard instead of init, so
-/// none escapes the tree (Linux only; elsewhere the tree is tracked by
-/// parent pid across ticks).
-fn become_subreaper() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_CHILD_SUBREAPER takes a plain integer and touches no
-    // memory of ours.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0);
-    }
-}
-
-/// The real process table and signals, for `swapsight::guard::stop_tree`;
-/// also reaps the guard's children and keeps the command's exit status.
-struct Processes {
-    main_pid: u32,
-    main_status: Option<ExitStatus>,
-    clock: Instant,
-    /// The cheap scan (pid list, short BSD info, start time), which keeps
-    /// the last known list when a scan fails.
-    #[cfg(not(target_os = "linux"))]
-    probe: swapsight::probe::TreeScan,
-}
-
-impl Processes {
-    fn new(main_pid: u32) -> anyhow::Result<Processes> {
-        Ok(Processes {
-            main_pid,
-            main_status: None,
-            clock: Instant::now(),
-            #[cfg(not(target_os = "linux"))]
-            probe: swapsight::probe::TreeScan::new(),
-        })
-    }
-
-    /// Reaps every exited child (the command, and orphans re-parented to
-    /// the guard), keeping the command's status.
-    fn reap(&mut self) {
-        loop {
-            let mut status: libc::c_int = 0;
-            // SAFETY: waitpid writes the status of one exited child of ours
-            // into `status`, a valid c_int; WNOHANG never blocks.
-            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
-            if pid <= 0 {
-                return;
-            }
-            if pid as u32 == self.main_pid {
-                self.main_status = Some(ExitStatus::from_raw(status));
-            }
-        }
-    }
-
-    /// Reaps until the command's status is known or `limit` has passed.
-    fn wait_main(&mut self, limit: Duration) {
-        let until = Instant::now() + limit;
-        loop {
-            self.reap();
-            if self.main_status.is_some() || Instant::now() >= until {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-/// `kill(2)` for pids that can only be the tree's: never 0, init, or the
-/// guard itself (the core loop already excludes the guard).
-fn kill(target: libc::pid_t, signal: Signal) {
-    if target == 0 || target.abs() <= 1 {
-        return;
-    }
-    // SAFETY: kill only sends a signal; a pid that is gone yields ESRCH,
-    // which is ignored.
-    unsafe { libc::kill(target, signal.number()) };
-}
-
-impl ProcessControl for Processes {
-    fn scan(&mut self) -> Vec<ProcessSample> {
-        #[cfg(target_os = "linux")]
-        return scan_proc();
-        #[cfg(not(target_os = "linux"))]
-        return self.probe.scan();
-    }
-
-    fn signal(&mut self, pid: u32, signal: Signal) {
-        if pid != std::process::id() {
-            if let Ok(pid) = libc::pid_t::try_from(pid) {
-                kill(pid, signal);
-            }
-        }
-    }
-
-    fn signal_group(&mut self, pgid: u32, signal: Signal) {
-        if let Ok(pgid) = libc::pid_t::try_from(pgid) {
-            kill(-pgid, signal);
-        }
-    }
-
-    fn pause(&mut self, d: Duration) {
-        std::thread::sleep(d);
-        self.reap();
-    }
-
-    fn elapsed(&self) -> Duration {
-        self.clock.elapsed()
-    }
-}
-
-/// Every live process from `/proc/PID/stat`: pid, ppid, start time, name.
-/// Zombies are dead for this purpose, kernel threads are skipped.
-#[cfg(target_os = "linux")]
-fn scan_proc() -> Vec<ProcessSample> {
-    use std::io::Read;
-    use swapsight::probe::linux_parse::{parse_stat, parse_u64};
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut buf = Vec::with_capacity(512);
-    let mut out = Vec::with_capacity(256);
-    for entry in dir.flatten() {
-        let Some(pid) =
-            parse_u64(entry.file_name().as_encoded_bytes()).and_then(|p| u32::try_from(p).ok())
-        else {
-            continue;
-        };
-        buf.clear();
-        let read = std::fs::File::open(format!("/proc/{pid}/stat"))
-            .and_then(|mut f| f.read_to_end(&mut buf));
-        if read.is_err() {
-            continue;
-        }
-        let Some(stat) = parse_stat(&buf) else {
-            continue;
-        };
-        if stat.is_kernel_thread() || matches!(stat.state, b'Z' | b'X' | b'x') {
-            continue;
-        }
-        out.push(ProcessSample {
-            pid,
-            ppid: stat.ppid,
-            name: String::from_utf8_lossy(stat.comm).into_owned(),
-            start_time: stat.starttime,
-            ..Default::default()
-        });
-    }
-    out
 }

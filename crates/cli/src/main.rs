@@ -16,9 +16,11 @@ mod mark;
 mod marking;
 mod output;
 mod plot;
+mod process;
 mod record;
 mod report;
 mod serve;
+mod session;
 
 /// Footprint beside swap: catch the "false fit".
 ///

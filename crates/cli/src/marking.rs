@@ -6,7 +6,7 @@ use std::path::Path;
 
 use swapsight::marks::{MarkInbox, MarkLine, ENV_VAR};
 
-use crate::record::TraceSink;
+use crate::session::TraceSink;
 
 pub struct Marks {
     inbox: Option<MarkInbox>,

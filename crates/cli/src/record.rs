@@ -3,16 +3,13 @@
 
 use std::path::PathBuf;
 use std::process::{Child, ExitCode};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
-use swapsight::recorder::{default_trace_path, header_now, Recorder};
-use swapsight::units::{format_bytes, format_duration};
-use swapsight::{SamplerConfig, Tick};
+use swapsight::recorder::Recorder;
 
-use crate::exit;
+use crate::session::{self, finished_line, StatusLine, TraceSink};
+use crate::{exit, process};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -45,12 +42,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    check_command(&args.command)?;
+    session::check_command(&args.command)?;
     if let Some(pid) = args.pid {
-        ensure_pid_exists(pid)?;
+        process::ensure_pid_exists(pid)?;
     }
-    let stop = ctrl_c_flag()?;
-    let (path, probe, host) = crate::record::open_probe(args.output.as_deref())?;
+    let stop = process::ctrl_c_flag()?;
+    let (path, probe, host) = session::open_probe(args.output.as_deref())?;
     let mut marks = crate::marking::Marks::open(&path);
 
     let mut child = match args.command.as_slice() {
@@ -59,15 +56,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let mut command = std::process::Command::new(program);
             command.args(rest);
             marks.export(&mut command);
-            Some(spawn_command(&mut command, program)?)
+            Some(process::spawn_command(&mut command, program)?)
         }
     };
     let watch = child.as_ref().map(Child::id).or(args.pid);
 
-    let mut header = header_now(host, args.interval.as_millis() as u64, args.top);
-    header.watch_pid = watch;
-    header.command = (!args.command.is_empty()).then(|| args.command.clone());
-    header.writer = format!("swapsight {} record", env!("CARGO_PKG_VERSION"));
+    let header = session::header(
+        host,
+        args.interval,
+        args.top,
+        watch,
+        &args.command,
+        "record",
+    );
     let mut trace = match Recorder::create(&path, &header) {
         Ok(r) => TraceSink::new(r),
         Err(e) => {
@@ -86,16 +87,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         path.display()
     );
 
-    let sampler = swapsight::Sampler::spawn(
-        probe,
-        SamplerConfig {
-            interval: args.interval,
-            history: 4,
-            watch,
-            detector: header.detector.clone(),
-        },
-    );
-    let ticks = sampler.subscribe(64);
+    let (sampler, ticks) = session::start_sampler(probe, args.interval, &header);
     let status = StatusLine::new();
     let started = Instant::now();
     // A trace that cannot be written (a full disk) does not abandon the
@@ -124,7 +116,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 break Outcome::Exited(st);
             }
         } else if let Some(pid) = args.pid {
-            if !pid_exists(pid) {
+            if !process::pid_exists(pid) {
                 break Outcome::PidGone(pid);
             }
         }
@@ -132,16 +124,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         match ticks.recv_timeout(Duration::from_millis(100)) {
             Ok(tick) => {
                 trace.tick(&tick);
-                for f in &tick.flags {
-                    status.clear();
-                    eprintln!(
-                        "swapsight: {} ({}): {} — {}",
-                        f.name,
-                        f.pid,
-                        f.state.label(),
-                        f.message
-                    );
-                }
+                session::flag_lines(&status, &tick);
                 status.show(&tick, started.elapsed());
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
@@ -179,7 +162,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             trace.event("recording-stop", "interrupted (Ctrl-C)", None, None);
             if let Some(c) = child.as_mut() {
                 // The terminal sent SIGINT to the command too; give it a moment.
-                interrupt_and_wait(c, Duration::from_secs(5));
+                process::interrupt_and_wait(c, Duration::from_secs(5));
             }
             ExitCode::from(130)
         }
@@ -209,262 +192,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(code)
 }
 
-/// `-- ''`: say so, rather than "command not found: " with no name.
-pub fn check_command(command: &[String]) -> anyhow::Result<()> {
-    if command.first().is_some_and(|p| p.trim().is_empty()) {
-        return Err(exit::fail(
-            exit::USAGE,
-            "the command is empty: give a program after -- (see --help)",
-        ));
-    }
-    Ok(())
-}
-
-/// The trace while it can be written. After the first failed write (a full
-/// disk) nothing more is written, so no line can land after a partial one;
-/// the failure is kept to be said once.
-pub struct TraceSink {
-    rec: Recorder,
-    failed: Option<String>,
-}
-
-impl TraceSink {
-    pub fn new(rec: Recorder) -> TraceSink {
-        TraceSink { rec, failed: None }
-    }
-
-    pub fn recorder(&self) -> &Recorder {
-        &self.rec
-    }
-
-    /// `cannot write the trace FILE (why)`, once a write has failed.
-    pub fn failed(&self) -> Option<&str> {
-        self.failed.as_deref()
-    }
-
-    pub fn tick(&mut self, tick: &Tick) {
-        if self.failed.is_none() {
-            let r = self.rec.tick(tick);
-            self.keep(r);
-        }
-    }
-
-    pub fn event(
-        &mut self,
-        kind: &str,
-        message: impl Into<String>,
-        pid: Option<u32>,
-        code: Option<i32>,
-    ) {
-        if self.failed.is_none() {
-            let r = self.rec.event(kind, message, pid, code);
-            self.keep(r);
-        }
-    }
-
-    pub fn mark(&mut self, name: &str, end: bool) {
-        if self.failed.is_none() {
-            let r = self.rec.mark(name, end).map(drop);
-            self.keep(r);
-        }
-    }
-
-    fn keep(&mut self, r: Result<(), swapsight::trace::TraceError>) {
-        if let Err(e) = r {
-            let why = std::error::Error::source(&e).map_or_else(String::new, |s| format!(" ({s})"));
-            self.failed = Some(format!(
-                "cannot write the trace {}{why}",
-                self.rec.path().display()
-            ));
-        }
-    }
-}
-
-/// The trace path (`output`, or a dated name in the current folder) and the
-/// platform probe with the host's facts.
-pub fn open_probe(
-    output: Option<&std::path::Path>,
-) -> anyhow::Result<(
-    PathBuf,
-    Box<dyn swapsight::Probe + Send>,
-    swapsight::probe::HostInfo,
-)> {
-    let path = output.map_or_else(
-        || {
-            default_trace_path(
-                std::path::Path::new("."),
-                swapsight::recorder::unix_now_ms(),
-            )
-        },
-        std::path::Path::to_path_buf,
-    );
-    let mut probe = swapsight::probe::native().context("cannot start the memory probe")?;
-    let host = probe
-        .host()
-        .context("cannot read the host's memory facts")?;
-    Ok((path, probe, host))
-}
-
-/// `swapsight: 64 samples over 31.5s in run.jsonl; next: swapsight report run.jsonl`
-pub fn finished_line(rec: &Recorder) -> String {
-    let path = rec.path().display();
-    format!(
-        "swapsight: {} samples over {} in {path}; next: swapsight report {path}",
-        rec.samples(),
-        format_duration(Duration::from_millis(rec.elapsed_ms())),
-    )
-}
-
 enum Outcome {
     Exited(std::process::ExitStatus),
     PidGone(u32),
     Interrupted,
     TraceFailed,
     SamplerDied,
-}
-
-/// Spawns a command set up by the caller (with the mark path; `guard` starts
-/// it in a process group of its own), mapping "not found" and "not
-/// executable" to their shell exit codes with a clear line.
-pub(crate) fn spawn_command(
-    command: &mut std::process::Command,
-    program: &str,
-) -> anyhow::Result<Child> {
-    command.spawn().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            exit::fail(exit::NOT_FOUND, format!("command not found: {program}"))
-        }
-        std::io::ErrorKind::PermissionDenied => exit::fail(
-            exit::NOT_EXECUTABLE,
-            format!("cannot run {program}: permission denied"),
-        ),
-        _ => exit::fail(exit::NOT_EXECUTABLE, format!("cannot run {program}: {e}")),
-    })
-}
-
-/// Whether `pid` is a live process; a zombie (exited, not yet reaped by its
-/// parent) counts as gone.
-pub fn pid_exists(pid: u32) -> bool {
-    let Ok(raw) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
-    let rc = unsafe { libc::kill(raw, 0) };
-    let exists = rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-    exists && !is_zombie(pid)
-}
-
-#[cfg(target_os = "linux")]
-fn is_zombie(pid: u32) -> bool {
-    std::fs::read(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|b| swapsight::probe::linux_parse::parse_stat(&b).map(|s| s.state == b'Z'))
-        .unwrap_or(false)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn is_zombie(_pid: u32) -> bool {
-    false
-}
-
-pub fn ensure_pid_exists(pid: u32) -> anyhow::Result<()> {
-    if pid == 0 || !pid_exists(pid) {
-        return Err(exit::fail(
-            exit::ERROR,
-            format!("no process with pid {pid}"),
-        ));
-    }
-    Ok(())
-}
-
-/// Sets a flag on Ctrl-C (SIGINT) and SIGTERM.
-pub fn ctrl_c_flag() -> anyhow::Result<Arc<AtomicBool>> {
-    let flag = Arc::new(AtomicBool::new(false));
-    let f = Arc::clone(&flag);
-    ctrlc::set_handler(move || f.store(true, Ordering::SeqCst))
-        .context("cannot install the Ctrl-C handler")?;
-    Ok(flag)
-}
-
-fn interrupt_and_wait(child: &mut Child, wait: Duration) {
-    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-        // SAFETY: kill on our own child's pid, which we have not reaped yet.
-        unsafe { libc::kill(pid, libc::SIGINT) };
-    }
-    let until = Instant::now() + wait;
-    while Instant::now() < until {
-        if matches!(child.try_wait(), Ok(Some(_))) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// The live one-line status on stderr, redrawn in place when stderr is a
-/// terminal; silent otherwise (logs get the flag lines only).
-pub struct StatusLine {
-    tty: bool,
-}
-
-impl StatusLine {
-    pub fn new() -> Self {
-        StatusLine {
-            // SAFETY: isatty only inspects the descriptor.
-            tty: unsafe { libc::isatty(2) } == 1,
-        }
-    }
-
-    pub fn show(&self, tick: &Tick, elapsed: Duration) {
-        self.show_text(&status_text(tick, elapsed));
-    }
-
-    /// Any text as the status line (on a terminal only).
-    pub(crate) fn show_text(&self, text: &str) {
-        if self.tty {
-            eprint!("\r\x1b[K{text}");
-        }
-    }
-
-    pub(crate) fn is_tty(&self) -> bool {
-        self.tty
-    }
-
-    pub fn clear(&self) {
-        if self.tty {
-            eprint!("\r\x1b[K");
-        }
-    }
-}
-
-/// `00:12  watched 1.2 GB  swap +340 MB  free 72 %  fits`
-pub fn status_text(tick: &Tick, elapsed: Duration) -> String {
-    let secs = elapsed.as_secs();
-    let state = tick
-        .flagged
-        .iter()
-        .filter(|a| tick.watched.is_empty() || tick.watched.contains(&a.pid))
-        .map(|a| a.state)
-        .max()
-        .unwrap_or_default();
-    let watched = if tick.watched.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "watched {}  ",
-            format_bytes(tick.watched_footprint_bytes() as i64)
-        )
-    };
-    format!(
-        "{:02}:{:02}  {watched}swap {}{}  free {:.0} %  {}",
-        secs / 60,
-        secs % 60,
-        if tick.view.swap_growth_bytes >= 0 {
-            "+"
-        } else {
-            ""
-        },
-        format_bytes(tick.view.swap_growth_bytes),
-        tick.sample.system.free_pct,
-        state.label()
-    )
 }

@@ -1,4 +1,4 @@
-//! Writes the source's three runs (FIELD-NOTES §2: eager, CPU offload,
+//! Writes the source's three runs (docs/background.md §2: eager, CPU offload,
 //! staged; rebuilt by `swapsight::synth`) as traces with their phase marks,
 //! for `docs/pipelines.md`:
 //!

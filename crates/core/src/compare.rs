@@ -10,7 +10,7 @@ use crate::detect::State;
 use crate::phases::spans;
 use crate::report::Report;
 use crate::trace::{Trace, TraceSample};
-use crate::units::{format_bytes, format_duration, saturating_sum};
+use crate::units::{format_bytes, format_duration, format_growth, saturating_sum};
 
 /// Fewest and most runs `compare` takes.
 pub const MIN_RUNS: usize = 2;
@@ -188,11 +188,7 @@ fn cells(r: &RunRow) -> [String; 7] {
         r.label.clone(),
         secs(r.duration_ms),
         format_bytes(r.peak_footprint_bytes as i64),
-        format!(
-            "{}{}",
-            if r.swap_growth_bytes > 0 { "+" } else { "" },
-            format_bytes(r.swap_growth_bytes)
-        ),
+        format_growth(r.swap_growth_bytes),
         format!("{:.0} %", r.min_free_pct),
         r.verdict.label().to_string(),
         r.first_flagged_ms.map_or_else(|| "–".to_string(), secs),
@@ -310,92 +306,5 @@ impl Comparison {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::synth;
-
-    fn seeds() -> Comparison {
-        let runs = [
-            ("eager", synth::seed_eager()),
-            ("offload", synth::seed_offload()),
-            ("staged", synth::seed_staged()),
-        ];
-        compare(
-            runs.iter()
-                .map(|(l, t)| row(l, t, &crate::report::report(t, None)))
-                .collect(),
-        )
-    }
-
-    #[test]
-    fn the_source_runs_side_by_side() {
-        let c = seeds();
-        let v: Vec<(&str, State)> = c
-            .runs
-            .iter()
-            .map(|r| (r.label.as_str(), r.verdict))
-            .collect();
-        assert_eq!(
-            v,
-            [
-                ("eager", State::Overflow),
-                ("offload", State::FalseFit),
-                ("staged", State::Fits)
-            ]
-        );
-        const GB: f64 = (1u64 << 30) as f64;
-        let peak = |i: usize| c.runs[i].peak_footprint_bytes as f64 / GB;
-        assert!((peak(0) - 43.6).abs() < 0.05 && (peak(1) - 18.5).abs() < 0.05);
-        assert!(c.runs[1].first_flagged_ms.is_some() && c.runs[2].first_flagged_ms.is_none());
-        assert!(!c.hosts_differ && !c.same_phases);
-        let md = c.to_markdown();
-        let lines: Vec<&str> = md.lines().collect();
-        assert_eq!(lines.len(), 5, "{md}");
-        assert!(
-            lines[3].starts_with("| offload | 1m44s | 18.5 GB | +9."),
-            "{md}"
-        );
-        assert!(lines[3].contains("| false fit |"), "{md}");
-        let text = c.to_text();
-        assert!(
-            text.lines().nth(3).unwrap().starts_with("staged "),
-            "{text}"
-        );
-        let csv = c.to_csv();
-        assert!(
-            csv.lines()
-                .nth(2)
-                .unwrap()
-                .starts_with("offload,m5-pro,104.000,"),
-            "{csv}"
-        );
-        let json: serde_json::Value = serde_json::from_str(&c.render(TableFormat::Json)).unwrap();
-        assert_eq!(json["runs"][0]["verdict"], "overflow");
-    }
-
-    #[test]
-    fn phases_align_piecewise() {
-        let own = [1.0, 3.0, 3.0, 7.0];
-        let reference = [2.0, 4.0, 4.0, 12.0];
-        assert_eq!(align(0.0, &own, &reference), 1.0);
-        assert_eq!(align(2.0, &own, &reference), 3.0);
-        assert_eq!(align(5.0, &own, &reference), 8.0);
-        assert_eq!(align(9.0, &own, &reference), 14.0);
-        assert_eq!(align(5.0, &[], &[]), 5.0);
-        assert_eq!(align(5.0, &own, &[1.0]), 5.0);
-    }
-
-    #[test]
-    fn different_hosts_are_said() {
-        let mut runs = seeds().runs;
-        runs[2].host = "linux-box".into();
-        let c = compare(runs);
-        assert!(c.hosts_differ);
-        assert!(c
-            .to_text()
-            .contains("note: the runs come from different hosts (m5-pro, linux-box)"));
-        assert!(c
-            .to_markdown()
-            .contains("_Note: the runs come from different hosts"));
-    }
-}
+#[path = "compare_tests.rs"]
+mod tests;

@@ -39,8 +39,17 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
-use crate::probe::{ProcessSample, Sample, SystemSample};
-use crate::units::{format_bytes, format_duration, signed_diff};
+use crate::probe::{ProcessSample, Sample};
+use crate::units::signed_diff;
+
+mod evidence;
+pub use evidence::Evidence;
+
+mod gap;
+mod window;
+pub use gap::{footprint_gap, FootprintGap};
+pub use window::Activity;
+use window::{activity, hidden_bytes, sustained_climb, ProcPoint, SysPoint};
 
 /// A process's memory state. Ordered by severity.
 #[derive(
@@ -163,135 +172,6 @@ impl DetectorConfig {
     }
 }
 
-/// Why a state was given: the figures behind it, at the tick it was judged.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Evidence {
-    pub footprint_bytes: u64,
-    pub phys_bytes: u64,
-    /// All processes' footprints over physical memory.
-    pub footprints_share: f64,
-    /// System swap growth over the window.
-    pub swap_growth_window_bytes: i64,
-    /// System swap growth since the baseline (detector start or reset).
-    pub swap_growth_bytes: i64,
-    pub window_ms: u64,
-    pub free_pct: f64,
-    /// Page-ins per second over the window (macOS file page-ins, Linux
-    /// major faults).
-    pub pageins_per_s: f64,
-    /// Footprint change over the window.
-    pub footprint_delta_bytes: i64,
-    /// Footprint drop not matched by free memory (hidden memory).
-    pub hidden_bytes: u64,
-    pub watched: bool,
-    /// Swap-ins per second over the window, in pages (macOS
-    /// `ledger_swapins`, else `decompressions`); absent where the OS does
-    /// not say.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub swapins_per_s: Option<f64>,
-    /// Growth of the process's own swapped memory over the window (Linux
-    /// `VmSwap`, macOS compressed bytes); absent where the OS does not say.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub process_swap_delta_bytes: Option<i64>,
-    /// Memory the process owns outside its footprint (macOS).
-    pub outside_footprint_bytes: u64,
-    /// GPU memory of the process (macOS "graphics" ledger tag).
-    pub gpu_bytes: u64,
-    /// Used memory not explained by readable footprints (system).
-    pub unexplained_bytes: i64,
-    /// Share of used memory the readable footprints cover (system).
-    pub footprint_coverage: f64,
-}
-
-impl Evidence {
-    /// The evidence in a sentence a user understands.
-    pub fn describe(&self, state: State) -> String {
-        let fp = format!(
-            "footprint {} of {} ({:.0} %)",
-            format_bytes(self.footprint_bytes as i64),
-            format_bytes(self.phys_bytes as i64),
-            pct(self.footprint_bytes, self.phys_bytes)
-        );
-        let swap = format!(
-            "swap grew {} in {}",
-            format_bytes(self.swap_growth_window_bytes),
-            format_duration(std::time::Duration::from_millis(self.window_ms))
-        );
-        let mut why = Vec::new();
-        if let Some(r) = self.swapins_per_s.filter(|&r| r >= 1.0) {
-            why.push(format!("swapping in {r:.0} pages/s"));
-        }
-        if self.pageins_per_s >= 1.0 {
-            why.push(format!("paging in {:.0}/s", self.pageins_per_s));
-        }
-        if let Some(d) = self.process_swap_delta_bytes.filter(|&d| d > 0) {
-            why.push(format!("own swap +{}", format_bytes(d)));
-        }
-        if self.outside_footprint_bytes > 0 {
-            why.push(format!(
-                "{} outside the footprint",
-                format_bytes(self.outside_footprint_bytes as i64)
-            ));
-        }
-        if self.footprint_delta_bytes > 0 {
-            why.push(format!(
-                "footprint +{}",
-                format_bytes(self.footprint_delta_bytes)
-            ));
-        }
-        if self.watched {
-            why.push("watched".to_string());
-        }
-        let why = if why.is_empty() {
-            String::new()
-        } else {
-            format!(" [{}]", why.join(", "))
-        };
-        let cover = if self.footprint_coverage > 0.0 && self.footprint_coverage < 0.95 {
-            format!(
-                " (readable footprints cover {:.0} % of used memory; {} not explained by footprints)",
-                self.footprint_coverage * 100.0,
-                format_bytes(self.unexplained_bytes)
-            )
-        } else {
-            String::new()
-        };
-        match state {
-            State::FalseFit => format!(
-                "{fp} while {swap}; all footprints {:.0} % of memory{cover}: false fit{why}",
-                self.footprints_share * 100.0
-            ),
-            State::Overflow => format!(
-                "{fp} while {swap}; all footprints {:.0} % of memory: overflow{why}",
-                self.footprints_share * 100.0
-            ),
-            State::HiddenMemory if self.hidden_bytes == 0 => format!(
-                "{} owned outside the footprint of {}: hidden memory",
-                format_bytes(self.outside_footprint_bytes as i64),
-                format_bytes(self.footprint_bytes as i64)
-            ),
-            State::HiddenMemory => format!(
-                "footprint fell by {} to {} while free memory did not rise to match: hidden memory",
-                format_bytes(self.hidden_bytes as i64),
-                format_bytes(self.footprint_bytes as i64)
-            ),
-            State::Fits => format!(
-                "{fp}; swap growth {}: fits",
-                format_bytes(self.swap_growth_bytes)
-            ),
-        }
-    }
-}
-
-fn pct(part: u64, whole: u64) -> f64 {
-    if whole == 0 {
-        0.0
-    } else {
-        part as f64 / whole as f64 * 100.0
-    }
-}
-
 /// A raised or cleared state: one line in a trace, one notification.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Flag {
@@ -338,85 +218,6 @@ pub struct SystemView {
     pub unexplained_growth_window_bytes: i64,
 }
 
-/// Memory not explained by footprints: used memory against the sum of the
-/// footprints the OS let us read.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct FootprintGap {
-    /// Memory in use ([`SystemSample::used_bytes`]).
-    pub used_bytes: u64,
-    /// Sum of the readable processes' footprints.
-    pub footprints_bytes: u64,
-    /// `used_bytes − footprints_bytes`: memory no readable footprint
-    /// explains — the kernel, drivers and GPU, other users' processes,
-    /// memory outside footprints. Negative when footprints hold much
-    /// compressed or swapped memory (counted in a macOS footprint at its
-    /// full size, though it occupies less RAM or none).
-    pub unexplained_bytes: i64,
-    /// `footprints_bytes / used_bytes`, 0 when nothing is used.
-    pub coverage: f64,
-    /// Processes listed without figures (other users' on macOS).
-    pub unreadable: u32,
-    /// Sum of the memory readable processes own outside their footprints.
-    pub outside_footprint_bytes: u64,
-    /// Sum of the readable processes' GPU memory.
-    pub gpu_bytes: u64,
-    /// macOS: wired memory (kernel and drivers).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub wired_bytes: Option<u64>,
-    /// macOS: physical memory the compressor occupies.
-    pub compressor_bytes: u64,
-}
-
-/// The footprint gap of one tick. Pure, so the UI, report and detector show
-/// the same figure.
-pub fn footprint_gap(system: &SystemSample, processes: &[ProcessSample]) -> FootprintGap {
-    let mut gap = FootprintGap {
-        used_bytes: system.used_bytes(),
-        wired_bytes: system.wired_bytes,
-        compressor_bytes: system.compressed_bytes,
-        ..FootprintGap::default()
-    };
-    for p in processes {
-        if !p.readable {
-            gap.unreadable = gap.unreadable.saturating_add(1);
-            continue;
-        }
-        gap.footprints_bytes = gap.footprints_bytes.saturating_add(p.footprint_bytes);
-        gap.outside_footprint_bytes = gap
-            .outside_footprint_bytes
-            .saturating_add(p.outside_footprint_bytes.unwrap_or(0));
-        gap.gpu_bytes = gap.gpu_bytes.saturating_add(p.gpu_bytes.unwrap_or(0));
-    }
-    gap.unexplained_bytes = signed_diff(gap.used_bytes, gap.footprints_bytes);
-    gap.coverage = if gap.used_bytes == 0 {
-        0.0
-    } else {
-        gap.footprints_bytes as f64 / gap.used_bytes as f64
-    };
-    gap
-}
-
-#[derive(Debug, Clone, Copy)]
-struct SysPoint {
-    t_ms: u64,
-    swap_used: u64,
-    free_bytes: u64,
-    unexplained: i64,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct ProcPoint {
-    t_ms: u64,
-    footprint: u64,
-    pageins: u64,
-    /// Swap-ins in pages (macOS), when the OS says.
-    swapins: Option<u64>,
-    /// Own swapped memory (Linux `VmSwap`, macOS compressed), when known.
-    swapped: Option<u64>,
-    owned: u64,
-}
-
 #[derive(Debug)]
 struct Track {
     start_time: u64,
@@ -428,10 +229,22 @@ struct Track {
     /// Instant state that differs from `state`, and since when.
     pending: Option<(State, u64)>,
     evidence: Evidence,
+    activity: Activity,
     seen_tick: u64,
 }
 
 impl Track {
+    fn assessment(&self, pid: u32) -> Assessment {
+        Assessment {
+            pid,
+            name: self.name.clone(),
+            state: self.state,
+            worst: self.worst,
+            evidence: self.evidence.clone(),
+            since_ms: self.since_ms,
+        }
+    }
+
     fn new(p: &ProcessSample, now: u64) -> Track {
         Track {
             start_time: p.start_time,
@@ -442,6 +255,7 @@ impl Track {
             since_ms: now,
             pending: None,
             evidence: Evidence::default(),
+            activity: Activity::default(),
             seen_tick: 0,
         }
     }
@@ -489,25 +303,16 @@ impl Detector {
 
     /// Current assessments, one per live process, in no order.
     pub fn assessments(&self) -> impl Iterator<Item = Assessment> + '_ {
-        self.procs.iter().map(|(&pid, t)| Assessment {
-            pid,
-            name: t.name.clone(),
-            state: t.state,
-            worst: t.worst,
-            evidence: t.evidence.clone(),
-            since_ms: t.since_ms,
-        })
+        self.procs.iter().map(|(&pid, t)| t.assessment(pid))
     }
 
     pub fn assessment(&self, pid: u32) -> Option<Assessment> {
-        self.procs.get(&pid).map(|t| Assessment {
-            pid,
-            name: t.name.clone(),
-            state: t.state,
-            worst: t.worst,
-            evidence: t.evidence.clone(),
-            since_ms: t.since_ms,
-        })
+        self.procs.get(&pid).map(|t| t.assessment(pid))
+    }
+
+    /// Every live process's activity over the window, in no order.
+    pub fn activity(&self) -> impl Iterator<Item = Activity> + '_ {
+        self.procs.values().map(|t| t.activity)
     }
 
     /// Every live process's latest evidence (figures over the window).
@@ -612,7 +417,8 @@ impl Detector {
                 track.history.pop_front();
             }
 
-            let activity = activity(&track.history, now, self.cfg.window_ms);
+            let activity = activity(p.pid, &track.history, now, self.cfg.window_ms);
+            track.activity = activity;
             let hidden = if p.readable {
                 hidden_bytes(&track.history, &self.sys, now, &self.cfg, p, hidden_drop)
             } else {
@@ -629,11 +435,11 @@ impl Detector {
                 window_ms: self.cfg.window_ms,
                 free_pct: sys.free_pct,
                 pageins_per_s: activity.pageins_per_s,
-                footprint_delta_bytes: activity.footprint_delta,
+                footprint_delta_bytes: activity.footprint_delta_bytes,
                 hidden_bytes: hidden,
                 watched: is_watched,
                 swapins_per_s: activity.swapins_per_s,
-                process_swap_delta_bytes: activity.swapped_delta,
+                process_swap_delta_bytes: activity.process_swap_delta_bytes,
                 outside_footprint_bytes: outside,
                 gpu_bytes: p.gpu_bytes.unwrap_or(0),
                 unexplained_bytes: gap.unexplained_bytes,
@@ -646,8 +452,10 @@ impl Detector {
                 >= self.cfg.min_pageins_per_s;
             // Its own swap grew *and* it owns more than before: a process
             // whose pages were pushed out by someone else owns no more.
-            let own_swap = activity.swapped_delta.is_some_and(|d| d >= min_growth)
-                && activity.owned_delta >= min_growth;
+            let own_swap = activity
+                .process_swap_delta_bytes
+                .is_some_and(|d| d >= min_growth)
+                && activity.owned_delta_bytes >= min_growth;
             let out_of_sight = outside >= hidden_drop;
             // Swapping in, own swap growing, hidden memory or being the
             // watched tree's largest member points at a process whatever its
@@ -656,7 +464,7 @@ impl Detector {
             // swap storm is not it.
             let strong =
                 touching || own_swap || hidden > 0 || out_of_sight || watched_top == Some(p.pid);
-            let growing = activity.footprint_delta >= min_growth;
+            let growing = activity.footprint_delta_bytes >= min_growth;
             // Hysteresis: a raised state is kept while swap still grows at the
             // sustained rate, even below the window tolerance.
             let held = matches!(track.state, State::FalseFit | State::Overflow) && sustained;
@@ -696,103 +504,6 @@ impl Detector {
             unexplained_growth_window_bytes: unexplained_growth,
         };
         flags
-    }
-}
-
-/// Swap grew at the minimum rate in at least two thirds of the intervals of
-/// the last `sustain_ms` — a single burst of page-outs is one interval.
-fn sustained_climb(sys: &VecDeque<SysPoint>, now: u64, cfg: &DetectorConfig) -> bool {
-    let mut total = 0u32;
-    let mut rising = 0u32;
-    let recent = sys
-        .iter()
-        .filter(|p| now.saturating_sub(p.t_ms) <= cfg.sustain_ms);
-    let mut prev: Option<&SysPoint> = None;
-    for p in recent {
-        if let Some(q) = prev {
-            if p.t_ms > q.t_ms {
-                total += 1;
-                let rate =
-                    (p.swap_used as f64 - q.swap_used as f64) / ((p.t_ms - q.t_ms) as f64 / 1000.0);
-                if rate >= cfg.min_rate_bytes_per_s as f64 {
-                    rising += 1;
-                }
-            }
-        }
-        prev = Some(p);
-    }
-    total >= 2 && rising * 3 >= total * 2
-}
-
-struct Activity {
-    pageins_per_s: f64,
-    footprint_delta: i64,
-    swapins_per_s: Option<f64>,
-    swapped_delta: Option<i64>,
-    owned_delta: i64,
-}
-
-fn activity(history: &VecDeque<ProcPoint>, now: u64, window_ms: u64) -> Activity {
-    let last = history.back().copied();
-    let first = history
-        .iter()
-        .find(|q| now.saturating_sub(q.t_ms) <= window_ms)
-        .copied();
-    match (first, last) {
-        (Some(a), Some(b)) if b.t_ms > a.t_ms => {
-            let secs = (b.t_ms - a.t_ms) as f64 / 1000.0;
-            Activity {
-                pageins_per_s: b.pageins.saturating_sub(a.pageins) as f64 / secs,
-                footprint_delta: signed_diff(b.footprint, a.footprint),
-                swapins_per_s: a
-                    .swapins
-                    .zip(b.swapins)
-                    .map(|(x, y)| y.saturating_sub(x) as f64 / secs),
-                swapped_delta: a.swapped.zip(b.swapped).map(|(x, y)| signed_diff(y, x)),
-                owned_delta: signed_diff(b.owned, a.owned),
-            }
-        }
-        _ => Activity {
-            pageins_per_s: 0.0,
-            footprint_delta: 0,
-            swapins_per_s: last.and_then(|b| b.swapins.map(|_| 0.0)),
-            swapped_delta: last.and_then(|b| b.swapped.map(|_| 0)),
-            owned_delta: 0,
-        },
-    }
-}
-
-/// The footprint drop not matched by free memory, when it is large enough to
-/// count; 0 otherwise.
-fn hidden_bytes(
-    history: &VecDeque<ProcPoint>,
-    sys: &VecDeque<SysPoint>,
-    now: u64,
-    cfg: &DetectorConfig,
-    p: &ProcessSample,
-    threshold: u64,
-) -> u64 {
-    let Some(peak) = history
-        .iter()
-        .filter(|q| now.saturating_sub(q.t_ms) <= cfg.hidden_window_ms)
-        .max_by_key(|q| q.footprint)
-    else {
-        return 0;
-    };
-    let drop = peak.footprint.saturating_sub(p.footprint_bytes);
-    if drop < threshold {
-        return 0;
-    }
-    let free_then = sys
-        .iter()
-        .find(|s| s.t_ms >= peak.t_ms)
-        .map_or(0, |s| s.free_bytes);
-    let free_now = sys.back().map_or(0, |s| s.free_bytes);
-    let freed = free_now.saturating_sub(free_then);
-    if (freed as f64) < cfg.hidden_free_share * drop as f64 {
-        drop - freed.min(drop)
-    } else {
-        0
     }
 }
 

@@ -241,7 +241,7 @@ fn reset_baseline_restarts_growth_and_worst() {
     assert_eq!(d.system().swap_growth_bytes, 0);
 }
 
-// The seeds' runs (FIELD-NOTES §1 and §2), replayed as synthetic traces.
+// The seeds' runs (docs/background.md §1 and §2), replayed as synthetic traces.
 
 fn verdict_of(trace: &crate::trace::Trace, pid: u32) -> State {
     let r = report(trace, None);

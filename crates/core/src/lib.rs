@@ -22,13 +22,17 @@ pub mod recorder;
 pub mod recordings;
 pub mod report;
 pub mod sampler;
+/// Made-up traces and runs for tests, benches and the fuzzer.
+#[cfg(any(test, feature = "test-support"))]
 pub mod synth;
+pub mod tick;
 pub mod trace;
 pub mod tree;
 pub mod units;
 pub mod views;
 
 pub use detect::{Detector, DetectorConfig, State};
-pub use monitor::{Monitor, Tick};
+pub use monitor::Monitor;
 pub use probe::{Probe, ProcessSample, Sample, SystemSample};
 pub use sampler::{Sampler, SamplerConfig};
+pub use tick::Tick;

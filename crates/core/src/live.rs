@@ -7,22 +7,22 @@
 //! sees the same JSON either way.
 
 use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
-use serde::Serialize;
-
-use crate::detect::{Flag, State, SystemView};
-use crate::monitor::Tick;
-use crate::probe::{HostInfo, Probe, SystemSample};
+use crate::probe::{HostInfo, Probe};
 use crate::recorder::{header_now, unix_now_ms, Recorder};
 use crate::recordings::{self, default_trace_path, Recording, RecordingError};
 use crate::report::Report;
 use crate::sampler::{Sampler, SamplerConfig};
-use crate::trace::Trace;
-use crate::units::format_bytes_short;
+use crate::tick::Tick;
+
+mod replay;
+mod view;
+
+pub use replay::{replay, replay_trace, Replay};
+pub use view::{notice_of, title, Notice, Point, RecordingStatus, Row, Snapshot, Update};
 
 /// How a live session runs.
 #[derive(Debug, Clone)]
@@ -53,116 +53,6 @@ impl Default for LiveConfig {
     }
 }
 
-/// One process row of the table.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Row {
-    pub pid: u32,
-    pub name: String,
-    /// The command line (capped), shown on hover; absent where the OS does
-    /// not show it to this user.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cmdline: Option<String>,
-    pub footprint_bytes: u64,
-    /// Footprint change over the detector's window.
-    pub footprint_delta_bytes: i64,
-    pub pageins_per_s: f64,
-    /// Measured swap (Linux `VmSwap`); absent where the OS does not say.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub swap_bytes: Option<u64>,
-    /// GPU memory (macOS "graphics" ledger tag); absent where unknown.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gpu_bytes: Option<u64>,
-    /// Memory owned outside the footprint (macOS `*_nofootprint` tags).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub outside_footprint_bytes: Option<u64>,
-    /// Swap-ins per second in pages (macOS), over the detector's window.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub swapins_per_s: Option<f64>,
-    /// `false` when the OS denied the process's figures (shown as unknown,
-    /// not as 0).
-    pub readable: bool,
-    pub state: State,
-    pub worst: State,
-    /// The evidence in words (for a tooltip); empty when it fits.
-    pub evidence: String,
-    pub watched: bool,
-    pub pinned: bool,
-}
-
-/// The state of an ongoing recording.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct RecordingStatus {
-    pub path: PathBuf,
-    pub samples: u64,
-    pub elapsed_ms: u64,
-    pub pid: Option<u32>,
-}
-
-/// Everything a UI shows at one tick.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Snapshot {
-    pub t_ms: u64,
-    pub system: SystemSample,
-    pub view: SystemView,
-    /// Worst current state of any process.
-    pub state: State,
-    /// Menu-bar title, e.g. `⇡2.1G ⚠ false fit`; empty when nothing to say.
-    pub title: String,
-    pub processes: Vec<Row>,
-    pub process_count: usize,
-    pub pinned: Option<u32>,
-    pub recording: Option<RecordingStatus>,
-    /// Whether rows carry measured swap (Linux) or not (macOS).
-    pub measures_process_swap: bool,
-    /// The phase under way in the recording (`swapsight mark`), if any.
-    pub phase: Option<String>,
-    /// Phases within the chart's history, in the points' clock.
-    pub phases: Vec<crate::phases::Phase>,
-}
-
-/// One point of the chart history.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Point {
-    pub t_ms: u64,
-    pub swap_growth_bytes: i64,
-    pub swap_used_bytes: u64,
-    pub free_pct: f64,
-    /// (pid, footprint) of the largest and the flagged/pinned processes.
-    pub footprints: Vec<(u32, u64)>,
-}
-
-/// A false fit (or overflow) that just started: one notification.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Notice {
-    pub pid: u32,
-    pub name: String,
-    pub state: State,
-    pub title: String,
-    pub body: String,
-}
-
-/// What subscribers receive every tick.
-#[derive(Debug, Clone, Serialize)]
-pub struct Update {
-    pub snapshot: Snapshot,
-    pub point: Point,
-    pub notices: Vec<Notice>,
-}
-
-/// A recorded trace shown the way the live view is.
-#[derive(Debug, Clone, Serialize)]
-pub struct Replay {
-    pub path: PathBuf,
-    pub report: Report,
-    pub points: Vec<Point>,
-    pub processes: Vec<Row>,
-    /// Names of the processes in `points`, by pid.
-    pub names: Vec<(u32, String)>,
-    /// The recording's phases, in the points' clock.
-    pub phases: Vec<crate::phases::Phase>,
-    pub problems: Vec<String>,
-}
-
 /// Errors of live commands, in words a UI can show as they are.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -171,8 +61,6 @@ pub enum LiveError {
     AlreadyRecording(PathBuf),
     #[error("not recording")]
     NotRecording,
-    #[error("no recording yet")]
-    NoRecording,
     #[error(transparent)]
     Trace(#[from] crate::trace::TraceError),
     #[error(transparent)]
@@ -266,8 +154,9 @@ impl Live {
         lock(&self.inner).latest.clone()
     }
 
-    /// Waits up to `timeout` for the first snapshot.
-    pub fn wait_snapshot(&self, timeout: Duration) -> Option<Snapshot> {
+    /// Waits up to `timeout` for the first snapshot (tests).
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn wait_snapshot(&self, timeout: std::time::Duration) -> Option<Snapshot> {
         let until = std::time::Instant::now() + timeout;
         loop {
             if let Some(s) = self.snapshot() {
@@ -276,7 +165,7 @@ impl Live {
             if std::time::Instant::now() > until {
                 return None;
             }
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(std::time::Duration::from_millis(20));
         }
     }
 
@@ -446,7 +335,7 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick) {
         }
     }
     let snapshot = snapshot_of(tick, inner);
-    let point = point_of(tick, &snapshot, inner.cfg.chart_processes);
+    let point = view::point_of(tick, &snapshot, inner.cfg.chart_processes);
     let keep_ms = inner.cfg.history_secs * 1000;
     while inner
         .points
@@ -456,7 +345,7 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick) {
         inner.points.pop_front();
     }
     inner.points.push_back(point.clone());
-    let notices = tick.flags.iter().filter_map(notice_of).collect();
+    let notices = tick.flags.iter().filter_map(view::notice_of).collect();
     inner.latest = Some(snapshot.clone());
     let update = Arc::new(Update {
         snapshot,
@@ -472,60 +361,7 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick) {
 }
 
 fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
-    let mut procs: Vec<_> = tick.sample.processes.iter().collect();
-    procs.sort_unstable_by(|a, b| {
-        b.footprint_bytes
-            .cmp(&a.footprint_bytes)
-            .then(a.pid.cmp(&b.pid))
-    });
-    let activity = |pid: u32| {
-        tick.activity
-            .binary_search_by_key(&pid, |a| a.pid)
-            .ok()
-            .map(|i| &tick.activity[i])
-    };
-    let flagged = |pid: u32| tick.flagged.iter().find(|a| a.pid == pid);
-    let mut rows = Vec::with_capacity(inner.cfg.rows + tick.flagged.len());
-    for (i, p) in procs.iter().enumerate() {
-        let watched = tick.watched.binary_search(&p.pid).is_ok();
-        let pinned = inner.pinned == Some(p.pid);
-        let f = flagged(p.pid);
-        if i >= inner.cfg.rows && !watched && !pinned && f.is_none() {
-            continue;
-        }
-        let act = activity(p.pid);
-        let (state, worst) = f.map_or((State::Fits, State::Fits), |a| (a.state, a.worst));
-        rows.push(Row {
-            pid: p.pid,
-            name: p.name.clone(),
-            cmdline: p.cmdline.clone(),
-            footprint_bytes: p.footprint_bytes,
-            footprint_delta_bytes: act.map_or(0, |a| a.footprint_delta_bytes),
-            pageins_per_s: act.map_or(0.0, |a| a.pageins_per_s),
-            swap_bytes: p.swap_bytes,
-            gpu_bytes: p.gpu_bytes,
-            outside_footprint_bytes: p.outside_footprint_bytes,
-            swapins_per_s: act.and_then(|a| a.swapins_per_s),
-            readable: p.readable,
-            state,
-            worst,
-            evidence: with_advice(
-                f.map(|a| {
-                    a.evidence.describe(if a.state == State::Fits {
-                        a.worst
-                    } else {
-                        a.state
-                    })
-                })
-                .unwrap_or_default(),
-                &p.name,
-                state,
-                &inner.host,
-            ),
-            watched,
-            pinned,
-        });
-    }
+    let rows = view::rows_of(tick, inner.cfg.rows, inner.pinned, &inner.host);
     let state = tick.view.worst;
     Snapshot {
         t_ms: tick.sample.t_ms,
@@ -553,311 +389,6 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
     }
 }
 
-/// The evidence, and for a flagged Python process on a Mac the MPS advice
-/// (`swapsight advise`), in the process's detail.
-fn with_advice(evidence: String, name: &str, state: State, host: &HostInfo) -> String {
-    match crate::advise::for_flagged_process(name, state, host) {
-        Some(advice) => format!("{evidence}\n\n{advice}"),
-        None => evidence,
-    }
-}
-
-fn point_of(tick: &Tick, snapshot: &Snapshot, n: usize) -> Point {
-    let mut footprints: Vec<(u32, u64)> = snapshot
-        .processes
-        .iter()
-        .take(n)
-        .map(|r| (r.pid, r.footprint_bytes))
-        .collect();
-    for r in &snapshot.processes[n.min(snapshot.processes.len())..] {
-        if r.pinned || r.watched || r.state != State::Fits {
-            footprints.push((r.pid, r.footprint_bytes));
-        }
-    }
-    Point {
-        t_ms: tick.sample.t_ms,
-        swap_growth_bytes: tick.view.swap_growth_bytes,
-        swap_used_bytes: tick.sample.system.swap_used_bytes,
-        free_pct: tick.sample.system.free_pct,
-        footprints,
-    }
-}
-
-/// The menu-bar title: swap growth since the baseline and the worst state,
-/// e.g. `⇡2.1G ⚠ false fit`; empty when swap did not grow and all fits (an
-/// empty string, not `None`, clears the title on macOS).
-pub fn title(view: &SystemView, worst: State) -> String {
-    let growth = if view.swap_growth_bytes >= (64 << 20) {
-        format!("⇡{}", format_bytes_short(view.swap_growth_bytes as u64))
-    } else {
-        String::new()
-    };
-    let state = match worst {
-        State::Fits => "",
-        State::HiddenMemory => "◌ hidden",
-        State::Overflow => "⚠ overflow",
-        State::FalseFit => "⚠ false fit",
-    };
-    match (growth.is_empty(), state.is_empty()) {
-        (true, true) => String::new(),
-        (false, true) => growth,
-        (true, false) => state.to_string(),
-        (false, false) => format!("{growth} {state}"),
-    }
-}
-
-/// A notification for a false fit or overflow that just started (the
-/// detector raises a state once per episode, so this is once per episode).
-pub fn notice_of(flag: &Flag) -> Option<Notice> {
-    if !matches!(flag.state, State::FalseFit | State::Overflow) || flag.previous >= flag.state {
-        return None;
-    }
-    let title = match flag.state {
-        State::FalseFit => format!("False fit: {}", flag.name),
-        _ => format!("Overflow: {}", flag.name),
-    };
-    Some(Notice {
-        pid: flag.pid,
-        name: flag.name.clone(),
-        state: flag.state,
-        title,
-        body: flag.message.clone(),
-    })
-}
-
-/// A trace file shown as the live view shows a session: the report, the
-/// chart points and the processes at the end.
-pub fn replay(path: &Path) -> Result<Replay, LiveError> {
-    let trace = crate::trace::read(path)?;
-    Ok(replay_trace(path, &trace))
-}
-
-pub fn replay_trace(path: &Path, trace: &Trace) -> Replay {
-    let report = crate::report::report(trace, None);
-    let base = trace
-        .samples
-        .first()
-        .map_or(0, |s| s.sample.system.swap_used_bytes);
-    let picked: Vec<u32> = report.processes.iter().map(|p| p.pid).take(8).collect();
-    let points = trace
-        .samples
-        .iter()
-        .map(|s| Point {
-            t_ms: s.sample.t_ms,
-            swap_growth_bytes: s.sample.system.swap_used_bytes as i64 - base as i64,
-            swap_used_bytes: s.sample.system.swap_used_bytes,
-            free_pct: s.sample.system.free_pct,
-            footprints: s
-                .sample
-                .processes
-                .iter()
-                .filter(|p| picked.contains(&p.pid))
-                .map(|p| (p.pid, p.footprint_bytes))
-                .collect(),
-        })
-        .collect();
-    let processes = report
-        .processes
-        .iter()
-        .map(|p| Row {
-            pid: p.pid,
-            name: p.name.clone(),
-            cmdline: p.cmdline.clone(),
-            footprint_bytes: p.peak_footprint_bytes,
-            footprint_delta_bytes: 0,
-            pageins_per_s: p.pageins_per_s,
-            swap_bytes: p.measured_swap_peak_bytes,
-            gpu_bytes: p.peak_gpu_bytes,
-            outside_footprint_bytes: p.peak_outside_footprint_bytes,
-            swapins_per_s: p.peak_swapins_per_s,
-            readable: p.readable,
-            state: p.verdict,
-            worst: p.verdict,
-            evidence: with_advice(p.evidence.clone(), &p.name, p.verdict, &trace.header().host),
-            watched: p.watched,
-            pinned: false,
-        })
-        .collect();
-    let names = report
-        .processes
-        .iter()
-        .map(|p| (p.pid, p.name.clone()))
-        .collect();
-    let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
-    Replay {
-        path: path.to_path_buf(),
-        phases: crate::phases::spans(&trace.marks, last_ms),
-        problems: report.problems.clone(),
-        report,
-        points,
-        processes,
-        names,
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::probe::scripted::ScriptedProbe;
-
-    fn live(dir: &Path) -> Live {
-        let cfg = LiveConfig {
-            sampler: SamplerConfig {
-                interval: Duration::from_millis(20),
-                history: 2,
-                ..SamplerConfig::default()
-            },
-            rows: 10,
-            recordings_dir: dir.to_path_buf(),
-            ..LiveConfig::default()
-        };
-        Live::start(Box::new(ScriptedProbe::false_fit()), cfg).unwrap()
-    }
-
-    fn tmp(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("swapsight-live-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
-
-    #[test]
-    fn flags_the_paging_process_and_notifies_once() {
-        let dir = tmp("flag");
-        let l = live(&dir);
-        let updates = l.subscribe(1000);
-        let mut notices = Vec::new();
-        let mut flagged_row = None;
-        for u in updates.iter().take(150) {
-            notices.extend(u.notices.iter().cloned());
-            if let Some(r) = u
-                .snapshot
-                .processes
-                .iter()
-                .find(|r| r.pid == 7 && r.state == State::FalseFit)
-            {
-                flagged_row = Some((r.clone(), u.snapshot.title.clone()));
-            }
-        }
-        let (row, title) = flagged_row.expect("pid 7 flagged");
-        assert!(row.evidence.contains("false fit"), "{}", row.evidence);
-        assert!(row.pageins_per_s > 1000.0, "{row:?}");
-        assert!(
-            title.starts_with('⇡') && title.ends_with("⚠ false fit"),
-            "{title}"
-        );
-        assert_eq!(
-            notices.iter().filter(|n| n.pid == 7).count(),
-            1,
-            "{notices:?}"
-        );
-        // p7 is small (7 MiB) yet kept in the table: flagged rows always are.
-        let s = l.snapshot().unwrap();
-        assert!(s.processes.iter().any(|r| r.pid == 7));
-        assert!(s.processes.len() <= 10 + 1);
-        assert!(!l.history(Some(1)).is_empty());
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn records_and_replays() {
-        let dir = tmp("rec");
-        let l = live(&dir);
-        l.wait_snapshot(Duration::from_secs(2)).unwrap();
-        l.pin(Some(7));
-        let path = l.start_recording(None).unwrap();
-        assert!(matches!(
-            l.start_recording(None),
-            Err(LiveError::AlreadyRecording(_))
-        ));
-        std::thread::sleep(Duration::from_millis(400));
-        let (stopped, samples) = l.stop_recording().unwrap();
-        assert_eq!(stopped, path);
-        assert!(samples >= 5, "{samples}");
-        assert!(matches!(l.stop_recording(), Err(LiveError::NotRecording)));
-        assert_eq!(l.last_recording(), Some(path.clone()));
-        let r = replay(&path).unwrap();
-        assert_eq!(r.points.len() as u64, samples);
-        assert_eq!(r.report.samples as u64, samples);
-        let t = crate::trace::read(&path).unwrap();
-        assert_eq!(t.header().watch_pid, Some(7));
-        // By name, as a UI asks: the same replay, named rather than pathed.
-        let name = crate::recordings::file_name(&path);
-        let [listed] = &l.recordings().unwrap()[..] else {
-            panic!("one recording")
-        };
-        assert_eq!(listed.name, name);
-        let named = l.replay_recording(&name).unwrap();
-        assert_eq!(named.path, Path::new(&name));
-        assert_eq!(named.points, r.points);
-        assert_eq!(l.report_recording(&name).unwrap().samples as u64, samples);
-        assert!(matches!(
-            l.replay_recording("../x.jsonl"),
-            Err(LiveError::Recording(RecordingError::BadName(_)))
-        ));
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn marks_reach_the_recording_the_snapshot_and_the_replay() {
-        let dir = tmp("marks");
-        let l = live(&dir);
-        l.wait_snapshot(Duration::from_secs(2)).unwrap();
-        assert_eq!(l.mark_path(), None);
-        let path = l.start_recording(None).unwrap();
-        let mark = l.mark_path().expect("a mark path while recording");
-        crate::marks::write_mark(&mark, "warmup").unwrap();
-        let updates = l.subscribe(100);
-        let phase_seen = updates
-            .iter()
-            .take(50)
-            .find(|u| u.snapshot.phase.as_deref() == Some("warmup"))
-            .expect("the snapshot names the phase under way");
-        assert_eq!(phase_seen.snapshot.phases.len(), 1);
-        assert!(phase_seen.snapshot.phases[0].start_ms <= phase_seen.snapshot.t_ms);
-        crate::marks::write_mark(&mark, "/").unwrap();
-        let ended = updates
-            .iter()
-            .take(50)
-            .find(|u| u.snapshot.phase.is_none())
-            .expect("the end mark closes it");
-        assert_eq!(ended.snapshot.phases.len(), 1);
-        l.stop_recording().unwrap();
-        assert_eq!(l.mark_path(), None);
-        let r = replay(&path).unwrap();
-        let names: Vec<&str> = r.phases.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(names, ["warmup"]);
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn a_replayed_python_false_fit_on_a_mac_carries_the_mps_advice() {
-        let t = crate::synth::seed_offload();
-        let r = replay_trace(Path::new("offload.jsonl"), &t);
-        let python = r.processes.iter().find(|p| p.pid == 4243).unwrap();
-        assert_eq!(python.state, State::FalseFit);
-        assert!(
-            python
-                .evidence
-                .contains("export PYTORCH_MPS_LOW_WATERMARK_RATIO="),
-            "{}",
-            python.evidence
-        );
-        assert!(r
-            .processes
-            .iter()
-            .filter(|p| p.pid != 4243)
-            .all(|p| !p.evidence.contains("PYTORCH_MPS")));
-    }
-
-    #[test]
-    fn titles() {
-        let mut v = SystemView::default();
-        assert_eq!(title(&v, State::Fits), "");
-        v.swap_growth_bytes = 2_254_857_830;
-        assert_eq!(title(&v, State::Fits), "⇡2.1G");
-        assert_eq!(title(&v, State::FalseFit), "⇡2.1G ⚠ false fit");
-        v.swap_growth_bytes = 0;
-        assert_eq!(title(&v, State::Overflow), "⚠ overflow");
-    }
-}
+#[path = "live_tests.rs"]
+mod tests;

@@ -256,7 +256,7 @@ fn row(trace: &Trace, phase: &Phase, cfg: Option<&DetectorConfig>) -> PhaseRow {
 
 /// The table in text: one line a phase, figures in columns.
 pub fn to_text(rows: &[PhaseRow]) -> String {
-    use crate::units::{format_bytes, format_duration};
+    use crate::units::{format_bytes, format_duration, format_growth};
     use std::fmt::Write;
     let secs = |ms: u64| format_duration(std::time::Duration::from_millis(ms));
     let width = rows
@@ -279,11 +279,7 @@ pub fn to_text(rows: &[PhaseRow]) -> String {
             secs(r.start_ms),
             secs(r.duration_ms),
             format_bytes(r.peak_footprint_bytes as i64),
-            format!(
-                "{}{}",
-                if r.swap_growth_bytes > 0 { "+" } else { "" },
-                format_bytes(r.swap_growth_bytes)
-            ),
+            format_growth(r.swap_growth_bytes),
             r.min_free_pct,
             r.unexplained_peak_bytes
                 .map_or_else(|| "–".to_string(), format_bytes),
@@ -294,105 +290,5 @@ pub fn to_text(rows: &[PhaseRow]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn mark(t_ms: u64, name: &str, end: bool) -> Mark {
-        Mark {
-            t_ms,
-            name: name.into(),
-            end,
-        }
-    }
-
-    #[test]
-    fn marks_make_spans_closed_by_the_next_mark_or_an_end() {
-        let m = [
-            mark(0, "load", false),
-            mark(5_000, "encode", false),
-            mark(9_000, "encode", true),
-            mark(12_000, "decode", false),
-        ];
-        let s = spans(&m, 20_000);
-        let got: Vec<(&str, u64, u64)> = s
-            .iter()
-            .map(|p| (p.name.as_str(), p.start_ms, p.end_ms))
-            .collect();
-        assert_eq!(
-            got,
-            [
-                ("load", 0, 5_000),
-                ("encode", 5_000, 9_000),
-                ("decode", 12_000, 20_000)
-            ]
-        );
-        assert_eq!(phase_at(&s, 10_000), None);
-        assert_eq!(phase_at(&s, 5_000).map(|p| p.name.as_str()), Some("encode"));
-        assert!(spans(&[], 10).is_empty());
-        // Out of order and after the last sample: sorted, never negative.
-        let s = spans(&[mark(30, "b", false), mark(10, "a", false)], 20);
-        assert_eq!((s[0].end_ms, s[1].start_ms, s[1].end_ms), (30, 30, 30));
-    }
-
-    #[test]
-    fn the_live_log_keeps_the_recent_phases_and_the_one_under_way() {
-        let mut log = PhaseLog::default();
-        assert_eq!(log.current(), None);
-        log.start("load", 0);
-        log.start("work", 1_000);
-        assert_eq!(log.current(), Some("work"));
-        log.end(3_000);
-        log.end(4_000);
-        assert_eq!(log.current(), None);
-        log.start("tidy", 5_000);
-        let r = log.recent(2_000, 6_000);
-        let got: Vec<(&str, u64, u64)> = r
-            .iter()
-            .map(|p| (p.name.as_str(), p.start_ms, p.end_ms))
-            .collect();
-        assert_eq!(got, [("work", 1_000, 3_000), ("tidy", 5_000, 6_000)]);
-        for i in 0..PhaseLog::KEPT as u64 + 50 {
-            log.start("x", 10_000 + i);
-        }
-        assert_eq!(log.recent(0, u64::MAX).len(), PhaseLog::KEPT + 1);
-    }
-
-    /// The offload seed with the source's four phases: swap grew during
-    /// denoise and decode only, and only those are judged as not fitting.
-    #[test]
-    fn the_offload_run_by_phase() {
-        let mut t = crate::synth::seed_offload();
-        t.marks = vec![
-            mark(0, "load", false),
-            mark(13_000, "encode", false),
-            mark(20_000, "denoise", false),
-            mark(90_000, "decode", false),
-        ];
-        let rows = phase_rows(&t, None);
-        let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
-        assert_eq!(names, ["load", "encode", "denoise", "decode"]);
-        const GB: i64 = 1 << 30;
-        assert!(rows[0].swap_growth_bytes < GB / 10, "{rows:?}");
-        assert!(rows[1].swap_growth_bytes < GB / 10, "{rows:?}");
-        assert!(
-            (rows[2].swap_growth_bytes - 35 * GB / 10).abs() < GB / 5,
-            "{rows:?}"
-        );
-        assert!(rows[3].swap_growth_bytes > 5 * GB, "{rows:?}");
-        assert_eq!(rows[0].verdict, State::Fits);
-        assert_eq!(rows[1].verdict, State::Fits);
-        assert_eq!(rows[2].verdict, State::FalseFit);
-        assert_eq!(rows[3].verdict, State::FalseFit);
-        // Peak watched footprint of denoise: 18.5 GB, the source's figure.
-        let peak = rows[2].peak_footprint_bytes as f64 / GB as f64;
-        assert!((peak - 18.5).abs() < 0.05, "{peak}");
-        assert!(rows[3].min_free_pct < rows[0].min_free_pct);
-        assert!(rows.iter().all(|r| r.unexplained_peak_bytes.is_some()));
-        let text = to_text(&rows);
-        assert!(
-            text.lines().nth(3).unwrap().starts_with("denoise"),
-            "{text}"
-        );
-        assert!(text.contains("false fit"), "{text}");
-    }
-}
+#[path = "phases_tests.rs"]
+mod tests;

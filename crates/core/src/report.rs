@@ -16,6 +16,8 @@ use crate::detect::{Detector, DetectorConfig, State};
 use crate::trace::Trace;
 use crate::units::{format_bytes, format_duration, saturating_sum, signed_diff};
 
+mod text;
+
 /// One process's verdict and figures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProcessReport {
@@ -528,129 +530,4 @@ fn growth_span(swap: &[(u64, u64)], base: u64, growth: i64) -> (Option<u64>, Opt
 
 fn secs(ms: u64) -> String {
     format_duration(std::time::Duration::from_millis(ms))
-}
-
-impl Report {
-    /// The report as a person reads it in a terminal.
-    pub fn to_text(&self) -> String {
-        use std::fmt::Write;
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "verdict: {}  ({})",
-            self.verdict.label().to_uppercase(),
-            self.summary
-        );
-        if let Some(cmd) = &self.command {
-            let _ = writeln!(out, "command: {}", cmd.join(" "));
-        }
-        let _ = writeln!(
-            out,
-            "run: {} over {} samples; memory {}; swap grew {} (tolerance {}); free memory at least {:.0} %",
-            secs(self.duration_ms),
-            self.samples,
-            format_bytes(self.phys_bytes as i64),
-            format_bytes(self.swap_growth_bytes),
-            format_bytes(self.swap_tolerance_bytes as i64),
-            self.min_free_pct
-        );
-        let f = &self.footprints;
-        let _ = writeln!(
-            out,
-            "memory not explained by footprints: {} at the start, {} at its peak (+{}); readable footprints covered at least {:.0} % of used memory{}",
-            format_bytes(f.unexplained_first_bytes),
-            format_bytes(f.unexplained_peak_bytes),
-            format_bytes(f.unexplained_growth_bytes),
-            f.min_coverage * 100.0,
-            if f.max_unreadable > 0 {
-                format!(
-                    " ({} {} unreadable)",
-                    f.max_unreadable,
-                    if f.max_unreadable == 1 {
-                        "process"
-                    } else {
-                        "processes"
-                    }
-                )
-            } else {
-                String::new()
-            }
-        );
-        if f.gpu_peak_bytes > 0 || f.outside_footprint_peak_bytes > 0 {
-            let _ = writeln!(
-                out,
-                "GPU memory up to {}; outside the footprints up to {}",
-                format_bytes(f.gpu_peak_bytes as i64),
-                format_bytes(f.outside_footprint_peak_bytes as i64)
-            );
-        }
-        if !self.phases.is_empty() {
-            let _ = writeln!(out, "\nby phase:");
-            for line in crate::phases::to_text(&self.phases).lines() {
-                let _ = writeln!(out, "  {line}");
-            }
-            let _ = writeln!(out, "  run: {}", self.verdict.label());
-        }
-        for p in &self.processes {
-            let _ = writeln!(
-                out,
-                "\n{} {} (pid {}){}",
-                badge(p.verdict),
-                p.name,
-                p.pid,
-                if p.watched { " [watched]" } else { "" }
-            );
-            let _ = writeln!(
-                out,
-                "  peak footprint {} at {}; swap growth {}; min free {:.0} %; page-ins {:.0}/s (peak {:.0}/s){}",
-                format_bytes(p.peak_footprint_bytes as i64),
-                secs(p.peak_footprint_at_ms),
-                format_bytes(p.swap_growth_bytes),
-                p.min_free_pct,
-                p.pageins_per_s,
-                p.peak_pageins_per_s,
-                p.first_flag_ms
-                    .map(|t| format!("; first flagged at {}", secs(t)))
-                    .unwrap_or_default()
-            );
-            if p.peak_gpu_bytes.is_some() || p.peak_outside_footprint_bytes.is_some() {
-                let _ = writeln!(
-                    out,
-                    "  GPU memory up to {}; outside the footprint up to {}",
-                    format_bytes(p.peak_gpu_bytes.unwrap_or(0) as i64),
-                    format_bytes(p.peak_outside_footprint_bytes.unwrap_or(0) as i64)
-                );
-            }
-            let _ = writeln!(out, "  {}", p.evidence);
-        }
-        if self.processes.is_empty() {
-            let _ = writeln!(out, "\n(no processes in the trace)");
-        }
-        if self.skipped_lines > 0 {
-            let _ = writeln!(out, "\nskipped {} malformed line(s):", self.skipped_lines);
-            for p in self.problems.iter().take(10) {
-                let _ = writeln!(out, "  {p}");
-            }
-            let shown = self.problems.len().min(10);
-            if self.skipped_lines > shown {
-                let _ = writeln!(out, "  … and {} more", self.skipped_lines - shown);
-            }
-        }
-        if self.truncated_last_line {
-            let _ = writeln!(
-                out,
-                "\n(the last line was cut off: the recorder was stopped mid-write)"
-            );
-        }
-        out
-    }
-}
-
-fn badge(s: State) -> &'static str {
-    match s {
-        State::Fits => "[fits]         ",
-        State::HiddenMemory => "[hidden memory]",
-        State::Overflow => "[OVERFLOW]     ",
-        State::FalseFit => "[FALSE FIT]    ",
-    }
 }

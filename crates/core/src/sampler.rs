@@ -15,8 +15,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::detect::DetectorConfig;
-use crate::monitor::{Monitor, Tick};
+use crate::monitor::Monitor;
 use crate::probe::{Probe, ProbeError, Sample};
+use crate::tick::Tick;
 
 /// How a sampler runs.
 #[derive(Debug, Clone)]
@@ -192,82 +193,5 @@ fn run(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::probe::scripted::ScriptedProbe;
-
-    fn sampler(history: usize) -> Sampler {
-        Sampler::spawn(
-            Box::new(ScriptedProbe::false_fit()),
-            SamplerConfig {
-                interval: Duration::from_millis(20),
-                history,
-                ..SamplerConfig::default()
-            },
-        )
-    }
-
-    #[test]
-    fn ring_buffer_is_bounded_and_ticks_carry_real_time() {
-        let s = sampler(5);
-        let rx = s.subscribe(100);
-        let ticks: Vec<_> = rx.iter().take(12).collect();
-        assert_eq!(s.recent().len(), 5);
-        for w in ticks.windows(2) {
-            let dt = w[1].sample.t_ms - w[0].sample.t_ms;
-            assert!((10..=200).contains(&dt), "tick spacing {dt} ms");
-        }
-        assert_eq!(
-            s.latest().unwrap().sample.t_ms,
-            s.recent().last().unwrap().sample.t_ms
-        );
-        s.stop().unwrap();
-    }
-
-    #[test]
-    fn an_interval_past_the_end_of_the_clock_gives_one_tick_and_no_panic() {
-        let s = Sampler::spawn(
-            Box::new(ScriptedProbe::false_fit()),
-            SamplerConfig {
-                interval: Duration::MAX,
-                history: 4,
-                ..SamplerConfig::default()
-            },
-        );
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while s.latest().is_none() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        // The first tick is at the start (a few ms in on a loaded machine).
-        let first = s.latest().map(|t| t.sample.t_ms);
-        assert!(first.is_some_and(|t| t < 1_000), "first tick at {first:?}");
-        std::thread::sleep(Duration::from_millis(200));
-        assert_eq!(s.recent().len(), 1);
-        // Still serving commands: it did not panic computing the next deadline.
-        assert!(!s.thread.as_ref().unwrap().is_finished());
-        s.stop().unwrap();
-    }
-
-    #[test]
-    fn a_subscriber_that_never_reads_does_not_stall_the_others() {
-        let s = sampler(2);
-        let _stalled = s.subscribe(1);
-        let rx = s.subscribe(100);
-        assert_eq!(rx.iter().take(10).count(), 10);
-    }
-
-    #[test]
-    fn the_detector_runs_on_the_sampler_thread() {
-        let s = sampler(2);
-        let rx = s.subscribe(200);
-        let flagged = rx.iter().take(150).any(|t| {
-            t.flags
-                .iter()
-                .any(|f| f.pid == 7 && f.state == crate::State::FalseFit)
-        });
-        assert!(flagged);
-        // Dropping the handle stops the thread; the channel then ends.
-        drop(s);
-        assert!(rx.iter().count() < 300);
-    }
-}
+#[path = "sampler_tests.rs"]
+mod tests;

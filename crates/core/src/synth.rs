@@ -1,4 +1,4 @@
-//! Synthetic traces built from the figures in FIELD-NOTES.md (the seeds'
+//! Synthetic traces built from the figures in docs/background.md (the seeds'
 //! runs on a 48 GB Mac) and a long busy trace for benchmarks. They exercise
 //! the detector and report the way a real recording would, without a Mac.
 
@@ -128,7 +128,7 @@ fn bystanders() -> Vec<Course> {
     ]
 }
 
-/// FIELD-NOTES §2, eager (all on mps): 31–33 GB through encode and denoise,
+/// docs/background.md §2, eager (all on mps): 31–33 GB through encode and denoise,
 /// decode 32.5 → 43.6 GB, swap +8 GB at decode, stopped by the guard.
 pub fn seed_eager() -> Trace {
     let mut courses = bystanders();
@@ -155,7 +155,7 @@ pub fn seed_eager() -> Trace {
     )
 }
 
-/// FIELD-NOTES §2, model CPU offload: footprint never above 18.5 GB while
+/// docs/background.md §2, model CPU offload: footprint never above 18.5 GB while
 /// swap grew 3.5 GB during denoise and reached +9.6 GB at decode.
 pub fn seed_offload() -> Trace {
     let mut courses = bystanders();
@@ -194,7 +194,7 @@ pub fn seed_offload() -> Trace {
     )
 }
 
-/// FIELD-NOTES §2, staged: one big model at a time, peak 19.0 GB, no swap,
+/// docs/background.md §2, staged: one big model at a time, peak 19.0 GB, no swap,
 /// free memory never below 51 %.
 pub fn seed_staged() -> Trace {
     let mut courses = bystanders();
@@ -224,7 +224,7 @@ pub fn seed_staged() -> Trace {
     )
 }
 
-/// FIELD-NOTES §1: a 4 GiB tensor on mps, moved to cpu (footprint falls to
+/// docs/background.md §1: a 4 GiB tensor on mps, moved to cpu (footprint falls to
 /// 0.1 GiB, memory still held), then read on the cpu (4.2 GiB again).
 pub fn seed_to_cpu() -> Trace {
     let mut courses = bystanders();
@@ -316,42 +316,5 @@ pub fn to_jsonl(trace: &Trace) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lerp_between_and_beyond_keys() {
-        let k = [(0.0, 0.0), (10.0, 10.0), (20.0, 0.0)];
-        assert_eq!(lerp(&k, -1.0), 0.0);
-        assert_eq!(lerp(&k, 5.0), 5.0);
-        assert_eq!(lerp(&k, 15.0), 5.0);
-        assert_eq!(lerp(&k, 99.0), 0.0);
-        assert_eq!(lerp(&[], 1.0), 0.0);
-    }
-
-    #[test]
-    fn seeds_match_field_notes_figures() {
-        let t = seed_offload();
-        let peak = t
-            .samples
-            .iter()
-            .flat_map(|s| s.sample.processes.iter().filter(|p| p.pid == 4243))
-            .map(|p| p.footprint_bytes)
-            .max()
-            .unwrap();
-        assert!((peak as f64 / GB - 18.5).abs() < 0.01);
-        let staged_min_free = seed_staged()
-            .samples
-            .iter()
-            .map(|s| s.sample.system.free_pct)
-            .fold(f64::INFINITY, f64::min);
-        assert!(staged_min_free >= 51.0, "{staged_min_free}");
-    }
-
-    #[test]
-    fn busy_trace_has_requested_shape() {
-        let t = busy_trace(100, 20);
-        assert_eq!(t.samples.len(), 100);
-        assert!(t.samples.iter().all(|s| s.sample.processes.len() == 20));
-    }
-}
+#[path = "synth_tests.rs"]
+mod tests;

@@ -108,6 +108,15 @@ pub fn saturating_sum(values: impl IntoIterator<Item = u64>) -> u64 {
 const GIB: f64 = (1u64 << 30) as f64;
 const MIB: f64 = (1u64 << 20) as f64;
 
+/// A growth: `+340 MB`, `-12 MB`, `0 B` (a sign only when it changed).
+pub fn format_growth(bytes: i64) -> String {
+    format!(
+        "{}{}",
+        if bytes > 0 { "+" } else { "" },
+        format_bytes(bytes)
+    )
+}
+
 /// `19864223744` → `"18.5 GB"`; below 1 GB in MB, below 1 MB in KB. Signed
 /// values keep their sign.
 pub fn format_bytes(bytes: i64) -> String {
@@ -149,69 +158,5 @@ pub fn format_duration(d: Duration) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("8G"), Ok(8 << 30));
-        assert_eq!(parse_size("8GiB"), Ok(8 << 30));
-        assert_eq!(parse_size("8gb"), Ok(8 << 30));
-        assert_eq!(parse_size("512M"), Ok(512 << 20));
-        assert_eq!(parse_size("1.5G"), Ok(3 << 29));
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert_eq!(parse_size(" 64 k "), Ok(64 << 10));
-    }
-
-    #[test]
-    fn bad_sizes_say_what_is_wrong() {
-        let e = parse_size("8X").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "invalid size '8X': unknown unit 'x' (use B, K, M, G or T; KiB, MiB, GiB also work)"
-        );
-        assert!(parse_size("").is_err());
-        assert!(parse_size("G").is_err());
-        assert!(parse_size("-1G").is_err());
-        assert!(parse_size("1.2.3G").is_err());
-        assert!(parse_size("99999999999T").is_err());
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("3m"), Ok(Duration::from_secs(180)));
-        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
-        assert_eq!(parse_duration("10"), Ok(Duration::from_secs(10)));
-        assert!(parse_duration("5x")
-            .unwrap_err()
-            .to_string()
-            .contains("'5x'"));
-        assert!(parse_duration("ms").is_err());
-    }
-
-    #[test]
-    fn differences_and_sums_saturate() {
-        assert_eq!(signed_diff(5, 3), 2);
-        assert_eq!(signed_diff(3, 5), -2);
-        assert_eq!(signed_diff(u64::MAX, 0), i64::MAX);
-        assert_eq!(signed_diff(0, u64::MAX), i64::MIN);
-        assert_eq!(signed_diff(1 << 63, 0), i64::MAX);
-        assert_eq!(saturating_sum([1, 2, 3]), 6);
-        assert_eq!(saturating_sum([u64::MAX, 1]), u64::MAX);
-    }
-
-    #[test]
-    fn formatting() {
-        assert_eq!(format_bytes(19_864_223_744), "18.5 GB");
-        assert_eq!(format_bytes(-(512 << 20)), "-512 MB");
-        assert_eq!(format_bytes(2048), "2 KB");
-        assert_eq!(format_bytes_short(2_254_857_830), "2.1G");
-        assert_eq!(format_bytes_short(640 << 20), "640M");
-        assert_eq!(format_duration(Duration::from_secs(192)), "3m12s");
-        assert_eq!(format_duration(Duration::from_millis(12_500)), "12.5s");
-        assert_eq!(format_duration(Duration::from_secs(3720)), "1h02m");
-    }
-}
+#[path = "units_tests.rs"]
+mod tests;

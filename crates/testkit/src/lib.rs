@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 pub const MIB: u64 = 1 << 20;
 
-/// The filler: random bytes, touched again and again (crates/cli/tests/fixtures/memfill.py).
+/// The filler: random bytes, touched again and again (crates/testkit/fixtures/memfill.py).
 pub fn memfill() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/fixtures/memfill.py")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/memfill.py")
 }
 
 /// A fresh directory removed on drop.
@@ -362,3 +362,6 @@ impl Drop for Tmpfs {
         // The directory itself goes with `dir`.
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -71,7 +71,6 @@ impl From<LiveError> for ApiError {
                 )
             }
             LiveError::NotRecording => StatusCode::CONFLICT,
-            LiveError::NoRecording => StatusCode::NOT_FOUND,
             LiveError::Trace(t) => return trace_error(t),
             LiveError::Recording(r) => return recording_error(r),
             _ => StatusCode::INTERNAL_SERVER_ERROR,

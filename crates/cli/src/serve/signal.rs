@@ -50,19 +50,5 @@ fn stopped_line(recording: Result<(std::path::PathBuf, u64), LiveError>) -> Stri
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_stop_line_names_the_finished_recording() {
-        assert_eq!(
-            stopped_line(Ok(("/r/a.jsonl".into(), 12))),
-            "swapsight: stopped; finished the recording /r/a.jsonl (12 samples)"
-        );
-        assert_eq!(
-            stopped_line(Err(LiveError::NotRecording)),
-            "swapsight: stopped"
-        );
-        assert!(stopped_line(Err(LiveError::NoRecording)).contains("could not be finished"));
-    }
-}
+#[path = "signal_tests.rs"]
+mod tests;

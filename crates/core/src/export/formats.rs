@@ -116,6 +116,17 @@ impl ExportFormat {
         ExportFormat::ALL.into_iter().find(|f| f.extension() == ext)
     }
 
+    /// The image a chart format draws; `None` for the other formats.
+    #[cfg(feature = "plot")]
+    pub fn image(self) -> Option<super::plot::ImageFormat> {
+        use super::plot::ImageFormat;
+        match self {
+            ExportFormat::Png => Some(ImageFormat::Png),
+            ExportFormat::Svg => Some(ImageFormat::Svg),
+            _ => None,
+        }
+    }
+
     /// `trace.jsonl` → `trace.csv` (or `trace.json`, `trace.png`, …).
     pub fn file_name_for(self, trace: &Path) -> String {
         let stem = trace
@@ -213,10 +224,7 @@ fn chart(
     if trace.samples.is_empty() {
         return Err(ExportError::NoSamples);
     }
-    let image = match format {
-        ExportFormat::Svg => ImageFormat::Svg,
-        _ => ImageFormat::Png,
-    };
+    let image = format.image().unwrap_or(ImageFormat::Png);
     let report = crate::report::report(trace, None);
     let bytes = plot::render(trace, &report, &opts.plot, image)?;
     out.write_all(&bytes)
@@ -238,100 +246,5 @@ fn chart(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::synth;
-
-    #[test]
-    fn names_extensions_and_paths_agree() {
-        for f in ExportFormat::ALL {
-            assert_eq!(ExportFormat::parse(f.name()), Some(f));
-            assert_eq!(f.to_string(), f.name());
-            let json = serde_json::to_value(f).unwrap();
-            assert_eq!(json, f.name(), "serde and name agree");
-            let file = f.file_name_for(Path::new("/r/run.jsonl"));
-            assert_eq!(file, format!("run.{}", f.extension()));
-            assert_eq!(ExportFormat::from_path(Path::new(&file)), Some(f));
-            assert!(!f.label().is_empty() && f.media_type().contains('/'));
-        }
-        assert_eq!(
-            ExportFormat::from_path(Path::new("a.PNG")),
-            Some(ExportFormat::Png)
-        );
-        assert_eq!(
-            ExportFormat::from_path(Path::new("run.json")),
-            Some(ExportFormat::Perfetto)
-        );
-        for none in ["a.jpg", "a", "a.txt"] {
-            assert_eq!(ExportFormat::from_path(Path::new(none)), None, "{none}");
-        }
-        assert_eq!(ExportFormat::parse("xml"), None);
-        assert_eq!(ExportFormat::parse("CSV"), None);
-        assert_eq!(
-            ExportFormat::names(&ExportFormat::UI),
-            "jsonl, csv, perfetto or png"
-        );
-        assert_eq!(ExportFormat::names(&[ExportFormat::Svg]), "svg");
-    }
-
-    #[test]
-    fn every_format_writes_a_trace_file() {
-        let dir = std::env::temp_dir().join(format!("swapsight-formats-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("run.jsonl");
-        let jsonl = synth::to_jsonl(&synth::seed_offload());
-        std::fs::write(&path, &jsonl).unwrap();
-        let opts = ExportOptions::default();
-        let drawn = |f: &ExportFormat| {
-            cfg!(feature = "plot") || !matches!(f, ExportFormat::Png | ExportFormat::Svg)
-        };
-        for f in ExportFormat::ALL.into_iter().filter(drawn) {
-            let mut out = Vec::new();
-            f.write_file(&path, &opts, &mut out)
-                .unwrap_or_else(|e| panic!("{f}: {e}"));
-            match f {
-                ExportFormat::Jsonl => assert_eq!(out, jsonl),
-                ExportFormat::Csv => assert!(out.starts_with(csv::COLUMNS[0].as_bytes())),
-                ExportFormat::Perfetto => {
-                    serde_json::from_slice::<serde_json::Value>(&out).expect("JSON");
-                }
-                ExportFormat::Prometheus => {
-                    assert!(String::from_utf8(out).unwrap().contains("swapsight_"));
-                }
-                #[cfg(feature = "plot")]
-                ExportFormat::Png => assert_eq!(&out[..8], b"\x89PNG\r\n\x1a\n"),
-                #[cfg(feature = "plot")]
-                ExportFormat::Svg => assert!(out.starts_with(b"<svg"), "{f}"),
-                #[cfg(not(feature = "plot"))]
-                _ => {}
-            }
-        }
-        let e = ExportFormat::Jsonl
-            .write(&synth::seed_offload(), &opts, &mut Vec::new())
-            .unwrap_err();
-        assert!(matches!(e, ExportError::NotDrawn("jsonl")), "{e}");
-        // A trace that is not there writes nothing, in any format.
-        for f in ExportFormat::ALL {
-            let mut out = Vec::new();
-            let e = f
-                .write_file(&dir.join("missing.jsonl"), &opts, &mut out)
-                .unwrap_err();
-            assert!(e.to_string().contains("missing.jsonl"), "{f}: {e}");
-            assert!(out.is_empty(), "{f}");
-        }
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[cfg(feature = "plot")]
-    #[test]
-    fn charts_of_no_samples_are_refused() {
-        let mut t = synth::seed_offload();
-        t.samples.clear();
-        for f in [ExportFormat::Png, ExportFormat::Svg] {
-            let e = f
-                .write(&t, &ExportOptions::default(), &mut Vec::new())
-                .unwrap_err();
-            assert!(matches!(e, ExportError::NoSamples), "{f}: {e}");
-        }
-    }
-}
+#[path = "formats_tests.rs"]
+mod tests;

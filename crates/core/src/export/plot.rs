@@ -19,11 +19,17 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{register_font, FontStyle, RGBAColor, RGBColor};
 
-use super::{state_intervals, top_processes, ExportError, Interval};
+use super::ExportError;
 use crate::detect::State;
 use crate::report::Report;
 use crate::trace::Trace;
 use crate::units::{format_bytes, format_duration};
+
+mod data;
+mod legend;
+
+use data::{chart_data, data_t0};
+use legend::{draw_legend, legend_entries, legend_rows};
 
 /// The family the chart asks for; in an SVG it is a CSS fallback list.
 pub(super) const FAMILY: &str = "DejaVu Sans, Verdana, Arial, sans-serif";
@@ -32,23 +38,11 @@ static BOLD: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-Bold.ttf");
 
 pub(super) const GB: f64 = (1u64 << 30) as f64;
 
-/// Image format, from the output file's extension.
+/// Image format of a chart ([`super::ExportFormat::image`] from a file name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ImageFormat {
     Png,
     Svg,
-}
-
-impl ImageFormat {
-    /// `.png` or `.svg` (any case); `None` otherwise.
-    pub fn from_path(path: &std::path::Path) -> Option<ImageFormat> {
-        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-        match ext.as_str() {
-            "png" => Some(ImageFormat::Png),
-            "svg" => Some(ImageFormat::Svg),
-            _ => None,
-        }
-    }
 }
 
 /// What to draw and how big.
@@ -193,20 +187,6 @@ pub(super) fn state_ink(s: State) -> RGBColor {
 
 const SHADE_ALPHA: f64 = 0.2;
 
-enum Swatch {
-    Line(RGBColor, u32),
-    Dashed(RGBColor),
-    Area(RGBColor),
-    Band(RGBColor),
-}
-
-struct Series {
-    label: String,
-    colour: RGBColor,
-    width: u32,
-    segments: Vec<Vec<(f64, f64)>>,
-}
-
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     trace: &Trace,
@@ -221,109 +201,10 @@ fn draw<DB: DrawingBackend>(
     let px = |v: f64| (v * k).round().max(1.0);
     root.fill(&WHITE).map_err(draw_err)?;
 
-    // Data.
-    let t0 = trace.samples.first().map_or(0, |s| s.sample.t_ms);
-    let secs = |t_ms: u64| t_ms.saturating_sub(t0) as f64 / 1000.0;
-    // The latest sample, not the last: a sample out of order (a damaged
-    // trace) must not land outside the chart, where plotters' pixel
-    // arithmetic overflows.
-    let x_max = trace
-        .samples
-        .iter()
-        .map(|s| secs(s.sample.t_ms))
-        .fold(1.0, f64::max);
-    let first_swap = trace
-        .samples
-        .first()
-        .map_or(0, |s| s.sample.system.swap_used_bytes);
-    let growth: Vec<(f64, f64)> = trace
-        .samples
-        .iter()
-        .map(|s| {
-            let g = s.sample.system.swap_used_bytes as f64 - first_swap as f64;
-            (secs(s.sample.t_ms), g / GB)
-        })
-        .collect();
-    let free: Vec<(f64, f64)> = trace
-        .samples
-        .iter()
-        .map(|s| {
-            (
-                secs(s.sample.t_ms),
-                s.sample.system.free_pct.clamp(0.0, 100.0),
-            )
-        })
-        .collect();
-    let picked = top_processes(trace, opts.processes);
-    let series: Vec<Series> = picked
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let mut segments = vec![Vec::new()];
-            for s in &trace.samples {
-                match s.sample.processes.iter().find(|q| q.pid == p.pid) {
-                    Some(q) => segments
-                        .last_mut()
-                        .expect("never empty")
-                        .push((secs(s.sample.t_ms), q.footprint_bytes as f64 / GB)),
-                    None if segments.last().is_some_and(|v| !v.is_empty()) => {
-                        segments.push(Vec::new());
-                    }
-                    None => {}
-                }
-            }
-            segments.retain(|v| !v.is_empty());
-            Series {
-                label: format!(
-                    "{} {}{}",
-                    one_line(&p.name),
-                    p.pid,
-                    if p.watched { " (watched)" } else { "" }
-                ),
-                colour: PALETTE[i % PALETTE.len()],
-                width: if p.watched { 3 } else { 2 },
-                segments,
-            }
-        })
-        .collect();
-    let mut intervals = state_intervals(trace);
-    // A verdict reached only in hindsight (no live flag of that state): shade
-    // the stretch the report names, from 10 % to 90 % of the swap growth.
-    let mut hindsight = None;
-    if matches!(report.verdict, State::FalseFit | State::Overflow)
-        && !intervals.iter().any(|i| i.state == report.verdict)
-    {
-        let p = report
-            .processes
-            .iter()
-            .find(|p| p.verdict == report.verdict);
-        if let Some((from_ms, to_ms)) =
-            p.and_then(|p| Some((p.swap_growth_from_ms?, p.swap_growth_to_ms?)))
-        {
-            intervals.push(Interval {
-                state: report.verdict,
-                from_ms,
-                to_ms,
-            });
-            hindsight = Some(report.verdict);
-        }
-    }
-    let mut entries: Vec<(Swatch, String)> = series
-        .iter()
-        .map(|s| (Swatch::Line(s.colour, s.width), s.label.clone()))
-        .collect();
-    entries.push((Swatch::Area(SWAP), "swap growth".into()));
-    entries.push((Swatch::Dashed(FREE), "free memory (right axis)".into()));
-    for st in [State::FalseFit, State::Overflow, State::HiddenMemory] {
-        if intervals.iter().any(|i: &Interval| i.state == st) {
-            let label = if hindsight == Some(st) {
-                format!("{} (report, in hindsight)", st.label())
-            } else {
-                st.label().to_string()
-            };
-            entries.push((Swatch::Band(state_colour(st)), label));
-        }
-    }
+    let data = chart_data(trace, report, opts.processes);
+    let (x_max, y_min, y_max) = (data.x_max, data.y_min, data.y_max);
+    let secs = |t_ms: u64| t_ms.saturating_sub(data_t0(trace)) as f64 / 1000.0;
+    let entries = legend_entries(&data.series, &data.intervals, data.hindsight);
 
     // Layout: title band, plot, legend band under the plot (covering nothing).
     let legend_font = (FAMILY, px(15.0)).into_font();
@@ -334,20 +215,6 @@ fn draw<DB: DrawingBackend>(
     let rest_h = rest.dim_in_pixel().1;
     let (middle, bottom) = rest.split_vertically(rest_h.saturating_sub(legend_h));
     draw_title(&top, trace, report, w, &px)?;
-
-    let y_top = series
-        .iter()
-        .flat_map(|s| s.segments.iter().flatten())
-        .chain(growth.iter())
-        .map(|&(_, y)| y)
-        .fold(0.0f64, f64::max);
-    let y_bottom = growth.iter().map(|&(_, y)| y).fold(0.0f64, f64::min);
-    let y_max = nice_ceiling((y_top * 1.1).max(0.1));
-    let y_min = if y_bottom < 0.0 {
-        -nice_ceiling(-y_bottom * 1.1)
-    } else {
-        0.0
-    };
 
     let label_size = px(15.0);
     let desc_size = px(16.0);
@@ -392,14 +259,10 @@ fn draw<DB: DrawingBackend>(
         .map_err(draw_err)?;
 
     // Shaded states, behind everything.
-    let min_width = trace
-        .header
-        .as_ref()
-        .map_or(0.5, |h| h.interval_ms as f64 / 1000.0);
     chart
-        .draw_series(intervals.iter().map(|i| {
+        .draw_series(data.intervals.iter().map(|i| {
             let from = secs(i.from_ms).min(x_max);
-            let to = secs(i.to_ms).max(from + min_width).min(x_max);
+            let to = secs(i.to_ms).max(from + data.min_width).min(x_max);
             Rectangle::new(
                 [(from, y_min), (to, y_max)],
                 state_colour(i.state).mix(SHADE_ALPHA).filled(),
@@ -408,9 +271,7 @@ fn draw<DB: DrawingBackend>(
         .map_err(draw_err)?;
     // Phases: alternating light bands, each named along the top when wide
     // enough to hold its name.
-    let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
-    let spans = crate::phases::spans(&trace.marks, last_ms);
-    for (i, p) in spans.iter().enumerate() {
+    for (i, p) in data.phases.iter().enumerate() {
         let from = secs(p.start_ms).min(x_max);
         let to = secs(p.end_ms).clamp(from, x_max);
         let tone = if i % 2 == 0 { 0.07 } else { 0.14 };
@@ -433,14 +294,14 @@ fn draw<DB: DrawingBackend>(
 
     // Pixels across the plot: more points than ~2 per pixel are not seen.
     let buckets = (middle.dim_in_pixel().0 as usize).max(100);
-    let growth_pts = decimate(&growth, buckets);
+    let growth_pts = decimate(&data.growth, buckets);
     chart
         .draw_series(
             AreaSeries::new(growth_pts.iter().copied(), 0.0, SWAP.mix(0.28))
                 .border_style(SWAP.stroke_width(px(2.0) as u32)),
         )
         .map_err(draw_err)?;
-    let free_pts = decimate(&free, buckets);
+    let free_pts = decimate(&data.free, buckets);
     chart
         .draw_secondary_series(DashedLineSeries::new(
             free_pts,
@@ -450,7 +311,7 @@ fn draw<DB: DrawingBackend>(
         ))
         .map_err(draw_err)?;
     // Lines last (largest last would hide the watched one: draw it on top).
-    for s in series.iter().rev() {
+    for s in data.series.iter().rev() {
         for seg in &s.segments {
             let pts = decimate(seg, buckets);
             chart
@@ -604,103 +465,6 @@ fn draw_title<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Entry width in the legend: swatch, gap, text, spacing.
-fn entry_width(text_w: f64, px: &impl Fn(f64) -> f64) -> f64 {
-    px(30.0) + px(8.0) + text_w + px(26.0)
-}
-
-/// Legend entries in rows that fit the width: `(entry index, width)`.
-fn legend_rows<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    entries: &[(Swatch, String)],
-    font: &FontDesc<'_>,
-    w: f64,
-    px: &impl Fn(f64) -> f64,
-) -> Result<Vec<Vec<(usize, f64)>>, ExportError> {
-    let limit = w - 2.0 * px(16.0);
-    let style = TextStyle::from(font.clone());
-    let mut rows: Vec<Vec<(usize, f64)>> = vec![Vec::new()];
-    let mut x = 0.0;
-    for (i, (_, text)) in entries.iter().enumerate() {
-        let tw = area.estimate_text_size(text, &style).map_err(draw_err)?.0 as f64;
-        let ew = entry_width(tw, px);
-        if x > 0.0 && x + ew > limit {
-            rows.push(Vec::new());
-            x = 0.0;
-        }
-        rows.last_mut().expect("never empty").push((i, ew));
-        x += ew;
-    }
-    Ok(rows)
-}
-
-fn draw_legend<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    entries: &[(Swatch, String)],
-    rows: &[Vec<(usize, f64)>],
-    font: &FontDesc<'_>,
-    w: f64,
-    px: &impl Fn(f64) -> f64,
-) -> Result<(), ExportError> {
-    let row_h = px(26.0);
-    for (r, row) in rows.iter().enumerate() {
-        let total: f64 = row.iter().map(|&(_, ew)| ew).sum::<f64>() - px(26.0);
-        let mut x = ((w - total) / 2.0).max(px(16.0));
-        let cy = px(6.0) + row_h * r as f64 + row_h / 2.0;
-        for &(i, ew) in row {
-            let (swatch, text) = &entries[i];
-            let (x0, x1) = (x as i32, (x + px(30.0)) as i32);
-            let yc = cy as i32;
-            let half = px(7.0) as i32;
-            match *swatch {
-                Swatch::Line(c, width) => area.draw(&PathElement::new(
-                    vec![(x0, yc), (x1, yc)],
-                    c.stroke_width(px(width as f64) as u32),
-                )),
-                Swatch::Dashed(c) => {
-                    let dash = px(7.0) as i32;
-                    let gap = px(4.0) as i32;
-                    let mut a = x0;
-                    while a < x1 {
-                        let b = (a + dash).min(x1);
-                        area.draw(&PathElement::new(
-                            vec![(a, yc), (b, yc)],
-                            c.stroke_width(px(2.0) as u32),
-                        ))
-                        .map_err(draw_err)?;
-                        a = b + gap;
-                    }
-                    Ok(())
-                }
-                Swatch::Area(c) => area
-                    .draw(&Rectangle::new(
-                        [(x0, yc - half), (x1, yc + half)],
-                        c.mix(0.28).filled(),
-                    ))
-                    .and_then(|()| {
-                        area.draw(&PathElement::new(
-                            vec![(x0, yc - half), (x1, yc - half)],
-                            c.stroke_width(px(2.0) as u32),
-                        ))
-                    }),
-                Swatch::Band(c) => area.draw(&Rectangle::new(
-                    [(x0, yc - half), (x1, yc + half)],
-                    shade(c).filled(),
-                )),
-            }
-            .map_err(draw_err)?;
-            let style = font
-                .clone()
-                .color(&INK)
-                .pos(Pos::new(HPos::Left, VPos::Center));
-            area.draw_text(text, &style, (x1 + px(8.0) as i32, yc))
-                .map_err(draw_err)?;
-            x += ew;
-        }
-    }
-    Ok(())
-}
-
 /// A band's colour over white, as the shading shows it.
 fn shade(c: RGBColor) -> RGBAColor {
     c.mix(SHADE_ALPHA)
@@ -798,209 +562,5 @@ fn decimate(points: &[(f64, f64)], buckets: usize) -> Vec<(f64, f64)> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::report::report;
-    use crate::synth;
-    use std::collections::HashSet;
-
-    fn decode(bytes: &[u8]) -> (u32, u32, Vec<u8>) {
-        let dec = ::png::Decoder::new(std::io::Cursor::new(bytes));
-        let mut reader = dec.read_info().expect("a PNG");
-        let mut buf = vec![0; reader.output_buffer_size().expect("size")];
-        let info = reader.next_frame(&mut buf).expect("a frame");
-        buf.truncate(info.buffer_size());
-        assert_eq!(info.color_type, ::png::ColorType::Rgb);
-        (info.width, info.height, buf)
-    }
-
-    fn colours(rgb: &[u8]) -> HashSet<[u8; 3]> {
-        rgb.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect()
-    }
-
-    #[test]
-    fn export_plot_png_has_requested_size_and_many_colours() {
-        let t = synth::seed_offload();
-        let r = report(&t, None);
-        let opts = PlotOptions {
-            width: 900,
-            height: 500,
-            processes: 4,
-        };
-        let bytes = png(&t, &r, &opts).unwrap();
-        let (w, h, rgb) = decode(&bytes);
-        assert_eq!((w, h), (900, 500));
-        let n = colours(&rgb).len();
-        assert!(n > 200, "only {n} distinct colours: blank or text-less?");
-        // The false-fit shading is there: its tint over white.
-        let tint = state_colour(State::FalseFit);
-        let over_white =
-            |c: u8| (255.0 * (1.0 - SHADE_ALPHA) + c as f64 * SHADE_ALPHA).round() as i32;
-        let want = [over_white(tint.0), over_white(tint.1), over_white(tint.2)];
-        let shaded = rgb
-            .chunks_exact(3)
-            .filter(|c| (0..3).all(|i| (c[i] as i32 - want[i]).abs() <= 2))
-            .count();
-        assert!(shaded > 1000, "false-fit shading not found ({shaded} px)");
-    }
-
-    #[test]
-    fn a_sample_out_of_order_at_the_time_limit_stays_on_the_chart() {
-        // Found by the fuzzer (`swapsight-fuzz plot`): one sample far after
-        // the last put a point outside the x range, and plotters' pixel
-        // arithmetic overflowed.
-        let mut t = synth::seed_offload();
-        t.samples[3].sample.t_ms = crate::trace::MAX_T_MS;
-        if let Some(f) = t.flags.first_mut() {
-            f.t_ms = crate::trace::MAX_T_MS;
-        }
-        let r = report(&t, None);
-        let opts = PlotOptions {
-            width: MIN_SIDE,
-            height: MIN_SIDE,
-            processes: 3,
-        };
-        assert!(svg(&t, &r, &opts).unwrap().starts_with("<svg"));
-        let (w, h, _) = decode(&png(&t, &r, &opts).unwrap());
-        assert_eq!((w, h), (MIN_SIDE, MIN_SIDE));
-    }
-
-    #[test]
-    fn export_plot_text_is_drawn_in_the_title_band() {
-        let t = synth::seed_offload();
-        let r = report(&t, None);
-        let bytes = png(&t, &r, &PlotOptions::default()).unwrap();
-        let (w, _, rgb) = decode(&bytes);
-        // The title's verdict is drawn in the false-fit ink.
-        let ink = state_ink(State::FalseFit);
-        let band = &rgb[..(w as usize * 60 * 3)];
-        let inked = band
-            .chunks_exact(3)
-            .filter(|c| c[0] == ink.0 && c[1] == ink.1 && c[2] == ink.2)
-            .count();
-        assert!(inked > 50, "verdict text missing ({inked} px)");
-    }
-
-    #[test]
-    fn export_plot_svg_parses_as_xml_with_text() {
-        let t = synth::seed_eager();
-        let r = report(&t, None);
-        let s = svg(&t, &r, &PlotOptions::default()).unwrap();
-        let doc = roxmltree::Document::parse(&s).expect("well-formed SVG");
-        let root = doc.root_element();
-        assert_eq!(root.tag_name().name(), "svg");
-        assert_eq!(root.attribute("width"), Some("1200"));
-        let texts: Vec<String> = doc
-            .descendants()
-            .filter(|n| n.has_tag_name("text"))
-            .filter_map(|n| n.text().map(|t| t.trim().to_string()))
-            .collect();
-        assert!(texts.iter().any(|t| t == "OVERFLOW"), "{texts:?}");
-        assert!(texts.iter().any(|t| t == "free memory (%)"), "{texts:?}");
-        assert!(texts.iter().any(|t| t == "memory (GB)"), "{texts:?}");
-        assert!(
-            texts.iter().any(|t| t.starts_with("python 4242")),
-            "{texts:?}"
-        );
-    }
-
-    #[test]
-    fn export_plot_rejects_silly_sizes() {
-        let t = synth::seed_staged();
-        let r = report(&t, None);
-        let opts = PlotOptions {
-            width: 10,
-            height: 500,
-            processes: 5,
-        };
-        let e = png(&t, &r, &opts).unwrap_err();
-        assert!(
-            e.to_string().starts_with("invalid chart size 10x500"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn export_plot_handles_a_single_sample_and_no_processes() {
-        let mut t = synth::seed_staged();
-        t.samples.truncate(1);
-        t.samples[0].sample.processes.clear();
-        t.flags.clear();
-        let r = report(&t, None);
-        let opts = PlotOptions {
-            width: 400,
-            height: 320,
-            processes: 5,
-        };
-        let (w, h, _) = decode(&png(&t, &r, &opts).unwrap());
-        assert_eq!((w, h), (400, 320));
-        svg(&t, &r, &opts).unwrap();
-    }
-
-    #[test]
-    fn export_plot_format_from_extension() {
-        use std::path::Path;
-        assert_eq!(
-            ImageFormat::from_path(Path::new("a.PNG")),
-            Some(ImageFormat::Png)
-        );
-        assert_eq!(
-            ImageFormat::from_path(Path::new("a.svg")),
-            Some(ImageFormat::Svg)
-        );
-        assert_eq!(ImageFormat::from_path(Path::new("a.jpg")), None);
-        assert_eq!(ImageFormat::from_path(Path::new("a")), None);
-    }
-
-    #[test]
-    fn export_plot_helpers() {
-        assert_eq!(nice_ceiling(19.3), 20.0);
-        assert!((nice_ceiling(0.27) - 0.3).abs() < 1e-12);
-        assert_eq!(nice_ceiling(1.0), 1.0);
-        let pts: Vec<(f64, f64)> = (0..10_000).map(|i| (i as f64, (i % 7) as f64)).collect();
-        let d = decimate(&pts, 100);
-        assert!(d.len() <= 400, "{}", d.len());
-        assert_eq!(d.first(), pts.first());
-        assert_eq!(d.last(), pts.last());
-        assert!(d.iter().any(|p| p.1 == 6.0) && d.iter().any(|p| p.1 == 0.0));
-        assert!(d.windows(2).all(|w| w[0].0 <= w[1].0));
-        assert_eq!(axis_format(100.0)(-0.0), "0");
-        assert_eq!(axis_format(5.0)(2.5), "2.5");
-        assert_eq!(
-            one_line("python3 -c \nimport time\n\tb=[]\u{7}"),
-            "python3 -c import time b=[]"
-        );
-        assert_eq!(axis_format(12.0)(4.0), "4");
-        assert_eq!(axis_format(1.0)(0.30000000000000004), "0.3");
-        assert_eq!(axis_format(1000.0)(1500.0), "1500");
-    }
-
-    #[test]
-    fn phases_are_shaded_and_named() {
-        let mut t = synth::seed_offload();
-        t.marks = ["load", "encode", "denoise", "decode"]
-            .iter()
-            .zip([0, 13_000, 20_000, 90_000])
-            .map(|(n, t_ms)| crate::trace::Mark {
-                t_ms,
-                name: (*n).into(),
-                end: false,
-            })
-            .collect();
-        let r = report(&t, None);
-        let s = svg(&t, &r, &PlotOptions::default()).unwrap();
-        let doc = roxmltree::Document::parse(&s).expect("well-formed SVG");
-        let texts: Vec<String> = doc
-            .descendants()
-            .filter(|n| n.has_tag_name("text"))
-            .filter_map(|n| n.text().map(|t| t.trim().to_string()))
-            .collect();
-        for phase in ["load", "encode", "denoise", "decode"] {
-            assert!(texts.iter().any(|t| t == phase), "{phase}: {texts:?}");
-        }
-        // The bands: one more filled rectangle per phase than without marks.
-        let rects = |svg: &str| svg.matches("<rect").count();
-        let plain = svg(&synth::seed_offload(), &r, &PlotOptions::default()).unwrap();
-        assert_eq!(rects(&s), rects(&plain) + 4);
-    }
-}
+#[path = "plot_tests.rs"]
+mod tests;

@@ -22,16 +22,29 @@ mod sys;
 #[path = "unsupported.rs"]
 mod sys;
 
+#[cfg(target_os = "linux")]
+mod linux_tree;
+
 /// The guard's cheap scan of the process list (pid, ppid, name, start
-/// time), which keeps the last good list when a scan fails. On Linux the
-/// guard reads `/proc` itself.
+/// time). On macOS it keeps the last good list when a scan fails.
+#[cfg(target_os = "linux")]
+pub use linux_tree::{is_zombie, TreeScan};
 #[cfg(not(target_os = "linux"))]
 pub use sys::TreeScan;
+
+/// Whether `pid` has exited and waits to be reaped: only Linux says so
+/// cheaply; elsewhere a zombie counts as alive.
+#[cfg(not(target_os = "linux"))]
+pub fn is_zombie(_pid: u32) -> bool {
+    false
+}
 
 pub mod linux_parse;
 pub mod macos_cache;
 pub mod macos_parse;
 pub mod naming;
+/// A probe that plays a script, for tests.
+#[cfg(any(test, feature = "test-support"))]
 pub mod scripted;
 
 /// System-wide figures of one tick. Fields may be added in later versions.

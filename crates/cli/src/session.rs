@@ -1,0 +1,240 @@
+//! What `record` and `guard` both run around the command: the probe and the
+//! trace path, the trace's header and writer, the sampler, the live status
+//! line, the flag lines and the finished line.
+
+use std::path::PathBuf;
+use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use swapsight::recorder::{default_trace_path, header_now, Recorder};
+use swapsight::trace::Header;
+use swapsight::units::{format_bytes, format_duration};
+use swapsight::{Sampler, SamplerConfig, Tick};
+
+use crate::exit;
+
+/// The trace's header for a recording by `verb` (`record`, `guard`).
+pub fn header(
+    host: swapsight::probe::HostInfo,
+    interval: Duration,
+    top: usize,
+    watch: Option<u32>,
+    command: &[String],
+    verb: &str,
+) -> Header {
+    let mut header = header_now(host, interval.as_millis() as u64, top);
+    header.watch_pid = watch;
+    header.command = (!command.is_empty()).then(|| command.to_vec());
+    header.writer = format!("swapsight {} {verb}", env!("CARGO_PKG_VERSION"));
+    header
+}
+
+/// The sampler for a recording with `header`, and its ticks.
+pub fn start_sampler(
+    probe: Box<dyn swapsight::Probe + Send>,
+    interval: Duration,
+    header: &Header,
+) -> (Sampler, Receiver<Arc<Tick>>) {
+    let sampler = Sampler::spawn(
+        probe,
+        SamplerConfig {
+            interval,
+            history: 4,
+            watch: header.watch_pid,
+            detector: header.detector.clone(),
+        },
+    );
+    let ticks = sampler.subscribe(64);
+    (sampler, ticks)
+}
+
+/// One line per flag of the tick, above the status line.
+pub fn flag_lines(status: &StatusLine, tick: &Tick) {
+    for f in &tick.flags {
+        status.clear();
+        eprintln!(
+            "swapsight: {} ({}): {} — {}",
+            f.name,
+            f.pid,
+            f.state.label(),
+            f.message
+        );
+    }
+}
+
+/// `-- ''`: say so, rather than "command not found: " with no name.
+pub fn check_command(command: &[String]) -> anyhow::Result<()> {
+    if command.first().is_some_and(|p| p.trim().is_empty()) {
+        return Err(exit::fail(
+            exit::USAGE,
+            "the command is empty: give a program after -- (see --help)",
+        ));
+    }
+    Ok(())
+}
+
+/// The trace while it can be written. After the first failed write (a full
+/// disk) nothing more is written, so no line can land after a partial one;
+/// the failure is kept to be said once.
+pub struct TraceSink {
+    rec: Recorder,
+    failed: Option<String>,
+}
+
+impl TraceSink {
+    pub fn new(rec: Recorder) -> TraceSink {
+        TraceSink { rec, failed: None }
+    }
+
+    pub fn recorder(&self) -> &Recorder {
+        &self.rec
+    }
+
+    /// `cannot write the trace FILE (why)`, once a write has failed.
+    pub fn failed(&self) -> Option<&str> {
+        self.failed.as_deref()
+    }
+
+    pub fn tick(&mut self, tick: &Tick) {
+        if self.failed.is_none() {
+            let r = self.rec.tick(tick);
+            self.keep(r);
+        }
+    }
+
+    pub fn event(
+        &mut self,
+        kind: &str,
+        message: impl Into<String>,
+        pid: Option<u32>,
+        code: Option<i32>,
+    ) {
+        if self.failed.is_none() {
+            let r = self.rec.event(kind, message, pid, code);
+            self.keep(r);
+        }
+    }
+
+    pub fn mark(&mut self, name: &str, end: bool) {
+        if self.failed.is_none() {
+            let r = self.rec.mark(name, end).map(drop);
+            self.keep(r);
+        }
+    }
+
+    fn keep(&mut self, r: Result<(), swapsight::trace::TraceError>) {
+        if let Err(e) = r {
+            let why = std::error::Error::source(&e).map_or_else(String::new, |s| format!(" ({s})"));
+            self.failed = Some(format!(
+                "cannot write the trace {}{why}",
+                self.rec.path().display()
+            ));
+        }
+    }
+}
+
+/// The trace path (`output`, or a dated name in the current folder) and the
+/// platform probe with the host's facts.
+pub fn open_probe(
+    output: Option<&std::path::Path>,
+) -> anyhow::Result<(
+    PathBuf,
+    Box<dyn swapsight::Probe + Send>,
+    swapsight::probe::HostInfo,
+)> {
+    let path = output.map_or_else(
+        || {
+            default_trace_path(
+                std::path::Path::new("."),
+                swapsight::recorder::unix_now_ms(),
+            )
+        },
+        std::path::Path::to_path_buf,
+    );
+    let mut probe = swapsight::probe::native().context("cannot start the memory probe")?;
+    let host = probe
+        .host()
+        .context("cannot read the host's memory facts")?;
+    Ok((path, probe, host))
+}
+
+/// `swapsight: 64 samples over 31.5s in run.jsonl; next: swapsight report run.jsonl`
+pub fn finished_line(rec: &Recorder) -> String {
+    let path = rec.path().display();
+    format!(
+        "swapsight: {} samples over {} in {path}; next: swapsight report {path}",
+        rec.samples(),
+        format_duration(Duration::from_millis(rec.elapsed_ms())),
+    )
+}
+
+/// The live one-line status on stderr, redrawn in place when stderr is a
+/// terminal; silent otherwise (logs get the flag lines only).
+pub struct StatusLine {
+    tty: bool,
+}
+
+impl StatusLine {
+    pub fn new() -> Self {
+        StatusLine {
+            // SAFETY: isatty only inspects the descriptor.
+            tty: unsafe { libc::isatty(2) } == 1,
+        }
+    }
+
+    pub fn show(&self, tick: &Tick, elapsed: Duration) {
+        self.show_text(&status_text(tick, elapsed));
+    }
+
+    /// Any text as the status line (on a terminal only).
+    pub(crate) fn show_text(&self, text: &str) {
+        if self.tty {
+            eprint!("\r\x1b[K{text}");
+        }
+    }
+
+    pub(crate) fn is_tty(&self) -> bool {
+        self.tty
+    }
+
+    pub fn clear(&self) {
+        if self.tty {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
+/// `00:12  watched 1.2 GB  swap +340 MB  free 72 %  fits`
+pub fn status_text(tick: &Tick, elapsed: Duration) -> String {
+    let secs = elapsed.as_secs();
+    let state = tick
+        .flagged
+        .iter()
+        .filter(|a| tick.watched.is_empty() || tick.watched.contains(&a.pid))
+        .map(|a| a.state)
+        .max()
+        .unwrap_or_default();
+    let watched = if tick.watched.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "watched {}  ",
+            format_bytes(tick.watched_footprint_bytes() as i64)
+        )
+    };
+    format!(
+        "{:02}:{:02}  {watched}swap {}{}  free {:.0} %  {}",
+        secs / 60,
+        secs % 60,
+        if tick.view.swap_growth_bytes >= 0 {
+            "+"
+        } else {
+            ""
+        },
+        format_bytes(tick.view.swap_growth_bytes),
+        tick.sample.system.free_pct,
+        state.label()
+    )
+}

@@ -1,0 +1,103 @@
+use super::*;
+
+const G: u64 = 1 << 30;
+
+fn mac(rec: Option<u64>, reserve: Option<u64>) -> AdviceInput {
+    AdviceInput {
+        os: "macos".into(),
+        hostname: "m5-pro".into(),
+        phys_bytes: 48 * G,
+        reserve_bytes: reserve,
+        recommended_max_bytes: rec,
+    }
+}
+
+#[test]
+fn the_source_mac_gets_both_ratios_below_where_it_swapped() {
+    // recommended_max_memory() 37.44 GiB; 48 GiB − 30 % = 33.6 GiB.
+    let rec = (37.44 * GIB) as u64;
+    let a = advise(&mac(Some(rec), None), None);
+    assert!(a.applies);
+    assert_eq!(a.high_ratio, 0.89);
+    assert_eq!(a.low_ratio, a.high_ratio);
+    assert!(a.cap_bytes <= a.limit_bytes);
+    // Below where the source saw swap begin (33.5 GB footprint).
+    assert!((a.cap_bytes as f64) < 33.5 * GIB);
+    let lines: Vec<&str> = a.text.lines().collect();
+    assert_eq!(lines[0], "export PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.89");
+    assert_eq!(lines[1], "export PYTORCH_MPS_LOW_WATERMARK_RATIO=0.89");
+    assert!(
+        a.text.contains("33.60 GiB / 37.44 GiB = 0.89"),
+        "{}",
+        a.text
+    );
+    assert!(!a.text.contains(READ_RECOMMENDED));
+    // A reserve of 18 GiB: 30 / 37.44 → 0.80, the source's verified setting.
+    let a = advise(&mac(Some(rec), Some(18 * G)), None);
+    assert_eq!(a.high_ratio, 0.8);
+}
+
+#[test]
+fn without_the_recommended_figure_it_estimates_and_says_how_to_read_it() {
+    let a = advise(&mac(None, None), None);
+    assert!(a.recommended_estimated);
+    assert!(a.text.contains(READ_RECOMMENDED), "{}", a.text);
+    assert!(a.high_ratio > 0.8 && a.high_ratio < 1.0, "{}", a.high_ratio);
+}
+
+#[test]
+fn a_flagged_python_process_on_a_mac_gets_the_advice() {
+    use crate::detect::State;
+    let mac = crate::probe::HostInfo {
+        os: "macos".into(),
+        phys_bytes: 48 * G,
+        page_size: 16384,
+        hostname: "m5-pro".into(),
+    };
+    let text = for_flagged_process("Python", State::FalseFit, &mac).unwrap();
+    assert!(
+        text.contains("export PYTORCH_MPS_HIGH_WATERMARK_RATIO="),
+        "{text}"
+    );
+    assert!(
+        text.contains("export PYTORCH_MPS_LOW_WATERMARK_RATIO="),
+        "{text}"
+    );
+    assert!(for_flagged_process("python3.12", State::Fits, &mac).is_none());
+    assert!(for_flagged_process("ffmpeg", State::FalseFit, &mac).is_none());
+    let linux = crate::probe::HostInfo {
+        os: "linux".into(),
+        ..mac
+    };
+    assert!(for_flagged_process("python3", State::FalseFit, &linux).is_none());
+}
+
+#[test]
+fn linux_is_not_applicable_unless_the_figure_is_given() {
+    let mut i = mac(None, None);
+    i.os = "linux".into();
+    let a = advise(&i, None);
+    assert!(!a.applies);
+    assert_eq!(a.text.lines().count(), 1);
+    assert!(a
+        .text
+        .starts_with("no MPS watermark to set on m5-pro (linux)"));
+    i.recommended_max_bytes = Some(30 * G);
+    assert!(advise(&i, None).applies);
+}
+
+#[test]
+fn the_eager_run_would_have_been_stopped_before_it_swapped() {
+    // Eager: 31–33 GB, then decode to 43.6 GB; swap grew from 93 s.
+    let t = crate::synth::seed_eager();
+    let a = advise(&mac(Some((37.44 * GIB) as u64), None), Some(&t));
+    let r = a.run.unwrap();
+    assert!(r.stopped_before_swap, "{r:?}");
+    assert!(r.over_cap_ms.unwrap() < r.swap_grew_ms.unwrap());
+    assert!(r.words.contains("would have stopped it at"), "{}", r.words);
+    // Staged never swapped and stays under the cap.
+    let s = crate::synth::seed_staged();
+    let r = check_run(&s, a.cap_bytes);
+    assert!(r.swap_grew_ms.is_none() && r.over_cap_ms.is_none(), "{r:?}");
+    assert!(r.words.contains("did not swap"));
+}

@@ -1,0 +1,65 @@
+//! Memory not explained by footprints, per tick.
+
+use serde::{Deserialize, Serialize};
+
+use crate::probe::{ProcessSample, SystemSample};
+use crate::units::signed_diff;
+
+/// Memory not explained by footprints: used memory against the sum of the
+/// footprints the OS let us read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FootprintGap {
+    /// Memory in use ([`SystemSample::used_bytes`]).
+    pub used_bytes: u64,
+    /// Sum of the readable processes' footprints.
+    pub footprints_bytes: u64,
+    /// `used_bytes − footprints_bytes`: memory no readable footprint
+    /// explains — the kernel, drivers and GPU, other users' processes,
+    /// memory outside footprints. Negative when footprints hold much
+    /// compressed or swapped memory (counted in a macOS footprint at its
+    /// full size, though it occupies less RAM or none).
+    pub unexplained_bytes: i64,
+    /// `footprints_bytes / used_bytes`, 0 when nothing is used.
+    pub coverage: f64,
+    /// Processes listed without figures (other users' on macOS).
+    pub unreadable: u32,
+    /// Sum of the memory readable processes own outside their footprints.
+    pub outside_footprint_bytes: u64,
+    /// Sum of the readable processes' GPU memory.
+    pub gpu_bytes: u64,
+    /// macOS: wired memory (kernel and drivers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wired_bytes: Option<u64>,
+    /// macOS: physical memory the compressor occupies.
+    pub compressor_bytes: u64,
+}
+
+/// The footprint gap of one tick. Pure, so the UI, report and detector show
+/// the same figure.
+pub fn footprint_gap(system: &SystemSample, processes: &[ProcessSample]) -> FootprintGap {
+    let mut gap = FootprintGap {
+        used_bytes: system.used_bytes(),
+        wired_bytes: system.wired_bytes,
+        compressor_bytes: system.compressed_bytes,
+        ..FootprintGap::default()
+    };
+    for p in processes {
+        if !p.readable {
+            gap.unreadable = gap.unreadable.saturating_add(1);
+            continue;
+        }
+        gap.footprints_bytes = gap.footprints_bytes.saturating_add(p.footprint_bytes);
+        gap.outside_footprint_bytes = gap
+            .outside_footprint_bytes
+            .saturating_add(p.outside_footprint_bytes.unwrap_or(0));
+        gap.gpu_bytes = gap.gpu_bytes.saturating_add(p.gpu_bytes.unwrap_or(0));
+    }
+    gap.unexplained_bytes = signed_diff(gap.used_bytes, gap.footprints_bytes);
+    gap.coverage = if gap.used_bytes == 0 {
+        0.0
+    } else {
+        gap.footprints_bytes as f64 / gap.used_bytes as f64
+    };
+    gap
+}

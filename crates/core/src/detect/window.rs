@@ -1,0 +1,141 @@
+//! The detector's memory of the last ticks, per system and per process, and
+//! what it measures over its window: a sustained swap climb, each process's
+//! activity and a footprint drop that free memory does not match.
+
+use std::collections::VecDeque;
+
+use serde::Serialize;
+
+use super::DetectorConfig;
+use crate::probe::ProcessSample;
+use crate::units::signed_diff;
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SysPoint {
+    pub(super) t_ms: u64,
+    pub(super) swap_used: u64,
+    pub(super) free_bytes: u64,
+    pub(super) unexplained: i64,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ProcPoint {
+    pub(super) t_ms: u64,
+    pub(super) footprint: u64,
+    pub(super) pageins: u64,
+    /// Swap-ins in pages (macOS), when the OS says.
+    pub(super) swapins: Option<u64>,
+    /// Own swapped memory (Linux `VmSwap`, macOS compressed), when known.
+    pub(super) swapped: Option<u64>,
+    pub(super) owned: u64,
+}
+
+/// Swap grew at the minimum rate in at least two thirds of the intervals of
+/// the last `sustain_ms` — a single burst of page-outs is one interval.
+pub(super) fn sustained_climb(sys: &VecDeque<SysPoint>, now: u64, cfg: &DetectorConfig) -> bool {
+    let mut total = 0u32;
+    let mut rising = 0u32;
+    let recent = sys
+        .iter()
+        .filter(|p| now.saturating_sub(p.t_ms) <= cfg.sustain_ms);
+    let mut prev: Option<&SysPoint> = None;
+    for p in recent {
+        if let Some(q) = prev {
+            if p.t_ms > q.t_ms {
+                total += 1;
+                let rate =
+                    (p.swap_used as f64 - q.swap_used as f64) / ((p.t_ms - q.t_ms) as f64 / 1000.0);
+                if rate >= cfg.min_rate_bytes_per_s as f64 {
+                    rising += 1;
+                }
+            }
+        }
+        prev = Some(p);
+    }
+    total >= 2 && rising * 3 >= total * 2
+}
+
+pub(super) fn activity(
+    pid: u32,
+    history: &VecDeque<ProcPoint>,
+    now: u64,
+    window_ms: u64,
+) -> Activity {
+    let last = history.back().copied();
+    let first = history
+        .iter()
+        .find(|q| now.saturating_sub(q.t_ms) <= window_ms)
+        .copied();
+    match (first, last) {
+        (Some(a), Some(b)) if b.t_ms > a.t_ms => {
+            let secs = (b.t_ms - a.t_ms) as f64 / 1000.0;
+            Activity {
+                pid,
+                pageins_per_s: b.pageins.saturating_sub(a.pageins) as f64 / secs,
+                footprint_delta_bytes: signed_diff(b.footprint, a.footprint),
+                swapins_per_s: a
+                    .swapins
+                    .zip(b.swapins)
+                    .map(|(x, y)| y.saturating_sub(x) as f64 / secs),
+                process_swap_delta_bytes: a.swapped.zip(b.swapped).map(|(x, y)| signed_diff(y, x)),
+                owned_delta_bytes: signed_diff(b.owned, a.owned),
+            }
+        }
+        _ => Activity {
+            pid,
+            pageins_per_s: 0.0,
+            footprint_delta_bytes: 0,
+            swapins_per_s: last.and_then(|b| b.swapins.map(|_| 0.0)),
+            process_swap_delta_bytes: last.and_then(|b| b.swapped.map(|_| 0)),
+            owned_delta_bytes: 0,
+        },
+    }
+}
+
+/// What a process did over the detector's window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Activity {
+    pub pid: u32,
+    pub pageins_per_s: f64,
+    pub footprint_delta_bytes: i64,
+    /// Swap-ins per second in pages (macOS), when the OS says.
+    pub swapins_per_s: Option<f64>,
+    /// Change of the process's own swap (Linux `VmSwap`), when the OS says.
+    pub process_swap_delta_bytes: Option<i64>,
+    /// Change of all it owns: footprint and memory outside it.
+    pub owned_delta_bytes: i64,
+}
+
+/// The footprint drop not matched by free memory, when it is large enough to
+/// count; 0 otherwise.
+pub(super) fn hidden_bytes(
+    history: &VecDeque<ProcPoint>,
+    sys: &VecDeque<SysPoint>,
+    now: u64,
+    cfg: &DetectorConfig,
+    p: &ProcessSample,
+    threshold: u64,
+) -> u64 {
+    let Some(peak) = history
+        .iter()
+        .filter(|q| now.saturating_sub(q.t_ms) <= cfg.hidden_window_ms)
+        .max_by_key(|q| q.footprint)
+    else {
+        return 0;
+    };
+    let drop = peak.footprint.saturating_sub(p.footprint_bytes);
+    if drop < threshold {
+        return 0;
+    }
+    let free_then = sys
+        .iter()
+        .find(|s| s.t_ms >= peak.t_ms)
+        .map_or(0, |s| s.free_bytes);
+    let free_now = sys.back().map_or(0, |s| s.free_bytes);
+    let freed = free_now.saturating_sub(free_then);
+    if (freed as f64) < cfg.hidden_free_share * drop as f64 {
+        drop - freed.min(drop)
+    } else {
+        0
+    }
+}

@@ -1,0 +1,126 @@
+use super::*;
+use crate::probe::{ProcessSample, Sample, SystemSample};
+use crate::synth;
+use crate::trace::TraceSample;
+
+fn csv_of(trace: &Trace) -> String {
+    let mut out = Vec::new();
+    write(trace, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn export_csv_golden_shape() {
+    let t = synth::seed_offload();
+    let text = csv_of(&t);
+    let mut r = ::csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header, COLUMNS);
+    let rows: Vec<::csv::StringRecord> = r.records().map(|r| r.unwrap()).collect();
+    let expected: usize = t.samples.iter().map(|s| s.sample.processes.len()).sum();
+    assert_eq!(rows.len(), expected);
+    // First row: time 0, system columns filled, a process.
+    let first = &rows[0];
+    assert_eq!(&first[0], "0");
+    assert_eq!(&first[1], "1780000000000");
+    assert_eq!(&first[2], (48u64 << 30).to_string());
+    assert_eq!(&first[5], "0", "swap growth starts at 0");
+    assert!(!first[8].is_empty());
+    assert_eq!(&first[15], "", "no page-in rate before a second sample");
+    // The watched python, flagged false fit at some point.
+    let python: Vec<_> = rows.iter().filter(|r| &r[8] == "4243").collect();
+    assert!(python.iter().all(|r| &r[10] == "python" && &r[11] == "1"));
+    assert!(python.iter().any(|r| &r[12] == "false-fit"));
+    assert!(python.iter().any(|r| &r[12] == "fits"));
+    // Every numeric column parses.
+    for r in &rows {
+        for i in [0usize, 1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 14] {
+            r[i].parse::<f64>()
+                .unwrap_or_else(|_| panic!("col {i}: {:?}", &r[i]));
+        }
+    }
+    let last = rows.last().unwrap();
+    assert_eq!(&last[0], "104");
+}
+
+#[test]
+fn export_csv_quotes_awkward_names_and_keeps_empty_samples() {
+    let mut t = synth::seed_staged();
+    t.samples.truncate(2);
+    t.samples[0].sample.processes[0].name = "my \"app\", v2\nbeta".into();
+    t.samples.push(TraceSample {
+        sample: Sample {
+            t_ms: 1500,
+            system: SystemSample {
+                phys_bytes: 1 << 30,
+                ..Default::default()
+            },
+            processes: vec![],
+        },
+        watched: vec![],
+    });
+    t.samples[1].sample.processes.push(ProcessSample {
+        pid: 7,
+        name: "vm".into(),
+        swap_bytes: Some(4096),
+        ..Default::default()
+    });
+    let text = csv_of(&t);
+    assert!(text.contains("\"my \"\"app\"\", v2\nbeta\""), "{text}");
+    let rows: Vec<_> = ::csv::Reader::from_reader(text.as_bytes())
+        .records()
+        .map(|r| r.unwrap())
+        .collect();
+    assert_eq!(&rows[0][10], "my \"app\", v2\nbeta");
+    let vm = rows.iter().find(|r| &r[8] == "7").unwrap();
+    assert_eq!(&vm[16], "4096");
+    let empty = rows.last().unwrap();
+    assert_eq!(&empty[0], "1.5");
+    assert_eq!(&empty[8], "");
+    assert_eq!(empty.len(), COLUMNS.len());
+}
+
+#[test]
+fn export_csv_decimals() {
+    assert_eq!(decimal(12.5, 3), "12.5");
+    assert_eq!(decimal(38.541_666, 2), "38.54");
+    assert_eq!(decimal(104.0, 3), "104");
+    assert_eq!(decimal(0.0004, 3), "0");
+}
+
+#[test]
+fn the_phase_column_names_the_phase_under_way() {
+    let mut t = crate::synth::seed_offload();
+    t.marks = vec![
+        crate::trace::Mark {
+            t_ms: 0,
+            name: "load".into(),
+            end: false,
+        },
+        crate::trace::Mark {
+            t_ms: 20_000,
+            name: "denoise".into(),
+            end: false,
+        },
+        crate::trace::Mark {
+            t_ms: 90_000,
+            name: "denoise".into(),
+            end: true,
+        },
+    ];
+    let text = csv_of(&t);
+    let mut r = ::csv::Reader::from_reader(text.as_bytes());
+    let phase_at = |time: &str| -> Vec<String> {
+        let mut r = ::csv::Reader::from_reader(text.as_bytes());
+        r.records()
+            .map(|x| x.unwrap())
+            .filter(|x| &x[0] == time)
+            .map(|x| x[17].to_string())
+            .collect()
+    };
+    assert_eq!(r.headers().unwrap().get(17), Some("phase"));
+    assert!(phase_at("10").iter().all(|p| p == "load"));
+    assert!(phase_at("20").iter().all(|p| p == "denoise"));
+    assert!(phase_at("95").iter().all(|p| p.is_empty()));
+    assert!(!phase_at("95").is_empty());
+}

@@ -1,0 +1,209 @@
+use super::*;
+use crate::detect::DetectorConfig;
+use crate::monitor::Monitor;
+use crate::synth;
+use prometheus_parse::{Scrape, Value};
+
+fn parse(text: &str) -> Scrape {
+    Scrape::parse(text.lines().map(|l| Ok(l.to_string()))).expect("parses")
+}
+
+fn value(scrape: &Scrape, metric: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    scrape
+        .samples
+        .iter()
+        .find(|s| {
+            s.metric == metric
+                && labels
+                    .iter()
+                    .all(|(k, v)| s.labels.get(k).is_some_and(|x| x == *v))
+        })
+        .map(|s| match s.value {
+            Value::Counter(v) | Value::Gauge(v) | Value::Untyped(v) => v,
+            _ => f64::NAN,
+        })
+}
+
+#[test]
+fn export_prometheus_of_a_trace_parses_back() {
+    let t = synth::seed_offload();
+    let snap = Snapshot::from_trace(&t).unwrap();
+    let text = render(&snap, DEFAULT_MAX_PROCESSES);
+    let scrape = parse(&text);
+    let last = &t.samples.last().unwrap().sample;
+    assert_eq!(
+        value(&scrape, "swapsight_swap_used_bytes", &[]),
+        Some(last.system.swap_used_bytes as f64)
+    );
+    let growth = value(&scrape, "swapsight_swap_growth_bytes", &[]).unwrap();
+    assert!(growth > 9.0 * (1u64 << 30) as f64, "{growth}");
+    let free = value(&scrape, "swapsight_free_ratio", &[]).unwrap();
+    assert!((0.0..=1.0).contains(&free));
+    assert_eq!(
+        value(
+            &scrape,
+            "swapsight_process_footprint_bytes",
+            &[("pid", "4243"), ("name", "python")]
+        ),
+        Some(
+            last.processes
+                .iter()
+                .find(|p| p.pid == 4243)
+                .unwrap()
+                .footprint_bytes as f64
+        )
+    );
+    let pageins = scrape
+        .samples
+        .iter()
+        .find(|s| s.metric == "swapsight_process_pageins_total")
+        .unwrap();
+    assert!(matches!(pageins.value, Value::Counter(_)), "{pageins:?}");
+    assert_eq!(
+        value(&scrape, "swapsight_process_watched", &[("pid", "4243")]),
+        Some(1.0)
+    );
+    // The process's last flag decides its state.
+    let st = t.flags.iter().rev().find(|f| f.pid == 4243).unwrap().state;
+    assert_eq!(
+        value(
+            &scrape,
+            "swapsight_process_state",
+            &[("pid", "4243"), ("state", st.as_str())]
+        ),
+        Some(1.0)
+    );
+    let ones = scrape
+        .samples
+        .iter()
+        .filter(|s| {
+            s.metric == "swapsight_process_state"
+                && s.labels.get("pid") == Some("4243")
+                && matches!(s.value, Value::Gauge(v) if v == 1.0)
+        })
+        .count();
+    assert_eq!(ones, 1);
+    // HELP and TYPE for every family.
+    for name in [
+        "swapsight_swap_used_bytes",
+        "swapsight_process_footprint_bytes",
+        "swapsight_process_state",
+    ] {
+        assert!(text.contains(&format!("# HELP {name} ")), "{name}");
+        assert!(text.contains(&format!("# TYPE {name} ")), "{name}");
+    }
+    assert!(text.contains("# TYPE swapsight_process_pageins_total counter"));
+    assert!(
+        !text.contains("swapsight_process_swap_bytes"),
+        "no VmSwap on macOS"
+    );
+}
+
+#[test]
+fn export_prometheus_cardinality_is_bounded() {
+    let t = synth::busy_trace(4, 40);
+    let snap = Snapshot::from_trace(&t).unwrap();
+    let scrape = parse(&render(&snap, 5));
+    let pids: std::collections::HashSet<&str> = scrape
+        .samples
+        .iter()
+        .filter_map(|s| s.labels.get("pid"))
+        .collect();
+    assert_eq!(pids.len(), 5);
+    assert!(pids.contains("1000"), "the watched process is kept");
+}
+
+#[test]
+fn export_prometheus_keeps_flagged_then_watched_then_the_largest() {
+    let t = synth::busy_trace(4, 40);
+    let mut snap = Snapshot::from_trace(&t).unwrap();
+    let mut by_size: Vec<_> = snap.sample.processes.iter().collect();
+    by_size.sort_by_key(|p| (p.footprint_bytes, p.pid));
+    let (small_a, small_b) = (by_size[0].pid, by_size[1].pid);
+    let largest = by_size.last().unwrap().pid;
+    let watched = [small_b];
+    snap.watched = &watched;
+    snap.states = vec![(small_a, State::FalseFit)];
+    let pids = |max| -> std::collections::BTreeSet<String> {
+        parse(&render(&snap, max))
+            .samples
+            .iter()
+            .filter_map(|s| s.labels.get("pid").map(str::to_string))
+            .collect()
+    };
+    let want = |ps: &[u32]| ps.iter().map(u32::to_string).collect();
+    assert_eq!(pids(1), want(&[small_a]));
+    assert_eq!(pids(2), want(&[small_a, small_b]));
+    assert_eq!(pids(3), want(&[small_a, small_b, largest]));
+}
+
+fn unescape(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some(x) => out.push(x),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+#[test]
+fn export_prometheus_escapes_label_values() {
+    let mut t = synth::seed_staged();
+    t.samples.truncate(1);
+    let p = &mut t.samples[0].sample.processes[0];
+    p.name = "a\\b \"c\"\nd".into();
+    p.swap_bytes = Some(123);
+    let snap = Snapshot::from_trace(&t).unwrap();
+    let text = render(&snap, 10);
+    assert!(text.contains(r#"name="a\\b \"c\"\nd""#), "{text}");
+    assert!(text.contains("swapsight_process_swap_bytes{"), "{text}");
+    // prometheus-parse hands label values back still escaped.
+    let scrape = parse(&text);
+    assert!(scrape
+        .samples
+        .iter()
+        .filter_map(|s| s.labels.get("name"))
+        .any(|v| unescape(v) == "a\\b \"c\"\nd"));
+    assert_eq!(escape_label("plain"), "plain");
+}
+
+#[test]
+fn export_prometheus_from_a_live_tick() {
+    let t = synth::seed_eager();
+    let mut m = Monitor::new(Some(4242), DetectorConfig::default());
+    let mut tick = None;
+    for s in &t.samples {
+        tick = Some(m.step(s.sample.clone()));
+    }
+    let tick = tick.unwrap();
+    let text = render(&Snapshot::from_tick(&tick), 3);
+    let scrape = parse(&text);
+    assert_eq!(
+        value(&scrape, "swapsight_state", &[]),
+        Some(state_number(State::Overflow) as f64)
+    );
+    assert_eq!(
+        value(
+            &scrape,
+            "swapsight_process_state",
+            &[("pid", "4242"), ("state", "overflow")]
+        ),
+        Some(1.0)
+    );
+}
+
+#[test]
+fn export_prometheus_numbers() {
+    assert_eq!(number(3.0), "3");
+    assert_eq!(number(0.25), "0.25");
+    assert_eq!(number(f64::NAN), "NaN");
+    assert_eq!(number(f64::INFINITY), "+Inf");
+}

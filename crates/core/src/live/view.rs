@@ -1,0 +1,255 @@
+//! What a UI draws of the live session, and how a tick becomes it: the
+//! table's rows, the header figures ([`Snapshot`]), a chart point, the
+//! menu-bar title and the notifications.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::detect::{Flag, State, SystemView};
+use crate::probe::{HostInfo, Sample, SystemSample};
+use crate::tick::Tick;
+use crate::units::format_bytes_short;
+
+/// One process row of the table.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Row {
+    pub pid: u32,
+    pub name: String,
+    /// The command line (capped), shown on hover; absent where the OS does
+    /// not show it to this user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cmdline: Option<String>,
+    pub footprint_bytes: u64,
+    /// Footprint change over the detector's window.
+    pub footprint_delta_bytes: i64,
+    pub pageins_per_s: f64,
+    /// Measured swap (Linux `VmSwap`); absent where the OS does not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swap_bytes: Option<u64>,
+    /// GPU memory (macOS "graphics" ledger tag); absent where unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_bytes: Option<u64>,
+    /// Memory owned outside the footprint (macOS `*_nofootprint` tags).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outside_footprint_bytes: Option<u64>,
+    /// Swap-ins per second in pages (macOS), over the detector's window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swapins_per_s: Option<f64>,
+    /// `false` when the OS denied the process's figures (shown as unknown,
+    /// not as 0).
+    pub readable: bool,
+    pub state: State,
+    pub worst: State,
+    /// The evidence in words (for a tooltip); empty when it fits.
+    pub evidence: String,
+    pub watched: bool,
+    pub pinned: bool,
+}
+
+/// The state of an ongoing recording.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RecordingStatus {
+    pub path: PathBuf,
+    pub samples: u64,
+    pub elapsed_ms: u64,
+    pub pid: Option<u32>,
+}
+
+/// Everything a UI shows at one tick.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Snapshot {
+    pub t_ms: u64,
+    pub system: SystemSample,
+    pub view: SystemView,
+    /// Worst current state of any process.
+    pub state: State,
+    /// Menu-bar title, e.g. `⇡2.1G ⚠ false fit`; empty when nothing to say.
+    pub title: String,
+    pub processes: Vec<Row>,
+    pub process_count: usize,
+    pub pinned: Option<u32>,
+    pub recording: Option<RecordingStatus>,
+    /// Whether rows carry measured swap (Linux) or not (macOS).
+    pub measures_process_swap: bool,
+    /// The phase under way in the recording (`swapsight mark`), if any.
+    pub phase: Option<String>,
+    /// Phases within the chart's history, in the points' clock.
+    pub phases: Vec<crate::phases::Phase>,
+}
+
+/// One point of the chart history.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Point {
+    pub t_ms: u64,
+    pub swap_growth_bytes: i64,
+    pub swap_used_bytes: u64,
+    pub free_pct: f64,
+    /// (pid, footprint) of the largest and the flagged/pinned processes.
+    pub footprints: Vec<(u32, u64)>,
+}
+
+/// A false fit (or overflow) that just started: one notification.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Notice {
+    pub pid: u32,
+    pub name: String,
+    pub state: State,
+    pub title: String,
+    pub body: String,
+}
+
+/// What subscribers receive every tick.
+#[derive(Debug, Clone, Serialize)]
+pub struct Update {
+    pub snapshot: Snapshot,
+    pub point: Point,
+    pub notices: Vec<Notice>,
+}
+
+/// The table's rows at `tick`: the `limit` largest processes, and every
+/// watched, pinned or flagged one beyond them.
+pub(crate) fn rows_of(tick: &Tick, limit: usize, pinned: Option<u32>, host: &HostInfo) -> Vec<Row> {
+    let mut procs: Vec<_> = tick.sample.processes.iter().collect();
+    procs.sort_unstable_by(|a, b| {
+        b.footprint_bytes
+            .cmp(&a.footprint_bytes)
+            .then(a.pid.cmp(&b.pid))
+    });
+    let activity = |pid: u32| {
+        tick.activity
+            .binary_search_by_key(&pid, |a| a.pid)
+            .ok()
+            .map(|i| &tick.activity[i])
+    };
+    let flagged = |pid: u32| tick.flagged.iter().find(|a| a.pid == pid);
+    let mut rows = Vec::with_capacity(limit + tick.flagged.len());
+    for (i, p) in procs.iter().enumerate() {
+        let watched = tick.watched.binary_search(&p.pid).is_ok();
+        let pinned = pinned == Some(p.pid);
+        let f = flagged(p.pid);
+        if i >= limit && !watched && !pinned && f.is_none() {
+            continue;
+        }
+        let act = activity(p.pid);
+        let (state, worst) = f.map_or((State::Fits, State::Fits), |a| (a.state, a.worst));
+        rows.push(Row {
+            pid: p.pid,
+            name: p.name.clone(),
+            cmdline: p.cmdline.clone(),
+            footprint_bytes: p.footprint_bytes,
+            footprint_delta_bytes: act.map_or(0, |a| a.footprint_delta_bytes),
+            pageins_per_s: act.map_or(0.0, |a| a.pageins_per_s),
+            swap_bytes: p.swap_bytes,
+            gpu_bytes: p.gpu_bytes,
+            outside_footprint_bytes: p.outside_footprint_bytes,
+            swapins_per_s: act.and_then(|a| a.swapins_per_s),
+            readable: p.readable,
+            state,
+            worst,
+            evidence: with_advice(
+                f.map(|a| {
+                    a.evidence.describe(if a.state == State::Fits {
+                        a.worst
+                    } else {
+                        a.state
+                    })
+                })
+                .unwrap_or_default(),
+                &p.name,
+                state,
+                host,
+            ),
+            watched,
+            pinned,
+        });
+    }
+    rows
+}
+
+/// The evidence, and for a flagged Python process on a Mac the MPS advice
+/// (`swapsight advise`), in the process's detail.
+pub(crate) fn with_advice(evidence: String, name: &str, state: State, host: &HostInfo) -> String {
+    match crate::advise::for_flagged_process(name, state, host) {
+        Some(advice) => format!("{evidence}\n\n{advice}"),
+        None => evidence,
+    }
+}
+
+/// The chart point of a live tick: the `n` largest rows, and the pinned,
+/// watched or flagged ones beyond them.
+pub(crate) fn point_of(tick: &Tick, snapshot: &Snapshot, n: usize) -> Point {
+    let mut footprints: Vec<(u32, u64)> = snapshot
+        .processes
+        .iter()
+        .take(n)
+        .map(|r| (r.pid, r.footprint_bytes))
+        .collect();
+    for r in &snapshot.processes[n.min(snapshot.processes.len())..] {
+        if r.pinned || r.watched || r.state != State::Fits {
+            footprints.push((r.pid, r.footprint_bytes));
+        }
+    }
+    Point::at(&tick.sample, tick.view.swap_growth_bytes, footprints)
+}
+
+impl Point {
+    /// The point of one sample, live or replayed: swap growth is measured
+    /// by the caller (the detector's baseline live, the first sample in a
+    /// replay), as are the processes it follows.
+    pub(crate) fn at(
+        sample: &Sample,
+        swap_growth_bytes: i64,
+        footprints: Vec<(u32, u64)>,
+    ) -> Point {
+        Point {
+            t_ms: sample.t_ms,
+            swap_growth_bytes,
+            swap_used_bytes: sample.system.swap_used_bytes,
+            free_pct: sample.system.free_pct,
+            footprints,
+        }
+    }
+}
+
+/// The menu-bar title: swap growth since the baseline and the worst state,
+/// e.g. `⇡2.1G ⚠ false fit`; empty when swap did not grow and all fits (an
+/// empty string, not `None`, clears the title on macOS).
+pub fn title(view: &SystemView, worst: State) -> String {
+    let growth = if view.swap_growth_bytes >= (64 << 20) {
+        format!("⇡{}", format_bytes_short(view.swap_growth_bytes as u64))
+    } else {
+        String::new()
+    };
+    let state = match worst {
+        State::Fits => "",
+        State::HiddenMemory => "◌ hidden",
+        State::Overflow => "⚠ overflow",
+        State::FalseFit => "⚠ false fit",
+    };
+    match (growth.is_empty(), state.is_empty()) {
+        (true, true) => String::new(),
+        (false, true) => growth,
+        (true, false) => state.to_string(),
+        (false, false) => format!("{growth} {state}"),
+    }
+}
+
+/// A notification for a false fit or overflow that just started (the
+/// detector raises a state once per episode, so this is once per episode).
+pub fn notice_of(flag: &Flag) -> Option<Notice> {
+    if !matches!(flag.state, State::FalseFit | State::Overflow) || flag.previous >= flag.state {
+        return None;
+    }
+    let title = match flag.state {
+        State::FalseFit => format!("False fit: {}", flag.name),
+        _ => format!("Overflow: {}", flag.name),
+    };
+    Some(Notice {
+        pid: flag.pid,
+        name: flag.name.clone(),
+        state: flag.state,
+        title,
+        body: flag.message.clone(),
+    })
+}

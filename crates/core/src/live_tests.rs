@@ -1,0 +1,166 @@
+use super::*;
+use crate::detect::{State, SystemView};
+use crate::probe::scripted::ScriptedProbe;
+use std::path::Path;
+use std::time::Duration;
+
+fn live(dir: &Path) -> Live {
+    let cfg = LiveConfig {
+        sampler: SamplerConfig {
+            interval: Duration::from_millis(20),
+            history: 2,
+            ..SamplerConfig::default()
+        },
+        rows: 10,
+        recordings_dir: dir.to_path_buf(),
+        ..LiveConfig::default()
+    };
+    Live::start(Box::new(ScriptedProbe::false_fit()), cfg).unwrap()
+}
+
+fn tmp(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("swapsight-live-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn flags_the_paging_process_and_notifies_once() {
+    let dir = tmp("flag");
+    let l = live(&dir);
+    let updates = l.subscribe(1000);
+    let mut notices = Vec::new();
+    let mut flagged_row = None;
+    for u in updates.iter().take(150) {
+        notices.extend(u.notices.iter().cloned());
+        if let Some(r) = u
+            .snapshot
+            .processes
+            .iter()
+            .find(|r| r.pid == 7 && r.state == State::FalseFit)
+        {
+            flagged_row = Some((r.clone(), u.snapshot.title.clone()));
+        }
+    }
+    let (row, title) = flagged_row.expect("pid 7 flagged");
+    assert!(row.evidence.contains("false fit"), "{}", row.evidence);
+    assert!(row.pageins_per_s > 1000.0, "{row:?}");
+    assert!(
+        title.starts_with('⇡') && title.ends_with("⚠ false fit"),
+        "{title}"
+    );
+    assert_eq!(
+        notices.iter().filter(|n| n.pid == 7).count(),
+        1,
+        "{notices:?}"
+    );
+    // p7 is small (7 MiB) yet kept in the table: flagged rows always are.
+    let s = l.snapshot().unwrap();
+    assert!(s.processes.iter().any(|r| r.pid == 7));
+    assert!(s.processes.len() <= 10 + 1);
+    assert!(!l.history(Some(1)).is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn records_and_replays() {
+    let dir = tmp("rec");
+    let l = live(&dir);
+    l.wait_snapshot(Duration::from_secs(2)).unwrap();
+    l.pin(Some(7));
+    let path = l.start_recording(None).unwrap();
+    assert!(matches!(
+        l.start_recording(None),
+        Err(LiveError::AlreadyRecording(_))
+    ));
+    std::thread::sleep(Duration::from_millis(400));
+    let (stopped, samples) = l.stop_recording().unwrap();
+    assert_eq!(stopped, path);
+    assert!(samples >= 5, "{samples}");
+    assert!(matches!(l.stop_recording(), Err(LiveError::NotRecording)));
+    assert_eq!(l.last_recording(), Some(path.clone()));
+    let r = replay(&path).unwrap();
+    assert_eq!(r.points.len() as u64, samples);
+    assert_eq!(r.report.samples as u64, samples);
+    let t = crate::trace::read(&path).unwrap();
+    assert_eq!(t.header().watch_pid, Some(7));
+    // By name, as a UI asks: the same replay, named rather than pathed.
+    let name = crate::recordings::file_name(&path);
+    let [listed] = &l.recordings().unwrap()[..] else {
+        panic!("one recording")
+    };
+    assert_eq!(listed.name, name);
+    let named = l.replay_recording(&name).unwrap();
+    assert_eq!(named.path, Path::new(&name));
+    assert_eq!(named.points, r.points);
+    assert_eq!(l.report_recording(&name).unwrap().samples as u64, samples);
+    assert!(matches!(
+        l.replay_recording("../x.jsonl"),
+        Err(LiveError::Recording(RecordingError::BadName(_)))
+    ));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn marks_reach_the_recording_the_snapshot_and_the_replay() {
+    let dir = tmp("marks");
+    let l = live(&dir);
+    l.wait_snapshot(Duration::from_secs(2)).unwrap();
+    assert_eq!(l.mark_path(), None);
+    let path = l.start_recording(None).unwrap();
+    let mark = l.mark_path().expect("a mark path while recording");
+    crate::marks::write_mark(&mark, "warmup").unwrap();
+    let updates = l.subscribe(100);
+    let phase_seen = updates
+        .iter()
+        .take(50)
+        .find(|u| u.snapshot.phase.as_deref() == Some("warmup"))
+        .expect("the snapshot names the phase under way");
+    assert_eq!(phase_seen.snapshot.phases.len(), 1);
+    assert!(phase_seen.snapshot.phases[0].start_ms <= phase_seen.snapshot.t_ms);
+    crate::marks::write_mark(&mark, "/").unwrap();
+    let ended = updates
+        .iter()
+        .take(50)
+        .find(|u| u.snapshot.phase.is_none())
+        .expect("the end mark closes it");
+    assert_eq!(ended.snapshot.phases.len(), 1);
+    l.stop_recording().unwrap();
+    assert_eq!(l.mark_path(), None);
+    let r = replay(&path).unwrap();
+    let names: Vec<&str> = r.phases.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["warmup"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_replayed_python_false_fit_on_a_mac_carries_the_mps_advice() {
+    let t = crate::synth::seed_offload();
+    let r = replay_trace(Path::new("offload.jsonl"), &t);
+    let python = r.processes.iter().find(|p| p.pid == 4243).unwrap();
+    assert_eq!(python.state, State::FalseFit);
+    assert!(
+        python
+            .evidence
+            .contains("export PYTORCH_MPS_LOW_WATERMARK_RATIO="),
+        "{}",
+        python.evidence
+    );
+    assert!(r
+        .processes
+        .iter()
+        .filter(|p| p.pid != 4243)
+        .all(|p| !p.evidence.contains("PYTORCH_MPS")));
+}
+
+#[test]
+fn titles() {
+    let mut v = SystemView::default();
+    assert_eq!(title(&v, State::Fits), "");
+    v.swap_growth_bytes = 2_254_857_830;
+    assert_eq!(title(&v, State::Fits), "⇡2.1G");
+    assert_eq!(title(&v, State::FalseFit), "⇡2.1G ⚠ false fit");
+    v.swap_growth_bytes = 0;
+    assert_eq!(title(&v, State::Overflow), "⚠ overflow");
+}

@@ -1,0 +1,92 @@
+use super::*;
+
+const MEMINFO: &[u8] = include_bytes!("../../tests/fixtures/proc-meminfo.txt");
+const STATUS: &[u8] = include_bytes!("../../tests/fixtures/proc-status-python.txt");
+const STATUS_KTHREAD: &[u8] = include_bytes!("../../tests/fixtures/proc-status-kthread.txt");
+
+#[test]
+fn meminfo_figures_in_bytes() {
+    let m = parse_meminfo(MEMINFO).unwrap();
+    assert_eq!(m.mem_total_bytes, 24_608_420 * 1024);
+    assert_eq!(m.mem_available_bytes, 23_866_996 * 1024);
+    assert_eq!(m.swap_total_bytes, 1_048_572 * 1024);
+    assert_eq!(m.swap_free_bytes, 86_012 * 1024);
+    assert_eq!(m.swap_used_bytes(), (1_048_572 - 86_012) * 1024);
+    let pct = m.free_pct();
+    assert!((pct - 96.987).abs() < 0.01, "{pct}");
+}
+
+#[test]
+fn meminfo_without_total_is_rejected() {
+    assert_eq!(parse_meminfo(b"Foo: 1 kB\n"), None);
+    assert_eq!(parse_meminfo(b""), None);
+}
+
+#[test]
+fn free_pct_of_empty_meminfo_is_zero_not_nan() {
+    assert_eq!(MemInfo::default().free_pct(), 0.0);
+}
+
+#[test]
+fn status_footprint_is_anon_plus_shmem() {
+    let s = parse_status(STATUS);
+    assert_eq!(s.rss_anon_bytes, 253_952 * 1024);
+    assert_eq!(s.rss_shmem_bytes, 128 * 1024);
+    assert_eq!(s.vm_swap_bytes, Some(958_464 * 1024));
+    assert_eq!(s.footprint_bytes(), (253_952 + 128) * 1024);
+}
+
+#[test]
+fn kernel_thread_status_has_no_swap_line() {
+    let s = parse_status(STATUS_KTHREAD);
+    assert_eq!(s, StatusFigures::default());
+}
+
+#[test]
+fn stat_with_spaces_and_parens_in_name() {
+    let line = b"4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 1200 0 37 0 5 3 0 0 20 0 1 0 98765 1000000 500 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+    let f = parse_stat(line).unwrap();
+    assert_eq!(f.comm, b"my (odd) name");
+    assert_eq!(f.state, b'S');
+    assert_eq!(f.ppid, 1);
+    assert_eq!(f.flags, 4_194_560);
+    assert_eq!(f.majflt, 37);
+    assert_eq!(f.starttime, 98_765);
+    assert_eq!(f.rss_pages, 500);
+    assert!(!f.is_kernel_thread());
+}
+
+#[test]
+fn stat_of_kernel_thread() {
+    let line = b"2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 3 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 0 1 0 0 0 0 0\n";
+    let f = parse_stat(line).unwrap();
+    assert!(f.is_kernel_thread());
+    assert_eq!(f.starttime, 3);
+}
+
+#[test]
+fn truncated_stat_is_none_not_panic() {
+    assert!(parse_stat(b"12 (bash) S 1 12").is_none());
+    assert!(parse_stat(b"").is_none());
+    assert!(parse_stat(b"12 bash) S (").is_none());
+}
+
+#[test]
+fn u64_parsing_rejects_garbage_and_overflow() {
+    assert_eq!(parse_u64(b"123"), Some(123));
+    assert_eq!(parse_u64(b" 7 "), Some(7));
+    assert_eq!(parse_u64(b"-1"), None);
+    assert_eq!(parse_u64(b"99999999999999999999999"), None);
+    assert_eq!(parse_u64(b""), None);
+}
+
+#[test]
+fn kb_field_handles_units() {
+    assert_eq!(kb_field(b"VmSwap:\t  12 kB", b"VmSwap:"), Some(12 * 1024));
+    assert_eq!(
+        kb_field(b"HugePages_Total:  4", b"HugePages_Total:"),
+        Some(4)
+    );
+    assert_eq!(kb_field(b"VmSwap: 12 MB", b"VmSwap:"), None);
+    assert_eq!(kb_field(b"VmSwapX: 12 kB", b"VmSwap:"), None);
+}

@@ -1,0 +1,135 @@
+use super::*;
+
+fn id(start_time: u64, comm: &str, name: &str) -> Identity {
+    Identity {
+        start_time,
+        comm: comm.into(),
+        naming: Naming {
+            name: name.into(),
+            cmdline: Some(format!("{comm} …")),
+        },
+    }
+}
+
+#[test]
+fn start_time_and_name_are_read_once_per_process_and_again_for_a_reused_pid() {
+    let mut ids = Identities::default();
+    ids.begin_tick();
+    assert_eq!(ids.known(42, 1001), None, "new pid: read it");
+    ids.insert(42, 1001, id(5_000, "python3", "generate.py (python3)"));
+    ids.end_tick();
+
+    ids.begin_tick();
+    let got = ids.known(42, 1001).unwrap();
+    assert_eq!(got, id(5_000, "python3", "generate.py (python3)"));
+    assert!(got.named_for("python3") && got.named_for(""));
+    ids.end_tick();
+
+    // pid 42 exited and was reused by a different program: new unique
+    // id, so its start time and name are read again.
+    ids.begin_tick();
+    assert_eq!(ids.known(42, 2002), None);
+    ids.insert(42, 2002, id(9_000, "node", "server.js (node)"));
+    ids.end_tick();
+    ids.begin_tick();
+    assert_eq!(ids.known(42, 2002).unwrap().naming.name, "server.js (node)");
+    ids.end_tick();
+}
+
+#[test]
+fn an_exec_is_told_by_a_new_comm() {
+    // exec keeps the pid and unique id; comm changes.
+    let known = id(5_000, "bash", "run.sh (bash)");
+    assert!(!known.named_for("python3"));
+}
+
+#[test]
+fn without_a_unique_id_the_start_time_decides() {
+    let mut ids = Identities::default();
+    ids.begin_tick();
+    ids.insert(7, 0, id(100, "daemon", "daemon"));
+    ids.end_tick();
+    ids.begin_tick();
+    // Unique id unreadable: always read the start time again…
+    assert_eq!(ids.known(7, 0), None);
+    // …and keep the name only when it is the same process.
+    assert_eq!(ids.same_start(7, 100).unwrap().naming.name, "daemon");
+    assert_eq!(ids.same_start(7, 101), None);
+    assert_eq!(ids.same_start(8, 100), None);
+}
+
+#[test]
+fn processes_not_seen_in_a_scan_are_forgotten() {
+    let mut ids = Identities::default();
+    ids.begin_tick();
+    ids.insert(1, 11, id(1, "a", "a"));
+    ids.insert(2, 22, id(2, "b", "b"));
+    ids.end_tick();
+    ids.begin_tick();
+    assert!(ids.known(1, 11).is_some());
+    ids.end_tick();
+    assert_eq!(ids.len(), 1);
+    ids.begin_tick();
+    assert_eq!(ids.known(2, 22), None);
+}
+
+#[test]
+fn host_statistics_at_most_once_a_second_and_never_when_only_polling() {
+    let mut cache = VmStatsCache::default();
+    let t0 = Instant::now();
+    let calls = std::cell::Cell::new(0);
+    let call = |c: u64| {
+        calls.set(calls.get() + 1);
+        Some(VmStats {
+            compressed_bytes: c,
+            wired_bytes: Some(c * 2),
+        })
+    };
+    // The gate's poll: no call, nothing known yet.
+    assert_eq!(cache.get(t0, false, || call(1)), VmStats::default());
+    assert_eq!(cache.get(t0, true, || call(1)).compressed_bytes, 1);
+    // Ticks within the second reuse the answer.
+    for ms in [100, 500, 999] {
+        let s = cache.get(t0 + Duration::from_millis(ms), true, || call(2));
+        assert_eq!(s.compressed_bytes, 1);
+    }
+    // Polling after the second still makes no call, but sees the cache.
+    let s = cache.get(t0 + Duration::from_millis(1500), false, || call(3));
+    assert_eq!(s.compressed_bytes, 1);
+    let s = cache.get(t0 + Duration::from_millis(1500), true, || call(4));
+    assert_eq!(
+        s,
+        VmStats {
+            compressed_bytes: 4,
+            wired_bytes: Some(8)
+        }
+    );
+    assert_eq!(calls.get(), 2);
+}
+
+#[test]
+fn a_failed_host_statistics_call_keeps_the_last_figures() {
+    let mut cache = VmStatsCache::default();
+    let t0 = Instant::now();
+    let ok = VmStats {
+        compressed_bytes: 10,
+        wired_bytes: Some(20),
+    };
+    cache.get(t0, true, || Some(ok));
+    let s = cache.get(t0 + Duration::from_secs(2), true, || None);
+    assert_eq!(s, ok);
+    // An answer without the wired count keeps the last one.
+    let s = cache.get(t0 + Duration::from_secs(4), true, || {
+        Some(VmStats {
+            compressed_bytes: 30,
+            wired_bytes: None,
+        })
+    });
+    assert_eq!(
+        s,
+        VmStats {
+            compressed_bytes: 30,
+            wired_bytes: Some(20)
+        }
+    );
+}

@@ -1,0 +1,645 @@
+use super::*;
+
+/// Builds the bytes of a `struct xsw_usage` as the kernel lays it out.
+fn xsw(total: u64, avail: u64, used: u64, pagesize: u32, encrypted: u32) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&total.to_le_bytes());
+    b.extend_from_slice(&avail.to_le_bytes());
+    b.extend_from_slice(&used.to_le_bytes());
+    b.extend_from_slice(&pagesize.to_le_bytes());
+    b.extend_from_slice(&encrypted.to_le_bytes());
+    b
+}
+
+#[test]
+fn xsw_usage_reads_total_avail_used() {
+    const GIB: u64 = 1 << 30;
+    let b = xsw(4 * GIB, 3 * GIB, GIB, 16384, 1);
+    assert_eq!(b.len(), XSW_USAGE_SIZE);
+    assert_eq!(parse_xsw_usage(&b), Some((4 * GIB, 3 * GIB, GIB)));
+}
+
+#[test]
+fn xsw_usage_with_no_swap_is_zeros() {
+    assert_eq!(parse_xsw_usage(&xsw(0, 0, 0, 16384, 1)), Some((0, 0, 0)));
+}
+
+#[test]
+fn xsw_usage_short_answer_is_none() {
+    let b = xsw(1, 2, 3, 4, 5);
+    assert_eq!(parse_xsw_usage(&b[..31]), None);
+    assert_eq!(parse_xsw_usage(&[]), None);
+}
+
+#[test]
+fn sysctl_uint_takes_int_and_quad() {
+    assert_eq!(parse_sysctl_uint(&16384u32.to_le_bytes()), Some(16384));
+    let mem = 48u64 << 30;
+    assert_eq!(parse_sysctl_uint(&mem.to_le_bytes()), Some(mem));
+    assert_eq!(parse_sysctl_uint(&[1, 2]), None);
+    assert_eq!(parse_sysctl_uint(&[0; 16]), None);
+}
+
+#[test]
+fn sysctl_i32_needs_four_bytes() {
+    assert_eq!(parse_sysctl_i32(&37i32.to_le_bytes()), Some(37));
+    assert_eq!(parse_sysctl_i32(&(-1i32).to_le_bytes()), Some(-1));
+    assert_eq!(parse_sysctl_i32(&[0; 8]), None);
+}
+
+#[test]
+fn free_pct_is_clamped() {
+    assert_eq!(free_pct_from_level(37), 37.0);
+    assert_eq!(free_pct_from_level(0), 0.0);
+    assert_eq!(free_pct_from_level(100), 100.0);
+    assert_eq!(free_pct_from_level(-5), 0.0);
+    assert_eq!(free_pct_from_level(250), 100.0);
+}
+
+/// Mirror of the head of `struct vm_statistics64` as declared in
+/// `<mach/vm_statistics.h>`, to check the documented index against what
+/// a C compiler would lay out.
+#[allow(dead_code)]
+#[repr(C)]
+struct VmStatistics64Head {
+    free_count: u32,
+    active_count: u32,
+    inactive_count: u32,
+    wire_count: u32,
+    zero_fill_count: u64,
+    reactivations: u64,
+    pageins: u64,
+    pageouts: u64,
+    faults: u64,
+    cow_faults: u64,
+    lookups: u64,
+    hits: u64,
+    purges: u64,
+    purgeable_count: u32,
+    speculative_count: u32,
+    decompressions: u64,
+    compressions: u64,
+    swapins: u64,
+    swapouts: u64,
+    compressor_page_count: u32,
+    throttled_count: u32,
+    external_page_count: u32,
+    internal_page_count: u32,
+    total_uncompressed_pages_in_compressor: u64,
+}
+
+#[test]
+fn compressor_index_matches_struct_layout() {
+    let offset = std::mem::offset_of!(VmStatistics64Head, compressor_page_count);
+    assert_eq!(offset, 128);
+    assert_eq!(COMPRESSOR_PAGE_COUNT_INDEX * 4, offset);
+    // The struct of macOS 10.9 .. 15: HOST_VM_INFO64_COUNT = 38.
+    assert_eq!(std::mem::size_of::<VmStatistics64Head>() / 4, 38);
+}
+
+/// Builds a `host_statistics64` answer: a 256-entry buffer whose first
+/// `count` entries hold a `vm_statistics64` with the given compressor
+/// page count, the rest left as the caller's zeros.
+fn vm_stats(count: usize, compressor_pages: u32) -> Vec<i32> {
+    let mut bytes = vec![0u8; count * 4];
+    let off = COMPRESSOR_PAGE_COUNT_INDEX * 4;
+    if off + 4 <= bytes.len() {
+        bytes[off..off + 4].copy_from_slice(&compressor_pages.to_le_bytes());
+        // A neighbour that must not be read: swapouts (u64 just before).
+        bytes[off - 8..off].copy_from_slice(&u64::MAX.to_le_bytes());
+    }
+    let mut out: Vec<i32> = bytes
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    out.resize(HOST_VM_INFO64_BUFFER, 0);
+    out
+}
+
+#[test]
+fn compressed_bytes_multiplies_pages_by_page_size() {
+    let buf = vm_stats(38, 100_000);
+    assert_eq!(compressed_bytes(&buf, 38, 16384), Some(100_000 * 16384));
+    assert_eq!(compressed_bytes(&buf, 38, 4096), Some(100_000 * 4096));
+}
+
+#[test]
+fn compressed_bytes_reads_larger_structs_of_newer_macos() {
+    // macOS 26 answers more than 38 entries; the field has not moved.
+    let buf = vm_stats(48, 7);
+    assert_eq!(compressed_bytes(&buf, 48, 16384), Some(7 * 16384));
+}
+
+#[test]
+fn compressed_bytes_needs_the_count_to_cover_the_field() {
+    let buf = vm_stats(38, 5);
+    assert_eq!(
+        compressed_bytes(&buf, COMPRESSOR_PAGE_COUNT_INDEX, 16384),
+        None
+    );
+    assert_eq!(
+        compressed_bytes(&buf, COMPRESSOR_PAGE_COUNT_INDEX + 1, 16384),
+        Some(5 * 16384)
+    );
+    assert_eq!(compressed_bytes(&buf, 0, 16384), None);
+    // A count larger than the buffer is clamped, not trusted.
+    assert_eq!(compressed_bytes(&buf[..20], 38, 16384), None);
+}
+
+#[test]
+fn compressed_bytes_treats_count_as_unsigned() {
+    let buf = vm_stats(38, 0x8000_0000);
+    assert_eq!(
+        compressed_bytes(&buf, 38, 4096),
+        Some(0x8000_0000u64 * 4096)
+    );
+}
+
+#[test]
+fn comm_stops_at_nul() {
+    let mut comm = [0u8; MAXCOMLEN];
+    comm[..6].copy_from_slice(b"python");
+    assert_eq!(comm_to_string(&comm), "python");
+    assert_eq!(comm_to_string(&[0u8; MAXCOMLEN]), "");
+}
+
+#[test]
+fn comm_without_nul_takes_all_and_replaces_bad_utf8() {
+    assert_eq!(comm_to_string(b"0123456789abcdef"), "0123456789abcdef");
+    assert_eq!(comm_to_string(&[b'a', 0xff, b'b', 0]), "a\u{fffd}b");
+}
+
+#[test]
+fn name_from_path_takes_last_component() {
+    assert_eq!(
+        name_from_path(b"/Applications/Safari.app/Contents/MacOS/Safari"),
+        "Safari"
+    );
+    assert_eq!(name_from_path(b"/usr/bin/python3\0garbage"), "python3");
+    assert_eq!(name_from_path(b"launchd"), "launchd");
+    assert_eq!(name_from_path(b"/opt/tool/"), "tool");
+    assert_eq!(name_from_path(b""), "");
+    assert_eq!(name_from_path(b"/"), "");
+}
+
+#[test]
+fn comm_may_be_cut_at_fifteen_bytes() {
+    assert!(!comm_may_be_cut("launchd"));
+    assert!(!comm_may_be_cut("12345678901234"));
+    assert!(comm_may_be_cut("123456789012345"));
+}
+
+#[test]
+fn choose_name_prefers_comm_unless_cut_short() {
+    assert_eq!(choose_name("python3.12", "python3.12"), "python3.12");
+    assert_eq!(choose_name("Safari", "Safari"), "Safari");
+    // 15 characters: cut at MAXCOMLEN - 1; the path says more.
+    assert_eq!(
+        choose_name("com.apple.WebKi", "com.apple.WebKit.WebContent"),
+        "com.apple.WebKit.WebContent"
+    );
+    // Cut short but the path is another program: keep comm.
+    assert_eq!(choose_name("com.apple.WebKi", "other"), "com.apple.WebKi");
+    // No comm: the path's name; neither: empty.
+    assert_eq!(choose_name("", "kernel_task"), "kernel_task");
+    assert_eq!(choose_name("", ""), "");
+    assert_eq!(choose_name("launchd", ""), "launchd");
+}
+
+/// Builds the start of a `struct kinfo_proc` (648 bytes on 64-bit macOS)
+/// with `p_starttime` set.
+fn kinfo(sec: i64, usec: i32) -> Vec<u8> {
+    let mut b = vec![0u8; 648];
+    b[0..8].copy_from_slice(&sec.to_le_bytes());
+    b[8..12].copy_from_slice(&usec.to_le_bytes());
+    b[12..16].copy_from_slice(&0xdead_beefu32.to_le_bytes()); // padding
+    b
+}
+
+#[test]
+fn start_time_from_kinfo_proc_is_microseconds() {
+    let b = kinfo(1_700_000_000, 123_456);
+    assert_eq!(start_time_from_kinfo_proc(&b), Some(1_700_000_000_123_456));
+}
+
+#[test]
+fn start_time_of_vanished_process_is_none() {
+    // The kernel answers 0 bytes for a pid that no longer exists.
+    assert_eq!(start_time_from_kinfo_proc(&[]), None);
+    assert_eq!(start_time_from_kinfo_proc(&kinfo(1, 2)[..12]), None);
+    assert_eq!(start_time_from_kinfo_proc(&kinfo(-1, 0)), None);
+}
+
+#[test]
+fn timeval_conversion() {
+    assert_eq!(timeval_to_us(0, 0), Some(0));
+    assert_eq!(timeval_to_us(2, 500_000), Some(2_500_000));
+    assert_eq!(timeval_to_us(1, -1), None);
+    assert_eq!(timeval_to_us(i64::MAX, 0), None);
+}
+
+#[test]
+fn pid_capacity_adds_slack() {
+    assert_eq!(pid_capacity(500), 500 + PID_SLACK);
+    assert_eq!(pid_capacity(0), PID_SLACK);
+    assert_eq!(pid_capacity(-1), PID_SLACK);
+}
+
+#[test]
+fn pid_list_is_full_when_every_slot_was_used() {
+    assert!(!pid_list_full(10, 64));
+    assert!(pid_list_full(64, 64));
+    assert!(pid_list_full(65, 64));
+}
+/// Mirror of `struct task_vm_info` as declared in `osfmk/mach/task_info.h`
+/// (xnu-11417, revision 7), so the offsets a C compiler gives each field
+/// check the documented table and lay out the test answers.
+#[allow(dead_code)]
+#[repr(C)]
+struct TaskVmInfoC {
+    virtual_size: u64,
+    region_count: i32,
+    page_size: i32,
+    resident_size: u64,
+    resident_size_peak: u64,
+    device: u64,
+    device_peak: u64,
+    internal: u64,
+    internal_peak: u64,
+    external: u64,
+    external_peak: u64,
+    reusable: u64,
+    reusable_peak: u64,
+    purgeable_volatile_pmap: u64,
+    purgeable_volatile_resident: u64,
+    purgeable_volatile_virtual: u64,
+    compressed: u64,
+    compressed_peak: u64,
+    compressed_lifetime: u64,
+    // rev1
+    phys_footprint: u64,
+    // rev2
+    min_address: u64,
+    max_address: u64,
+    // rev3
+    ledger_phys_footprint_peak: i64,
+    ledger_purgeable_nonvolatile: i64,
+    ledger_purgeable_novolatile_compressed: i64,
+    ledger_purgeable_volatile: i64,
+    ledger_purgeable_volatile_compressed: i64,
+    ledger_tag_network_nonvolatile: i64,
+    ledger_tag_network_nonvolatile_compressed: i64,
+    ledger_tag_network_volatile: i64,
+    ledger_tag_network_volatile_compressed: i64,
+    ledger_tag_media_footprint: i64,
+    ledger_tag_media_footprint_compressed: i64,
+    ledger_tag_media_nofootprint: i64,
+    ledger_tag_media_nofootprint_compressed: i64,
+    ledger_tag_graphics_footprint: i64,
+    ledger_tag_graphics_footprint_compressed: i64,
+    ledger_tag_graphics_nofootprint: i64,
+    ledger_tag_graphics_nofootprint_compressed: i64,
+    ledger_tag_neural_footprint: i64,
+    ledger_tag_neural_footprint_compressed: i64,
+    ledger_tag_neural_nofootprint: i64,
+    ledger_tag_neural_nofootprint_compressed: i64,
+    // rev4
+    limit_bytes_remaining: u64,
+    // rev5
+    decompressions: i32,
+    // rev6
+    ledger_swapins: i64,
+    // rev7
+    ledger_tag_neural_nofootprint_total: i64,
+    ledger_tag_neural_nofootprint_peak: i64,
+}
+
+#[test]
+fn task_vm_info_offsets_match_the_c_layout() {
+    use std::mem::{offset_of, size_of};
+    use task_vm_info_offsets as off;
+    assert_eq!(offset_of!(TaskVmInfoC, compressed), off::COMPRESSED);
+    assert_eq!(offset_of!(TaskVmInfoC, phys_footprint), off::PHYS_FOOTPRINT);
+    assert_eq!(
+        offset_of!(TaskVmInfoC, ledger_phys_footprint_peak),
+        off::LEDGER_PHYS_FOOTPRINT_PEAK
+    );
+    assert_eq!(
+        offset_of!(TaskVmInfoC, ledger_tag_media_footprint),
+        off::TAG_MEDIA
+    );
+    assert_eq!(
+        offset_of!(TaskVmInfoC, ledger_tag_graphics_footprint),
+        off::TAG_GRAPHICS
+    );
+    assert_eq!(
+        offset_of!(TaskVmInfoC, ledger_tag_neural_footprint),
+        off::TAG_NEURAL
+    );
+    assert_eq!(offset_of!(TaskVmInfoC, decompressions), off::DECOMPRESSIONS);
+    // 4 bytes of padding after `decompressions`.
+    assert_eq!(offset_of!(TaskVmInfoC, ledger_swapins), off::LEDGER_SWAPINS);
+    // TASK_VM_INFO_COUNT (= REV7) and the counts derived from it by the
+    // header's subtractions.
+    let rev7 = size_of::<TaskVmInfoC>() / 4;
+    assert_eq!(rev7, TASK_VM_INFO_REV7_COUNT);
+    let rev6 = rev7 - 4;
+    let rev5 = rev6 - 2;
+    let rev4 = rev5 - 1;
+    let rev3 = rev4 - 2;
+    let rev2 = rev3 - 42;
+    let rev1 = rev2 - 4;
+    let rev0 = rev1 - 2;
+    assert_eq!(
+        [rev0, rev1, rev2, rev3, rev4, rev5, rev6, rev7],
+        [37, 39, 43, 85, 87, 88, 90, 94]
+    );
+    for (rev, count) in [rev0, rev1, rev2, rev3, rev4, rev5, rev6, rev7]
+        .into_iter()
+        .enumerate()
+    {
+        assert_eq!(task_vm_info_revision(count), Some(rev as u8), "{count}");
+    }
+    // Kernels before revision 5 (xnu-4903): struct ends at 344 bytes.
+    for (rev, count) in [36, 38, 42, 84, 86].into_iter().enumerate() {
+        assert_eq!(task_vm_info_revision(count), Some(rev as u8), "{count}");
+    }
+    assert_eq!(task_vm_info_revision(35), None);
+    assert_eq!(task_vm_info_revision(200), Some(7));
+    // Every revision's last field ends within its smaller count.
+    let ends = [
+        (offset_of!(TaskVmInfoC, phys_footprint) + 8, 38),
+        (offset_of!(TaskVmInfoC, max_address) + 8, 42),
+        (
+            offset_of!(TaskVmInfoC, ledger_tag_neural_nofootprint_compressed) + 8,
+            84,
+        ),
+        (offset_of!(TaskVmInfoC, limit_bytes_remaining) + 8, 86),
+        (offset_of!(TaskVmInfoC, decompressions) + 4, 88),
+        (offset_of!(TaskVmInfoC, ledger_swapins) + 8, 90),
+    ];
+    for (end, count) in ends {
+        assert!(end <= count * 4, "field ends at {end}, count {count}");
+    }
+}
+
+/// Writes `value` at `offset` of a little-endian byte image.
+fn put(b: &mut [u8], offset: usize, value: &[u8]) {
+    b[offset..offset + value.len()].copy_from_slice(value);
+}
+
+/// A `task_info(TASK_VM_INFO)` answer as the kernel leaves it in the
+/// caller's `integer_t` buffer: the struct's bytes, every field set to a
+/// distinct value, then cut to `count` entries (the rest of the buffer
+/// keeps what the caller put there: garbage here, to prove it is not
+/// read).
+fn task_vm_answer(count: usize) -> Vec<i32> {
+    use std::mem::offset_of;
+    const MIB: u64 = 1 << 20;
+    let mut b = vec![0xa5u8; std::mem::size_of::<TaskVmInfoC>()];
+    put(
+        &mut b,
+        offset_of!(TaskVmInfoC, resident_size),
+        &(300 * MIB).to_le_bytes(),
+    );
+    put(
+        &mut b,
+        offset_of!(TaskVmInfoC, compressed),
+        &(700 * MIB).to_le_bytes(),
+    );
+    put(
+        &mut b,
+        offset_of!(TaskVmInfoC, phys_footprint),
+        &(1000 * MIB).to_le_bytes(),
+    );
+    put(
+        &mut b,
+        offset_of!(TaskVmInfoC, ledger_phys_footprint_peak),
+        &(1200 * MIB).to_le_bytes(),
+    );
+    put(
+        &mut b,
+        offset_of!(TaskVmInfoC, ledger_tag_network_nonvolatile),
+        &(5 * MIB).to_le_bytes(),
+    );
+    let tags = [
+        (offset_of!(TaskVmInfoC, ledger_tag_media_footprint), 1u64),
+        (offset_of!(TaskVmInfoC, ledger_tag_graphics_footprint), 100),
+        (offset_of!(TaskVmInfoC, ledger_tag_neural_footprint), 10_000),
+    ];
+    for (base, unit) in tags {
+        for (i, v) in [1u64, 2, 3, 4].into_iter().enumerate() {
+            put(&mut b, base + 8 * i, &(v * unit * MIB).to_le_bytes());
+        }
+    }
+    put(
+        &mut b,
+        offset_of!(TaskVmInfoC, limit_bytes_remaining),
+        &u64::MAX.to_le_bytes(),
+    );
+    put(
+        &mut b,
+        offset_of!(TaskVmInfoC, decompressions),
+        &123_456i32.to_le_bytes(),
+    );
+    put(
+        &mut b,
+        offset_of!(TaskVmInfoC, ledger_swapins),
+        &(64 * MIB).to_le_bytes(),
+    );
+    let mut words: Vec<i32> = b
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    for w in &mut words[count..] {
+        *w = 0x5a5a_5a5a;
+    }
+    words.resize(128, 0x5a5a_5a5a);
+    words
+}
+
+#[test]
+fn task_vm_info_rev7_reads_every_field() {
+    const MIB: u64 = 1 << 20;
+    let info = parse_task_vm_info(&task_vm_answer(94), 94).unwrap();
+    assert_eq!(info.revision, 7);
+    assert_eq!(info.compressed, 700 * MIB);
+    assert_eq!(info.phys_footprint, Some(1000 * MIB));
+    assert_eq!(info.phys_footprint_peak, Some(1200 * MIB));
+    assert_eq!(
+        info.graphics,
+        Some(TagLedgers {
+            footprint: 100 * MIB,
+            footprint_compressed: 200 * MIB,
+            nofootprint: 300 * MIB,
+            nofootprint_compressed: 400 * MIB,
+        })
+    );
+    assert_eq!(info.media.unwrap().nofootprint, 3 * MIB);
+    assert_eq!(info.neural.unwrap().footprint_compressed, 20_000 * MIB);
+    assert_eq!(info.decompressions, Some(123_456));
+    assert_eq!(info.swapins, Some(64 * MIB));
+    assert_eq!(info.gpu_bytes(), Some(1000 * MIB));
+    // graphics 300+400, neural 30000+40000, media 3+4; network left out.
+    assert_eq!(
+        info.outside_footprint_bytes(),
+        Some((700 + 70_000 + 7) * MIB)
+    );
+}
+
+#[test]
+fn task_vm_info_reads_only_what_each_revision_has() {
+    const MIB: u64 = 1 << 20;
+    // macOS 12 (xnu-8019): revision 5, count 88; no ledger_swapins.
+    let r5 = parse_task_vm_info(&task_vm_answer(88), 88).unwrap();
+    assert_eq!(
+        (r5.revision, r5.decompressions, r5.swapins),
+        (5, Some(123_456), None)
+    );
+    // macOS 13..15: revision 6, count 90.
+    let r6 = parse_task_vm_info(&task_vm_answer(90), 90).unwrap();
+    assert_eq!((r6.revision, r6.swapins), (6, Some(64 * MIB)));
+    // Revision 4 of a newer kernel (87) and of an older one (86): no
+    // decompressions, though 87 entries cover its bytes.
+    for count in [86, 87] {
+        let r4 = parse_task_vm_info(&task_vm_answer(count), count).unwrap();
+        assert_eq!((r4.revision, r4.decompressions), (4, None));
+        assert!(r4.graphics.is_some());
+    }
+    // Revision 2: footprint, no ledgers.
+    let r2 = parse_task_vm_info(&task_vm_answer(43), 43).unwrap();
+    assert_eq!(r2.phys_footprint, Some(1000 * MIB));
+    assert_eq!((r2.graphics, r2.phys_footprint_peak), (None, None));
+    assert_eq!((r2.gpu_bytes(), r2.outside_footprint_bytes()), (None, None));
+    // Revision 0: compressed only.
+    let r0 = parse_task_vm_info(&task_vm_answer(36), 36).unwrap();
+    assert_eq!((r0.compressed, r0.phys_footprint), (700 * MIB, None));
+    assert_eq!(parse_task_vm_info(&task_vm_answer(94), 35), None);
+    // A count larger than the buffer is clamped, not trusted.
+    assert_eq!(
+        parse_task_vm_info(&task_vm_answer(94)[..40], 94)
+            .unwrap()
+            .revision,
+        1
+    );
+}
+
+#[test]
+fn task_vm_info_negative_ledgers_and_decompressions_read_as_zero() {
+    use std::mem::offset_of;
+    let mut w = task_vm_answer(94);
+    let g = offset_of!(TaskVmInfoC, ledger_tag_graphics_nofootprint) / 4;
+    w[g] = -1;
+    w[g + 1] = -1;
+    w[offset_of!(TaskVmInfoC, decompressions) / 4] = -5;
+    let info = parse_task_vm_info(&w, 94).unwrap();
+    assert_eq!(info.graphics.unwrap().nofootprint, 0);
+    assert_eq!(info.decompressions, Some(0));
+}
+
+#[test]
+fn mach_answers_and_wired() {
+    assert!(mach_answer_usable(0));
+    assert!(mach_answer_usable(MIG_ARRAY_TOO_LARGE));
+    assert!(!mach_answer_usable(5)); // KERN_FAILURE
+    let mut buf = vm_stats(38, 1);
+    buf[WIRE_COUNT_INDEX] = 1000;
+    assert_eq!(wired_bytes(&buf, 38, 16384), Some(1000 * 16384));
+    assert_eq!(wired_bytes(&buf, 3, 16384), None);
+    assert_eq!(
+        HOST_VM_INFO64_COUNT,
+        std::mem::size_of::<VmStatistics64Head>() / 4
+    );
+}
+
+#[test]
+fn uniqueid_at_offset_16() {
+    let mut b = vec![0xeeu8; PROC_UNIQIDENTIFIERINFO_SIZE];
+    b[16..24].copy_from_slice(&0x1234_5678_9abcu64.to_le_bytes());
+    assert_eq!(parse_uniqueid(&b), Some(0x1234_5678_9abc));
+    assert_eq!(parse_uniqueid(&b[..55]), None);
+}
+
+#[test]
+fn level_base_prefers_usable_memory() {
+    let gib = 1u64 << 30;
+    assert_eq!(level_base_bytes(48 * gib, Some(47 * gib)), 47 * gib);
+    assert_eq!(level_base_bytes(48 * gib, None), 48 * gib);
+    assert_eq!(level_base_bytes(48 * gib, Some(0)), 48 * gib);
+    assert_eq!(level_base_bytes(48 * gib, Some(64 * gib)), 48 * gib);
+}
+
+/// A `KERN_PROCARGS2` answer as `sysctl_procargsx` copies it out: argc,
+/// then the stack's string area — exec path, NUL padding to a word,
+/// argv, envp.
+fn procargs2(argc: i32, path: &str, pad: usize, argv: &[&str], env: &[&str]) -> Vec<u8> {
+    let mut b = argc.to_ne_bytes().to_vec();
+    b.extend_from_slice(path.as_bytes());
+    b.extend(std::iter::repeat_n(0u8, 1 + pad));
+    for a in argv.iter().chain(env) {
+        b.extend_from_slice(a.as_bytes());
+        b.push(0);
+    }
+    b
+}
+
+#[test]
+fn procargs2_gives_the_exec_path_and_argv_never_the_environment() {
+    let b = procargs2(
+        3,
+        "/opt/homebrew/bin/python3.12",
+        3,
+        &["python3", "-u", "generate.py"],
+        &["HF_TOKEN=secret", "PATH=/usr/bin"],
+    );
+    let a = parse_procargs2(&b).unwrap();
+    assert_eq!(a.exec_path, b"/opt/homebrew/bin/python3.12");
+    assert_eq!(a.argv, [b"python3".as_slice(), b"-u", b"generate.py"]);
+    // The synthetic answer for a process that opts out.
+    let b = procargs2(1, "/System/x", 0, &["/System/x"], &[]);
+    let a = parse_procargs2(&b).unwrap();
+    assert_eq!(
+        (a.exec_path, a.argv),
+        (b"/System/x".as_slice(), vec![b"/System/x".as_slice()])
+    );
+    // Empty arguments keep their place.
+    let b = procargs2(3, "/bin/sh", 0, &["sh", "", "x"], &[]);
+    assert_eq!(
+        parse_procargs2(&b).unwrap().argv,
+        [b"sh".as_slice(), b"", b"x"]
+    );
+}
+
+#[test]
+fn procargs2_survives_short_and_lying_answers() {
+    assert_eq!(parse_procargs2(b""), None);
+    assert_eq!(parse_procargs2(&[1, 0, 0]), None);
+    assert_eq!(
+        parse_procargs2(&procargs2(-1, "/bin/x", 0, &["x"], &[])),
+        None
+    );
+    assert_eq!(parse_procargs2(&procargs2(1, "", 0, &["x"], &[])), None);
+    // argc larger than the strings there: as many as there are.
+    let b = procargs2(i32::MAX, "/bin/x", 2, &["x", "y"], &[]);
+    assert_eq!(parse_procargs2(&b).unwrap().argv, [b"x".as_slice(), b"y"]);
+    // Cut mid-argument (no final NUL).
+    let mut b = procargs2(2, "/bin/x", 0, &["x"], &[]);
+    b.extend_from_slice(b"trunc");
+    assert_eq!(
+        parse_procargs2(&b).unwrap().argv,
+        [b"x".as_slice(), b"trunc"]
+    );
+    // Only the path.
+    let mut b = 5i32.to_ne_bytes().to_vec();
+    b.extend_from_slice(b"/bin/x");
+    let a = parse_procargs2(&b).unwrap();
+    assert_eq!((a.exec_path, a.argv.len()), (b"/bin/x".as_slice(), 0));
+    // A huge argv stops at the read cap.
+    let many = vec!["-u"; 100_000];
+    let b = procargs2(100_000, "/bin/x", 0, &many, &[]);
+    let n = parse_procargs2(&b).unwrap().argv.len();
+    assert!(
+        n < 100_000 && n * 3 >= super::super::naming::ARGS_READ_MAX,
+        "{n}"
+    );
+}

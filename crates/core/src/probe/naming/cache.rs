@@ -1,0 +1,98 @@
+//! The names of the processes seen, kept across ticks: each process is named
+//! once, not at every scan.
+
+use std::collections::hash_map::Entry as Slot;
+use std::collections::HashMap;
+
+use super::Naming;
+
+/// Names by process, read once per process: a process is its pid and
+/// start time (a reused pid has a new start time), and its kernel short
+/// name, which changes on `exec` (same pid, same start time, new program).
+/// Platform-free so the Linux tests cover the rule the probes follow.
+#[derive(Debug, Default)]
+pub struct NameCache {
+    known: HashMap<u32, Entry>,
+    tick: u64,
+    reads: u64,
+}
+
+#[derive(Debug)]
+struct Entry {
+    start_time: u64,
+    comm: Box<[u8]>,
+    naming: Naming,
+    tick: u64,
+    /// Reads so far without a command line.
+    misses: u8,
+}
+
+/// How many ticks a process whose arguments could not be read is read
+/// again: a process caught inside `execve` has its new name but not yet its
+/// arguments (Linux sets `comm` in `begin_new_exec`, the argument area in
+/// `create_elf_tables`, `fs/binfmt_elf.c`); a zombie or another user's
+/// process (macOS) never has them.
+pub const ARGS_RETRIES: u8 = 3;
+
+impl NameCache {
+    /// Starts a scan.
+    pub fn begin_tick(&mut self) {
+        self.tick = self.tick.wrapping_add(1);
+    }
+
+    /// The naming of `pid`: the cached one when it is the process seen
+    /// before, else `read()` (the argument read) once.
+    pub fn get(
+        &mut self,
+        pid: u32,
+        start_time: u64,
+        comm: &[u8],
+        read: impl FnOnce() -> Naming,
+    ) -> &Naming {
+        let tick = self.tick;
+        let fill = |reads: &mut u64, misses: u8| {
+            *reads = reads.saturating_add(1);
+            let naming = read();
+            Entry {
+                start_time,
+                comm: comm.into(),
+                misses: misses.saturating_add(u8::from(naming.cmdline.is_none())),
+                naming,
+                tick,
+            }
+        };
+        let e = match self.known.entry(pid) {
+            Slot::Occupied(o) => {
+                let e = o.into_mut();
+                if e.start_time != start_time || *e.comm != *comm {
+                    *e = fill(&mut self.reads, 0);
+                } else if e.naming.cmdline.is_none() && e.misses <= ARGS_RETRIES {
+                    *e = fill(&mut self.reads, e.misses);
+                }
+                e
+            }
+            Slot::Vacant(v) => v.insert(fill(&mut self.reads, 0)),
+        };
+        e.tick = tick;
+        &e.naming
+    }
+
+    /// Ends a scan: forgets the pids it did not see.
+    pub fn end_tick(&mut self) {
+        let tick = self.tick;
+        self.known.retain(|_, e| e.tick == tick);
+    }
+
+    /// How many times arguments were read (for the tests and the bench).
+    pub fn reads(&self) -> u64 {
+        self.reads
+    }
+
+    pub fn len(&self) -> usize {
+        self.known.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.known.is_empty()
+    }
+}

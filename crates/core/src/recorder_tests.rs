@@ -1,0 +1,48 @@
+use super::*;
+
+#[test]
+fn a_command_line_is_written_once_while_its_process_stays_kept() {
+    let p = |pid: u32, start: u64, cmd: &str| ProcessSample {
+        pid,
+        start_time: start,
+        cmdline: Some(cmd.into()),
+        ..ProcessSample::default()
+    };
+    let cmdlines = |ps: &[ProcessSample]| -> Vec<Option<String>> {
+        ps.iter().map(|p| p.cmdline.clone()).collect()
+    };
+    let mut once = CmdlineOnce::default();
+    let mut s1 = vec![p(1, 10, "python3 a.py"), p(2, 20, "node b.js")];
+    once.strip(&mut s1);
+    assert_eq!(
+        cmdlines(&s1),
+        [Some("python3 a.py".into()), Some("node b.js".into())]
+    );
+    // Same processes: nothing new to say.
+    let mut s2 = vec![p(1, 10, "python3 a.py"), p(2, 20, "node b.js")];
+    once.strip(&mut s2);
+    assert_eq!(cmdlines(&s2), [None, None]);
+    // pid 1 reused by another program; pid 2 exec'd; pid 3 is new.
+    let mut s3 = vec![p(1, 99, "sleep 5"), p(2, 20, "bash x.sh"), p(3, 30, "cc")];
+    once.strip(&mut s3);
+    assert!(cmdlines(&s3).iter().all(Option::is_some));
+    // pid 3 left the kept set, then came back: written again.
+    let mut s4 = vec![p(1, 99, "sleep 5")];
+    once.strip(&mut s4);
+    let mut s5 = vec![p(1, 99, "sleep 5"), p(3, 30, "cc")];
+    once.strip(&mut s5);
+    assert_eq!(cmdlines(&s5), [None, Some("cc".into())]);
+}
+
+#[test]
+fn a_trace_is_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("swapsight-mode-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.jsonl");
+    let rec = Recorder::create(&path, &header_now(HostInfo::default(), 500, 10)).unwrap();
+    drop(rec);
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+}

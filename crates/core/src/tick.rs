@@ -1,0 +1,60 @@
+//! [`Tick`]: everything known after one sample — the sample, the watched
+//! tree, the detector's flags, view and assessments, and each process's
+//! activity. What every sink (trace, terminal, tray, web view, HTTP) reads.
+
+use serde::Serialize;
+
+pub use crate::detect::Activity;
+use crate::detect::{Assessment, Flag, SystemView};
+use crate::probe::Sample;
+
+/// Everything known after one sample.
+#[derive(Debug, Clone, Serialize)]
+pub struct Tick {
+    pub sample: Sample,
+    /// Pids of the watched tree at this tick.
+    pub watched: Vec<u32>,
+    /// States raised or cleared at this tick.
+    pub flags: Vec<Flag>,
+    pub view: SystemView,
+    /// Processes not in the `fits` state now or earlier since the baseline.
+    pub flagged: Vec<Assessment>,
+    /// Per-process activity over the detector's window, every process,
+    /// sorted by pid.
+    pub activity: Vec<Activity>,
+}
+
+impl Tick {
+    /// Combined footprint of the watched tree.
+    pub fn watched_footprint_bytes(&self) -> u64 {
+        self.sample
+            .processes
+            .iter()
+            .filter(|p| self.watched.contains(&p.pid))
+            .map(|p| p.footprint_bytes)
+            .sum()
+    }
+
+    /// The `n` largest processes by footprint plus the watched tree, in
+    /// footprint order: what a trace keeps of each sample.
+    pub fn kept_processes(&self, n: usize) -> Sample {
+        let mut procs: Vec<_> = self.sample.processes.iter().collect();
+        procs.sort_unstable_by(|a, b| {
+            b.footprint_bytes
+                .cmp(&a.footprint_bytes)
+                .then(a.pid.cmp(&b.pid))
+        });
+        let flagged = |pid| self.flagged.iter().any(|a| a.pid == pid);
+        let kept = procs
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| *i < n || self.watched.contains(&p.pid) || flagged(p.pid))
+            .map(|(_, p)| (*p).clone())
+            .collect();
+        Sample {
+            t_ms: self.sample.t_ms,
+            system: self.sample.system,
+            processes: kept,
+        }
+    }
+}

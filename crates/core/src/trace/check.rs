@@ -1,0 +1,143 @@
+//! What a trace may hold: every record is checked against the figures an OS
+//! can produce before the reader keeps it.
+
+use super::{Record, MAX_BYTES, MAX_START_UNIX_MS, MAX_T_MS};
+use crate::detect::DetectorConfig;
+
+/// Refuses figures no OS produces, naming the field and the limit. Every
+/// record passes here before the reader keeps it, so the detector, the report
+/// and the exporters may add, subtract and scale what a trace holds.
+pub fn check(record: &Record) -> Result<(), String> {
+    match record {
+        Record::Header(h) => {
+            bytes("host.phys_bytes", h.host.phys_bytes)?;
+            bytes("host.page_size", h.host.page_size)?;
+            at_most("interval_ms", h.interval_ms, MAX_T_MS, "100 years")?;
+            at_most(
+                "start_unix_ms",
+                h.start_unix_ms,
+                MAX_START_UNIX_MS,
+                "the year 9999",
+            )?;
+            detector(&h.detector)
+        }
+        Record::Sample(ts) => {
+            let s = &ts.sample;
+            t_ms("t_ms", s.t_ms)?;
+            let sys = &s.system;
+            bytes("sys.phys_bytes", sys.phys_bytes)?;
+            percent("sys.free_pct", sys.free_pct)?;
+            bytes("sys.swap_used_bytes", sys.swap_used_bytes)?;
+            bytes("sys.swap_total_bytes", sys.swap_total_bytes)?;
+            bytes("sys.compressed_bytes", sys.compressed_bytes)?;
+            bytes("sys.page_size", sys.page_size)?;
+            for p in &s.processes {
+                let in_proc = |e: String| format!("process {}: {e}", p.pid);
+                bytes("footprint_bytes", p.footprint_bytes).map_err(in_proc)?;
+                bytes("pageins", p.pageins).map_err(in_proc)?;
+                bytes("swap_bytes", p.swap_bytes.unwrap_or(0)).map_err(in_proc)?;
+            }
+            Ok(())
+        }
+        Record::Flag(f) => {
+            t_ms("t_ms", f.t_ms)?;
+            let e = &f.evidence;
+            bytes("evidence.footprint_bytes", e.footprint_bytes)?;
+            bytes("evidence.phys_bytes", e.phys_bytes)?;
+            signed_bytes(
+                "evidence.swap_growth_window_bytes",
+                e.swap_growth_window_bytes,
+            )?;
+            signed_bytes("evidence.swap_growth_bytes", e.swap_growth_bytes)?;
+            signed_bytes("evidence.footprint_delta_bytes", e.footprint_delta_bytes)?;
+            bytes("evidence.hidden_bytes", e.hidden_bytes)?;
+            t_ms("evidence.window_ms", e.window_ms)?;
+            percent("evidence.free_pct", e.free_pct)?;
+            not_negative("evidence.footprints_share", e.footprints_share)?;
+            not_negative("evidence.pageins_per_s", e.pageins_per_s)
+        }
+        Record::Event(e) => t_ms("t_ms", e.t_ms),
+        Record::Mark(m) => {
+            t_ms("t_ms", m.t_ms)?;
+            if crate::marks::clean_name(m.name.as_bytes()).as_deref() != Some(m.name.as_str())
+                && !(m.end && m.name.is_empty())
+            {
+                return Err(format!(
+                    "mark name is empty, longer than {} characters or holds control characters",
+                    crate::marks::MAX_NAME_CHARS
+                ));
+            }
+            Ok(())
+        }
+    }
+}
+
+fn detector(d: &DetectorConfig) -> Result<(), String> {
+    for (name, ms) in [
+        ("detector.window_ms", d.window_ms),
+        ("detector.sustain_ms", d.sustain_ms),
+        ("detector.hidden_window_ms", d.hidden_window_ms),
+        ("detector.raise_ms", d.raise_ms),
+        ("detector.clear_ms", d.clear_ms),
+    ] {
+        t_ms(name, ms)?;
+    }
+    for (name, b) in [
+        (
+            "detector.swap_tolerance_bytes",
+            d.swap_tolerance_bytes.unwrap_or(0),
+        ),
+        ("detector.min_rate_bytes_per_s", d.min_rate_bytes_per_s),
+        ("detector.min_growth_bytes", d.min_growth_bytes),
+        (
+            "detector.hidden_drop_bytes",
+            d.hidden_drop_bytes.unwrap_or(0),
+        ),
+    ] {
+        bytes(name, b)?;
+    }
+    not_negative("detector.overflow_share", d.overflow_share)?;
+    not_negative("detector.min_pageins_per_s", d.min_pageins_per_s)?;
+    not_negative("detector.hidden_free_share", d.hidden_free_share)
+}
+
+fn at_most(name: &str, v: u64, max: u64, what: &str) -> Result<(), String> {
+    if v > max {
+        return Err(format!(
+            "{name} {v} is out of range (at most {max}, {what})"
+        ));
+    }
+    Ok(())
+}
+
+fn bytes(name: &str, v: u64) -> Result<(), String> {
+    at_most(name, v, MAX_BYTES, "8 PiB")
+}
+
+fn t_ms(name: &str, v: u64) -> Result<(), String> {
+    at_most(name, v, MAX_T_MS, "100 years")
+}
+
+fn signed_bytes(name: &str, v: i64) -> Result<(), String> {
+    if v.unsigned_abs() > MAX_BYTES {
+        return Err(format!(
+            "{name} {v} is out of range (at most ±{MAX_BYTES}, 8 PiB)"
+        ));
+    }
+    Ok(())
+}
+
+fn percent(name: &str, v: f64) -> Result<(), String> {
+    if !(0.0..=100.0).contains(&v) {
+        return Err(format!("{name} {v} is out of range (0 to 100)"));
+    }
+    Ok(())
+}
+
+fn not_negative(name: &str, v: f64) -> Result<(), String> {
+    // serde_json yields finite numbers only; NaN fails this test too.
+    if !(v >= 0.0 && v.is_finite()) {
+        return Err(format!("{name} {v} is out of range (at least 0)"));
+    }
+    Ok(())
+}

@@ -1,0 +1,292 @@
+use super::*;
+use crate::probe::{ProcessSample, SystemSample};
+
+fn header() -> Header {
+    Header::new(
+        HostInfo {
+            os: "linux".into(),
+            phys_bytes: 8 << 30,
+            page_size: 4096,
+            hostname: "h".into(),
+        },
+        500,
+        1_700_000_000_000,
+    )
+}
+
+fn sample(t_ms: u64) -> Record {
+    Record::Sample(TraceSample {
+        sample: Sample {
+            t_ms,
+            system: SystemSample {
+                phys_bytes: 8 << 30,
+                free_pct: 50.0,
+                swap_used_bytes: t_ms * 1000,
+                ..Default::default()
+            },
+            processes: vec![ProcessSample {
+                pid: 42,
+                name: "python".into(),
+                footprint_bytes: 1 << 30,
+                ..Default::default()
+            }],
+        },
+        watched: vec![42],
+    })
+}
+
+fn write_trace(records: &[Record]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for r in std::iter::once(&Record::Header(header())).chain(records) {
+        serde_json::to_writer(&mut out, r).unwrap();
+        out.push(b'\n');
+    }
+    out
+}
+
+fn read_bytes(bytes: &[u8]) -> Result<Trace, TraceError> {
+    read_from(bytes, Path::new("t.jsonl"))
+}
+
+#[test]
+fn round_trip() {
+    let bytes = write_trace(&[sample(0), sample(500)]);
+    let t = read_bytes(&bytes).unwrap();
+    assert_eq!(t.header().interval_ms, 500);
+    assert_eq!(t.samples.len(), 2);
+    assert_eq!(t.samples[1].sample.system.swap_used_bytes, 500_000);
+    assert_eq!(t.samples[1].watched, vec![42]);
+    assert!(t.problems.is_empty());
+    assert!(!t.truncated_last_line);
+    assert_eq!(t.duration_ms(), 500);
+}
+
+#[test]
+fn truncated_last_line_is_not_an_error() {
+    let mut bytes = write_trace(&[sample(0), sample(500)]);
+    bytes.truncate(bytes.len() - 20);
+    let t = read_bytes(&bytes).unwrap();
+    assert_eq!(t.samples.len(), 1);
+    assert!(t.truncated_last_line);
+    assert!(t.problems.is_empty());
+}
+
+#[test]
+fn malformed_line_is_named_and_the_rest_recovered() {
+    let mut bytes = write_trace(&[sample(0)]);
+    bytes.extend_from_slice(b"{\"type\":\"sample\",\"t_ms\":\"oops\"}\n");
+    bytes.extend_from_slice(b"garbage\n");
+    bytes.extend_from_slice(&write_trace(&[sample(1000)])[..]);
+    let t = read_bytes(&bytes).unwrap();
+    assert_eq!(t.samples.len(), 2);
+    let lines: Vec<usize> = t.problems.iter().map(|p| p.line).collect();
+    assert_eq!(lines, vec![3, 4, 5], "{:?}", t.problems); // 5 = the second header
+}
+
+#[test]
+fn unknown_record_types_are_skipped_quietly() {
+    let mut bytes = write_trace(&[sample(0)]);
+    bytes.extend_from_slice(b"{\"type\":\"gpu\",\"t_ms\":5}\n");
+    let t = read_bytes(&bytes).unwrap();
+    assert_eq!(t.unknown_records, 1);
+    assert!(t.problems.is_empty());
+}
+
+#[test]
+fn not_a_trace() {
+    assert!(matches!(read_bytes(b""), Err(TraceError::Empty { .. })));
+    let e = read_bytes(b"hello\n").unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("t.jsonl:1: not a swapsight trace header"),
+        "{e}"
+    );
+    let bytes = write_trace(&[]);
+    let body = String::from_utf8(bytes)
+        .unwrap()
+        .replace("\"schema\":1", "\"schema\":99");
+    assert!(matches!(
+        read_bytes(body.as_bytes()),
+        Err(TraceError::TooNew {
+            schema: 99,
+            line: 1,
+            ..
+        })
+    ));
+    let first_sample = serde_json::to_vec(&sample(0)).unwrap();
+    assert!(matches!(
+        read_bytes(&first_sample),
+        Err(TraceError::NotATrace { .. })
+    ));
+}
+
+#[test]
+fn a_blank_line_before_the_header_is_tolerated() {
+    let mut bytes = b"\n  \n".to_vec();
+    bytes.extend_from_slice(&write_trace(&[sample(0)]));
+    let t = read_bytes(&bytes).unwrap();
+    assert_eq!(t.samples.len(), 1);
+    assert!(t.problems.is_empty());
+    // The header's line number is where it is, in errors too.
+    let e = read_bytes(b"\n\nhello\n").unwrap_err();
+    assert!(
+        e.to_string().starts_with("t.jsonl:3: not a swapsight"),
+        "{e}"
+    );
+}
+
+/// The sample line with `field` set to the raw JSON `value`.
+fn sample_with(field: &str, value: &str) -> Vec<u8> {
+    let line = String::from_utf8(serde_json::to_vec(&sample(500)).unwrap()).unwrap();
+    let key = format!("\"{field}\":");
+    let at = line
+        .find(&key)
+        .unwrap_or_else(|| panic!("{field} in {line}"))
+        + key.len();
+    let end = at + line[at..].find([',', '}']).unwrap();
+    let mut bytes = write_trace(&[sample(0)]);
+    bytes.extend_from_slice(format!("{}{value}{}\n", &line[..at], &line[end..]).as_bytes());
+    bytes
+}
+
+#[test]
+fn figures_no_os_produces_are_refused_by_line() {
+    for (field, value) in [
+        ("footprint_bytes", "9223372036854775808"),
+        ("footprint_bytes", "18446744073709551615"),
+        ("swap_used_bytes", "9223372036854775808"),
+        ("phys_bytes", "18446744073709551615"),
+        ("t_ms", "4611686018427387904"),
+        ("t_ms", "18446744073709551615"),
+        ("pageins", "18446744073709551615"),
+        ("free_pct", "1000"),
+        ("free_pct", "-1"),
+        ("footprint_bytes", "-1"),
+        ("footprint_bytes", "1e400"),
+        ("t_ms", "\"soon\""),
+    ] {
+        let t = read_bytes(&sample_with(field, value)).unwrap();
+        assert_eq!(t.samples.len(), 1, "{field}={value}");
+        assert_eq!(t.bad_lines, 1, "{field}={value}");
+        assert_eq!(t.problems[0].line, 3, "{field}={value}");
+        assert!(
+            t.problems[0].detail.contains(field)
+                || t.problems[0].detail.contains("invalid")
+                || t.problems[0].detail.contains("out of range"),
+            "{field}={value}: {}",
+            t.problems[0]
+        );
+    }
+    // The largest figure allowed still reads.
+    let t = read_bytes(&sample_with("footprint_bytes", &MAX_BYTES.to_string())).unwrap();
+    assert_eq!((t.samples.len(), t.bad_lines), (2, 0));
+}
+
+#[test]
+fn a_header_with_figures_no_os_produces_is_refused() {
+    let text = String::from_utf8(write_trace(&[])).unwrap();
+    for (from, to) in [
+        (
+            "\"start_unix_ms\":1700000000000",
+            "\"start_unix_ms\":18446744073709551615",
+        ),
+        (
+            "\"phys_bytes\":8589934592",
+            "\"phys_bytes\":9223372036854775808",
+        ),
+        ("\"window_ms\":10000", "\"window_ms\":18446744073709551615"),
+    ] {
+        assert!(text.contains(from), "{from} in {text}");
+        let e = read_bytes(text.replace(from, to).as_bytes()).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("t.jsonl:1: ") && msg.contains("out of range"),
+            "{msg}"
+        );
+    }
+}
+
+#[test]
+fn a_line_longer_than_the_cap_ends_the_read_without_reading_it_all() {
+    // A reader that never ends (like /dev/zero): the read stops at the cap.
+    let zeros = std::io::BufReader::new(std::io::repeat(0));
+    let e = read_from(zeros, Path::new("z")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "z:1: line longer than 64 MiB, not a swapsight trace line"
+    );
+    let mut head = write_trace(&[sample(0)]);
+    head.push(b'[');
+    let endless = std::io::BufReader::new(std::io::Read::chain(&head[..], std::io::repeat(b' ')));
+    let e = read_from(endless, Path::new("z")).unwrap_err();
+    assert!(matches!(e, TraceError::LineTooLong { line: 3, .. }), "{e}");
+}
+
+#[test]
+fn a_run_of_bad_lines_ends_the_read_and_only_a_few_are_kept() {
+    let mut bytes = write_trace(&[sample(0)]);
+    for _ in 0..MAX_BAD_RUN - 1 {
+        bytes.extend_from_slice(b"{}\n");
+    }
+    let record_line = |r: &Record| [serde_json::to_vec(r).unwrap(), b"\n".to_vec()].concat();
+    bytes.extend_from_slice(&record_line(&sample(500)));
+    // One short of the limit, then a record: read, bad lines counted.
+    let t = read_bytes(&bytes).unwrap();
+    assert_eq!(t.samples.len(), 2);
+    assert_eq!(t.bad_lines, MAX_BAD_RUN - 1);
+    assert_eq!(t.problems.len(), KEPT_PROBLEMS);
+    assert_eq!(t.problems[0].line, 3);
+    for _ in 0..MAX_BAD_RUN {
+        bytes.extend_from_slice(b"{}\n");
+    }
+    bytes.extend_from_slice(&record_line(&sample(1000)));
+    let e = read_bytes(&bytes).unwrap_err().to_string();
+    let first = MAX_BAD_RUN + 3;
+    assert!(
+        e.starts_with(&format!(
+            "t.jsonl:{first}-{}: {MAX_BAD_RUN} lines in a row hold no record, giving up (line {first}: missing field `type`",
+            first + MAX_BAD_RUN - 1
+        )),
+        "{e}"
+    );
+}
+
+#[test]
+fn marks_are_read_checked_and_old_readers_skip_them() {
+    let mark = |t_ms, name: &str, end| {
+        Record::Mark(Mark {
+            t_ms,
+            name: name.into(),
+            end,
+        })
+    };
+    let mut bytes = write_trace(&[sample(0), mark(10, "load", false), mark(20, "", true)]);
+    bytes.extend_from_slice(b"{\"type\":\"mark\",\"t_ms\":30,\"name\":\"a\\u0007b\"}\n");
+    bytes.extend_from_slice(b"{\"type\":\"mark\",\"t_ms\":30,\"name\":\"\"}\n");
+    let t = read_bytes(&bytes).unwrap();
+    assert_eq!(t.marks.len(), 2);
+    assert_eq!(t.marks[0].name, "load");
+    assert!(t.marks[1].end);
+    assert_eq!(t.bad_lines, 2, "{:?}", t.problems);
+    assert!(t.problems[0].detail.contains("control characters"));
+    // A reader that does not know marks counts them as unknown records.
+    let line = serde_json::to_vec(&mark(10, "load", false)).unwrap();
+    assert!(!is_unknown_type(&line));
+    assert!(String::from_utf8(line)
+        .unwrap()
+        .starts_with("{\"type\":\"mark\",\"t_ms\":10,\"name\":\"load\"}"));
+}
+
+#[test]
+fn writer_flushes_every_line() {
+    let dir = std::env::temp_dir().join(format!("swapsight-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("w.jsonl");
+    let mut w = TraceWriter::create(&path, &header()).unwrap();
+    w.write(&sample(0)).unwrap();
+    // Read while the writer is still open: everything written is on disk.
+    let t = read(&path).unwrap();
+    assert_eq!(t.samples.len(), 1);
+    drop(w);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
