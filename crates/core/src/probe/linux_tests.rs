@@ -1,0 +1,196 @@
+use super::super::naming::ARGS_RETRIES;
+use super::*;
+
+#[test]
+fn sees_itself_with_real_figures() {
+    let mut probe = NativeProbe::new().unwrap();
+    let me = std::process::id();
+    for _ in 0..2 {
+        // Twice: the second tick may reuse cached status figures.
+        let (sys, procs) = probe.sample().unwrap();
+        assert!(sys.phys_bytes > 0 && sys.free_pct > 0.0 && sys.free_pct <= 100.0);
+        let p = procs
+            .iter()
+            .find(|p| p.pid == me)
+            .expect("this test process is listed");
+        assert!(p.footprint_bytes > 0, "{p:?}");
+        assert!(p.swap_bytes.is_some());
+        assert_eq!(p.ppid, std::os::unix::process::parent_id());
+        assert!(
+            !procs.iter().any(|p| p.pid == 2),
+            "kthreadd is a kernel thread"
+        );
+    }
+}
+
+#[test]
+fn kept_descriptors_stay_under_the_cap_and_every_process_is_sampled() {
+    let mut children: Vec<_> = (0..40)
+        .map(|_| {
+            std::process::Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut probe = NativeProbe::new().unwrap();
+    probe.cap = 8;
+    for tick in 0..3 {
+        let (_, procs) = probe.sample().unwrap();
+        for c in &children {
+            assert!(
+                procs.iter().any(|p| p.pid == c.id()),
+                "tick {tick}: child {} not sampled",
+                c.id()
+            );
+        }
+        let open = probe.known.values().filter(|k| k.stat.is_some()).count();
+        assert_eq!(open, probe.kept(), "the count follows the descriptors");
+        assert!(open <= 8, "tick {tick}: {open} descriptors kept, cap 8");
+    }
+    // The largest processes keep theirs: after a tick's ranking none
+    // left out is larger than one kept, and the kept ones hold theirs.
+    let kept = probe.known.values().filter(|k| k.keep);
+    let smallest_kept = kept.clone().map(|k| k.rss_pages).min().unwrap();
+    let largest_left = probe.known.values().filter(|k| !k.keep);
+    let largest_left = largest_left.map(|k| k.rss_pages).max().unwrap();
+    assert!(smallest_kept >= largest_left && smallest_kept > 0);
+    assert_eq!(kept.clone().count(), 8);
+    assert!(probe.known.values().all(|k| k.keep || k.stat.is_none()));
+    probe.shed();
+    assert_eq!((probe.kept(), probe.cap), (0, 4));
+    for c in &mut children {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+}
+
+#[test]
+fn the_cap_is_a_quarter_of_the_limit() {
+    assert_eq!(kept_cap(Some(64)), 16);
+    assert_eq!(kept_cap(Some(1024)), 256);
+    assert_eq!(kept_cap(Some(1 << 20)), MAX_KEPT);
+    assert_eq!(kept_cap(None), MAX_KEPT);
+    assert_eq!(kept_cap(Some(3)), 0);
+}
+
+#[test]
+fn footprint_follows_allocation_across_ticks() {
+    let mut probe = NativeProbe::new().unwrap();
+    let me = std::process::id();
+    let before = probe
+        .sample()
+        .unwrap()
+        .1
+        .into_iter()
+        .find(|p| p.pid == me)
+        .unwrap()
+        .footprint_bytes;
+    let mut big = vec![1u8; 64 << 20];
+    for (i, b) in big.iter_mut().enumerate().step_by(4096) {
+        *b = i as u8;
+    }
+    let after = probe
+        .sample()
+        .unwrap()
+        .1
+        .into_iter()
+        .find(|p| p.pid == me)
+        .unwrap()
+        .footprint_bytes;
+    std::hint::black_box(&big);
+    assert!(
+        after >= before + (60 << 20),
+        "before {before}, after {after}"
+    );
+}
+
+/// Spawns `program args`, samples until it is listed as `want` says
+/// (a launcher such as pyenv's shim execs the real program later), or
+/// for 2 s; kills it.
+fn named(
+    program: &std::path::Path,
+    args: &[&str],
+    want: impl Fn(&ProcessSample) -> bool,
+) -> ProcessSample {
+    let mut child = std::process::Command::new(program)
+        .args(args)
+        .spawn()
+        .unwrap();
+    let mut probe = NativeProbe::new().unwrap();
+    let mut found = None;
+    for _ in 0..100 {
+        let (_, procs) = probe.sample().unwrap();
+        found = procs.into_iter().find(|p| p.pid == child.id());
+        if found.as_ref().is_some_and(&want) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    found.expect("the child is listed")
+}
+
+fn temp_dir(what: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("swapsight-{what}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn an_executable_name_longer_than_comm_shows_in_full() {
+    let dir = temp_dir("long-name");
+    let long = dir.join("a-sleeper-with-a-long-name");
+    std::fs::copy("/bin/sleep", &long).unwrap();
+    let p = named(&long, &["30"], |p| p.cmdline.is_some());
+    assert_eq!(p.name, "a-sleeper-with-a-long-name");
+    assert_eq!(
+        p.cmdline.as_deref(),
+        Some(format!("{} 30", long.display()).as_str())
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_python_script_is_named_by_its_file() {
+    let dir = temp_dir("script");
+    let script = dir.join("distinctive_pipeline.py");
+    std::fs::write(&script, "import time\ntime.sleep(30)\n").unwrap();
+    let p = named(
+        std::path::Path::new("python3"),
+        &["-u", script.to_str().unwrap()],
+        |p| p.name.starts_with("distinctive_pipeline.py"),
+    );
+    assert!(
+        p.name.starts_with("distinctive_pipeline.py (python3"),
+        "{p:?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn arguments_are_read_once_per_process() {
+    let mut probe = NativeProbe::new().unwrap();
+    let mut seen = std::collections::HashSet::new();
+    for _ in 0..20 {
+        let (_, procs) = probe.sample().unwrap();
+        seen.extend(
+            procs
+                .into_iter()
+                .map(|p| (p.pid, p.start_time, p.name, p.cmdline.is_none())),
+        );
+    }
+    // One read per process (a new name after an exec is a new read); 20
+    // ticks of re-reading would be 20 per process. Slack for a process
+    // that exec'd into the same name meanwhile, and for the few retries
+    // of processes without readable arguments (zombies).
+    let reads = probe.names.reads() as usize;
+    let unreadable = seen.iter().filter(|p| p.3).count();
+    assert!(
+        reads >= seen.len().min(1)
+            && reads <= seen.len() + unreadable * usize::from(ARGS_RETRIES) + 2,
+        "{reads} reads for {} processes",
+        seen.len()
+    );
+}
