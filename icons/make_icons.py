@@ -9,9 +9,16 @@ Shapes are signed distance functions; a pixel's coverage is taken from the
 distance at its centre (one pixel of soft edge), which anti-aliases without
 supersampling. Outputs (all RGBA, 8 bit):
 
-- icon.png (512), 128x128.png, 32x32.png — the app icon, in colour;
-- tray.png (32) and tray@2x.png (64) — the menu-bar template: black and
-  alpha only, so macOS tints it for light and dark menu bars;
+- icon.png (512), 128x128.png, 32x32.png — the app icon, in colour, for
+  the Linux bundles (hicolor 512, 128 and 32) and the window;
+- icon.icns — the same icon for the macOS bundle, every size Finder and the
+  Dock ask for: 16, 32, 128, 256 and 512 pt at 1x and 2x (16–1024 px), each
+  entry a PNG (ICNS types icp4/icp5/ic07–ic14, as `iconutil` writes them);
+- tray.png (18) and tray@2x.png (36) — the menu-bar template: black and
+  alpha only, so macOS tints it for light and dark menu bars. macOS draws a
+  status item's image 18 pt high (tray-icon sets the NSImage to 18 pt), so
+  36 px is drawn pixel for pixel on a Retina menu bar instead of being
+  scaled down from a larger picture;
 - tray-alert.png / tray-alert@2x.png — the same chip with a filled badge,
   shown while a false fit or overflow is flagged (a template can't use
   colour, so the alert must differ in shape).
@@ -169,7 +176,7 @@ def render(size, layers):
     return rows
 
 
-def write_png(path, size, rows):
+def png_bytes(size, rows):
     def chunk(kind, data):
         c = struct.pack(">I", len(data)) + kind + data
         return c + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
@@ -179,23 +186,59 @@ def write_png(path, size, rows):
     png += chunk(b"IHDR", struct.pack(">IIBBBBB", size, size, 8, 6, 0, 0, 0))
     png += chunk(b"IDAT", zlib.compress(raw, 9))
     png += chunk(b"IEND", b"")
+    return png
+
+
+def write_png(path, size, png):
     with open(path, "wb") as f:
         f.write(png)
     print(f"wrote {os.path.relpath(path)} ({size}x{size})")
 
 
+# ICNS element types holding PNG data, by pixel size (Apple's
+# IconFamily.h; `iconutil` writes the same set for an .iconset of
+# 16–512 pt at 1x and 2x). A size used twice (32 = 16@2x = 32@1x) is one
+# picture stored under both types.
+ICNS_TYPES = [
+    (b"icp4", 16), (b"icp5", 32), (b"ic11", 32), (b"ic12", 64),
+    (b"ic07", 128), (b"ic13", 256), (b"ic08", 256), (b"ic14", 512),
+    (b"ic09", 512), (b"ic10", 1024),
+]
+
+
+def icns_bytes(pngs):
+    """An ICNS file: 'icns', total length, then (type, length, PNG) each,
+    lengths big-endian and counting their own 8-byte header."""
+    body = b"".join(
+        kind + struct.pack(">I", 8 + len(pngs[size])) + pngs[size]
+        for kind, size in ICNS_TYPES
+    )
+    return b"icns" + struct.pack(">I", 8 + len(body)) + body
+
+
 def main():
     black = lambda x, y: (0.0, 0.0, 0.0)  # noqa: E731
-    for name, size, layers in [
-        ("icon.png", 512, app_layers()),
-        ("128x128.png", 128, app_layers()),
-        ("32x32.png", 32, app_layers()),
-        ("tray.png", 32, [(tray_shape(False), black)]),
-        ("tray@2x.png", 64, [(tray_shape(False), black)]),
-        ("tray-alert.png", 32, [(tray_shape(True), black)]),
-        ("tray-alert@2x.png", 64, [(tray_shape(True), black)]),
+    app = {}
+    for size in sorted({size for _, size in ICNS_TYPES} | {512}):
+        app[size] = png_bytes(size, render(size, app_layers()))
+    for name, size in [
+        ("icon.png", 512),
+        ("128x128.png", 128),
+        ("32x32.png", 32),
     ]:
-        write_png(os.path.join(HERE, name), size, render(size, layers))
+        write_png(os.path.join(HERE, name), size, app[size])
+    icns = icns_bytes(app)
+    with open(os.path.join(HERE, "icon.icns"), "wb") as f:
+        f.write(icns)
+    print(f"wrote icons/icon.icns ({len(ICNS_TYPES)} entries, 16-1024 px)")
+    for name, size, alert in [
+        ("tray.png", 18, False),
+        ("tray@2x.png", 36, False),
+        ("tray-alert.png", 18, True),
+        ("tray-alert@2x.png", 36, True),
+    ]:
+        rows = render(size, [(tray_shape(alert), black)])
+        write_png(os.path.join(HERE, name), size, png_bytes(size, rows))
 
 
 if __name__ == "__main__":

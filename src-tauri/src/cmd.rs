@@ -17,11 +17,12 @@ use std::sync::Arc;
 use serde::Serialize;
 use swapsight::live::{self, Live, Point, Replay, Row, Snapshot};
 use swapsight::report::Report;
-use tauri::{AppHandle, Runtime, State};
+use tauri::{AppHandle, Manager, Runtime, State};
 use tauri_plugin_dialog::DialogExt;
 
 use crate::export::{self, ExportFormat};
 use crate::recordings::{list_recordings, recording_path, RecordingEntry};
+use crate::window;
 
 /// The live session, as the app manages it.
 pub type LiveState<'a> = State<'a, Arc<Live>>;
@@ -141,15 +142,20 @@ pub async fn open_trace<R: Runtime>(
     live: LiveState<'_>,
 ) -> Result<Option<Replay>, String> {
     let (tx, rx) = tokio::sync::oneshot::channel();
+    // The popover stays up while the panel has the focus.
+    let open = app.state::<window::Mode>().dialog();
     app.dialog()
         .file()
         .set_title("Open a swapsight trace")
         .set_directory(live.recordings_dir())
         .add_filter("swapsight trace", &["jsonl"])
         .pick_file(move |p| {
+            drop(open);
             let _ = tx.send(p);
         });
-    let Some(picked) = rx.await.ok().flatten() else {
+    let picked = rx.await.ok().flatten();
+    window::refocus(&app);
+    let Some(picked) = picked else {
         return Ok(None);
     };
     let path = picked.into_path().map_err(|e| e.to_string())?;

@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use swapsight::export::{self, plot};
-use tauri::{AppHandle, Runtime};
+use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_dialog::DialogExt;
+
+use crate::window;
 
 /// An export format, named as `swapsight serve`'s `?format=` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,6 +116,8 @@ pub fn with_extension(path: PathBuf, format: ExportFormat) -> PathBuf {
 
 /// A save dialog for exporting `trace`; with `format` its name and filter
 /// come first, otherwise every format is offered. `None` when cancelled.
+/// The popover stays up meanwhile ([`window::Dialog`]) and gets the focus
+/// back after.
 pub async fn ask_save_path<R: Runtime>(
     app: &AppHandle<R>,
     trace: &Path,
@@ -131,9 +135,12 @@ pub async fn ask_save_path<R: Runtime>(
         dialog = dialog.add_filter(f.label(), &[f.extension()]);
     }
     let (tx, rx) = tokio::sync::oneshot::channel();
+    let open = app.state::<window::Mode>().dialog();
     dialog.save_file(move |p| {
+        drop(open);
         let _ = tx.send(p);
     });
-    let path = rx.await.ok().flatten()?.into_path().ok()?;
-    Some(with_extension(path, first))
+    let picked = rx.await.ok().flatten();
+    window::refocus(app);
+    Some(with_extension(picked?.into_path().ok()?, first))
 }

@@ -67,12 +67,25 @@ impl Options {
 
 /// Runs the app with the real runtime and `tauri.conf.json`.
 pub fn run() {
-    let app = run_app(tauri::Builder::default(), Options::from_env())
+    let builder = tauri::Builder::default();
+    // Opening at login must not take the focus from what the user is doing.
+    #[cfg(target_os = "macos")]
+    let builder = builder.activate_ignoring_other_apps(false);
+    #[allow(unused_mut)] // only macOS sets the policy
+    let mut app = run_app(builder, Options::from_env())
         .build(context())
         .unwrap_or_else(|e| {
             log!("cannot start: {e}");
             std::process::exit(1);
         });
+    // A menu-bar app: no Dock icon, no app menu. Set on the built App, before
+    // the event loop runs, so tao launches it as an accessory; from `setup`
+    // (which runs once the loop has started) it would come after tao made
+    // the app Regular and activated it — a Dock icon flashing and the focus
+    // stolen at every login. The bundle also says so (LSUIElement in
+    // Info.plist); this covers the bare binary (`cargo run`).
+    #[cfg(target_os = "macos")]
+    app.set_activation_policy(tauri::ActivationPolicy::Accessory);
     app.run(|_, _| {});
 }
 
@@ -109,10 +122,6 @@ pub fn run_app<R: Runtime>(builder: Builder<R>, opts: Options) -> Builder<R> {
 }
 
 fn setup<R: Runtime>(app: &mut App<R>, opts: Options) -> Result<(), Box<dyn std::error::Error>> {
-    // A menu-bar app: no Dock icon, no app menu.
-    #[cfg(target_os = "macos")]
-    app.set_activation_policy(tauri::ActivationPolicy::Accessory);
-
     let live = match opts.live {
         Some(live) => live,
         None => {

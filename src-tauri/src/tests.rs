@@ -15,7 +15,7 @@ use swapsight::SamplerConfig;
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
 use tauri::webview::InvokeRequest;
-use tauri::{App, Listener, Manager, WebviewWindow};
+use tauri::{App, Listener, Manager, WebviewWindow, WindowEvent};
 
 use crate::export::{export_to, ExportFormat};
 use crate::{context, run_app, Options};
@@ -342,4 +342,23 @@ fn exports_every_format_from_a_recording() {
         crate::export::with_extension(dir.path().join("chart"), ExportFormat::Png),
         dir.path().join("chart.png")
     );
+}
+
+#[test]
+fn a_dialog_keeps_the_popover_up() {
+    // The app's own window handler, on the mock runtime's main window, in
+    // popover mode; the dialog guard is the one the save/open dialogs hold.
+    let t = app("dialog");
+    let mode = t.app.state::<crate::window::Mode>();
+    mode.set_popover(true);
+    let window = t.window.as_ref().window();
+    let open = mode.dialog();
+    crate::window::on_event(&window, &WindowEvent::Focused(false));
+    assert!(
+        !mode.just_hidden(),
+        "the popover hid while a dialog was open"
+    );
+    drop(open);
+    crate::window::on_event(&window, &WindowEvent::Focused(false));
+    assert!(mode.just_hidden(), "focus loss without a dialog hides it");
 }

@@ -126,6 +126,11 @@ impl<R: Runtime> Tray<R> {
         }
     }
 
+    /// Where the icon is now (`None` where the platform does not say).
+    pub fn rect(&self) -> Option<tauri::Rect> {
+        self.icon.rect().ok().flatten()
+    }
+
     fn set_recording(&self, recording: bool) -> tauri::Result<()> {
         self.record.set_text(if recording {
             "Stop recording"
@@ -137,12 +142,16 @@ impl<R: Runtime> Tray<R> {
 
 fn on_icon<R: Runtime>(tray: &TrayIcon<R>, event: TrayIconEvent) {
     let app = tray.app_handle();
-    tauri_plugin_positioner::on_tray_event(app, &event);
-    if matches!(
-        event,
-        TrayIconEvent::Click { .. } | TrayIconEvent::Enter { .. } | TrayIconEvent::Move { .. }
-    ) {
-        app.state::<window::Mode>().tray_seen();
+    match &event {
+        TrayIconEvent::Click { rect, .. }
+        | TrayIconEvent::Enter { rect, .. }
+        | TrayIconEvent::Move { rect, .. }
+        | TrayIconEvent::Leave { rect, .. } => {
+            // tray-icon sends physical units, so the scale is not used.
+            app.state::<window::Mode>()
+                .set_tray_rect(window::Rect::from_tauri(rect, 1.0));
+        }
+        _ => {}
     }
     if let TrayIconEvent::Click {
         button: MouseButton::Left,

@@ -1,8 +1,9 @@
 //! The main window, in one of two modes:
 //!
 //! - **popover** (macOS by default): hidden until the tray icon is clicked,
-//!   placed under the icon (`tauri-plugin-positioner`, `TrayCenter`), hidden
-//!   again when it loses focus — a menu-bar app's panel;
+//!   placed just below the menu bar under the icon ([`popover_origin`], from
+//!   the icon's rect), hidden again when it loses focus — a menu-bar app's
+//!   panel — except while one of our save/open dialogs is up ([`Dialog`]);
 //! - **window** (Linux by default, anywhere with `SWAPSIGHT_SHOW_WINDOW=1`,
 //!   and whenever the tray could not be built): an ordinary decorated window
 //!   shown at start and never hidden behind the user's back; closing it
@@ -10,11 +11,11 @@
 //!   shown at all, and a test under Xvfb has no tray, so there the window is
 //!   the app.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tauri::{AppHandle, Manager, Runtime, Window, WindowEvent};
+use tauri::{AppHandle, Manager, PhysicalPosition, Runtime, Window, WindowEvent};
 use tauri_plugin_positioner::{Position, WindowExt};
 
 /// Label of the one window (`tauri.conf.json`).
@@ -24,8 +25,10 @@ pub const MAIN: &str = "main";
 #[derive(Debug, Default)]
 pub struct Mode {
     popover: AtomicBool,
-    /// Set once the tray told the positioner where it is.
-    tray_seen: AtomicBool,
+    /// The tray icon's rect as its last event gave it.
+    tray_rect: Mutex<Option<Rect>>,
+    /// Save/open dialogs open now (see [`Dialog`]).
+    dialogs: Arc<AtomicUsize>,
     /// When focus loss last hid the popover: a click on the tray icon
     /// takes focus away first, so that same click must not show it again.
     hidden_at: Mutex<Option<Instant>>,
@@ -47,11 +50,28 @@ impl Mode {
         self.popover.store(popover, Ordering::Relaxed);
     }
 
-    pub fn tray_seen(&self) {
-        self.tray_seen.store(true, Ordering::Relaxed);
+    /// Remembers where the tray icon is, from one of its events.
+    pub fn set_tray_rect(&self, rect: Rect) {
+        *self.tray_rect.lock().unwrap_or_else(|e| e.into_inner()) = Some(rect);
     }
 
-    fn just_hidden(&self) -> bool {
+    fn tray_rect(&self) -> Option<Rect> {
+        *self.tray_rect.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks a save/open dialog as open until the returned guard is dropped.
+    pub fn dialog(&self) -> Dialog {
+        self.dialogs.fetch_add(1, Ordering::SeqCst);
+        Dialog(Arc::clone(&self.dialogs))
+    }
+
+    /// Whether losing focus now hides the window (see [`hide_on_blur`]).
+    pub fn hides_on_blur(&self) -> bool {
+        hide_on_blur(self.is_popover(), self.dialogs.load(Ordering::SeqCst))
+    }
+
+    /// Whether the popover was hidden by focus loss or a close a moment ago.
+    pub fn just_hidden(&self) -> bool {
         let at = self.hidden_at.lock().unwrap_or_else(|e| e.into_inner());
         at.is_some_and(|t| t.elapsed() < Duration::from_millis(300))
     }
@@ -59,6 +79,121 @@ impl Mode {
     fn mark_hidden(&self) {
         *self.hidden_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
     }
+}
+
+/// A save/open dialog is open while this lives: move it into the dialog's
+/// callback. The panel takes focus from the popover, whose `Focused(false)`
+/// would otherwise hide it mid-dialog — and with it the dialog's reason to
+/// be (the export button, the replay it opens into).
+#[must_use = "the dialog counts as open only while the guard lives"]
+pub struct Dialog(Arc<AtomicUsize>);
+
+impl Drop for Dialog {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The focus rule: a popover hides when it loses focus, unless a dialog of
+/// ours took the focus; an ordinary window never hides itself.
+pub fn hide_on_blur(popover: bool, dialogs_open: usize) -> bool {
+    popover && dialogs_open == 0
+}
+
+/// A rectangle in physical pixels, in screen coordinates (y grows down).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rect {
+    pub x: f64,
+    pub y: f64,
+    pub width: f64,
+    pub height: f64,
+}
+
+impl Rect {
+    /// From Tauri's rect (tray events give physical units; a logical one is
+    /// scaled by `scale`).
+    pub fn from_tauri(r: &tauri::Rect, scale: f64) -> Rect {
+        let p = r.position.to_physical::<f64>(scale);
+        let s = r.size.to_physical::<f64>(scale);
+        Rect {
+            x: p.x,
+            y: p.y,
+            width: s.width,
+            height: s.height,
+        }
+    }
+
+    fn contains(&self, x: f64, y: f64) -> bool {
+        x >= self.x && x < self.x + self.width && y >= self.y && y < self.y + self.height
+    }
+
+    fn centre(&self) -> (f64, f64) {
+        (self.x + self.width / 2.0, self.y + self.height / 2.0)
+    }
+}
+
+/// A monitor: its whole area and its work area (without the menu bar, the
+/// Dock or a panel), physical pixels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Screen {
+    pub bounds: Rect,
+    pub work: Rect,
+}
+
+impl Screen {
+    fn from_monitor(m: &tauri::Monitor) -> Screen {
+        let (p, s, a) = (m.position(), m.size(), m.work_area());
+        Screen {
+            bounds: Rect {
+                x: f64::from(p.x),
+                y: f64::from(p.y),
+                width: f64::from(s.width),
+                height: f64::from(s.height),
+            },
+            work: Rect {
+                x: f64::from(a.position.x),
+                y: f64::from(a.position.y),
+                width: f64::from(a.size.width),
+                height: f64::from(a.size.height),
+            },
+        }
+    }
+}
+
+/// The screen, among `screens`, that holds the tray icon's centre (by its
+/// whole area: the menu bar is outside the work area).
+pub fn screen_of(tray: Rect, screens: &[Screen]) -> Option<Screen> {
+    let (cx, cy) = tray.centre();
+    screens.iter().copied().find(|s| s.bounds.contains(cx, cy))
+}
+
+/// Top-left corner of a `width` × `height` popover for a tray icon at
+/// `tray`, on `screen` (physical pixels).
+///
+/// Horizontally centred on the icon; its top edge on the icon's bottom edge
+/// (`tray.y + tray.height`), i.e. just below the macOS menu bar — and never
+/// above the work area's top, which on a Mac with a notch is lower than the
+/// status item's bottom. A tray in the lower half of its screen (a Windows
+/// or Linux panel at the bottom) opens the popover upwards instead. Kept
+/// inside the work area sideways. (The positioner's `TrayCenter` puts the
+/// window's bottom at the icon's top and, on macOS, where that is off
+/// screen, its top at the icon's top: over the menu bar — tray-icon#149.)
+pub fn popover_origin(tray: Rect, width: f64, height: f64, screen: Option<Screen>) -> (f64, f64) {
+    let mut x = tray.x + tray.width / 2.0 - width / 2.0;
+    let below = tray.y + tray.height;
+    let Some(Screen { bounds, work: s }) = screen else {
+        return (x, below);
+    };
+    let upwards = tray.centre().1 > bounds.y + bounds.height / 2.0;
+    let y = if upwards {
+        (tray.y - height).max(s.y)
+    } else {
+        below.max(s.y)
+    };
+    // Right edge first, then the left: a popover wider than the screen
+    // keeps its left edge (and its header) visible.
+    x = x.min(s.x + s.width - width).max(s.x);
+    (x, y)
 }
 
 /// Turns the window into an ordinary one (see the module docs).
@@ -79,12 +214,18 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) {
     };
     let mode = app.state::<Mode>();
     if mode.is_popover() {
-        let at = if mode.tray_seen.load(Ordering::Relaxed) {
-            Position::TrayCenter
-        } else {
-            Position::TopRight
+        let tray = mode.tray_rect().or_else(|| {
+            let t = app.try_state::<crate::tray::Tray<R>>()?;
+            let scale = w.scale_factor().unwrap_or(1.0);
+            t.rect().map(|r| Rect::from_tauri(&r, scale))
+        });
+        let placed = match tray {
+            Some(tray) => place_under(&w, tray),
+            // No tray rect yet (its first event has not come): the top
+            // right corner, where macOS puts new menu-bar items.
+            None => w.move_window(Position::TopRight),
         };
-        if let Err(e) = w.move_window_constrained(at) {
+        if let Err(e) = placed {
             log!("cannot place the window: {e}");
         }
     }
@@ -95,6 +236,22 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) {
     {
         log!("cannot show the window: {e}");
     }
+}
+
+fn place_under<R: Runtime>(w: &tauri::WebviewWindow<R>, tray: Rect) -> tauri::Result<()> {
+    let size = w.outer_size()?;
+    let screens: Vec<Screen> = w
+        .available_monitors()?
+        .iter()
+        .map(Screen::from_monitor)
+        .collect();
+    let (x, y) = popover_origin(
+        tray,
+        f64::from(size.width),
+        f64::from(size.height),
+        screen_of(tray, &screens),
+    );
+    w.set_position(PhysicalPosition::new(x.round() as i32, y.round() as i32))
 }
 
 /// The tray icon's click: show the popover, or hide it when it is shown.
@@ -111,7 +268,19 @@ pub fn toggle<R: Runtime>(app: &AppHandle<R>) {
     }
 }
 
-/// Window events: in popover mode focus loss hides it and closing only
+/// Gives the focus back to the popover after a dialog (it does not come
+/// back by itself: the panel was a window of its own).
+pub fn refocus<R: Runtime>(app: &AppHandle<R>) {
+    let Some(w) = app.get_webview_window(MAIN) else {
+        return;
+    };
+    if app.state::<Mode>().is_popover() && w.is_visible().unwrap_or(false) {
+        let _ = w.set_focus();
+    }
+}
+
+/// Window events: in popover mode focus loss hides it (not while a dialog
+/// of ours has the focus: [`hide_on_blur`]) and closing only
 /// hides it (the tray brings it back). In window mode closing quits: a
 /// Linux tray may be invisible, and an app nobody can reach must not stay.
 pub fn on_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
@@ -123,7 +292,7 @@ pub fn on_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
         return;
     }
     match event {
-        WindowEvent::Focused(false) => {
+        WindowEvent::Focused(false) if mode.hides_on_blur() => {
             mode.mark_hidden();
             let _ = window.hide();
         }
@@ -133,5 +302,166 @@ pub fn on_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
             let _ = window.hide();
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rect(x: f64, y: f64, width: f64, height: f64) -> Rect {
+        Rect {
+            x,
+            y,
+            width,
+            height,
+        }
+    }
+
+    /// A 1512 × 982 pt MacBook screen at 2x: the menu bar is 24 pt (48 px)
+    /// and the work area starts below it.
+    fn macbook() -> Screen {
+        Screen {
+            bounds: rect(0.0, 0.0, 3024.0, 1964.0),
+            work: rect(0.0, 48.0, 3024.0, 1916.0),
+        }
+    }
+
+    #[test]
+    fn popover_hangs_below_the_menu_bar_centred_on_the_icon() {
+        // A status item at x = 1800 px, as tray-icon reports it: top 0,
+        // as high as the menu bar.
+        let tray = rect(1800.0, 0.0, 60.0, 48.0);
+        let (x, y) = popover_origin(tray, 1520.0, 1240.0, Some(macbook()));
+        assert_eq!(y, 48.0, "top edge on the menu bar's bottom, not at 0");
+        // Centred: 1830 - 760; it fits, so it stays.
+        assert_eq!(x, 1070.0);
+        // Without a known screen: the same arithmetic, no clamping.
+        let far_right = rect(2400.0, 0.0, 60.0, 48.0);
+        assert_eq!(
+            popover_origin(far_right, 1520.0, 1240.0, None),
+            (2430.0 - 760.0, 48.0)
+        );
+    }
+
+    #[test]
+    fn popover_stays_on_screen_sideways() {
+        let near_right = rect(2960.0, 0.0, 60.0, 48.0);
+        let (x, _) = popover_origin(near_right, 1520.0, 1240.0, Some(macbook()));
+        assert_eq!(x, 3024.0 - 1520.0);
+        let near_left = rect(10.0, 0.0, 60.0, 48.0);
+        assert_eq!(
+            popover_origin(near_left, 1520.0, 1240.0, Some(macbook())).0,
+            0.0
+        );
+        // Wider than the screen: the left edge (the header) stays visible.
+        assert_eq!(
+            popover_origin(near_right, 4000.0, 1240.0, Some(macbook())).0,
+            0.0
+        );
+    }
+
+    #[test]
+    fn popover_clears_a_notched_menu_bar() {
+        // A notched MacBook: the menu bar is 37 pt (74 px), taller than a
+        // 24 pt status item window.
+        let screen = Screen {
+            bounds: rect(0.0, 0.0, 3456.0, 2234.0),
+            work: rect(0.0, 74.0, 3456.0, 2160.0),
+        };
+        let tray = rect(2800.0, 0.0, 60.0, 48.0);
+        assert_eq!(popover_origin(tray, 1520.0, 1240.0, Some(screen)).1, 74.0);
+    }
+
+    #[test]
+    fn popover_opens_upwards_from_a_bottom_panel() {
+        // A 1920 × 1080 screen with a 40 px panel at the bottom.
+        let screen = Screen {
+            bounds: rect(0.0, 0.0, 1920.0, 1080.0),
+            work: rect(0.0, 0.0, 1920.0, 1040.0),
+        };
+        let tray = rect(1800.0, 1044.0, 32.0, 32.0);
+        let (x, y) = popover_origin(tray, 760.0, 620.0, Some(screen));
+        assert_eq!(y, 1044.0 - 620.0);
+        assert_eq!(x, 1920.0 - 760.0);
+    }
+
+    #[test]
+    fn the_screen_is_the_one_holding_the_icon() {
+        let left = macbook();
+        // A second display to the right, 1x, its menu bar 24 px.
+        let right = Screen {
+            bounds: rect(3024.0, 0.0, 1920.0, 1080.0),
+            work: rect(3024.0, 24.0, 1920.0, 1056.0),
+        };
+        let screens = [left, right];
+        // The menu bar is outside every work area; the bounds decide.
+        assert_eq!(
+            screen_of(rect(4500.0, 0.0, 30.0, 24.0), &screens),
+            Some(right)
+        );
+        assert_eq!(
+            screen_of(rect(2400.0, 0.0, 60.0, 48.0), &screens),
+            Some(left)
+        );
+        assert_eq!(screen_of(rect(-500.0, 0.0, 30.0, 24.0), &screens), None);
+        let (x, y) = popover_origin(
+            rect(4500.0, 0.0, 30.0, 24.0),
+            760.0,
+            620.0,
+            screen_of(rect(4500.0, 0.0, 30.0, 24.0), &screens),
+        );
+        // Centred under the icon (4515 - 380), below that screen's menu bar.
+        assert_eq!((x, y), (4135.0, 24.0));
+        let (x, _) = popover_origin(
+            rect(4900.0, 0.0, 30.0, 24.0),
+            760.0,
+            620.0,
+            screen_of(rect(4900.0, 0.0, 30.0, 24.0), &screens),
+        );
+        assert_eq!(x, 3024.0 + 1920.0 - 760.0, "kept on the right screen");
+    }
+
+    #[test]
+    fn tauri_rects_convert_to_physical_pixels() {
+        let physical = tauri::Rect {
+            position: tauri::PhysicalPosition::new(2400.0, 0.0).into(),
+            size: tauri::PhysicalSize::new(60.0, 48.0).into(),
+        };
+        assert_eq!(
+            Rect::from_tauri(&physical, 2.0),
+            rect(2400.0, 0.0, 60.0, 48.0)
+        );
+        let logical = tauri::Rect {
+            position: tauri::LogicalPosition::new(1200.0, 0.0).into(),
+            size: tauri::LogicalSize::new(30.0, 24.0).into(),
+        };
+        assert_eq!(
+            Rect::from_tauri(&logical, 2.0),
+            rect(2400.0, 0.0, 60.0, 48.0)
+        );
+    }
+
+    #[test]
+    fn focus_loss_hides_only_a_popover_without_a_dialog() {
+        assert!(hide_on_blur(true, 0));
+        assert!(!hide_on_blur(true, 1));
+        assert!(!hide_on_blur(false, 0));
+        assert!(!hide_on_blur(false, 2));
+    }
+
+    #[test]
+    fn a_dialog_counts_as_open_while_its_guard_lives() {
+        let mode = Mode::new(true);
+        assert!(mode.hides_on_blur());
+        let first = mode.dialog();
+        let second = mode.dialog();
+        assert!(!mode.hides_on_blur());
+        drop(first);
+        assert!(!mode.hides_on_blur(), "one dialog is still open");
+        drop(second);
+        assert!(mode.hides_on_blur());
+        mode.set_popover(false);
+        assert!(!mode.hides_on_blur());
     }
 }

@@ -9,7 +9,10 @@
 //! one swap pool.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
+#[cfg(target_os = "linux")]
+use std::process::{Command, Stdio};
+#[cfg(target_os = "linux")]
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -77,7 +80,9 @@ pub fn in_ci() -> bool {
 /// Swap tests share the machine's one swap pool: one at a time, within this
 /// test binary (a mutex) and across processes — other test binaries, the
 /// app's e2e tests — (an flock on a well-known file).
+#[cfg(target_os = "linux")]
 static SWAP_LOCK: Mutex<()> = Mutex::new(());
+#[cfg(target_os = "linux")]
 const SWAP_LOCK_FILE: &str = "/var/tmp/swapsight-test-swap.lock";
 
 /// Holds the cross-process lock until dropped (closing the file releases it).
@@ -102,6 +107,7 @@ impl FileLock {
 
 /// A swap file and a memory cgroup, removed on drop (also when a test
 /// panics). Stale ones from a killed earlier run are removed on creation.
+#[cfg(target_os = "linux")]
 pub struct RealSwap {
     _lock: MutexGuard<'static, ()>,
     _file_lock: FileLock,
@@ -109,9 +115,12 @@ pub struct RealSwap {
     pub cgroup: PathBuf,
 }
 
+#[cfg(target_os = "linux")]
 const CGROUP_ROOT: &str = "/sys/fs/cgroup/memory";
+#[cfg(target_os = "linux")]
 const PREFIX: &str = "swapsight-test";
 
+#[cfg(target_os = "linux")]
 impl RealSwap {
     /// `None` (with a note) when this machine cannot run real-swap tests and
     /// we are not in CI; a panic in CI.
@@ -192,6 +201,7 @@ impl RealSwap {
     }
 }
 
+#[cfg(target_os = "linux")]
 impl Drop for RealSwap {
     fn drop(&mut self) {
         kill_cgroup(&self.cgroup);
@@ -201,6 +211,7 @@ impl Drop for RealSwap {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn kill_cgroup(cg: &Path) {
     for _ in 0..50 {
         let procs = std::fs::read_to_string(cg.join("cgroup.procs")).unwrap_or_default();
@@ -220,6 +231,7 @@ fn kill_cgroup(cg: &Path) {
 }
 
 /// Whether the test process that named a leftover (`…-<pid>…`) is gone.
+#[cfg(target_os = "linux")]
 fn owner_gone(name: &str) -> bool {
     let digits: String = name
         .trim_start_matches(|c: char| !c.is_ascii_digit())
@@ -231,6 +243,7 @@ fn owner_gone(name: &str) -> bool {
     })
 }
 
+#[cfg(target_os = "linux")]
 fn cleanup_stale() {
     let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
     for line in swaps.lines().skip(1) {
@@ -254,6 +267,7 @@ fn cleanup_stale() {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn run_ok(cmd: &str, args: &[&str]) {
     let out = Command::new(cmd)
         .args(args)

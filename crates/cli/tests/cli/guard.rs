@@ -5,12 +5,14 @@
 //! one line.
 
 use std::path::Path;
+#[cfg(target_os = "linux")]
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use super::util::*;
 
 /// One process the test script started: pid, session id, start time.
+#[cfg(target_os = "linux")]
 #[derive(Debug, Clone, Copy)]
 struct Member {
     pid: u32,
@@ -19,6 +21,7 @@ struct Member {
 }
 
 /// `/proc/PID/stat` fields after the name: (state, session, start time).
+#[cfg(target_os = "linux")]
 fn stat_of(pid: u32) -> Option<(String, u32, u64)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest: Vec<&str> = text.rsplit_once(')')?.1.split_whitespace().collect();
@@ -31,11 +34,13 @@ fn stat_of(pid: u32) -> Option<(String, u32, u64)> {
 }
 
 /// The same process (pid and start time) is still there and not a zombie.
+#[cfg(target_os = "linux")]
 fn alive(m: &Member) -> bool {
     stat_of(m.pid).is_some_and(|(state, _, start)| state != "Z" && state != "X" && start == m.start)
 }
 
 /// Shell that appends "PID SESSION" of the running shell to `file`.
+#[cfg(target_os = "linux")]
 fn note_self(file: &Path) -> String {
     format!(
         "echo $$ $(cut -d\" \" -f6 /proc/$$/stat) >> {}",
@@ -44,6 +49,7 @@ fn note_self(file: &Path) -> String {
 }
 
 /// Waits until `file` lists `n` processes; returns them with start times.
+#[cfg(target_os = "linux")]
 fn members(file: &Path, n: usize, guard: &mut Child) -> Vec<Member> {
     let until = Instant::now() + Duration::from_secs(15);
     loop {
@@ -68,6 +74,7 @@ fn members(file: &Path, n: usize, guard: &mut Child) -> Vec<Member> {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn finish(mut guard: Child, limit: Duration) -> (Option<i32>, String) {
     let status = wait_with_deadline(&mut guard, limit);
     let mut err = String::new();
@@ -90,6 +97,7 @@ fn kinds(events: &[swapsight::trace::Event]) -> Vec<&str> {
     events.iter().map(|e| e.kind.as_str()).collect()
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn budget_stops_a_swapping_tree_with_setsid_and_sigterm_ignoring_members() {
     let Some(rs) = RealSwap::new(1024, 256) else {
@@ -185,6 +193,7 @@ fn budget_stops_a_swapping_tree_with_setsid_and_sigterm_ignoring_members() {
 }
 
 /// The command's pid, from the trace header (the guard writes it at start).
+#[cfg(target_os = "linux")]
 fn guard_child(trace: &Path) -> u32 {
     let until = Instant::now() + Duration::from_secs(10);
     loop {
@@ -202,6 +211,7 @@ fn guard_child(trace: &Path) -> u32 {
     }
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn false_fit_stop_ends_the_run_with_11() {
     let Some(rs) = RealSwap::new(2048, 256) else {
@@ -331,6 +341,7 @@ fn wait_free_above_free_memory_gives_up_with_12_without_starting() {
 
 /// A tree of three: the shell, a `setsid` sleeper, a sleeper ignoring
 /// SIGINT and SIGTERM. Sends `signal` to the guard, returns its exit code.
+#[cfg(target_os = "linux")]
 fn signal_stops_the_tree(signal: libc::c_int, tag: &str) -> (Option<i32>, String) {
     let dir = TempDir::new(tag);
     let list = dir.join("pids");
@@ -369,6 +380,7 @@ fn signal_stops_the_tree(signal: libc::c_int, tag: &str) -> (Option<i32>, String
     (code, err)
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn ctrl_c_stops_the_whole_tree() {
     let (code, err) = signal_stops_the_tree(libc::SIGINT, "guard-int");
@@ -377,6 +389,7 @@ fn ctrl_c_stops_the_whole_tree() {
     assert!(err.contains("and 2 descendants"), "{err}");
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn sigterm_stops_the_whole_tree() {
     let (code, err) = signal_stops_the_tree(libc::SIGTERM, "guard-term");
@@ -384,6 +397,7 @@ fn sigterm_stops_the_whole_tree() {
     assert!(err.contains("interrupted by SIGTERM after "), "{err}");
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn leftovers_of_a_command_that_exits_are_stopped() {
     let dir = TempDir::new("guard-left");

@@ -8,7 +8,9 @@ mod export;
 mod guard;
 mod hardening;
 mod names;
+#[cfg(target_os = "linux")]
 mod prometheus;
+#[cfg(target_os = "linux")]
 mod realswap;
 mod record;
 mod report;

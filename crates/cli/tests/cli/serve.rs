@@ -11,9 +11,12 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
+#[cfg_attr(not(target_os = "linux"), allow(unused_imports))] // used by Linux-only tests too
 use std::path::{Path, PathBuf};
+#[cfg_attr(not(target_os = "linux"), allow(unused_imports))] // used by Linux-only tests too
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
+#[cfg_attr(not(target_os = "linux"), allow(unused_imports))] // used by Linux-only tests too
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -25,8 +28,10 @@ use hyper_util::rt::TokioIo;
 use super::util::*;
 
 /// The heavy tests (load, Chromium) one at a time: each wants the 2 cores.
+#[cfg(target_os = "linux")]
 static HEAVY: Mutex<()> = Mutex::new(());
 
+#[cfg(target_os = "linux")]
 fn heavy() -> MutexGuard<'static, ()> {
     HEAVY.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -112,6 +117,7 @@ impl Serving {
         format!("http://{}/", self.addr)
     }
 
+    #[cfg(target_os = "linux")]
     fn pid(&self) -> u32 {
         self.child.id()
     }
@@ -510,6 +516,7 @@ fn serve_says_when_the_port_is_taken() {
 }
 
 /// Resident memory of a process, from `/proc/PID/status`.
+#[cfg(target_os = "linux")]
 fn vm_rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     status
@@ -521,6 +528,7 @@ fn vm_rss_kib(pid: u32) -> u64 {
 
 /// What one round of load did.
 #[derive(Debug, Default)]
+#[cfg(target_os = "linux")]
 struct Round {
     requests: usize,
     streams: usize,
@@ -531,6 +539,7 @@ struct Round {
 
 /// `requests` `/metrics` over `connections` keep-alive connections while
 /// `streams` event streams each read `updates` updates, all at once.
+#[cfg(target_os = "linux")]
 async fn load_round(
     addr: SocketAddr,
     requests: usize,
@@ -594,6 +603,7 @@ async fn load_round(
 }
 
 /// `swapsight_serve_event_clients` from `/metrics`.
+#[cfg(target_os = "linux")]
 async fn event_clients(addr: SocketAddr) -> u64 {
     let (_, _, text) = get(addr, "/metrics").await;
     text.lines()
@@ -602,6 +612,7 @@ async fn event_clients(addr: SocketAddr) -> u64 {
         .unwrap()
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn serve_under_load_keeps_memory_flat() {
     let _heavy = heavy();
@@ -642,11 +653,13 @@ fn serve_under_load_keeps_memory_flat() {
 }
 
 /// Runs `cmd`; `None` when it cannot run at all.
+#[cfg(target_os = "linux")]
 fn try_output(cmd: &mut Command) -> Option<std::process::Output> {
     cmd.stdin(Stdio::null()).output().ok()
 }
 
 /// The repository root (`tests/e2e/` lives there).
+#[cfg(target_os = "linux")]
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
@@ -656,6 +669,7 @@ fn repo_root() -> PathBuf {
 
 /// Node, Chromium and the e2e packages, or why not (then: skip outside
 /// CI, fail in CI).
+#[cfg(target_os = "linux")]
 fn browser_ready(e2e: &Path) -> Result<(), String> {
     let node = try_output(Command::new("node").arg("--version")).ok_or("node is not installed")?;
     if !node.status.success() {
@@ -678,8 +692,10 @@ fn browser_ready(e2e: &Path) -> Result<(), String> {
     Ok(())
 }
 
+#[cfg(target_os = "linux")]
 const CHROMIUM: &str = "/usr/bin/chromium";
 
+#[cfg(target_os = "linux")]
 #[test]
 fn web_ui_in_chromium_lists_real_processes_and_flags_a_real_false_fit() {
     let _heavy = heavy();
@@ -767,6 +783,7 @@ fn web_ui_in_chromium_lists_real_processes_and_flags_a_real_false_fit() {
 
 /// `node --test tests/e2e/` against `s`; `Err` with what it said when a
 /// test failed or none ran.
+#[cfg(target_os = "linux")]
 fn node_test(root: &Path, s: &Serving, envs: &[(&str, &str)]) -> Result<(), String> {
     let started = Instant::now();
     let out = Command::new("node")
