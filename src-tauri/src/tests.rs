@@ -362,3 +362,42 @@ fn a_dialog_keeps_the_popover_up() {
     crate::window::on_event(&window, &WindowEvent::Focused(false));
     assert!(mode.just_hidden(), "focus loss without a dialog hides it");
 }
+
+#[test]
+fn a_closed_popover_is_built_again_with_the_history() {
+    // Focus loss closes the popover for good (its web view with it); the
+    // tray's Open builds a new window from tauri.conf.json whose page gets
+    // the history the session kept meanwhile.
+    let mut t = app("rebuild");
+    let handle = t.app.handle().clone();
+    let mode = handle.state::<crate::window::Mode>();
+    mode.set_popover(true);
+    std::thread::sleep(Duration::from_millis(100));
+    let before = ok(&t, "history", json!({})).as_array().unwrap().len();
+    crate::window::on_event(&t.window.as_ref().window(), &WindowEvent::Focused(false));
+    #[allow(deprecated)]
+    t.app.run_iteration(|_, _| {});
+    assert!(
+        t.app.get_webview_window("main").is_none(),
+        "the closed popover's window still exists"
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    crate::window::show(&handle);
+    t.window = t
+        .app
+        .get_webview_window("main")
+        .expect("Open builds the window again");
+    let after = ok(&t, "history", json!({})).as_array().unwrap().len();
+    assert!(after > before, "history kept and grown: {before} → {after}");
+}
+
+#[test]
+fn only_a_popover_app_outlives_its_last_window() {
+    use crate::window::stays_without_window;
+    assert!(stays_without_window(true, None));
+    assert!(!stays_without_window(true, Some(0)), "Quit quits");
+    assert!(
+        !stays_without_window(false, None),
+        "closing the window quits"
+    );
+}
