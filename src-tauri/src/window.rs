@@ -359,7 +359,11 @@ fn end_network_process_later<R: Runtime>(app: AppHandle<R>) {
         .name("swapsight-release".into())
         .spawn(move || {
             std::thread::sleep(Duration::from_secs(1));
-            if app.get_webview_window(MAIN).is_none() {
+            // Under WebDriver (tauri-driver sets this) the automation
+            // session dies with the network process: the app's end-to-end
+            // test and the open-latency bench keep it.
+            let automated = std::env::var("TAURI_WEBVIEW_AUTOMATION").is_ok_and(|v| v == "true");
+            if app.get_webview_window(MAIN).is_none() && !automated {
                 crate::linux::end_network_process();
             }
         });
