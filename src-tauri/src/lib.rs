@@ -180,8 +180,12 @@ pub fn pump<R: Runtime>(app: AppHandle<R>, live: &Live) {
 }
 
 fn forward<R: Runtime>(app: &AppHandle<R>, update: &Update) {
-    if let Err(e) = app.emit(UPDATE_EVENT, update) {
-        log!("cannot send an update to the window: {e}");
+    // A closed popover has no page to update: no JSON made for nobody
+    // twice a second all day.
+    if app.get_webview_window(window::MAIN).is_some() {
+        if let Err(e) = app.emit(UPDATE_EVENT, update) {
+            log!("cannot send an update to the window: {e}");
+        }
     }
     if let Some(t) = app.try_state::<tray::Tray<R>>() {
         t.show(&update.snapshot);
