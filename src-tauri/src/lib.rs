@@ -25,6 +25,8 @@ macro_rules! log {
 
 pub mod cmd;
 pub mod export;
+#[cfg(target_os = "linux")]
+pub mod linux;
 pub mod tray;
 pub mod window;
 
@@ -66,6 +68,8 @@ impl Options {
 
 /// Runs the app with the real runtime and `tauri.conf.json`.
 pub fn run() {
+    #[cfg(target_os = "linux")]
+    linux::lean_rendering();
     let builder = tauri::Builder::default();
     // Opening at login must not take the focus from what the user is doing.
     #[cfg(target_os = "macos")]
@@ -85,7 +89,13 @@ pub fn run() {
     // Info.plist); this covers the bare binary (`cargo run`).
     #[cfg(target_os = "macos")]
     app.set_activation_policy(tauri::ActivationPolicy::Accessory);
-    app.run(|_, _| {});
+    app.run(|app, event| {
+        if let tauri::RunEvent::ExitRequested { code, api, .. } = event {
+            if window::stays_without_window(app.state::<window::Mode>().is_popover(), code) {
+                api.prevent_exit();
+            }
+        }
+    });
 }
 
 /// The context generated from `tauri.conf.json` (config, `../ui` assets,
@@ -145,6 +155,8 @@ fn setup<R: Runtime>(app: &mut App<R>, opts: Options) -> Result<(), Box<dyn std:
     if opts.window_mode || !tray {
         window::use_window_mode(&handle);
     }
+    #[cfg(target_os = "linux")]
+    linux::toggle_on_usr2(&handle);
     pump(handle, &live);
     Ok(())
 }
@@ -167,8 +179,12 @@ pub fn pump<R: Runtime>(app: AppHandle<R>, live: &Live) {
 }
 
 fn forward<R: Runtime>(app: &AppHandle<R>, update: &Update) {
-    if let Err(e) = app.emit(UPDATE_EVENT, update) {
-        log!("cannot send an update to the window: {e}");
+    // A closed popover has no page to update: no JSON made for nobody
+    // twice a second all day.
+    if app.get_webview_window(window::MAIN).is_some() {
+        if let Err(e) = app.emit(UPDATE_EVENT, update) {
+            log!("cannot send an update to the window: {e}");
+        }
     }
     if let Some(t) = app.try_state::<tray::Tray<R>>() {
         t.show(&update.snapshot);

@@ -464,3 +464,39 @@ fn answers_have_the_shapes_serve_answers() {
     let own = serde_json::to_value(live.report_recording(&name).unwrap()).unwrap();
     assert_eq!(shape(&report, 1), shape(&own, 1));
 }
+
+#[test]
+fn the_window_is_built_on_demand_from_its_config() {
+    // Nothing is built at start (a popover app has no web view until it is
+    // opened); `window::window` builds it from this entry, IPC included.
+    // (The mock runtime never reports a window destroyed, so closing and
+    // rebuilding is checked end to end: tests/e2e.rs.)
+    let ctx = context::<MockRuntime>();
+    let main = ctx
+        .config()
+        .app
+        .windows
+        .iter()
+        .find(|w| w.label == crate::window::MAIN)
+        .expect("the main window's entry");
+    assert!(!main.create, "tauri.conf.json must not build it at start");
+    let t = app("on-demand");
+    let w = crate::window::window(t.app.handle()).expect("the window");
+    assert_eq!(w.label(), crate::window::MAIN);
+    std::thread::sleep(Duration::from_millis(60));
+    let points = get_ipc_response(&w, request("history", json!({})))
+        .map(|b| b.deserialize::<Value>().unwrap())
+        .expect("history through the built window");
+    assert!(!points.as_array().unwrap().is_empty(), "{points}");
+}
+
+#[test]
+fn only_a_popover_app_outlives_its_last_window() {
+    use crate::window::stays_without_window;
+    assert!(stays_without_window(true, None));
+    assert!(!stays_without_window(true, Some(0)), "Quit quits");
+    assert!(
+        !stays_without_window(false, None),
+        "closing the window quits"
+    );
+}

@@ -1,9 +1,13 @@
 //! The main window, in one of two modes:
 //!
-//! - **popover** (macOS by default): hidden until the tray icon is clicked,
+//! - **popover** (macOS by default): built when the tray icon is clicked,
 //!   placed just below the menu bar under the icon ([`popover_origin`], from
-//!   the icon's rect), hidden again when it loses focus — a menu-bar app's
-//!   panel — except while one of our save/open dialogs is up ([`Dialog`]);
+//!   the icon's rect), and closed again when it loses focus — a menu-bar
+//!   app's panel — except while one of our save/open dialogs is up
+//!   ([`Dialog`]). Closed, not hidden: a hidden web view keeps WebKit's web
+//!   process (and its 40–120 MB) alive all day for nothing, while the
+//!   sampler, detector, tray and notifications live in Rust and the history
+//!   in `Live`, which the page asks for when it loads ([`release`]);
 //! - **window** (Linux by default, anywhere with `SWAPSIGHT_SHOW_WINDOW=1`,
 //!   and whenever the tray could not be built): an ordinary decorated window
 //!   shown at start and never hidden behind the user's back; closing it
@@ -15,7 +19,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tauri::{AppHandle, Manager, PhysicalPosition, Runtime, Window, WindowEvent};
+use tauri::{
+    AppHandle, Manager, PhysicalPosition, Runtime, WebviewWindow, WebviewWindowBuilder, Window,
+    WindowEvent,
+};
 use tauri_plugin_positioner::{Position, WindowExt};
 
 /// Label of the one window (`tauri.conf.json`).
@@ -98,6 +105,14 @@ impl Drop for Dialog {
 /// ours took the focus; an ordinary window never hides itself.
 pub fn hide_on_blur(popover: bool, dialogs_open: usize) -> bool {
     popover && dialogs_open == 0
+}
+
+/// The exit rule: when its last window closes (exit `code` `None`) a
+/// popover app stays in the menu bar — the popover's window is closed, not
+/// hidden, each time it goes away; an exit asked for by code (Quit) exits,
+/// and so does closing the ordinary window.
+pub fn stays_without_window(popover: bool, code: Option<i32>) -> bool {
+    popover && code.is_none()
 }
 
 /// A rectangle in physical pixels, in screen coordinates (y grows down).
@@ -196,10 +211,38 @@ pub fn popover_origin(tray: Rect, width: f64, height: f64, screen: Option<Screen
     (x, y)
 }
 
+/// The main window, built from its `tauri.conf.json` entry (`create:
+/// false`: nothing is built at start) when it does not exist.
+pub fn window<R: Runtime>(app: &AppHandle<R>) -> Option<WebviewWindow<R>> {
+    if let Some(w) = app.get_webview_window(MAIN) {
+        return Some(w);
+    }
+    let config = app.config().app.windows.iter().find(|w| w.label == MAIN)?;
+    match WebviewWindowBuilder::from_config(app, config).and_then(|b| b.build()) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            log!("cannot build the window: {e}");
+            None
+        }
+    }
+}
+
+/// Closes the popover for good: the window and its web view are destroyed,
+/// so WebKit's web process ends (a hidden one would stay), and the next
+/// [`show`] builds a new one whose page reloads the history from `Live`.
+pub fn release<R: Runtime>(w: &Window<R>) {
+    w.state::<Mode>().mark_hidden();
+    // Hidden first, so it disappears at once even if the teardown lags.
+    let _ = w.hide();
+    if let Err(e) = w.destroy() {
+        log!("cannot close the window: {e}");
+    }
+}
+
 /// Turns the window into an ordinary one (see the module docs).
 pub fn use_window_mode<R: Runtime>(app: &AppHandle<R>) {
     app.state::<Mode>().set_popover(false);
-    if let Some(w) = app.get_webview_window(MAIN) {
+    if let Some(w) = window(app) {
         let _ = w.set_decorations(true);
         let _ = w.set_always_on_top(false);
         let _ = w.set_skip_taskbar(false);
@@ -209,7 +252,7 @@ pub fn use_window_mode<R: Runtime>(app: &AppHandle<R>) {
 
 /// Shows the window (under the tray icon in popover mode) and focuses it.
 pub fn show<R: Runtime>(app: &AppHandle<R>) {
-    let Some(w) = app.get_webview_window(MAIN) else {
+    let Some(w) = window(app) else {
         return;
     };
     let mode = app.state::<Mode>();
@@ -254,17 +297,16 @@ fn place_under<R: Runtime>(w: &tauri::WebviewWindow<R>, tray: Rect) -> tauri::Re
     w.set_position(PhysicalPosition::new(x.round() as i32, y.round() as i32))
 }
 
-/// The tray icon's click: show the popover, or hide it when it is shown.
+/// The tray icon's click: show the popover, or close it when it is shown.
 pub fn toggle<R: Runtime>(app: &AppHandle<R>) {
-    let Some(w) = app.get_webview_window(MAIN) else {
-        return;
-    };
     let mode = app.state::<Mode>();
-    if w.is_visible().unwrap_or(false) && mode.is_popover() {
-        mode.mark_hidden();
-        let _ = w.hide();
-    } else if !mode.just_hidden() {
-        show(app);
+    let shown = app
+        .get_webview_window(MAIN)
+        .filter(|w| w.is_visible().unwrap_or(false));
+    match shown {
+        Some(w) if mode.is_popover() => release(&w.as_ref().window()),
+        _ if !mode.just_hidden() => show(app),
+        _ => {}
     }
 }
 
@@ -279,30 +321,52 @@ pub fn refocus<R: Runtime>(app: &AppHandle<R>) {
     }
 }
 
-/// Window events: in popover mode focus loss hides it (not while a dialog
-/// of ours has the focus: [`hide_on_blur`]) and closing only
-/// hides it (the tray brings it back). In window mode closing quits: a
-/// Linux tray may be invisible, and an app nobody can reach must not stay.
+/// Window events: in popover mode focus loss closes it (not while a dialog
+/// of ours has the focus: [`hide_on_blur`]), and so does a close request,
+/// which the app survives (the tray brings a new one). In window mode
+/// closing quits: a Linux tray may be invisible, and an app nobody can
+/// reach must not stay.
 pub fn on_event<R: Runtime>(window: &Window<R>, event: &WindowEvent) {
     if window.label() != MAIN {
         return;
     }
     let mode = window.state::<Mode>();
+    #[cfg(target_os = "linux")]
+    if let WindowEvent::Destroyed = event {
+        crate::linux::trim();
+        if mode.is_popover() {
+            end_network_process_later(window.app_handle().clone());
+        }
+    }
     if !mode.is_popover() {
         return;
     }
     match event {
-        WindowEvent::Focused(false) if mode.hides_on_blur() => {
-            mode.mark_hidden();
-            let _ = window.hide();
-        }
+        WindowEvent::Focused(false) if mode.hides_on_blur() => release(window),
         WindowEvent::CloseRequested { api, .. } => {
             api.prevent_close();
-            mode.mark_hidden();
-            let _ = window.hide();
+            release(window);
         }
         _ => {}
     }
+}
+
+/// A second after the popover's window went (its web process gone by
+/// then), WebKit's network process goes too — unless it was opened again.
+#[cfg(target_os = "linux")]
+fn end_network_process_later<R: Runtime>(app: AppHandle<R>) {
+    let _ = std::thread::Builder::new()
+        .name("swapsight-release".into())
+        .spawn(move || {
+            std::thread::sleep(Duration::from_secs(1));
+            // Under WebDriver (tauri-driver sets this) the automation
+            // session dies with the network process: the app's end-to-end
+            // test and the open-latency bench keep it.
+            let automated = std::env::var("TAURI_WEBVIEW_AUTOMATION").is_ok_and(|v| v == "true");
+            if app.get_webview_window(MAIN).is_none() && !automated {
+                crate::linux::end_network_process();
+            }
+        });
 }
 
 #[cfg(test)]

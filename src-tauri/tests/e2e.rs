@@ -6,7 +6,10 @@
 //!    swapping while it keeps touching its pages — shows up in the table as
 //!    `data-state="false-fit"`;
 //! 3. Record → Stop through the real commands writes a trace that
-//!    `swapsight report` reads.
+//!    `swapsight report` reads;
+//! 4. the popover (tray built, no window at start), opened, closed — its
+//!    web process ends, the app lives on — and opened again by `SIGUSR2`
+//!    draws the same history, which lives in the core's `Live`.
 //!
 //! Outside CI they skip with a note when a tool (or root, for the real
 //! swap) is missing; with `CI=true` they must run. They run one at a time:
@@ -302,5 +305,98 @@ fn record_stop_writes_a_trace_that_report_reads() {
         "live mode again",
         "return document.body.dataset.mode !== 'replay' && document.querySelector('#banner').hidden",
         Duration::from_secs(10),
+    );
+}
+
+/// What the page drew: its history's first point, its paint mark, its rows.
+const PAGE: &str = "const b = document.body.dataset;
+    return b.painted && b.historyFrom && {
+      painted: Number(b.painted),
+      history_from: Number(b.historyFrom),
+      rows: document.querySelectorAll('#processes tbody tr[data-pid]').length };";
+
+#[test]
+fn popover_closed_and_reopened_keeps_the_history() {
+    let _serial = serial();
+    let Some(app) = AppUnderTest::start_popover("popover_closed_and_reopened_keeps_the_history")
+    else {
+        return;
+    };
+    let first = app.session.handle();
+    let before = app
+        .session
+        .wait_for("the popover's first paint", PAGE, Duration::from_secs(30));
+    assert!(before["rows"].as_u64().unwrap() > 0, "{before}");
+    assert!(
+        app.webkit_pids()
+            .iter()
+            .any(|(_, name)| name.starts_with("WebKitWebProc")),
+        "an open popover has a web process: {:?}",
+        app.webkit_pids()
+    );
+    // A few ticks of history, then close it (the tray click on macOS).
+    std::thread::sleep(Duration::from_secs(3));
+    let pid = app.app_pid();
+    util::webdriver::toggle(pid);
+    let until = Instant::now() + Duration::from_secs(10);
+    while app
+        .webkit_pids()
+        .iter()
+        .any(|(_, name)| name.starts_with("WebKitWebProc"))
+    {
+        assert!(
+            Instant::now() < until,
+            "the web process outlived the closed popover: {:?}",
+            app.webkit_pids()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The app lives on without a window, sampling.
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        std::fs::metadata(format!("/proc/{pid}")).is_ok(),
+        "the app exited with its window"
+    );
+
+    let opened = Instant::now();
+    util::webdriver::toggle(pid);
+    let second = loop {
+        let fresh = app.session.handles().into_iter().find(|h| *h != first);
+        if let Some(h) = fresh {
+            break h;
+        }
+        assert!(
+            opened.elapsed() < Duration::from_secs(20),
+            "no new popover after the second SIGUSR2"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    app.session.switch_to(&second);
+    let after = app.session.wait_for(
+        "the reopened popover's paint",
+        PAGE,
+        Duration::from_secs(30),
+    );
+    eprintln!(
+        "first page {before}, reopened page {after}, opened in {:?}",
+        opened.elapsed()
+    );
+    // The same history, now longer: it lives in the core's Live, not in the page.
+    assert_eq!(after["history_from"], before["history_from"], "{after}");
+    assert!(
+        after["painted"].as_f64().unwrap() > before["painted"].as_f64().unwrap() + 4000.0,
+        "a new page: {after}"
+    );
+    assert!(after["rows"].as_u64().unwrap() > 0, "{after}");
+    let points = app.session.invoke("history", json!({})).unwrap();
+    let points = points.as_array().unwrap();
+    assert_eq!(
+        points[0]["t_ms"], after["history_from"],
+        "the page starts where the session's history does"
+    );
+    assert!(
+        points.len() >= 8,
+        "about 5 s of ticks at 2 Hz: {}",
+        points.len()
     );
 }

@@ -89,6 +89,9 @@ export class Chart {
     let i = 0;
     while (i < this.points.length && this.points[i].t_ms < from) i++;
     if (i) this.points.splice(0, i);
+    // Names and colours of processes long gone would pile up over a day
+    // with the window open: keep those of the points still held.
+    if (this.names.size > 512) this.forgetGone();
     this.request();
   }
 
@@ -100,6 +103,13 @@ export class Chart {
     this.phasesKey = key;
     this.phases = next;
     this.request();
+  }
+
+  forgetGone() {
+    const live = new Set();
+    for (const p of this.points) for (const [pid] of p.footprints) live.add(pid);
+    for (const pid of this.names.keys()) if (!live.has(pid)) this.names.delete(pid);
+    for (const pid of this.colors.keys()) if (!live.has(pid)) this.colors.delete(pid);
   }
 
   setHighlight(pid) {

@@ -151,6 +151,25 @@ async function loadLive() {
     renderRecording(snap);
   }
   chart.set({ points: points || [], names: snap ? namesOf(snap.processes) : [], spanMs: HISTORY_S * 1000, live: true, phases: snap ? snap.phases : [] });
+  // Where the history drawn starts: the same after the popover is rebuilt.
+  document.body.dataset.historyFrom = points && points.length ? String(points[0].t_ms) : '';
+  if (snap) markPainted();
+}
+
+/**
+ * `body[data-painted]`: when (epoch ms) the first frame with current figures
+ * and the history was on screen. The popover is rebuilt at every open (the
+ * app closes it when it hides), so this is how long an open took; the app's
+ * benchmark and end-to-end test read it. Two frames: the callback of the
+ * second runs once the first has been painted.
+ */
+function markPainted() {
+  if (document.body.dataset.painted) return;
+  requestAnimationFrame(() =>
+    requestAnimationFrame(() => {
+      document.body.dataset.painted = String(Math.round(performance.timeOrigin + performance.now()));
+    }),
+  );
 }
 
 // --------------------------------------------------------------- record

@@ -76,6 +76,17 @@ fn start_xvfb() -> (Proc, String) {
 impl AppUnderTest {
     /// `None` (after a note) when the tools are missing outside CI.
     pub fn start(test: &str) -> Option<AppUnderTest> {
+        AppUnderTest::launch(test, false)
+    }
+
+    /// The app in popover mode (its tray built, no window at start), opened
+    /// once with `SIGUSR2` as the session starts: WebKit's automation
+    /// attaches to the first web view, which exists only from then on.
+    pub fn start_popover(test: &str) -> Option<AppUnderTest> {
+        AppUnderTest::launch(test, true)
+    }
+
+    fn launch(test: &str, popover: bool) -> Option<AppUnderTest> {
         let display = std::env::var("DISPLAY").ok().filter(|d| !d.is_empty());
         let driver_bin = tauri_driver();
         let why_not = if driver_bin.is_none() {
@@ -111,9 +122,10 @@ impl AppUnderTest {
                     &native_port.to_string(),
                 ])
                 .env("DISPLAY", &display)
-                // An ordinary window, shown at start; no tray under Xvfb.
-                .env("SWAPSIGHT_SHOW_WINDOW", "1")
-                .env("SWAPSIGHT_NO_TRAY", "1")
+                // An ordinary window shown at start, without a tray; or the
+                // popover, opened and closed by SIGUSR2 (no clicks here).
+                .env("SWAPSIGHT_SHOW_WINDOW", if popover { "0" } else { "1" })
+                .env("SWAPSIGHT_NO_TRAY", if popover { "0" } else { "1" })
                 .env("SWAPSIGHT_RECORDINGS_DIR", recordings.path())
                 .env_remove("DBUS_SESSION_BUS_ADDRESS")
                 .stdin(Stdio::null())
@@ -131,8 +143,38 @@ impl AppUnderTest {
         };
         app.session
             .wait_ready(&mut app.driver, Duration::from_secs(20));
+        let opener = popover.then(|| {
+            let driver = app.driver.pid();
+            std::thread::spawn(move || {
+                let pid = app_pid_under(driver, Duration::from_secs(30))
+                    .expect("the app started under tauri-driver");
+                // Its first tick, then the click a Linux tray cannot send.
+                std::thread::sleep(Duration::from_secs(1));
+                toggle(pid);
+            })
+        });
         app.session.create(env!("CARGO_BIN_EXE_swapsight-app"));
+        if let Some(t) = opener {
+            t.join().expect("the opener thread");
+        }
         Some(app)
+    }
+
+    /// The app's pid (a descendant of tauri-driver running our binary).
+    pub fn app_pid(&self) -> u32 {
+        app_pid_under(self.driver.pid(), Duration::from_secs(5)).expect("the app runs")
+    }
+
+    /// Pids of the app's WebKit helper processes (web, network) now.
+    pub fn webkit_pids(&self) -> Vec<(u32, String)> {
+        descendants(self.app_pid())
+            .into_iter()
+            .filter_map(|p| {
+                let comm = std::fs::read_to_string(format!("/proc/{p}/comm")).ok()?;
+                let comm = comm.trim();
+                comm.starts_with("WebKit").then(|| (p, comm.to_owned()))
+            })
+            .collect()
     }
 
     /// The driver's and the app's stderr so far.
@@ -152,6 +194,55 @@ impl Drop for AppUnderTest {
                 eprintln!("{l}");
             }
         }
+    }
+}
+
+/// `SIGUSR2`: the app toggles its popover (src-tauri/src/linux.rs).
+pub fn toggle(pid: u32) {
+    // SAFETY: a signal to a pid found under our own tauri-driver child.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGUSR2) };
+}
+
+/// Every process below `root` (not itself), from /proc's parent links.
+fn descendants(root: u32) -> Vec<u32> {
+    let mut parent = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // "pid (comm) state ppid ...": the comm may hold spaces or ')'.
+        let ppid = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if let Some(ppid) = ppid {
+            parent.push((pid, ppid));
+        }
+    }
+    let mut out = Vec::new();
+    let mut todo = vec![root];
+    while let Some(p) = todo.pop() {
+        for &(c, _) in parent.iter().filter(|(_, pp)| *pp == p) {
+            out.push(c);
+            todo.push(c);
+        }
+    }
+    out
+}
+
+/// The process running the app binary below `root`, waiting up to `limit`.
+fn app_pid_under(root: u32, limit: Duration) -> Option<u32> {
+    let bin = std::fs::canonicalize(env!("CARGO_BIN_EXE_swapsight-app")).ok()?;
+    let until = Instant::now() + limit;
+    loop {
+        let found = descendants(root)
+            .into_iter()
+            .find(|p| std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == bin));
+        if found.is_some() || Instant::now() > until {
+            return found;
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -279,6 +370,33 @@ impl Session {
             );
             std::thread::sleep(Duration::from_millis(250));
         }
+    }
+
+    /// Handles of the top-level browsing contexts (the app's web views).
+    pub fn handles(&self) -> Vec<String> {
+        let v = self.send("GET", &self.path("/window/handles"), None);
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|h| h.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The handle of the current browsing context.
+    pub fn handle(&self) -> String {
+        let v = self.send("GET", &self.path("/window"), None);
+        v.as_str().unwrap_or_default().to_owned()
+    }
+
+    /// Makes `handle` the context scripts run in.
+    pub fn switch_to(&self, handle: &str) {
+        self.send(
+            "POST",
+            &self.path("/window"),
+            Some(json!({ "handle": handle })),
+        );
     }
 
     /// A PNG of the window's page.
