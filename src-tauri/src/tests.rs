@@ -416,39 +416,22 @@ fn a_dialog_keeps_the_popover_up() {
     assert!(mode.just_hidden(), "focus loss without a dialog hides it");
 }
 
-/// The shapes the UI reads, shared with serve's tests: the same calls must
-/// answer the same JSON there and here.
-const VIEW_SHAPES: &str = include_str!("../../crates/core/tests/fixtures/view-shapes.json");
-
-/// A JSON value's shape down to `depth`: keys and types, an array by its
-/// first element.
-fn shape(v: &Value, depth: usize) -> Value {
-    match v {
-        Value::Null => "null".into(),
-        Value::Bool(_) => "bool".into(),
-        Value::Number(_) => "number".into(),
-        Value::String(_) => "string".into(),
-        Value::Array(_) if depth == 0 => "array".into(),
-        Value::Object(_) if depth == 0 => "object".into(),
-        Value::Array(a) => a.first().map(|e| shape(e, depth - 1)).into_iter().collect(),
-        Value::Object(o) => o
-            .iter()
-            .map(|(k, v)| (k.clone(), shape(v, depth - 1)))
-            .collect(),
-    }
-}
-
 #[test]
 fn answers_have_the_shapes_serve_answers() {
     let t = app("shapes");
     std::thread::sleep(Duration::from_millis(100));
-    let calls: Value = serde_json::from_str(VIEW_SHAPES).unwrap();
+    let calls: Value = serde_json::from_str(swapsight_testkit::VIEW_SHAPES).unwrap();
     let mut name = String::new();
     for c in calls.as_array().unwrap() {
         let cmd = c["call"].as_str().unwrap();
         let v = ok(&t, cmd, c["args"].clone());
         let depth = c["depth"].as_u64().unwrap() as usize;
-        assert_eq!(shape(&v, depth), c["shape"], "{cmd} {}: {v}", c["args"]);
+        assert_eq!(
+            swapsight_testkit::json_shape(&v, depth),
+            c["shape"],
+            "{cmd} {}: {v}",
+            c["args"]
+        );
         if cmd == "start_recording" {
             name = v["name"].as_str().unwrap().to_owned();
             std::thread::sleep(Duration::from_millis(200));
@@ -458,11 +441,17 @@ fn answers_have_the_shapes_serve_answers() {
     let live = t.app.state::<Arc<Live>>();
     let replay = ok(&t, "replay", json!({ "name": name }));
     let own = serde_json::to_value(live.replay_recording(&name).unwrap()).unwrap();
-    assert_eq!(shape(&replay, 1), shape(&own, 1));
+    assert_eq!(
+        swapsight_testkit::json_shape(&replay, 1),
+        swapsight_testkit::json_shape(&own, 1)
+    );
     assert_eq!(replay["path"], name.as_str());
     let report = ok(&t, "report", json!({ "name": name }));
     let own = serde_json::to_value(live.report_recording(&name).unwrap()).unwrap();
-    assert_eq!(shape(&report, 1), shape(&own, 1));
+    assert_eq!(
+        swapsight_testkit::json_shape(&report, 1),
+        swapsight_testkit::json_shape(&own, 1)
+    );
 }
 
 #[test]

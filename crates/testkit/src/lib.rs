@@ -365,3 +365,30 @@ impl Drop for Tmpfs {
 
 #[cfg(test)]
 mod tests;
+
+/// The shapes the UI reads, one fixture for the app's tests and serve's:
+/// the same calls must answer the same JSON shape in both shells.
+pub const VIEW_SHAPES: &str = include_str!("../../core/tests/fixtures/view-shapes.json");
+
+/// A JSON value's shape down to `depth`: keys and types, an array by its
+/// first element. One definition, so the two shells' tests compare alike.
+pub fn json_shape(v: &serde_json::Value, depth: usize) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(_) => "bool".into(),
+        Value::Number(_) => "number".into(),
+        Value::String(_) => "string".into(),
+        Value::Array(_) if depth == 0 => "array".into(),
+        Value::Object(_) if depth == 0 => "object".into(),
+        Value::Array(a) => a
+            .first()
+            .map(|e| json_shape(e, depth - 1))
+            .into_iter()
+            .collect(),
+        Value::Object(o) => o
+            .iter()
+            .map(|(k, v)| (k.clone(), json_shape(v, depth - 1)))
+            .collect(),
+    }
+}

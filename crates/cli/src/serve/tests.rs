@@ -1238,28 +1238,6 @@ async fn event_clients_that_never_read_are_dropped_and_free_their_seats() {
     drop(stalled);
 }
 
-/// The shapes the UI reads, shared with the app's tests: the same calls
-/// must answer the same JSON there and here.
-const VIEW_SHAPES: &str = include_str!("../../../core/tests/fixtures/view-shapes.json");
-
-/// A JSON value's shape down to `depth`: keys and types, an array by its
-/// first element.
-fn shape(v: &Value, depth: usize) -> Value {
-    match v {
-        Value::Null => "null".into(),
-        Value::Bool(_) => "bool".into(),
-        Value::Number(_) => "number".into(),
-        Value::String(_) => "string".into(),
-        Value::Array(_) if depth == 0 => "array".into(),
-        Value::Object(_) if depth == 0 => "object".into(),
-        Value::Array(a) => a.first().map(|e| shape(e, depth - 1)).into_iter().collect(),
-        Value::Object(o) => o
-            .iter()
-            .map(|(k, v)| (k.clone(), shape(v, depth - 1)))
-            .collect(),
-    }
-}
-
 /// A command of `ui/js/transport.js` as its route does it.
 fn route(cmd: &str, args: &Value) -> Request<Body> {
     let body = |v: &Value| v.to_string();
@@ -1291,7 +1269,7 @@ async fn answers_have_the_shapes_the_app_answers() {
     let r = &s.app.router;
     s.live.wait_snapshot(Duration::from_secs(5)).unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let calls: Value = serde_json::from_str(VIEW_SHAPES).unwrap();
+    let calls: Value = serde_json::from_str(swapsight_testkit::VIEW_SHAPES).unwrap();
     let mut name = String::new();
     for c in calls.as_array().unwrap() {
         let cmd = c["call"].as_str().unwrap();
@@ -1299,7 +1277,12 @@ async fn answers_have_the_shapes_the_app_answers() {
         assert_eq!(a.status, StatusCode::OK, "{cmd}: {}", a.text());
         let v = a.json();
         let depth = c["depth"].as_u64().unwrap() as usize;
-        assert_eq!(shape(&v, depth), c["shape"], "{cmd} {}: {v}", c["args"]);
+        assert_eq!(
+            swapsight_testkit::json_shape(&v, depth),
+            c["shape"],
+            "{cmd} {}: {v}",
+            c["args"]
+        );
         if cmd == "start_recording" {
             name = v["name"].as_str().unwrap().to_owned();
             tokio::time::sleep(Duration::from_millis(200)).await;
@@ -1309,9 +1292,15 @@ async fn answers_have_the_shapes_the_app_answers() {
     let args = serde_json::json!({ "name": name });
     let replay = call(r, route("replay", &args)).await.json();
     let own = serde_json::to_value(s.live.replay_recording(&name).unwrap()).unwrap();
-    assert_eq!(shape(&replay, 1), shape(&own, 1));
+    assert_eq!(
+        swapsight_testkit::json_shape(&replay, 1),
+        swapsight_testkit::json_shape(&own, 1)
+    );
     assert_eq!(replay["path"], name.as_str());
     let report = call(r, route("report", &args)).await.json();
     let own = serde_json::to_value(s.live.report_recording(&name).unwrap()).unwrap();
-    assert_eq!(shape(&report, 1), shape(&own, 1));
+    assert_eq!(
+        swapsight_testkit::json_shape(&report, 1),
+        swapsight_testkit::json_shape(&own, 1)
+    );
 }
