@@ -152,12 +152,19 @@ impl NativeProbe {
             let (_, nth, _) = sizes.select_nth_unstable_by(cap - 1, |a, b| b.cmp(a));
             *nth
         };
+        // Those above the threshold first: in map order, processes tied at
+        // it could otherwise take the room of larger ones.
         let mut room = cap;
         for k in self.known.values_mut() {
-            k.keep = room > 0 && k.rss_pages >= threshold && k.rss_pages > 0;
-            if k.keep {
+            k.keep = k.rss_pages > threshold && k.rss_pages > 0;
+            room -= usize::from(k.keep);
+        }
+        for k in self.known.values_mut() {
+            if !k.keep && room > 0 && k.rss_pages == threshold && k.rss_pages > 0 {
+                k.keep = true;
                 room -= 1;
-            } else {
+            }
+            if !k.keep {
                 k.stat = None;
             }
         }

@@ -66,6 +66,43 @@ fn kept_descriptors_stay_under_the_cap_and_every_process_is_sampled() {
 }
 
 #[test]
+fn processes_tied_at_the_threshold_never_take_the_room_of_larger_ones() {
+    // Many equal small processes (a quiet CI box running 40 `sleep`s)
+    // and a few larger ones: every larger one keeps its descriptor,
+    // whatever order the map visits them in.
+    for round in 0..50u32 {
+        let mut probe = NativeProbe::new().unwrap();
+        probe.known.clear();
+        probe.cap = 4;
+        let sizes = [9, 8, 7, 5, 5, 5, 5, 5, 5, 0, 0];
+        for (i, rss) in sizes.into_iter().enumerate() {
+            let pid = round * 100 + i as u32 + 1;
+            probe.known.insert(
+                pid,
+                Known {
+                    stat: None,
+                    start_time: 1,
+                    rss_pages: rss,
+                    majflt: 0,
+                    status: StatusFigures::default(),
+                    tick: 0,
+                    keep: false,
+                },
+            );
+        }
+        probe.rank();
+        let mut kept: Vec<u64> = probe
+            .known
+            .values()
+            .filter(|k| k.keep)
+            .map(|k| k.rss_pages)
+            .collect();
+        kept.sort_unstable();
+        assert_eq!(kept, [5, 7, 8, 9], "round {round}");
+    }
+}
+
+#[test]
 fn the_cap_is_a_quarter_of_the_limit() {
     assert_eq!(kept_cap(Some(64)), 16);
     assert_eq!(kept_cap(Some(1024)), 256);
