@@ -52,6 +52,32 @@ impl Drop for TempDir {
     }
 }
 
+/// Idle processes, killed on drop: a test that shows a bound on processes
+/// needs more of them than the bound, and a CI machine may run only a few.
+pub struct Crowd(Vec<Child>);
+
+impl Crowd {
+    pub fn new(n: usize) -> Crowd {
+        let spawn = |_| {
+            std::process::Command::new("sleep")
+                .arg("600")
+                .stdin(std::process::Stdio::null())
+                .spawn()
+                .expect("spawn sleep")
+        };
+        Crowd((0..n).map(spawn).collect())
+    }
+}
+
+impl Drop for Crowd {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
 /// Waits for a child with a deadline; kills it and panics when it runs over.
 pub fn wait_with_deadline(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
     let until = Instant::now() + limit;

@@ -379,6 +379,8 @@ fn prometheus_scrapes_a_real_false_fit_and_the_alert_fires() {
     let Some(rs) = RealSwap::new(2048, 256) else {
         return;
     };
+    // More processes than the per-process series bound, on any machine.
+    let _crowd = Crowd::new(24);
     let dir = TempDir::new("prom-serve");
     // One server behind a token, scraped with it (job swapsight) and without
     // it (swapsight-no-token); one on loopback without a token.
@@ -571,7 +573,7 @@ scrape_configs:
     );
 
     // Per-process series stayed bounded: never more than 10 pids a scrape,
-    // on a machine with many more processes.
+    // with many more processes running (the crowd at least).
     let procs = std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
