@@ -45,12 +45,14 @@ pub struct Options {
     /// Where recordings go; default
     /// `swapsight::recorder::default_recordings_dir()` (shared with serve).
     pub recordings_dir: Option<PathBuf>,
+    /// How long a hidden popover stays built ([`window::KEEP`]).
+    pub popover_keep: std::time::Duration,
 }
 
 impl Options {
     /// From the environment: `SWAPSIGHT_SHOW_WINDOW=1|0` (window mode; by
     /// default on Linux, off on macOS), `SWAPSIGHT_NO_TRAY=1`,
-    /// `SWAPSIGHT_RECORDINGS_DIR=<dir>`.
+    /// `SWAPSIGHT_RECORDINGS_DIR=<dir>`, `SWAPSIGHT_POPOVER_KEEP=<duration>`.
     pub fn from_env() -> Options {
         let flag = |name: &str| {
             std::env::var(name)
@@ -62,7 +64,26 @@ impl Options {
             tray: !flag("SWAPSIGHT_NO_TRAY").unwrap_or(false),
             window_mode: flag("SWAPSIGHT_SHOW_WINDOW").unwrap_or(cfg!(target_os = "linux")),
             recordings_dir: std::env::var_os("SWAPSIGHT_RECORDINGS_DIR").map(PathBuf::from),
+            popover_keep: popover_keep(std::env::var("SWAPSIGHT_POPOVER_KEEP").ok().as_deref()),
         }
+    }
+}
+
+/// `SWAPSIGHT_POPOVER_KEEP`: a duration (`0` closes a hidden popover at
+/// once); anything else is said and the default taken.
+fn popover_keep(value: Option<&str>) -> std::time::Duration {
+    let Some(v) = value else {
+        return window::KEEP;
+    };
+    match v.trim() {
+        "0" => std::time::Duration::ZERO,
+        v => swapsight::units::parse_duration(v).unwrap_or_else(|e| {
+            log!(
+                "SWAPSIGHT_POPOVER_KEEP: {e}; keeping a hidden popover {:?}",
+                window::KEEP
+            );
+            window::KEEP
+        }),
     }
 }
 
@@ -111,7 +132,7 @@ pub fn run_app<R: Runtime>(builder: Builder<R>, opts: Options) -> Builder<R> {
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_autostart::Builder::new().build())
-        .manage(window::Mode::new(!opts.window_mode))
+        .manage(window::Mode::new(!opts.window_mode, opts.popover_keep))
         .invoke_handler(tauri::generate_handler![
             cmd::snapshot,
             cmd::history,

@@ -50,6 +50,7 @@ fn app(tag: &str) -> TestApp {
         tray: false,
         window_mode: true,
         recordings_dir: None,
+        popover_keep: crate::window::KEEP,
     };
     let mut app = run_app(mock_builder(), opts)
         .build(context())
@@ -488,4 +489,13 @@ fn only_a_popover_app_outlives_its_last_window() {
         !stays_without_window(false, None),
         "closing the window quits"
     );
+}
+
+#[test]
+fn the_popover_keep_comes_from_the_environment_or_its_default() {
+    use std::time::Duration;
+    assert_eq!(crate::popover_keep(None), crate::window::KEEP);
+    assert_eq!(crate::popover_keep(Some("0")), Duration::ZERO);
+    assert_eq!(crate::popover_keep(Some(" 5s")), Duration::from_secs(5));
+    assert_eq!(crate::popover_keep(Some("8X")), crate::window::KEEP);
 }

@@ -15,7 +15,7 @@
 //!   shown at all, and a test under Xvfb has no tray, so there the window is
 //!   the app.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -28,6 +28,12 @@ use tauri_plugin_positioner::{Position, WindowExt};
 /// Label of the one window (`tauri.conf.json`).
 pub const MAIN: &str = "main";
 
+/// How long a hidden popover stays built before it is closed: a second
+/// look within it opens in a frame, while the hidden cost an hour later is
+/// the same (`SWAPSIGHT_POPOVER_KEEP` sets it; `0` closes it at once).
+/// Rebuilding costs about half a second (docs/benchmarks.md, P2).
+pub const KEEP: Duration = Duration::from_secs(20);
+
 /// How the main window behaves; managed state.
 #[derive(Debug, Default)]
 pub struct Mode {
@@ -39,14 +45,36 @@ pub struct Mode {
     /// When focus loss last hid the popover: a click on the tray icon
     /// takes focus away first, so that same click must not show it again.
     hidden_at: Mutex<Option<Instant>>,
+    /// How long a hidden popover is kept ([`KEEP`]).
+    keep: Duration,
+    /// Counts hides and shows: a close scheduled at a hide is due only if
+    /// nothing happened since ([`Mode::close_due`]).
+    turns: AtomicU64,
 }
 
 impl Mode {
-    pub fn new(popover: bool) -> Mode {
+    pub fn new(popover: bool, keep: Duration) -> Mode {
         Mode {
             popover: AtomicBool::new(popover),
+            keep,
             ..Mode::default()
         }
+    }
+
+    /// A hide: the ticket a close scheduled now is due with.
+    fn hid(&self) -> u64 {
+        self.turns.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// A show: every close scheduled before it is off.
+    fn shown(&self) {
+        self.turns.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Whether the close scheduled at the hide that gave `ticket` is still
+    /// due: the popover was neither shown nor hidden again since.
+    fn close_due(&self, ticket: u64) -> bool {
+        self.turns.load(Ordering::SeqCst) == ticket
     }
 
     pub fn is_popover(&self) -> bool {
@@ -227,13 +255,36 @@ pub fn window<R: Runtime>(app: &AppHandle<R>) -> Option<WebviewWindow<R>> {
     }
 }
 
-/// Closes the popover for good: the window and its web view are destroyed,
-/// so WebKit's web process ends (a hidden one would stay), and the next
-/// [`show`] builds a new one whose page reloads the history from `Live`.
+/// Hides the popover, and closes it for good once it has stayed hidden for
+/// [`KEEP`]: the window and its web view are destroyed, so WebKit's web
+/// process ends (a hidden one would stay all day), and the next [`show`]
+/// builds a new one whose page reloads the history from `Live`.
 pub fn release<R: Runtime>(w: &Window<R>) {
-    w.state::<Mode>().mark_hidden();
+    let mode = w.state::<Mode>();
+    mode.mark_hidden();
     // Hidden first, so it disappears at once even if the teardown lags.
     let _ = w.hide();
+    let ticket = mode.hid();
+    if mode.keep.is_zero() {
+        destroy(w);
+        return;
+    }
+    let (app, keep) = (w.app_handle().clone(), mode.keep);
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(keep).await;
+        let main = app.clone();
+        let _ = main.run_on_main_thread(move || {
+            let Some(w) = app.get_webview_window(MAIN) else {
+                return;
+            };
+            if app.state::<Mode>().close_due(ticket) && !w.is_visible().unwrap_or(false) {
+                destroy(&w.as_ref().window());
+            }
+        });
+    });
+}
+
+fn destroy<R: Runtime>(w: &Window<R>) {
     if let Err(e) = w.destroy() {
         log!("cannot close the window: {e}");
     }
@@ -256,6 +307,7 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) {
         return;
     };
     let mode = app.state::<Mode>();
+    mode.shown();
     if mode.is_popover() {
         let tray = mode.tray_rect().or_else(|| {
             let t = app.try_state::<crate::tray::Tray<R>>()?;
@@ -516,7 +568,7 @@ mod tests {
 
     #[test]
     fn a_dialog_counts_as_open_while_its_guard_lives() {
-        let mode = Mode::new(true);
+        let mode = Mode::new(true, KEEP);
         assert!(mode.hides_on_blur());
         let first = mode.dialog();
         let second = mode.dialog();
@@ -527,5 +579,21 @@ mod tests {
         assert!(mode.hides_on_blur());
         mode.set_popover(false);
         assert!(!mode.hides_on_blur());
+    }
+
+    #[test]
+    fn a_close_is_due_only_if_the_popover_stayed_hidden() {
+        let mode = Mode::new(true, KEEP);
+        let first = mode.hid();
+        assert!(mode.close_due(first), "hidden and left alone");
+        mode.shown();
+        assert!(!mode.close_due(first), "shown again within the keep");
+        let second = mode.hid();
+        assert!(mode.close_due(second) && !mode.close_due(first));
+        let third = mode.hid();
+        assert!(
+            !mode.close_due(second) && mode.close_due(third),
+            "only the last hide's close runs"
+        );
     }
 }

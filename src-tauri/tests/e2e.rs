@@ -315,11 +315,20 @@ const PAGE: &str = "const b = document.body.dataset;
       history_from: Number(b.historyFrom),
       rows: document.querySelectorAll('#processes tbody tr[data-pid]').length };";
 
+fn web_processes(app: &AppUnderTest) -> Vec<u32> {
+    let web = app.webkit_pids().into_iter();
+    let web = web.filter(|(_, name)| name.starts_with("WebKitWebProc"));
+    web.map(|(pid, _)| pid).collect()
+}
+
 #[test]
-fn popover_closed_and_reopened_keeps_the_history() {
+fn popover_is_kept_a_while_then_closed_and_rebuilt_with_the_history() {
     let _serial = serial();
-    let Some(app) = AppUnderTest::start_popover("popover_closed_and_reopened_keeps_the_history")
-    else {
+    let keep = Duration::from_secs(4);
+    let Some(app) = AppUnderTest::start_popover(
+        "popover_is_kept_a_while_then_closed_and_rebuilt_with_the_history",
+        &[("SWAPSIGHT_POPOVER_KEEP", "4s")],
+    ) else {
         return;
     };
     let first = app.session.handle();
@@ -327,30 +336,48 @@ fn popover_closed_and_reopened_keeps_the_history() {
         .session
         .wait_for("the popover's first paint", PAGE, Duration::from_secs(30));
     assert!(before["rows"].as_u64().unwrap() > 0, "{before}");
-    assert!(
-        app.webkit_pids()
-            .iter()
-            .any(|(_, name)| name.starts_with("WebKitWebProc")),
-        "an open popover has a web process: {:?}",
-        app.webkit_pids()
-    );
-    // A few ticks of history, then close it (the tray click on macOS).
+    let web = web_processes(&app);
+    assert!(!web.is_empty(), "an open popover has a web process");
+    // A few ticks of history, then hide it (the tray click on macOS).
     std::thread::sleep(Duration::from_secs(3));
     let pid = app.app_pid();
     util::webdriver::toggle(pid);
-    let until = Instant::now() + Duration::from_secs(10);
-    while app
-        .webkit_pids()
-        .iter()
-        .any(|(_, name)| name.starts_with("WebKitWebProc"))
-    {
+
+    // A second look within the keep shows the same page, at once.
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(web_processes(&app), web, "the hidden popover is kept");
+    util::webdriver::toggle(pid);
+    let shown = app.session.wait_for(
+        "the kept page on screen again",
+        "return document.body.dataset.shown || null",
+        Duration::from_secs(10),
+    );
+    let again = app.session.execute(PAGE, json!([]));
+    assert_eq!(
+        again["painted"], before["painted"],
+        "the same page: {again}"
+    );
+    assert_eq!(app.session.handles(), std::slice::from_ref(&first));
+    eprintln!("kept page shown again at {shown}");
+
+    // Hidden past the keep, it is closed: its web process ends.
+    util::webdriver::toggle(pid);
+    let hidden = Instant::now();
+    std::thread::sleep(keep / 2);
+    assert_eq!(web_processes(&app), web, "closed before the keep ran out");
+    while !web_processes(&app).is_empty() {
         assert!(
-            Instant::now() < until,
-            "the web process outlived the closed popover: {:?}",
+            hidden.elapsed() < keep + Duration::from_secs(10),
+            "the web process outlived the keep: {:?}",
             app.webkit_pids()
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    assert!(
+        hidden.elapsed() >= keep,
+        "closed after {:?}",
+        hidden.elapsed()
+    );
     // The app lives on without a window, sampling.
     std::thread::sleep(Duration::from_secs(2));
     assert!(

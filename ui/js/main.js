@@ -172,6 +172,21 @@ function markPainted() {
   );
 }
 
+/**
+ * `body[data-shown]`: when (epoch ms) a kept page was on screen again, its
+ * figures current (updates reach a hidden page too). The app keeps a hidden
+ * popover built for a while, so a second look shows this page again rather
+ * than a new one ([`markPainted`] times a new one).
+ */
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState !== 'visible') return;
+  requestAnimationFrame(() =>
+    requestAnimationFrame(() => {
+      document.body.dataset.shown = String(Math.round(performance.timeOrigin + performance.now()));
+    }),
+  );
+});
+
 // --------------------------------------------------------------- record
 async function toggleRecording() {
   const btn = $('#record');

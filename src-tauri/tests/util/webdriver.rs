@@ -76,17 +76,18 @@ fn start_xvfb() -> (Proc, String) {
 impl AppUnderTest {
     /// `None` (after a note) when the tools are missing outside CI.
     pub fn start(test: &str) -> Option<AppUnderTest> {
-        AppUnderTest::launch(test, false)
+        AppUnderTest::launch(test, false, &[])
     }
 
     /// The app in popover mode (its tray built, no window at start), opened
     /// once with `SIGUSR2` as the session starts: WebKit's automation
     /// attaches to the first web view, which exists only from then on.
-    pub fn start_popover(test: &str) -> Option<AppUnderTest> {
-        AppUnderTest::launch(test, true)
+    /// With `env` set for the app too.
+    pub fn start_popover(test: &str, env: &[(&str, &str)]) -> Option<AppUnderTest> {
+        AppUnderTest::launch(test, true, env)
     }
 
-    fn launch(test: &str, popover: bool) -> Option<AppUnderTest> {
+    fn launch(test: &str, popover: bool, env: &[(&str, &str)]) -> Option<AppUnderTest> {
         let display = std::env::var("DISPLAY").ok().filter(|d| !d.is_empty());
         let driver_bin = tauri_driver();
         let why_not = if driver_bin.is_none() {
@@ -127,6 +128,7 @@ impl AppUnderTest {
                 .env("SWAPSIGHT_SHOW_WINDOW", if popover { "0" } else { "1" })
                 .env("SWAPSIGHT_NO_TRAY", if popover { "0" } else { "1" })
                 .env("SWAPSIGHT_RECORDINGS_DIR", recordings.path())
+                .envs(env.iter().copied())
                 .env_remove("DBUS_SESSION_BUS_ADDRESS")
                 .stdin(Stdio::null())
                 .stdout(log.try_clone().expect("log"))
