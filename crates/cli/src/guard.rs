@@ -9,7 +9,6 @@
 //! is re-parented to the guard and stays in its tree) are in `process`.
 
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
 use std::process::{ExitCode, ExitStatus};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,7 +25,7 @@ use swapsight::{State, Tick};
 
 use crate::exit;
 use crate::process::{self, Processes, SignalNumber, Signals};
-use crate::session::{self, finished_line, StatusLine, TraceSink};
+use crate::session::{self, finished_line, RecordingArgs, StatusLine, TraceSink};
 
 /// What a false-fit flag on the guarded tree does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -40,6 +39,7 @@ pub enum OnFalseFit {
 #[derive(Debug, clap::Args)]
 #[command(
     override_usage = "swapsight guard [OPTIONS] -- <CMD> [ARGS]...",
+    mut_arg("interval", |a| a.help("Time between samples (and between budget checks), 10ms to 1h")),
     after_help = "The command runs in a process group of its own and is recorded exactly as
 `swapsight record` records it. When the budget is spent (or on Ctrl-C), every process of its
 tree gets SIGTERM (Ctrl-C: SIGINT), then SIGKILL after --grace; descendants that moved to
@@ -72,15 +72,8 @@ pub struct Args {
     /// What a false-fit flag on the command's tree does
     #[arg(long, value_enum, value_name = "ACTION", default_value_t = OnFalseFit::Warn)]
     pub on_false_fit: OnFalseFit,
-    /// Trace file to write [default: swapsight-YYYYMMDD-HHMMSS.jsonl]
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Time between samples (and between budget checks), 10ms to 1h
-    #[arg(long, default_value = "500ms", value_parser = crate::args::interval, allow_hyphen_values = true)]
-    pub interval: Duration,
-    /// Also keep the N largest processes in each sample
-    #[arg(long, default_value_t = 10, value_name = "N", value_parser = crate::args::count, allow_hyphen_values = true)]
-    pub top: usize,
+    #[command(flatten)]
+    pub recording: RecordingArgs,
     /// Command to run and guard
     #[arg(last = true, value_name = "CMD ARGS")]
     pub command: Vec<String>,
@@ -106,7 +99,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ));
     }
     let signals = Signals::install()?;
-    let (path, mut probe, host) = session::open_probe(args.output.as_deref())?;
+    let (path, mut probe, host) = session::open_probe(args.recording.output.as_deref())?;
     let status = StatusLine::new();
 
     // The gate.
@@ -146,8 +139,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let header = session::header(
         host,
-        args.interval,
-        args.top,
+        args.recording.interval,
+        args.recording.top,
         Some(pid),
         &args.command,
         "guard",
@@ -177,7 +170,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         path.display()
     );
 
-    let (sampler, ticks) = session::start_sampler(probe, args.interval, &header);
+    let (sampler, ticks) = session::start_sampler(probe, args.recording.interval, &header);
     let outcome = loop {
         if let Some(sig) = signals.received() {
             break Outcome::Stop(StopReason::Signal { name: sig.name() }, sig);

@@ -1,14 +1,13 @@
 //! `swapsight record`: sample the machine, watch a command or a pid, write a
 //! trace, show a live status line.
 
-use std::path::PathBuf;
 use std::process::{Child, ExitCode};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use swapsight::recorder::Recorder;
 
-use crate::session::{self, finished_line, StatusLine, TraceSink};
+use crate::session::{self, finished_line, RecordingArgs, StatusLine, TraceSink};
 use crate::{exit, process};
 
 #[derive(Debug, clap::Args)]
@@ -24,15 +23,8 @@ Examples:
   swapsight record                       the whole machine, until Ctrl-C"
 )]
 pub struct Args {
-    /// Trace file to write [default: swapsight-YYYYMMDD-HHMMSS.jsonl]
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Time between samples (10ms to 1h)
-    #[arg(long, default_value = "500ms", value_parser = crate::args::interval, allow_hyphen_values = true)]
-    pub interval: Duration,
-    /// Also keep the N largest processes in each sample
-    #[arg(long, default_value_t = 10, value_name = "N", value_parser = crate::args::count, allow_hyphen_values = true)]
-    pub top: usize,
+    #[command(flatten)]
+    pub recording: RecordingArgs,
     /// Watch a running process (and its descendants) instead of starting one
     #[arg(long, value_name = "PID", conflicts_with = "command")]
     pub pid: Option<u32>,
@@ -47,7 +39,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         process::ensure_pid_exists(pid)?;
     }
     let stop = process::ctrl_c_flag()?;
-    let (path, probe, host) = session::open_probe(args.output.as_deref())?;
+    let (path, probe, host) = session::open_probe(args.recording.output.as_deref())?;
     let mut marks = crate::marking::Marks::open(&path);
 
     let mut child = match args.command.as_slice() {
@@ -63,8 +55,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let header = session::header(
         host,
-        args.interval,
-        args.top,
+        args.recording.interval,
+        args.recording.top,
         watch,
         &args.command,
         "record",
@@ -87,7 +79,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         path.display()
     );
 
-    let (sampler, ticks) = session::start_sampler(probe, args.interval, &header);
+    let (sampler, ticks) = session::start_sampler(probe, args.recording.interval, &header);
     let status = StatusLine::new();
     let started = Instant::now();
     // A trace that cannot be written (a full disk) does not abandon the

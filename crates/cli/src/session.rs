@@ -15,6 +15,22 @@ use swapsight::{Sampler, SamplerConfig, Tick};
 
 use crate::exit;
 
+/// The flags of a recording, declared once for `record` and `guard` so that
+/// their names, defaults and bounds cannot drift apart. (`guard` words
+/// `--interval`'s help its own way: it also checks the budget each sample.)
+#[derive(Debug, clap::Args)]
+pub struct RecordingArgs {
+    /// Trace file to write [default: swapsight-YYYYMMDD-HHMMSS.jsonl]
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Time between samples (10ms to 1h)
+    #[arg(long, default_value = "500ms", value_parser = crate::args::interval, allow_hyphen_values = true)]
+    pub interval: Duration,
+    /// Also keep the N largest processes in each sample
+    #[arg(long, default_value_t = 10, value_name = "N", value_parser = crate::args::count, allow_hyphen_values = true)]
+    pub top: usize,
+}
+
 /// The trace's header for a recording by `verb` (`record`, `guard`).
 pub fn header(
     host: swapsight::probe::HostInfo,

@@ -154,6 +154,32 @@ fn a_replayed_python_false_fit_on_a_mac_carries_the_mps_advice() {
         .all(|p| !p.evidence.contains("PYTORCH_MPS")));
 }
 
+/// A replay's chart follows the processes the report names (here the
+/// watched python), not the largest processes of each sample as live does:
+/// the bystanders, larger than python early on, are not followed.
+#[test]
+fn a_replay_follows_the_processes_the_report_names() {
+    let t = crate::synth::seed_offload();
+    let r = replay_trace(Path::new("offload.jsonl"), &t);
+    let followed: std::collections::BTreeSet<u32> = r
+        .points
+        .iter()
+        .flat_map(|p| p.footprints.iter().map(|&(pid, _)| pid))
+        .collect();
+    let named: std::collections::BTreeSet<u32> =
+        r.report.processes.iter().map(|p| p.pid).take(8).collect();
+    assert!(followed.contains(&4243), "{followed:?}");
+    assert_eq!(followed, named);
+    let first = &t.samples[0].sample.processes;
+    let largest_at_start = first.iter().max_by_key(|p| p.footprint_bytes).unwrap();
+    assert!(
+        !followed.contains(&largest_at_start.pid),
+        "{} ({}) followed",
+        largest_at_start.name,
+        largest_at_start.pid
+    );
+}
+
 #[test]
 fn titles() {
     let mut v = SystemView::default();

@@ -16,6 +16,7 @@ use crate::detect::{Detector, DetectorConfig, State};
 use crate::trace::Trace;
 use crate::units::{format_bytes, format_duration, saturating_sum, signed_diff};
 
+pub mod by_phase;
 mod text;
 
 /// One process's verdict and figures.
@@ -83,8 +84,8 @@ pub struct Report {
     /// Memory not explained by footprints, at the first sample and at its
     /// peak, and how much of used memory the readable footprints covered.
     pub footprints: FootprintsSummary,
-    /// One row per phase when the trace has marks (`crate::phases`).
-    pub phases: Vec<crate::phases::PhaseRow>,
+    /// One row per phase when the trace has marks ([`by_phase`]).
+    pub phases: Vec<by_phase::PhaseRow>,
     /// The first lines the reader skipped, in words.
     pub problems: Vec<String>,
     /// How many lines the reader skipped in all.
@@ -148,7 +149,7 @@ struct Stats {
 /// Builds the report. `cfg` overrides the detector settings the trace was
 /// recorded with.
 pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
-    let phases = crate::phases::phase_rows(trace, cfg.as_ref());
+    let phases = by_phase::phase_rows(trace, |sub| judge_run(sub, cfg.clone()).verdict);
     Report {
         phases,
         ..judge_run(trace, cfg)
@@ -156,7 +157,7 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
 }
 
 /// The report of the run as a whole, without the per-phase table.
-pub(crate) fn judge_run(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
+fn judge_run(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
     let header = trace.header();
     let cfg = cfg.unwrap_or_else(|| header.detector.clone());
     let phys = trace

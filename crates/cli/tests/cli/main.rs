@@ -18,5 +18,6 @@ mod prometheus;
 #[cfg(target_os = "linux")]
 mod realswap;
 mod record;
+mod recording_flags;
 mod report;
 mod serve;

@@ -37,6 +37,8 @@ pub fn replay_trace(path: &Path, trace: &Trace) -> Replay {
         .samples
         .first()
         .map_or(0, |s| s.sample.system.swap_used_bytes);
+    // Not the live rule (the largest at each tick): a replay knows the whole run, so it
+    // follows the processes the report names (watched and flagged first), at most 8.
     let picked: Vec<u32> = report.processes.iter().map(|p| p.pid).take(8).collect();
     let points = trace
         .samples

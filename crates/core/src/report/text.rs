@@ -60,7 +60,7 @@ impl Report {
         }
         if !self.phases.is_empty() {
             let _ = writeln!(out, "\nby phase:");
-            for line in crate::phases::to_text(&self.phases).lines() {
+            for line in super::by_phase::to_text(&self.phases).lines() {
                 let _ = writeln!(out, "  {line}");
             }
             let _ = writeln!(out, "  run: {}", self.verdict.label());
