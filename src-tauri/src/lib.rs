@@ -177,7 +177,13 @@ fn setup<R: Runtime>(app: &mut App<R>, opts: Options) -> Result<(), Box<dyn std:
         window::use_window_mode(&handle);
     }
     #[cfg(target_os = "linux")]
-    linux::toggle_on_usr2(&handle);
+    {
+        let app = handle.clone();
+        linux::run_on_usr2(move || {
+            let on_main = app.clone();
+            let _ = app.run_on_main_thread(move || window::toggle(&on_main));
+        });
+    }
     pump(handle, &live);
     Ok(())
 }

@@ -23,8 +23,6 @@ use std::io::{ErrorKind, Read};
 use std::os::fd::{FromRawFd, RawFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use tauri::{AppHandle, Runtime};
-
 /// Write end of the pipe the signal handler writes to.
 static WAKE: AtomicI32 = AtomicI32::new(-1);
 
@@ -68,14 +66,14 @@ fn install_usr2() -> std::io::Result<()> {
     Ok(())
 }
 
-/// From now on each `SIGUSR2` toggles the popover (`window::toggle`).
-pub fn toggle_on_usr2<R: Runtime>(app: &AppHandle<R>) {
+/// From now on each `SIGUSR2` runs `toggle` (the popover's, from `lib.rs`),
+/// on a thread of its own: signals that come together run it once.
+pub fn run_on_usr2(toggle: impl Fn() + Send + 'static) {
     let (mut read, write) = match pipe() {
         Ok(p) => p,
         Err(e) => return log!("no SIGUSR2 toggle: {e}"),
     };
     WAKE.store(write, Ordering::SeqCst);
-    let app = app.clone();
     let spawned = std::thread::Builder::new()
         .name("swapsight-usr2".into())
         .spawn(move || {
@@ -83,11 +81,7 @@ pub fn toggle_on_usr2<R: Runtime>(app: &AppHandle<R>) {
             loop {
                 match read.read(&mut buf) {
                     Ok(0) => return,
-                    // Signals that came together toggle once.
-                    Ok(_) => {
-                        let handle = app.clone();
-                        let _ = app.run_on_main_thread(move || crate::window::toggle(&handle));
-                    }
+                    Ok(_) => toggle(),
                     Err(e) if e.kind() == ErrorKind::Interrupted => {}
                     Err(e) => return log!("SIGUSR2 toggle stopped: {e}"),
                 }

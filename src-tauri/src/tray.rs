@@ -166,7 +166,15 @@ fn on_icon<R: Runtime>(tray: &TrayIcon<R>, event: TrayIconEvent) {
 fn on_menu<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
     let live = app.state::<Arc<Live>>();
     match event.id().as_ref() {
-        "open" => window::show(app),
+        "open" => {
+            // No icon event may have come yet to say where the icon is.
+            if let Some(rect) = app.try_state::<Tray<R>>().and_then(|t| t.rect()) {
+                // tray-icon gives physical units, so the scale is not used.
+                let mode = app.state::<window::Mode>();
+                mode.set_tray_rect(window::Rect::from_tauri(&rect, 1.0));
+            }
+            window::show(app)
+        }
         "record" => {
             let recording = live.snapshot().is_some_and(|s| s.recording.is_some());
             let now_recording = if recording {

@@ -309,12 +309,7 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) {
     let mode = app.state::<Mode>();
     mode.shown();
     if mode.is_popover() {
-        let tray = mode.tray_rect().or_else(|| {
-            let t = app.try_state::<crate::tray::Tray<R>>()?;
-            let scale = w.scale_factor().unwrap_or(1.0);
-            t.rect().map(|r| Rect::from_tauri(&r, scale))
-        });
-        let placed = match tray {
+        let placed = match mode.tray_rect() {
             Some(tray) => place_under(&w, tray),
             // No tray rect yet (its first event has not come): the top
             // right corner, where macOS puts new menu-bar items.

@@ -7,7 +7,8 @@ use super::util::*;
 /// Exits 3 once the trace `$T` holds two samples (header, start event, two
 /// samples), or after 60 s: a loaded machine's first tick, which names every
 /// process, can take over a second.
-const UNTIL_TWO_SAMPLES: &str = "i=0; while [ \"$(cat \"$T\" 2>/dev/null | wc -l)\" -lt 4 ] && [ $i -lt 1200 ]; \
+const UNTIL_TWO_SAMPLES: &str =
+    "i=0; while [ \"$(cat \"$T\" 2>/dev/null | wc -l)\" -lt 4 ] && [ $i -lt 1200 ]; \
     do sleep 0.05; i=$((i+1)); done; exit 3";
 
 #[test]
