@@ -11,7 +11,11 @@
 //! (any page going out to swap or coming back changes one of the two); each
 //! process's `stat` stays open between ticks and is re-read with one
 //! `pread` at offset 0 (procfs regenerates it), instead of a path lookup,
-//! open, read and close every tick.
+//! open, read and close every tick. The files that are opened are opened
+//! relative to an open `/proc` (`openat`, no walk from `/`) and read with
+//! one `read` into a buffer that is already large enough (no size query, no
+//! second read to find the end: a procfs file smaller than the buffer comes
+//! whole in one read).
 //!
 //! Descriptors are capped: at most a quarter of the open-file limit (after
 //! raising it towards the hard limit, as htop does), and never more than
@@ -25,8 +29,10 @@
 //! retries, so a tick never fails or loses a process for it.
 
 use std::collections::HashMap;
+use std::ffi::CStr;
 use std::fs::File;
-use std::io::Read;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -38,6 +44,13 @@ use super::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
 /// Most `/proc/PID/stat` descriptors kept open between ticks, whatever the
 /// limit: a quarter of the 65,536 the probe raises the soft limit to.
 pub const MAX_KEPT: usize = 16_384;
+
+/// The buffer `/proc` files are read into: `stat` is under 1 KiB, `status`
+/// and `meminfo` under 2 KiB, so one read fills it with the whole file.
+const READ_BUF: usize = 8192;
+
+/// Largest `/proc` file read; the kernel bounds these files far below.
+const READ_MAX: usize = 1 << 20;
 
 /// A `/proc/PID/stat` kept open; counted while it lives.
 struct Kept {
@@ -82,10 +95,16 @@ impl Known {
 
 pub struct NativeProbe {
     page_size: u64,
+    /// The file last read, at its start (`read_whole`). Its length only
+    /// grows, so it is zeroed once, not at every read.
     buf: Vec<u8>,
     /// `/proc/PID/cmdline` of a new process.
     args_buf: Vec<u8>,
     path: String,
+    /// `PID/FILE\0`, relative to `proc`.
+    rel: Vec<u8>,
+    /// `/proc`, which the per-process files are opened relative to.
+    proc: File,
     known: HashMap<u32, Known>,
     names: NameCache,
     tick: u64,
@@ -98,11 +117,17 @@ impl NativeProbe {
     pub fn new() -> Result<Self, ProbeError> {
         // SAFETY: sysconf has no preconditions; it only reads a constant.
         let page_size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        let proc = File::open("/proc").map_err(|source| ProbeError::Io {
+            what: "/proc".into(),
+            source,
+        })?;
         let mut probe = NativeProbe {
             page_size: u64::try_from(page_size).unwrap_or(4096),
-            buf: Vec::with_capacity(8192),
+            buf: vec![0; READ_BUF],
             args_buf: Vec::new(),
             path: String::with_capacity(32),
+            rel: Vec::with_capacity(32),
+            proc,
             known: HashMap::new(),
             names: NameCache::default(),
             tick: 0,
@@ -114,16 +139,33 @@ impl NativeProbe {
         Ok(probe)
     }
 
-    /// Opens `path`; out of descriptors, gives back the ones it keeps,
-    /// halves its cap and tries once more.
-    fn open(&mut self, path: &str) -> std::io::Result<File> {
-        match File::open(path) {
+    /// Opens `/proc/PID/FILE` (`pid` `None`: `/proc/FILE`); out of
+    /// descriptors, gives back the ones it keeps, halves its cap and tries
+    /// once more.
+    fn open(&mut self, pid: Option<u32>, file: &str) -> io::Result<File> {
+        self.rel.clear();
+        if let Some(pid) = pid {
+            let _ = write!(self.rel, "{pid}/");
+        }
+        let _ = write!(self.rel, "{file}\0");
+        let rel = CStr::from_bytes_with_nul(&self.rel)
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        match open_at(&self.proc, rel) {
             Err(e) if is_out_of_fds(&e) => {
                 self.shed();
-                File::open(path)
+                let rel = CStr::from_bytes_with_nul(&self.rel)
+                    .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+                open_at(&self.proc, rel)
             }
             r => r,
         }
+    }
+
+    /// Opens and reads `/proc/PID/FILE` (as [`NativeProbe::open`]) into
+    /// `buf`; its length.
+    fn read_pid_file(&mut self, pid: Option<u32>, file: &str) -> io::Result<usize> {
+        let f = self.open(pid, file)?;
+        read_whole(&f, &mut self.buf, false)
     }
 
     /// Closes every kept descriptor and halves the cap.
@@ -187,64 +229,32 @@ impl NativeProbe {
         })
     }
 
-    /// Reads a whole (small) file into `buf`: one `read` suffices for
-    /// `/proc` files that fit, a second only when the buffer filled up.
-    fn read_file(buf: &mut Vec<u8>, path: &str) -> std::io::Result<()> {
-        buf.clear();
-        let mut f = File::open(path)?;
-        let cap = buf.capacity();
-        buf.resize(cap, 0);
-        let n = f.read(buf)?;
-        buf.truncate(n);
-        if n == cap {
-            f.read_to_end(buf)?;
-        }
-        Ok(())
-    }
-
-    fn read_pid_file(&mut self, pid: u32, file: &str) -> std::io::Result<()> {
-        use std::fmt::Write;
-        self.path.clear();
-        let _ = write!(self.path, "/proc/{pid}/{file}");
-        match Self::read_file(&mut self.buf, &self.path) {
-            Err(e) if is_out_of_fds(&e) => {
-                self.shed();
-                Self::read_file(&mut self.buf, &self.path)
-            }
-            r => r,
-        }
-    }
-
     /// One process, or `None` when it vanished, denied access or is a kernel
     /// thread.
     fn process(&mut self, pid: u32) -> Option<ProcessSample> {
-        let reread = self.known.get(&pid).and_then(|k| k.stat.as_ref()).map(|f| {
-            let cap = self.buf.capacity();
-            self.buf.resize(cap, 0);
-            let n = f.file.read_at(&mut self.buf, 0);
-            self.buf.truncate(*n.as_ref().unwrap_or(&0));
-            n.is_ok_and(|n| n > 0 && n < cap)
-        });
+        let reread = self
+            .known
+            .get(&pid)
+            .and_then(|k| k.stat.as_ref())
+            .map(|f| read_whole(&f.file, &mut self.buf, true));
         let mut opened = None;
-        if reread != Some(true) {
-            if reread == Some(false) {
-                // Gone, or reused: forget it and look again from scratch.
-                self.known.remove(&pid);
+        let len = match reread {
+            Some(Ok(n)) if n > 0 => n,
+            _ => {
+                if reread.is_some() {
+                    // Gone, or reused: forget it and look again from scratch.
+                    self.known.remove(&pid);
+                }
+                let f = self.open(Some(pid), "stat").ok()?;
+                let n = read_whole(&f, &mut self.buf, false).ok()?;
+                // A new process keeps it while there is room; a known one only
+                // when it ranked among the largest.
+                let wanted = self.known.get(&pid).map_or(true, |k| k.keep);
+                opened = self.keep(f, wanted);
+                n
             }
-            self.path.clear();
-            let _ = std::fmt::Write::write_fmt(&mut self.path, format_args!("/proc/{pid}/stat"));
-            let path = std::mem::take(&mut self.path);
-            let f = self.open(&path);
-            self.path = path;
-            let f = f.ok()?;
-            self.buf.clear();
-            (&f).read_to_end(&mut self.buf).ok()?;
-            // A new process keeps it while there is room; a known one only
-            // when it ranked among the largest.
-            let wanted = self.known.get(&pid).map_or(true, |k| k.keep);
-            opened = self.keep(f, wanted);
-        }
-        let stat = parse_stat(&self.buf)?;
+        };
+        let stat = parse_stat(&self.buf[..len])?;
         if stat.is_kernel_thread() {
             // Keep its descriptor too, so the next tick skips it for one pread.
             if let Some(k) = self.known.get_mut(&pid) {
@@ -290,8 +300,8 @@ impl NativeProbe {
             }
         };
         if fresh {
-            self.read_pid_file(pid, "status").ok()?;
-            let status = parse_status(&self.buf);
+            let n = self.read_pid_file(Some(pid), "status").ok()?;
+            let status = parse_status(&self.buf[..n]);
             let k = self.known.get_mut(&pid)?;
             k.status = status;
             k.rss_pages = rss;
@@ -336,6 +346,44 @@ fn read_naming(pid: u32, comm: &[u8], buf: &mut Vec<u8>, path: &mut String) -> N
     )
 }
 
+/// Opens `rel` under the directory `dir`, read-only.
+fn open_at(dir: &File, rel: &CStr) -> io::Result<File> {
+    let flags = libc::O_RDONLY | libc::O_CLOEXEC;
+    // SAFETY: `dir` is an open descriptor and `rel` a NUL-terminated path,
+    // both alive for the call; openat returns a new descriptor or -1.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), rel.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just opened and nothing else owns it.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+/// Reads `f` whole into the start of `buf` (from offset 0 with `pread`
+/// when `at_start`, else from where it is); the length read. A procfs file
+/// smaller than the buffer comes in one read; one that fills it is read on
+/// with a buffer twice as large, up to [`READ_MAX`].
+fn read_whole(f: &File, buf: &mut Vec<u8>, at_start: bool) -> io::Result<usize> {
+    let mut n = 0;
+    loop {
+        let got = if at_start {
+            f.read_at(&mut buf[n..], n as u64)?
+        } else {
+            (&*f).read(&mut buf[n..])?
+        };
+        n += got;
+        if got == 0 || n < buf.len() {
+            return Ok(n);
+        }
+        if buf.len() >= READ_MAX {
+            return Err(io::Error::other(format!(
+                "a /proc file longer than {READ_MAX} bytes"
+            )));
+        }
+        buf.resize(buf.len() * 2, 0);
+    }
+}
+
 fn is_out_of_fds(e: &std::io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
 }
@@ -376,18 +424,13 @@ fn raise_fd_limit() -> Option<u64> {
 
 impl Probe for NativeProbe {
     fn system(&mut self) -> Result<SystemSample, ProbeError> {
-        let read = match Self::read_file(&mut self.buf, "/proc/meminfo") {
-            Err(e) if is_out_of_fds(&e) => {
-                self.shed();
-                Self::read_file(&mut self.buf, "/proc/meminfo")
-            }
-            r => r,
-        };
-        read.map_err(|source| ProbeError::Io {
-            what: "/proc/meminfo".into(),
-            source,
-        })?;
-        let info = parse_meminfo(&self.buf).ok_or_else(|| ProbeError::Parse {
+        let n = self
+            .read_pid_file(None, "meminfo")
+            .map_err(|source| ProbeError::Io {
+                what: "/proc/meminfo".into(),
+                source,
+            })?;
+        let info = parse_meminfo(&self.buf[..n]).ok_or_else(|| ProbeError::Parse {
             what: "/proc/meminfo".into(),
             detail: "no MemTotal line".into(),
         })?;
