@@ -11,7 +11,11 @@
 //! (any page going out to swap or coming back changes one of the two); each
 //! process's `stat` stays open between ticks and is re-read with one
 //! `pread` at offset 0 (procfs regenerates it), instead of a path lookup,
-//! open, read and close every tick. The files that are opened are opened
+//! open, read and close every tick. `/proc` itself is listed only when a
+//! pid was handed out since the last listing (the last field of
+//! `/proc/loadavg`, read first): otherwise no process can have started,
+//! and the last listing, less the processes found gone, is this tick's.
+//! The files that are opened are opened
 //! relative to an open `/proc` (`openat`, no walk from `/`) and read with
 //! one `read` into a buffer that is already large enough (no size query, no
 //! second read to find the end: a procfs file smaller than the buffer comes
@@ -37,7 +41,9 @@ use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::linux_parse::{parse_meminfo, parse_stat, parse_status, parse_u64, StatusFigures};
+use super::linux_parse::{
+    parse_last_pid, parse_meminfo, parse_stat, parse_status, parse_u64, StatusFigures,
+};
 use super::naming::{split_nul, NameCache, Naming, ARGS_READ_MAX};
 use super::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
 
@@ -105,6 +111,15 @@ pub struct NativeProbe {
     rel: Vec<u8>,
     /// `/proc`, which the per-process files are opened relative to.
     proc: File,
+    /// `/proc/loadavg`, kept open for the last pid handed out; `None` where
+    /// `/proc` shows another pid namespace than this process's (the pid in
+    /// loadavg is of the reader's namespace), so `/proc` is listed each tick.
+    loadavg: Option<File>,
+    /// The last pid handed out when `listed` was taken; `None`: list again.
+    listed_at: Option<u64>,
+    /// The pids of the last listing of `/proc`, in its order (ascending),
+    /// less those found gone since.
+    listed: Vec<u32>,
     known: HashMap<u32, Known>,
     names: NameCache,
     tick: u64,
@@ -121,6 +136,12 @@ impl NativeProbe {
             what: "/proc".into(),
             source,
         })?;
+        // `/proc/self` names this process by its pid in /proc's namespace.
+        let same_ns = std::fs::read_link("/proc/self")
+            .ok()
+            .and_then(|p| parse_u64(p.as_os_str().as_encoded_bytes()))
+            == Some(u64::from(std::process::id()));
+        let loadavg = same_ns.then(|| File::open("/proc/loadavg").ok()).flatten();
         let mut probe = NativeProbe {
             page_size: u64::try_from(page_size).unwrap_or(4096),
             buf: vec![0; READ_BUF],
@@ -128,6 +149,9 @@ impl NativeProbe {
             path: String::with_capacity(32),
             rel: Vec::with_capacity(32),
             proc,
+            loadavg,
+            listed_at: None,
+            listed: Vec::new(),
             known: HashMap::new(),
             names: NameCache::default(),
             tick: 0,
@@ -229,31 +253,89 @@ impl NativeProbe {
         })
     }
 
-    /// One process, or `None` when it vanished, denied access or is a kernel
-    /// thread.
-    fn process(&mut self, pid: u32) -> Option<ProcessSample> {
+    /// The last pid the kernel handed out, when `/proc` is of this
+    /// process's pid namespace and loadavg says.
+    fn last_pid(&mut self) -> Option<u64> {
+        let f = self.loadavg.as_ref()?;
+        let n = read_whole(f, &mut self.buf, true).ok()?;
+        parse_last_pid(&self.buf[..n])
+    }
+
+    /// Lists the pids in `/proc` into `listed`; whether the listing is
+    /// whole (an entry that failed to read may be a process).
+    fn list(&mut self) -> Result<bool, ProbeError> {
+        let dir = match std::fs::read_dir("/proc") {
+            Err(e) if is_out_of_fds(&e) => {
+                self.shed();
+                std::fs::read_dir("/proc")
+            }
+            r => r,
+        }
+        .map_err(|source| ProbeError::Io {
+            what: "/proc".into(),
+            source,
+        })?;
+        self.listed.clear();
+        let mut whole = true;
+        for entry in dir {
+            let Ok(entry) = entry else {
+                whole = false;
+                continue;
+            };
+            let name = entry.file_name();
+            if let Some(pid) =
+                parse_u64(name.as_encoded_bytes()).and_then(|p| u32::try_from(p).ok())
+            {
+                self.listed.push(pid);
+            }
+        }
+        Ok(whole)
+    }
+
+    /// One process: its sample, or nothing when it denied access, is a
+    /// kernel thread or could not be read, or gone when it exited.
+    fn process(&mut self, pid: u32) -> Visit {
+        match self.stat(pid) {
+            Ok((len, opened)) => self
+                .sample_of(pid, len, opened)
+                .map_or(Visit::Nothing, Visit::Sample),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH)) => Visit::Gone,
+            Err(_) => Visit::Nothing,
+        }
+    }
+
+    /// Reads `/proc/PID/stat` into `buf`: its length, and the descriptor
+    /// opened for it when it is to be kept.
+    fn stat(&mut self, pid: u32) -> io::Result<(usize, Option<Kept>)> {
         let reread = self
             .known
             .get(&pid)
             .and_then(|k| k.stat.as_ref())
             .map(|f| read_whole(&f.file, &mut self.buf, true));
-        let mut opened = None;
-        let len = match reread {
-            Some(Ok(n)) if n > 0 => n,
-            _ => {
-                if reread.is_some() {
-                    // Gone, or reused: forget it and look again from scratch.
-                    self.known.remove(&pid);
-                }
-                let f = self.open(Some(pid), "stat").ok()?;
-                let n = read_whole(&f, &mut self.buf, false).ok()?;
-                // A new process keeps it while there is room; a known one only
-                // when it ranked among the largest.
-                let wanted = self.known.get(&pid).map_or(true, |k| k.keep);
-                opened = self.keep(f, wanted);
-                n
+        if let Some(Ok(n)) = reread {
+            if n > 0 {
+                return Ok((n, None));
             }
-        };
+        }
+        if reread.is_some() {
+            // Gone, or reused: forget it and look again from scratch.
+            self.known.remove(&pid);
+        }
+        let f = self.open(Some(pid), "stat")?;
+        let n = read_whole(&f, &mut self.buf, false)?;
+        // A new process keeps it while there is room; a known one only
+        // when it ranked among the largest.
+        let wanted = self.known.get(&pid).map_or(true, |k| k.keep);
+        Ok((n, self.keep(f, wanted)))
+    }
+
+    /// The sample of a process whose `stat` (`len` bytes) is in `buf`.
+    fn sample_of(
+        &mut self,
+        pid: u32,
+        len: usize,
+        mut opened: Option<Kept>,
+    ) -> Option<ProcessSample> {
         let stat = parse_stat(&self.buf[..len])?;
         if stat.is_kernel_thread() {
             // Keep its descriptor too, so the next tick skips it for one pread.
@@ -275,13 +357,14 @@ impl NativeProbe {
             .get(pid, start, comm, || read_naming(pid, comm, args_buf, path));
         let (name, cmdline) = (naming.name.clone(), naming.cmdline.clone());
         let tick = self.tick;
-        let fresh = match self.known.get_mut(&pid) {
+        // The last figures, unless they are to be read again.
+        let (fresh, mut status) = match self.known.get_mut(&pid) {
             Some(k) if k.start_time == start => {
                 k.tick = tick;
                 if k.stat.is_none() {
                     k.stat = opened.take();
                 }
-                !(k.rss_pages == rss && k.majflt == majflt)
+                (!(k.rss_pages == rss && k.majflt == majflt), k.status)
             }
             _ => {
                 self.known.insert(
@@ -296,26 +379,25 @@ impl NativeProbe {
                         keep: false,
                     },
                 );
-                true
+                (true, StatusFigures::default())
             }
         };
         if fresh {
             let n = self.read_pid_file(Some(pid), "status").ok()?;
-            let status = parse_status(&self.buf[..n]);
+            status = parse_status(&self.buf[..n]);
             let k = self.known.get_mut(&pid)?;
             k.status = status;
             k.rss_pages = rss;
             k.majflt = majflt;
         }
-        let k = self.known.get(&pid)?;
         Some(ProcessSample {
             pid,
             ppid,
             name,
             cmdline,
-            footprint_bytes: k.status.footprint_bytes(),
+            footprint_bytes: status.footprint_bytes(),
             pageins: majflt,
-            swap_bytes: k.status.vm_swap_bytes,
+            swap_bytes: status.vm_swap_bytes,
             start_time: start,
             readable: true,
             ..ProcessSample::default()
@@ -384,6 +466,15 @@ fn read_whole(f: &File, buf: &mut Vec<u8>, at_start: bool) -> io::Result<usize> 
     }
 }
 
+/// What a visit to one listed pid found.
+enum Visit {
+    Sample(ProcessSample),
+    /// Nothing to show: a kernel thread, access denied, unreadable.
+    Nothing,
+    /// The process exited.
+    Gone,
+}
+
 fn is_out_of_fds(e: &std::io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
 }
@@ -448,29 +539,25 @@ impl Probe for NativeProbe {
     fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError> {
         let system = self.system()?;
         self.tick += 1;
-        let dir = match std::fs::read_dir("/proc") {
-            Err(e) if is_out_of_fds(&e) => {
-                self.shed();
-                std::fs::read_dir("/proc")
-            }
-            r => r,
+        // Read before listing: a pid handed out after this read shows in
+        // the next tick's.
+        let last_pid = self.last_pid();
+        if last_pid.is_none() || last_pid != self.listed_at {
+            let whole = self.list()?;
+            self.listed_at = last_pid.filter(|_| whole);
         }
-        .map_err(|source| ProbeError::Io {
-            what: "/proc".into(),
-            source,
-        })?;
         let mut processes = Vec::with_capacity(self.known.len().max(64));
         self.names.begin_tick();
-        for entry in dir.flatten() {
-            let name = entry.file_name();
-            let Some(pid) = parse_u64(name.as_encoded_bytes()).and_then(|p| u32::try_from(p).ok())
-            else {
-                continue;
-            };
-            if let Some(p) = self.process(pid) {
+        let mut listed = std::mem::take(&mut self.listed);
+        listed.retain(|&pid| match self.process(pid) {
+            Visit::Sample(p) => {
                 processes.push(p);
+                true
             }
-        }
+            Visit::Nothing => true,
+            Visit::Gone => false,
+        });
+        self.listed = listed;
         let tick = self.tick;
         self.known.retain(|_, k| k.tick == tick);
         self.rank();

@@ -152,6 +152,21 @@ pub fn parse_stat(text: &[u8]) -> Option<StatFields<'_>> {
     })
 }
 
+/// The last field of `/proc/loadavg`: the last pid the kernel handed out in
+/// the reader's pid namespace (`fs/proc/loadavg.c`: `"%lu.%02lu %lu.%02lu
+/// %lu.%02lu %u/%d %d\n"`, the last `%d` being the idr cursor less one).
+pub fn parse_last_pid(text: &[u8]) -> Option<u64> {
+    let line = text.split(|&b| b == b'\n').next()?;
+    let mut fields = line.split(|&b| b == b' ').filter(|f| !f.is_empty());
+    // Five fields, the fourth `running/total`: anything else is not loadavg.
+    let running = fields.nth(3)?;
+    if !running.contains(&b'/') {
+        return None;
+    }
+    let last = parse_u64(fields.next()?)?;
+    fields.next().is_none().then_some(last)
+}
+
 /// `"Key:   1234 kB"` → bytes, when the line starts with `key`.
 fn kb_field(line: &[u8], key: &[u8]) -> Option<u64> {
     let rest = line.strip_prefix(key)?;

@@ -90,3 +90,17 @@ fn kb_field_handles_units() {
     assert_eq!(kb_field(b"VmSwap: 12 MB", b"VmSwap:"), None);
     assert_eq!(kb_field(b"VmSwapX: 12 kB", b"VmSwap:"), None);
 }
+
+#[test]
+fn last_pid_is_the_last_field_of_loadavg() {
+    assert_eq!(parse_last_pid(b"0.47 0.26 0.68 2/345 12345\n"), Some(12345));
+    assert_eq!(
+        parse_last_pid(b"12.00 3.50 0.01 17/2048 4194303"),
+        Some(4_194_303)
+    );
+    assert_eq!(parse_last_pid(b"0.47 0.26 0.68 2/345\n"), None);
+    assert_eq!(parse_last_pid(b"0.47 0.26 0.68 2 345 12345\n"), None);
+    assert_eq!(parse_last_pid(b"0.47 0.26 0.68 2/345 -1\n"), None);
+    assert_eq!(parse_last_pid(b"0.47 0.26 0.68 2/345 12345 9\n"), None);
+    assert_eq!(parse_last_pid(b""), None);
+}

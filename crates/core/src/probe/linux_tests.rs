@@ -231,3 +231,68 @@ fn arguments_are_read_once_per_process() {
         seen.len()
     );
 }
+
+#[test]
+fn a_process_started_between_ticks_is_sampled_and_one_that_exited_is_dropped() {
+    let mut probe = NativeProbe::new().unwrap();
+    probe.sample().unwrap();
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (_, procs) = probe.sample().unwrap();
+    assert!(procs.iter().any(|p| p.pid == pid), "the new child is listed");
+    let _ = child.kill();
+    let _ = child.wait();
+    let (_, procs) = probe.sample().unwrap();
+    assert!(!procs.iter().any(|p| p.pid == pid), "the reaped child is not");
+    assert!(!probe.listed.contains(&pid));
+    assert!(procs.windows(2).all(|w| w[0].pid < w[1].pid), "by pid");
+}
+
+#[test]
+fn with_no_pid_handed_out_the_last_listing_is_reused_less_the_gone() {
+    // A loadavg whose last pid never moves: every tick after the first
+    // reuses the first listing, so a process started since is not seen
+    // (no real process starts without moving it) and one that exited is
+    // dropped from the listing.
+    let dir = temp_dir("loadavg");
+    let fake = dir.join("loadavg");
+    std::fs::write(&fake, "0.00 0.00 0.00 1/1 42\n").unwrap();
+    let mut old = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let mut probe = NativeProbe::new().unwrap();
+    probe.loadavg = Some(File::open(&fake).unwrap());
+    let (_, first) = probe.sample().unwrap();
+    assert!(first.iter().any(|p| p.pid == old.id()));
+    assert_eq!(probe.listed_at, Some(42));
+    let mut new = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let _ = old.kill();
+    let _ = old.wait();
+    let (_, second) = probe.sample().unwrap();
+    assert!(!second.iter().any(|p| p.pid == new.id()), "listing reused");
+    assert!(!second.iter().any(|p| p.pid == old.id()));
+    assert!(!probe.listed.contains(&old.id()), "the gone are dropped");
+    assert!(second.iter().any(|p| p.pid == std::process::id()));
+    // Once the last pid moves, /proc is listed again.
+    std::fs::write(&fake, "0.00 0.00 0.00 1/1 43\n").unwrap();
+    let (_, third) = probe.sample().unwrap();
+    assert!(third.iter().any(|p| p.pid == new.id()));
+    assert_eq!(probe.listed_at, Some(43));
+    let _ = new.kill();
+    let _ = new.wait();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn this_process_reads_its_own_pid_namespace_in_proc() {
+    let mut probe = NativeProbe::new().unwrap();
+    assert!(probe.loadavg.is_some(), "/proc is of this pid namespace here");
+    assert!(probe.last_pid().is_some_and(|p| p > 1));
+}
