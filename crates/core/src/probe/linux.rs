@@ -1,9 +1,10 @@
 //! Linux backend: reads `/proc/meminfo`, and per process `/proc/PID/stat`
-//! (ppid, comm, major faults, start time, resident pages, kernel-thread flag)
-//! and `/proc/PID/status` (RssAnon, RssShmem, VmSwap); once per process
-//! (pid and start time, again after an `exec`), `/proc/PID/exe` and
-//! `/proc/PID/cmdline` for its name (`naming`). All parsing is in
-//! `linux_parse` and `naming`; this file only reads.
+//! (ppid, comm, major faults, start time, resident pages, kernel-thread
+//! flag, stack start) and `/proc/PID/status` (RssAnon, RssShmem, VmSwap);
+//! once per process (pid and start time, again after an `exec`: a new
+//! `comm` or stack start), `/proc/PID/exe` and `/proc/PID/cmdline` for its
+//! name (`naming`). All parsing is in `linux_parse` and `naming`; this file
+//! only reads.
 //!
 //! What keeps a tick cheap: kernel threads are dropped after `stat`; a
 //! process whose resident pages and major faults did not move since the last
@@ -354,7 +355,9 @@ impl NativeProbe {
         let (comm, args_buf, path) = (stat.comm, &mut self.args_buf, &mut self.path);
         let naming = self
             .names
-            .get(pid, start, comm, || read_naming(pid, comm, args_buf, path));
+            .get_image(pid, start, comm, stat.start_stack, || {
+                read_naming(pid, comm, args_buf, path)
+            });
         let (name, cmdline) = (naming.name.clone(), naming.cmdline.clone());
         let tick = self.tick;
         // The last figures, unless they are to be read again.

@@ -107,6 +107,12 @@ pub struct StatFields<'a> {
     pub starttime: u64,
     /// Resident set size in pages (anon + file + shmem).
     pub rss_pages: u64,
+    /// `startstack`: where the stack of the running program starts. Set
+    /// by each `execve` (`setup_arg_pages`, `fs/exec.c`) and randomized
+    /// with the stack, so a new program shows here even under the same
+    /// `comm`. 0 where it is not shown: another user's process (unless
+    /// root), a zombie, a kernel thread, the middle of an `execve`.
+    pub start_stack: u64,
 }
 
 /// `PF_KTHREAD` from the kernel's `sched.h`.
@@ -141,6 +147,8 @@ pub fn parse_stat(text: &[u8]) -> Option<StatFields<'_>> {
     let starttime = parse_u64(fields.nth(9)?)?;
     let _vsize = fields.next()?; // 23
     let rss_pages = parse_u64(fields.next()?)?; // 24
+                                                // 25 rsslim, 26 startcode, 27 endcode, then 28 startstack.
+    let start_stack = fields.nth(3).and_then(parse_u64).unwrap_or(0);
     Some(StatFields {
         comm,
         state,
@@ -149,6 +157,7 @@ pub fn parse_stat(text: &[u8]) -> Option<StatFields<'_>> {
         majflt,
         starttime,
         rss_pages,
+        start_stack,
     })
 }
 

@@ -242,11 +242,17 @@ fn a_process_started_between_ticks_is_sampled_and_one_that_exited_is_dropped() {
         .unwrap();
     let pid = child.id();
     let (_, procs) = probe.sample().unwrap();
-    assert!(procs.iter().any(|p| p.pid == pid), "the new child is listed");
+    assert!(
+        procs.iter().any(|p| p.pid == pid),
+        "the new child is listed"
+    );
     let _ = child.kill();
     let _ = child.wait();
     let (_, procs) = probe.sample().unwrap();
-    assert!(!procs.iter().any(|p| p.pid == pid), "the reaped child is not");
+    assert!(
+        !procs.iter().any(|p| p.pid == pid),
+        "the reaped child is not"
+    );
     assert!(!probe.listed.contains(&pid));
     assert!(procs.windows(2).all(|w| w[0].pid < w[1].pid), "by pid");
 }
@@ -293,6 +299,66 @@ fn with_no_pid_handed_out_the_last_listing_is_reused_less_the_gone() {
 #[test]
 fn this_process_reads_its_own_pid_namespace_in_proc() {
     let mut probe = NativeProbe::new().unwrap();
-    assert!(probe.loadavg.is_some(), "/proc is of this pid namespace here");
+    assert!(
+        probe.loadavg.is_some(),
+        "/proc is of this pid namespace here"
+    );
     assert!(probe.last_pid().is_some_and(|p| p > 1));
+}
+
+#[test]
+fn an_exec_that_keeps_comm_is_named_by_its_new_script() {
+    // python3 running first_script.py execs python3 with second_script.py
+    // once the probe has named it: comm stays `python3`.
+    let dir = temp_dir("exec-same-comm");
+    let go = dir.join("go");
+    let second = dir.join("second_script.py");
+    std::fs::write(&second, "import time\ntime.sleep(30)\n").unwrap();
+    let first = dir.join("first_script.py");
+    std::fs::write(
+        &first,
+        format!(
+            "import os, sys, time\nwhile not os.path.exists({go:?}):\n    time.sleep(0.02)\nos.execv(sys.executable, [sys.executable, {second:?}])\n",
+            go = go.to_str().unwrap(),
+            second = second.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new("python3")
+        .arg(&first)
+        .spawn()
+        .unwrap();
+    let mut probe = NativeProbe::new().unwrap();
+    let mut names = Vec::new();
+    for _ in 0..250 {
+        let (_, procs) = probe.sample().unwrap();
+        let name = procs
+            .iter()
+            .find(|p| p.pid == child.id())
+            .map(|p| p.name.clone());
+        if let Some(name) = name {
+            if name.starts_with("first_script.py") {
+                std::fs::write(&go, "").unwrap();
+            }
+            if names.last() != Some(&name) {
+                names.push(name.clone());
+            }
+            if name.starts_with("second_script.py") {
+                break;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(dir);
+    assert!(
+        names
+            .iter()
+            .any(|n| n.starts_with("first_script.py (python3"))
+            && names
+                .last()
+                .is_some_and(|n| n.starts_with("second_script.py (python3")),
+        "{names:?}"
+    );
 }
