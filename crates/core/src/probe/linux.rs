@@ -12,15 +12,14 @@
 //! (any page going out to swap or coming back changes one of the two); each
 //! process's `stat` stays open between ticks and is re-read with one
 //! `pread` at offset 0 (procfs regenerates it), instead of a path lookup,
-//! open, read and close every tick. `/proc` itself is listed only when a
-//! pid was handed out since the last listing (the last field of
-//! `/proc/loadavg`, read first): otherwise no process can have started,
-//! and the last listing, less the processes found gone, is this tick's.
-//! The files that are opened are opened
+//! open, read and close every tick. The files that are opened are opened
 //! relative to an open `/proc` (`openat`, no walk from `/`) and read with
 //! one `read` into a buffer that is already large enough (no size query, no
 //! second read to find the end: a procfs file smaller than the buffer comes
-//! whole in one read).
+//! whole in one read). `/proc` itself is listed only when a pid was handed
+//! out since the last listing (the last field of `/proc/loadavg`, read
+//! first): otherwise no process can have started and no pid been reused,
+//! and the last listing, less the processes found gone, is this tick's.
 //!
 //! Descriptors are capped: at most a quarter of the open-file limit (after
 //! raising it towards the hard limit, as htop does), and never more than

@@ -118,3 +118,28 @@ fn stat_gives_the_stack_start_and_zero_where_it_is_hidden_or_cut() {
     let f = parse_stat(cut).unwrap();
     assert_eq!((f.rss_pages, f.start_stack), (2000, 0));
 }
+
+#[test]
+fn the_last_byte_is_found_wherever_it_lies() {
+    for len in 0..40usize {
+        for at in 0..len {
+            let mut text = vec![b'7'; len];
+            text[at] = b')';
+            assert_eq!(rfind_byte(&text, b')'), Some(at), "len {len}, at {at}");
+            if at > 0 {
+                text[at / 2] = b')';
+                assert_eq!(rfind_byte(&text, b')'), Some(at), "two, len {len}");
+            }
+        }
+        assert_eq!(rfind_byte(&vec![b'7'; len], b')'), None);
+    }
+    // Bytes next to `)` (0x29) and with the high bit set are not it.
+    assert_eq!(
+        rfind_byte(b"(\xa9\x28\x2a\xff\x29\x80\x00\x01\x02", b')'),
+        Some(5)
+    );
+    assert_eq!(
+        rfind_byte(b"\xa9\x28\x2a\xff\x80\x00\x01\x02\xa9", b')'),
+        None
+    );
+}
