@@ -20,6 +20,8 @@
 //! out since the last listing (the last field of `/proc/loadavg`, read
 //! first): otherwise no process can have started and no pid been reused,
 //! and the last listing, less the processes found gone, is this tick's.
+//! Every [`CHECK_EVERY`] ticks it is listed all the same; a new pid there
+//! with the last pid unchanged turns this off for good.
 //!
 //! Descriptors are capped: at most a quarter of the open-file limit (after
 //! raising it towards the hard limit, as htop does), and never more than
@@ -57,6 +59,10 @@ const READ_BUF: usize = 8192;
 
 /// Largest `/proc` file read; the kernel bounds these files far below.
 const READ_MAX: usize = 1 << 20;
+
+/// Every this many ticks `/proc` is listed even with no pid handed out, to
+/// check that loadavg's last pid follows this `/proc` (10 s at 2 Hz).
+const CHECK_EVERY: u64 = 20;
 
 /// A `/proc/PID/stat` kept open; counted while it lives.
 struct Kept {
@@ -258,7 +264,8 @@ impl NativeProbe {
     fn last_pid(&mut self) -> Option<u64> {
         let f = self.loadavg.as_ref()?;
         let n = read_whole(f, &mut self.buf, true).ok()?;
-        parse_last_pid(&self.buf[..n])
+        // A kernel has handed out pid 1 at least; 0 is a made-up loadavg.
+        parse_last_pid(&self.buf[..n]).filter(|&p| p > 0)
     }
 
     /// Lists the pids in `/proc` into `listed`; whether the listing is
@@ -544,8 +551,20 @@ impl Probe for NativeProbe {
         // Read before listing: a pid handed out after this read shows in
         // the next tick's.
         let last_pid = self.last_pid();
-        if last_pid.is_none() || last_pid != self.listed_at {
+        let unchanged = last_pid.is_some() && last_pid == self.listed_at;
+        if !unchanged || self.tick % CHECK_EVERY == 0 {
+            let reused = std::mem::take(&mut self.listed);
             let whole = self.list()?;
+            // A pid that was not in the listing this tick would have reused,
+            // with the last pid unchanged before and after the listing: this
+            // loadavg does not follow this /proc (a container's virtual
+            // loadavg, an emulated /proc). List every tick from now on.
+            if unchanged && whole && self.last_pid() == last_pid {
+                let missed = |pid: &u32| reused.binary_search(pid).is_err();
+                if self.listed.iter().any(missed) {
+                    self.loadavg = None;
+                }
+            }
             self.listed_at = last_pid.filter(|_| whole);
         }
         let mut processes = Vec::with_capacity(self.known.len().max(64));

@@ -362,3 +362,39 @@ fn an_exec_that_keeps_comm_is_named_by_its_new_script() {
         "{names:?}"
     );
 }
+
+#[test]
+fn a_loadavg_that_does_not_follow_proc_is_found_out_and_dropped() {
+    // A last pid that never moves while processes start: the checking
+    // listing finds the new one, and /proc is listed every tick after.
+    let dir = temp_dir("stale-loadavg");
+    let fake = dir.join("loadavg");
+    std::fs::write(&fake, "0.00 0.00 0.00 1/1 42\n").unwrap();
+    let mut probe = NativeProbe::new().unwrap();
+    probe.loadavg = Some(File::open(&fake).unwrap());
+    probe.sample().unwrap();
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    probe.tick = CHECK_EVERY - 1;
+    let (_, procs) = probe.sample().unwrap();
+    assert!(procs.iter().any(|p| p.pid == child.id()), "the check lists");
+    assert!(probe.loadavg.is_none(), "and distrusts this loadavg");
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_made_up_last_pid_of_zero_is_no_last_pid() {
+    let dir = temp_dir("zero-loadavg");
+    let fake = dir.join("loadavg");
+    std::fs::write(&fake, "0.00 0.00 0.00 0/0 0\n").unwrap();
+    let mut probe = NativeProbe::new().unwrap();
+    probe.loadavg = Some(File::open(&fake).unwrap());
+    assert_eq!(probe.last_pid(), None);
+    probe.sample().unwrap();
+    assert_eq!(probe.listed_at, None, "listed again next tick");
+    let _ = std::fs::remove_dir_all(dir);
+}
