@@ -554,6 +554,8 @@ impl Probe for NativeProbe {
         let unchanged = last_pid.is_some() && last_pid == self.listed_at;
         if !unchanged || self.tick % CHECK_EVERY == 0 {
             let reused = std::mem::take(&mut self.listed);
+            // Not to be reused should this listing fail.
+            self.listed_at = None;
             let whole = self.list()?;
             // A pid that was not in the listing this tick would have reused,
             // with the last pid unchanged before and after the listing: this
