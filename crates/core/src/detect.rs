@@ -306,6 +306,16 @@ impl Detector {
         self.procs.iter().map(|(&pid, t)| t.assessment(pid))
     }
 
+    /// Assessments of the processes not in the `fits` state now or earlier
+    /// since the baseline, in no order. Only these are cloned: most
+    /// processes fit, and a tick should not copy every name.
+    pub fn flagged(&self) -> impl Iterator<Item = Assessment> + '_ {
+        self.procs
+            .iter()
+            .filter(|(_, t)| t.state != State::Fits || t.worst != State::Fits)
+            .map(|(&pid, t)| t.assessment(pid))
+    }
+
     pub fn assessment(&self, pid: u32) -> Option<Assessment> {
         self.procs.get(&pid).map(|t| t.assessment(pid))
     }

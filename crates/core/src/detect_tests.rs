@@ -241,6 +241,28 @@ fn reset_baseline_restarts_growth_and_worst() {
     assert_eq!(d.system().swap_growth_bytes, 0);
 }
 
+#[test]
+fn flagged_lists_exactly_the_processes_that_left_fits() {
+    // Process 1 swaps in while swap climbs; process 2 sits still.
+    let (d, _) = run(40, &[], |i| {
+        (
+            i * 20 * MIB,
+            60.0,
+            vec![proc(1, GIB, i * 500), proc(2, GIB, 0)],
+        )
+    });
+    let mut flagged: Vec<Assessment> = d.flagged().collect();
+    let mut expected: Vec<Assessment> = d
+        .assessments()
+        .filter(|a| a.state != State::Fits || a.worst != State::Fits)
+        .collect();
+    flagged.sort_by_key(|a| a.pid);
+    expected.sort_by_key(|a| a.pid);
+    assert_eq!(flagged.iter().map(|a| a.pid).collect::<Vec<_>>(), [1]);
+    assert_eq!(flagged, expected);
+    assert_eq!(flagged[0].state, State::FalseFit);
+}
+
 // The seeds' runs (docs/background.md §1 and §2), replayed as synthetic traces.
 
 fn verdict_of(trace: &crate::trace::Trace, pid: u32) -> State {

@@ -29,13 +29,7 @@ impl Monitor {
         let flags = self.detector.update(&sample, &watched);
         let mut watched: Vec<u32> = watched.into_iter().collect();
         watched.sort_unstable();
-        let flagged = self
-            .detector
-            .assessments()
-            .filter(|a| {
-                a.state != crate::detect::State::Fits || a.worst != crate::detect::State::Fits
-            })
-            .collect();
+        let flagged = self.detector.flagged().collect();
         let mut activity: Vec<Activity> = self.detector.activity().collect();
         activity.sort_unstable_by_key(|a| a.pid);
         Tick {

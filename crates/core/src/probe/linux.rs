@@ -1,9 +1,10 @@
 //! Linux backend: reads `/proc/meminfo`, and per process `/proc/PID/stat`
-//! (ppid, comm, major faults, start time, resident pages, kernel-thread flag)
-//! and `/proc/PID/status` (RssAnon, RssShmem, VmSwap); once per process
-//! (pid and start time, again after an `exec`), `/proc/PID/exe` and
-//! `/proc/PID/cmdline` for its name (`naming`). All parsing is in
-//! `linux_parse` and `naming`; this file only reads.
+//! (ppid, comm, major faults, start time, resident pages, kernel-thread
+//! flag, stack start) and `/proc/PID/status` (RssAnon, RssShmem, VmSwap);
+//! once per process (pid and start time, again after an `exec`: a new
+//! `comm` or stack start), `/proc/PID/exe` and `/proc/PID/cmdline` for its
+//! name (`naming`). All parsing is in `linux_parse` and `naming`; this file
+//! only reads.
 //!
 //! What keeps a tick cheap: kernel threads are dropped after `stat`; a
 //! process whose resident pages and major faults did not move since the last
@@ -11,7 +12,16 @@
 //! (any page going out to swap or coming back changes one of the two); each
 //! process's `stat` stays open between ticks and is re-read with one
 //! `pread` at offset 0 (procfs regenerates it), instead of a path lookup,
-//! open, read and close every tick.
+//! open, read and close every tick. The files that are opened are opened
+//! relative to an open `/proc` (`openat`, no walk from `/`) and read with
+//! one `read` into a buffer that is already large enough (no size query, no
+//! second read to find the end: a procfs file smaller than the buffer comes
+//! whole in one read). `/proc` itself is listed only when a pid was handed
+//! out since the last listing (the last field of `/proc/loadavg`, read
+//! first): otherwise no process can have started and no pid been reused,
+//! and the last listing, less the processes found gone, is this tick's.
+//! Every [`CHECK_EVERY`] ticks it is listed all the same; a new pid there
+//! with the last pid unchanged turns this off for good.
 //!
 //! Descriptors are capped: at most a quarter of the open-file limit (after
 //! raising it towards the hard limit, as htop does), and never more than
@@ -25,19 +35,34 @@
 //! retries, so a tick never fails or loses a process for it.
 
 use std::collections::HashMap;
+use std::ffi::CStr;
 use std::fs::File;
-use std::io::Read;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::linux_parse::{parse_meminfo, parse_stat, parse_status, parse_u64, StatusFigures};
+use super::linux_parse::{
+    parse_last_pid, parse_meminfo, parse_stat, parse_status, parse_u64, StatusFigures,
+};
 use super::naming::{split_nul, NameCache, Naming, ARGS_READ_MAX};
 use super::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
 
 /// Most `/proc/PID/stat` descriptors kept open between ticks, whatever the
 /// limit: a quarter of the 65,536 the probe raises the soft limit to.
 pub const MAX_KEPT: usize = 16_384;
+
+/// The buffer `/proc` files are read into: `stat` is under 1 KiB, `status`
+/// and `meminfo` under 2 KiB, so one read fills it with the whole file.
+const READ_BUF: usize = 8192;
+
+/// Largest `/proc` file read; the kernel bounds these files far below.
+const READ_MAX: usize = 1 << 20;
+
+/// Every this many ticks `/proc` is listed even with no pid handed out, to
+/// check that loadavg's last pid follows this `/proc` (10 s at 2 Hz).
+const CHECK_EVERY: u64 = 20;
 
 /// A `/proc/PID/stat` kept open; counted while it lives.
 struct Kept {
@@ -82,10 +107,25 @@ impl Known {
 
 pub struct NativeProbe {
     page_size: u64,
+    /// The file last read, at its start (`read_whole`). Its length only
+    /// grows, so it is zeroed once, not at every read.
     buf: Vec<u8>,
     /// `/proc/PID/cmdline` of a new process.
     args_buf: Vec<u8>,
     path: String,
+    /// `PID/FILE\0`, relative to `proc`.
+    rel: Vec<u8>,
+    /// `/proc`, which the per-process files are opened relative to.
+    proc: File,
+    /// `/proc/loadavg`, kept open for the last pid handed out; `None` where
+    /// `/proc` shows another pid namespace than this process's (the pid in
+    /// loadavg is of the reader's namespace), so `/proc` is listed each tick.
+    loadavg: Option<File>,
+    /// The last pid handed out when `listed` was taken; `None`: list again.
+    listed_at: Option<u64>,
+    /// The pids of the last listing of `/proc`, in its order (ascending),
+    /// less those found gone since.
+    listed: Vec<u32>,
     known: HashMap<u32, Known>,
     names: NameCache,
     tick: u64,
@@ -98,11 +138,26 @@ impl NativeProbe {
     pub fn new() -> Result<Self, ProbeError> {
         // SAFETY: sysconf has no preconditions; it only reads a constant.
         let page_size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        let proc = File::open("/proc").map_err(|source| ProbeError::Io {
+            what: "/proc".into(),
+            source,
+        })?;
+        // `/proc/self` names this process by its pid in /proc's namespace.
+        let same_ns = std::fs::read_link("/proc/self")
+            .ok()
+            .and_then(|p| parse_u64(p.as_os_str().as_encoded_bytes()))
+            == Some(u64::from(std::process::id()));
+        let loadavg = same_ns.then(|| File::open("/proc/loadavg").ok()).flatten();
         let mut probe = NativeProbe {
             page_size: u64::try_from(page_size).unwrap_or(4096),
-            buf: Vec::with_capacity(8192),
+            buf: vec![0; READ_BUF],
             args_buf: Vec::new(),
             path: String::with_capacity(32),
+            rel: Vec::with_capacity(32),
+            proc,
+            loadavg,
+            listed_at: None,
+            listed: Vec::new(),
             known: HashMap::new(),
             names: NameCache::default(),
             tick: 0,
@@ -114,16 +169,33 @@ impl NativeProbe {
         Ok(probe)
     }
 
-    /// Opens `path`; out of descriptors, gives back the ones it keeps,
-    /// halves its cap and tries once more.
-    fn open(&mut self, path: &str) -> std::io::Result<File> {
-        match File::open(path) {
+    /// Opens `/proc/PID/FILE` (`pid` `None`: `/proc/FILE`); out of
+    /// descriptors, gives back the ones it keeps, halves its cap and tries
+    /// once more.
+    fn open(&mut self, pid: Option<u32>, file: &str) -> io::Result<File> {
+        self.rel.clear();
+        if let Some(pid) = pid {
+            let _ = write!(self.rel, "{pid}/");
+        }
+        let _ = write!(self.rel, "{file}\0");
+        let rel = CStr::from_bytes_with_nul(&self.rel)
+            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        match open_at(&self.proc, rel) {
             Err(e) if is_out_of_fds(&e) => {
                 self.shed();
-                File::open(path)
+                let rel = CStr::from_bytes_with_nul(&self.rel)
+                    .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+                open_at(&self.proc, rel)
             }
             r => r,
         }
+    }
+
+    /// Opens and reads `/proc/PID/FILE` (as [`NativeProbe::open`]) into
+    /// `buf`; its length.
+    fn read_pid_file(&mut self, pid: Option<u32>, file: &str) -> io::Result<usize> {
+        let f = self.open(pid, file)?;
+        read_whole(&f, &mut self.buf, false)
     }
 
     /// Closes every kept descriptor and halves the cap.
@@ -187,64 +259,91 @@ impl NativeProbe {
         })
     }
 
-    /// Reads a whole (small) file into `buf`: one `read` suffices for
-    /// `/proc` files that fit, a second only when the buffer filled up.
-    fn read_file(buf: &mut Vec<u8>, path: &str) -> std::io::Result<()> {
-        buf.clear();
-        let mut f = File::open(path)?;
-        let cap = buf.capacity();
-        buf.resize(cap, 0);
-        let n = f.read(buf)?;
-        buf.truncate(n);
-        if n == cap {
-            f.read_to_end(buf)?;
-        }
-        Ok(())
+    /// The last pid the kernel handed out, when `/proc` is of this
+    /// process's pid namespace and loadavg says.
+    fn last_pid(&mut self) -> Option<u64> {
+        let f = self.loadavg.as_ref()?;
+        let n = read_whole(f, &mut self.buf, true).ok()?;
+        // A kernel has handed out pid 1 at least; 0 is a made-up loadavg.
+        parse_last_pid(&self.buf[..n]).filter(|&p| p > 0)
     }
 
-    fn read_pid_file(&mut self, pid: u32, file: &str) -> std::io::Result<()> {
-        use std::fmt::Write;
-        self.path.clear();
-        let _ = write!(self.path, "/proc/{pid}/{file}");
-        match Self::read_file(&mut self.buf, &self.path) {
+    /// Lists the pids in `/proc` into `listed`; whether the listing is
+    /// whole (an entry that failed to read may be a process).
+    fn list(&mut self) -> Result<bool, ProbeError> {
+        let dir = match std::fs::read_dir("/proc") {
             Err(e) if is_out_of_fds(&e) => {
                 self.shed();
-                Self::read_file(&mut self.buf, &self.path)
+                std::fs::read_dir("/proc")
             }
             r => r,
         }
+        .map_err(|source| ProbeError::Io {
+            what: "/proc".into(),
+            source,
+        })?;
+        self.listed.clear();
+        let mut whole = true;
+        for entry in dir {
+            let Ok(entry) = entry else {
+                whole = false;
+                continue;
+            };
+            let name = entry.file_name();
+            if let Some(pid) =
+                parse_u64(name.as_encoded_bytes()).and_then(|p| u32::try_from(p).ok())
+            {
+                self.listed.push(pid);
+            }
+        }
+        Ok(whole)
     }
 
-    /// One process, or `None` when it vanished, denied access or is a kernel
-    /// thread.
-    fn process(&mut self, pid: u32) -> Option<ProcessSample> {
-        let reread = self.known.get(&pid).and_then(|k| k.stat.as_ref()).map(|f| {
-            let cap = self.buf.capacity();
-            self.buf.resize(cap, 0);
-            let n = f.file.read_at(&mut self.buf, 0);
-            self.buf.truncate(*n.as_ref().unwrap_or(&0));
-            n.is_ok_and(|n| n > 0 && n < cap)
-        });
-        let mut opened = None;
-        if reread != Some(true) {
-            if reread == Some(false) {
-                // Gone, or reused: forget it and look again from scratch.
-                self.known.remove(&pid);
-            }
-            self.path.clear();
-            let _ = std::fmt::Write::write_fmt(&mut self.path, format_args!("/proc/{pid}/stat"));
-            let path = std::mem::take(&mut self.path);
-            let f = self.open(&path);
-            self.path = path;
-            let f = f.ok()?;
-            self.buf.clear();
-            (&f).read_to_end(&mut self.buf).ok()?;
-            // A new process keeps it while there is room; a known one only
-            // when it ranked among the largest.
-            let wanted = self.known.get(&pid).map_or(true, |k| k.keep);
-            opened = self.keep(f, wanted);
+    /// One process: its sample, or nothing when it denied access, is a
+    /// kernel thread or could not be read, or gone when it exited.
+    fn process(&mut self, pid: u32) -> Visit {
+        match self.stat(pid) {
+            Ok((len, opened)) => self
+                .sample_of(pid, len, opened)
+                .map_or(Visit::Nothing, Visit::Sample),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH)) => Visit::Gone,
+            Err(_) => Visit::Nothing,
         }
-        let stat = parse_stat(&self.buf)?;
+    }
+
+    /// Reads `/proc/PID/stat` into `buf`: its length, and the descriptor
+    /// opened for it when it is to be kept.
+    fn stat(&mut self, pid: u32) -> io::Result<(usize, Option<Kept>)> {
+        let reread = self
+            .known
+            .get(&pid)
+            .and_then(|k| k.stat.as_ref())
+            .map(|f| read_whole(&f.file, &mut self.buf, true));
+        if let Some(Ok(n)) = reread {
+            if n > 0 {
+                return Ok((n, None));
+            }
+        }
+        if reread.is_some() {
+            // Gone, or reused: forget it and look again from scratch.
+            self.known.remove(&pid);
+        }
+        let f = self.open(Some(pid), "stat")?;
+        let n = read_whole(&f, &mut self.buf, false)?;
+        // A new process keeps it while there is room; a known one only
+        // when it ranked among the largest.
+        let wanted = self.known.get(&pid).map_or(true, |k| k.keep);
+        Ok((n, self.keep(f, wanted)))
+    }
+
+    /// The sample of a process whose `stat` (`len` bytes) is in `buf`.
+    fn sample_of(
+        &mut self,
+        pid: u32,
+        len: usize,
+        mut opened: Option<Kept>,
+    ) -> Option<ProcessSample> {
+        let stat = parse_stat(&self.buf[..len])?;
         if stat.is_kernel_thread() {
             // Keep its descriptor too, so the next tick skips it for one pread.
             if let Some(k) = self.known.get_mut(&pid) {
@@ -262,16 +361,19 @@ impl NativeProbe {
         let (comm, args_buf, path) = (stat.comm, &mut self.args_buf, &mut self.path);
         let naming = self
             .names
-            .get(pid, start, comm, || read_naming(pid, comm, args_buf, path));
+            .get_image(pid, start, comm, stat.start_stack, || {
+                read_naming(pid, comm, args_buf, path)
+            });
         let (name, cmdline) = (naming.name.clone(), naming.cmdline.clone());
         let tick = self.tick;
-        let fresh = match self.known.get_mut(&pid) {
+        // The last figures, unless they are to be read again.
+        let (fresh, mut status) = match self.known.get_mut(&pid) {
             Some(k) if k.start_time == start => {
                 k.tick = tick;
                 if k.stat.is_none() {
                     k.stat = opened.take();
                 }
-                !(k.rss_pages == rss && k.majflt == majflt)
+                (!(k.rss_pages == rss && k.majflt == majflt), k.status)
             }
             _ => {
                 self.known.insert(
@@ -286,26 +388,25 @@ impl NativeProbe {
                         keep: false,
                     },
                 );
-                true
+                (true, StatusFigures::default())
             }
         };
         if fresh {
-            self.read_pid_file(pid, "status").ok()?;
-            let status = parse_status(&self.buf);
+            let n = self.read_pid_file(Some(pid), "status").ok()?;
+            status = parse_status(&self.buf[..n]);
             let k = self.known.get_mut(&pid)?;
             k.status = status;
             k.rss_pages = rss;
             k.majflt = majflt;
         }
-        let k = self.known.get(&pid)?;
         Some(ProcessSample {
             pid,
             ppid,
             name,
             cmdline,
-            footprint_bytes: k.status.footprint_bytes(),
+            footprint_bytes: status.footprint_bytes(),
             pageins: majflt,
-            swap_bytes: k.status.vm_swap_bytes,
+            swap_bytes: status.vm_swap_bytes,
             start_time: start,
             readable: true,
             ..ProcessSample::default()
@@ -334,6 +435,53 @@ fn read_naming(pid: u32, comm: &[u8], buf: &mut Vec<u8>, path: &mut String) -> N
         &argv,
         &String::from_utf8_lossy(comm),
     )
+}
+
+/// Opens `rel` under the directory `dir`, read-only.
+fn open_at(dir: &File, rel: &CStr) -> io::Result<File> {
+    let flags = libc::O_RDONLY | libc::O_CLOEXEC;
+    // SAFETY: `dir` is an open descriptor and `rel` a NUL-terminated path,
+    // both alive for the call; openat returns a new descriptor or -1.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), rel.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just opened and nothing else owns it.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+/// Reads `f` whole into the start of `buf` (from offset 0 with `pread`
+/// when `at_start`, else from where it is); the length read. A procfs file
+/// smaller than the buffer comes in one read; one that fills it is read on
+/// with a buffer twice as large, up to [`READ_MAX`].
+fn read_whole(f: &File, buf: &mut Vec<u8>, at_start: bool) -> io::Result<usize> {
+    let mut n = 0;
+    loop {
+        let got = if at_start {
+            f.read_at(&mut buf[n..], n as u64)?
+        } else {
+            (&*f).read(&mut buf[n..])?
+        };
+        n += got;
+        if got == 0 || n < buf.len() {
+            return Ok(n);
+        }
+        if buf.len() >= READ_MAX {
+            return Err(io::Error::other(format!(
+                "a /proc file longer than {READ_MAX} bytes"
+            )));
+        }
+        buf.resize(buf.len() * 2, 0);
+    }
+}
+
+/// What a visit to one listed pid found.
+enum Visit {
+    Sample(ProcessSample),
+    /// Nothing to show: a kernel thread, access denied, unreadable.
+    Nothing,
+    /// The process exited.
+    Gone,
 }
 
 fn is_out_of_fds(e: &std::io::Error) -> bool {
@@ -376,18 +524,13 @@ fn raise_fd_limit() -> Option<u64> {
 
 impl Probe for NativeProbe {
     fn system(&mut self) -> Result<SystemSample, ProbeError> {
-        let read = match Self::read_file(&mut self.buf, "/proc/meminfo") {
-            Err(e) if is_out_of_fds(&e) => {
-                self.shed();
-                Self::read_file(&mut self.buf, "/proc/meminfo")
-            }
-            r => r,
-        };
-        read.map_err(|source| ProbeError::Io {
-            what: "/proc/meminfo".into(),
-            source,
-        })?;
-        let info = parse_meminfo(&self.buf).ok_or_else(|| ProbeError::Parse {
+        let n = self
+            .read_pid_file(None, "meminfo")
+            .map_err(|source| ProbeError::Io {
+                what: "/proc/meminfo".into(),
+                source,
+            })?;
+        let info = parse_meminfo(&self.buf[..n]).ok_or_else(|| ProbeError::Parse {
             what: "/proc/meminfo".into(),
             detail: "no MemTotal line".into(),
         })?;
@@ -405,29 +548,39 @@ impl Probe for NativeProbe {
     fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError> {
         let system = self.system()?;
         self.tick += 1;
-        let dir = match std::fs::read_dir("/proc") {
-            Err(e) if is_out_of_fds(&e) => {
-                self.shed();
-                std::fs::read_dir("/proc")
+        // Read before listing: a pid handed out after this read shows in
+        // the next tick's.
+        let last_pid = self.last_pid();
+        let unchanged = last_pid.is_some() && last_pid == self.listed_at;
+        if !unchanged || self.tick % CHECK_EVERY == 0 {
+            let reused = std::mem::take(&mut self.listed);
+            // Not to be reused should this listing fail.
+            self.listed_at = None;
+            let whole = self.list()?;
+            // A pid that was not in the listing this tick would have reused,
+            // with the last pid unchanged before and after the listing: this
+            // loadavg does not follow this /proc (a container's virtual
+            // loadavg, an emulated /proc). List every tick from now on.
+            if unchanged && whole && self.last_pid() == last_pid {
+                let missed = |pid: &u32| reused.binary_search(pid).is_err();
+                if self.listed.iter().any(missed) {
+                    self.loadavg = None;
+                }
             }
-            r => r,
+            self.listed_at = last_pid.filter(|_| whole);
         }
-        .map_err(|source| ProbeError::Io {
-            what: "/proc".into(),
-            source,
-        })?;
         let mut processes = Vec::with_capacity(self.known.len().max(64));
         self.names.begin_tick();
-        for entry in dir.flatten() {
-            let name = entry.file_name();
-            let Some(pid) = parse_u64(name.as_encoded_bytes()).and_then(|p| u32::try_from(p).ok())
-            else {
-                continue;
-            };
-            if let Some(p) = self.process(pid) {
+        let mut listed = std::mem::take(&mut self.listed);
+        listed.retain(|&pid| match self.process(pid) {
+            Visit::Sample(p) => {
                 processes.push(p);
+                true
             }
-        }
+            Visit::Nothing => true,
+            Visit::Gone => false,
+        });
+        self.listed = listed;
         let tick = self.tick;
         self.known.retain(|_, k| k.tick == tick);
         self.rank();

@@ -107,6 +107,12 @@ pub struct StatFields<'a> {
     pub starttime: u64,
     /// Resident set size in pages (anon + file + shmem).
     pub rss_pages: u64,
+    /// `startstack`: where the stack of the running program starts. Set
+    /// by each `execve` (`setup_arg_pages`, `fs/exec.c`) and randomized
+    /// with the stack, so a new program shows here even under the same
+    /// `comm`. 0 where it is not shown: another user's process (unless
+    /// root), a zombie, a kernel thread, the middle of an `execve`.
+    pub start_stack: u64,
 }
 
 /// `PF_KTHREAD` from the kernel's `sched.h`.
@@ -122,7 +128,7 @@ impl StatFields<'_> {
 /// fields are counted from the *last* `)`.
 pub fn parse_stat(text: &[u8]) -> Option<StatFields<'_>> {
     let open = text.iter().position(|&b| b == b'(')?;
-    let close = text.iter().rposition(|&b| b == b')')?;
+    let close = rfind_byte(text, b')')?;
     if close < open {
         return None;
     }
@@ -141,6 +147,8 @@ pub fn parse_stat(text: &[u8]) -> Option<StatFields<'_>> {
     let starttime = parse_u64(fields.nth(9)?)?;
     let _vsize = fields.next()?; // 23
     let rss_pages = parse_u64(fields.next()?)?; // 24
+                                                // 25 rsslim, 26 startcode, 27 endcode, then 28 startstack.
+    let start_stack = fields.nth(3).and_then(parse_u64).unwrap_or(0);
     Some(StatFields {
         comm,
         state,
@@ -149,7 +157,43 @@ pub fn parse_stat(text: &[u8]) -> Option<StatFields<'_>> {
         majflt,
         starttime,
         rss_pages,
+        start_stack,
     })
+}
+
+/// The last field of `/proc/loadavg`: the last pid the kernel handed out in
+/// the reader's pid namespace (`fs/proc/loadavg.c`: `"%lu.%02lu %lu.%02lu
+/// %lu.%02lu %u/%d %d\n"`, the last `%d` being the idr cursor less one).
+pub fn parse_last_pid(text: &[u8]) -> Option<u64> {
+    let line = text.split(|&b| b == b'\n').next()?;
+    let mut fields = line.split(|&b| b == b' ').filter(|f| !f.is_empty());
+    // Five fields, the fourth `running/total`: anything else is not loadavg.
+    let running = fields.nth(3)?;
+    if !running.contains(&b'/') {
+        return None;
+    }
+    let last = parse_u64(fields.next()?)?;
+    fields.next().is_none().then_some(last)
+}
+
+/// Index of the last `byte` in `text`, eight bytes at a time: in a `stat`
+/// line (~300 bytes) the last `)` is near the start, and a scan from the end
+/// one byte at a time was the larger part of the parse.
+fn rfind_byte(text: &[u8], byte: u8) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let pattern = ONES * u64::from(byte);
+    let mut end = text.len();
+    while let Some(word) = end.checked_sub(8).and_then(|start| text.get(start..end)) {
+        let word = u64::from_le_bytes(word.try_into().ok()?) ^ pattern;
+        // Some byte of `word` is zero, i.e. equals `byte` (exact, no false
+        // positives): it is among these eight.
+        if word.wrapping_sub(ONES) & !word & HIGHS != 0 {
+            break;
+        }
+        end -= 8;
+    }
+    text[..end].iter().rposition(|&b| b == byte)
 }
 
 /// `"Key:   1234 kB"` → bytes, when the line starts with `key`.

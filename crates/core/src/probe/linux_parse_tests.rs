@@ -90,3 +90,56 @@ fn kb_field_handles_units() {
     assert_eq!(kb_field(b"VmSwap: 12 MB", b"VmSwap:"), None);
     assert_eq!(kb_field(b"VmSwapX: 12 kB", b"VmSwap:"), None);
 }
+
+#[test]
+fn last_pid_is_the_last_field_of_loadavg() {
+    assert_eq!(parse_last_pid(b"0.47 0.26 0.68 2/345 12345\n"), Some(12345));
+    assert_eq!(
+        parse_last_pid(b"12.00 3.50 0.01 17/2048 4194303"),
+        Some(4_194_303)
+    );
+    assert_eq!(parse_last_pid(b"0.47 0.26 0.68 2/345\n"), None);
+    assert_eq!(parse_last_pid(b"0.47 0.26 0.68 2 345 12345\n"), None);
+    assert_eq!(parse_last_pid(b"0.47 0.26 0.68 2/345 -1\n"), None);
+    assert_eq!(parse_last_pid(b"0.47 0.26 0.68 2/345 12345 9\n"), None);
+    assert_eq!(parse_last_pid(b""), None);
+}
+
+#[test]
+fn stat_gives_the_stack_start_and_zero_where_it_is_hidden_or_cut() {
+    // Field 28 (startstack), as the kernel shows it to a permitted reader.
+    let line = b"812 (python3) S 1 812 812 0 -1 4194560 900 0 3 0 1 1 0 0 20 0 1 0 4242 20000000 2000 18446744073709551615 94000000000000 94000000004096 140729000000000 0 0 0 0 16781312 0 0 0 17 0 0 0 0 0 0\n";
+    assert_eq!(parse_stat(line).unwrap().start_stack, 140_729_000_000_000);
+    // Another user's process: shown as 0 (startcode/endcode as 1).
+    let hidden = b"813 (sshd) S 1 813 813 0 -1 4194560 900 0 3 0 1 1 0 0 20 0 1 0 4242 20000000 2000 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 17 0 0 0 0 0 0\n";
+    assert_eq!(parse_stat(hidden).unwrap().start_stack, 0);
+    // Cut after the resident pages: the rest still parses.
+    let cut = b"814 (x) S 1 814 814 0 -1 4194560 900 0 3 0 1 1 0 0 20 0 1 0 4242 20000000 2000";
+    let f = parse_stat(cut).unwrap();
+    assert_eq!((f.rss_pages, f.start_stack), (2000, 0));
+}
+
+#[test]
+fn the_last_byte_is_found_wherever_it_lies() {
+    for len in 0..40usize {
+        for at in 0..len {
+            let mut text = vec![b'7'; len];
+            text[at] = b')';
+            assert_eq!(rfind_byte(&text, b')'), Some(at), "len {len}, at {at}");
+            if at > 0 {
+                text[at / 2] = b')';
+                assert_eq!(rfind_byte(&text, b')'), Some(at), "two, len {len}");
+            }
+        }
+        assert_eq!(rfind_byte(&vec![b'7'; len], b')'), None);
+    }
+    // Bytes next to `)` (0x29) and with the high bit set are not it.
+    assert_eq!(
+        rfind_byte(b"(\xa9\x28\x2a\xff\x29\x80\x00\x01\x02", b')'),
+        Some(5)
+    );
+    assert_eq!(
+        rfind_byte(b"\xa9\x28\x2a\xff\x80\x00\x01\x02\xa9", b')'),
+        None
+    );
+}

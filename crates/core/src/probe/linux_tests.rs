@@ -231,3 +231,170 @@ fn arguments_are_read_once_per_process() {
         seen.len()
     );
 }
+
+#[test]
+fn a_process_started_between_ticks_is_sampled_and_one_that_exited_is_dropped() {
+    let mut probe = NativeProbe::new().unwrap();
+    probe.sample().unwrap();
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (_, procs) = probe.sample().unwrap();
+    assert!(
+        procs.iter().any(|p| p.pid == pid),
+        "the new child is listed"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    let (_, procs) = probe.sample().unwrap();
+    assert!(
+        !procs.iter().any(|p| p.pid == pid),
+        "the reaped child is not"
+    );
+    assert!(!probe.listed.contains(&pid));
+    assert!(procs.windows(2).all(|w| w[0].pid < w[1].pid), "by pid");
+}
+
+#[test]
+fn with_no_pid_handed_out_the_last_listing_is_reused_less_the_gone() {
+    // A loadavg whose last pid never moves: every tick after the first
+    // reuses the first listing, so a process started since is not seen
+    // (no real process starts without moving it) and one that exited is
+    // dropped from the listing.
+    let dir = temp_dir("loadavg");
+    let fake = dir.join("loadavg");
+    std::fs::write(&fake, "0.00 0.00 0.00 1/1 42\n").unwrap();
+    let mut old = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let mut probe = NativeProbe::new().unwrap();
+    probe.loadavg = Some(File::open(&fake).unwrap());
+    let (_, first) = probe.sample().unwrap();
+    assert!(first.iter().any(|p| p.pid == old.id()));
+    assert_eq!(probe.listed_at, Some(42));
+    let mut new = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let _ = old.kill();
+    let _ = old.wait();
+    let (_, second) = probe.sample().unwrap();
+    assert!(!second.iter().any(|p| p.pid == new.id()), "listing reused");
+    assert!(!second.iter().any(|p| p.pid == old.id()));
+    assert!(!probe.listed.contains(&old.id()), "the gone are dropped");
+    assert!(second.iter().any(|p| p.pid == std::process::id()));
+    // Once the last pid moves, /proc is listed again.
+    std::fs::write(&fake, "0.00 0.00 0.00 1/1 43\n").unwrap();
+    let (_, third) = probe.sample().unwrap();
+    assert!(third.iter().any(|p| p.pid == new.id()));
+    assert_eq!(probe.listed_at, Some(43));
+    let _ = new.kill();
+    let _ = new.wait();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn this_process_reads_its_own_pid_namespace_in_proc() {
+    let mut probe = NativeProbe::new().unwrap();
+    assert!(
+        probe.loadavg.is_some(),
+        "/proc is of this pid namespace here"
+    );
+    assert!(probe.last_pid().is_some_and(|p| p > 1));
+}
+
+#[test]
+fn an_exec_that_keeps_comm_is_named_by_its_new_script() {
+    // python3 running first_script.py execs python3 with second_script.py
+    // once the probe has named it: comm stays `python3`.
+    let dir = temp_dir("exec-same-comm");
+    let go = dir.join("go");
+    let second = dir.join("second_script.py");
+    std::fs::write(&second, "import time\ntime.sleep(30)\n").unwrap();
+    let first = dir.join("first_script.py");
+    std::fs::write(
+        &first,
+        format!(
+            "import os, sys, time\nwhile not os.path.exists({go:?}):\n    time.sleep(0.02)\nos.execv(sys.executable, [sys.executable, {second:?}])\n",
+            go = go.to_str().unwrap(),
+            second = second.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new("python3")
+        .arg(&first)
+        .spawn()
+        .unwrap();
+    let mut probe = NativeProbe::new().unwrap();
+    let mut names = Vec::new();
+    for _ in 0..250 {
+        let (_, procs) = probe.sample().unwrap();
+        let name = procs
+            .iter()
+            .find(|p| p.pid == child.id())
+            .map(|p| p.name.clone());
+        if let Some(name) = name {
+            if name.starts_with("first_script.py") {
+                std::fs::write(&go, "").unwrap();
+            }
+            if names.last() != Some(&name) {
+                names.push(name.clone());
+            }
+            if name.starts_with("second_script.py") {
+                break;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(dir);
+    assert!(
+        names
+            .iter()
+            .any(|n| n.starts_with("first_script.py (python3"))
+            && names
+                .last()
+                .is_some_and(|n| n.starts_with("second_script.py (python3")),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn a_loadavg_that_does_not_follow_proc_is_found_out_and_dropped() {
+    // A last pid that never moves while processes start: the checking
+    // listing finds the new one, and /proc is listed every tick after.
+    let dir = temp_dir("stale-loadavg");
+    let fake = dir.join("loadavg");
+    std::fs::write(&fake, "0.00 0.00 0.00 1/1 42\n").unwrap();
+    let mut probe = NativeProbe::new().unwrap();
+    probe.loadavg = Some(File::open(&fake).unwrap());
+    probe.sample().unwrap();
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    probe.tick = CHECK_EVERY - 1;
+    let (_, procs) = probe.sample().unwrap();
+    assert!(procs.iter().any(|p| p.pid == child.id()), "the check lists");
+    assert!(probe.loadavg.is_none(), "and distrusts this loadavg");
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_made_up_last_pid_of_zero_is_no_last_pid() {
+    let dir = temp_dir("zero-loadavg");
+    let fake = dir.join("loadavg");
+    std::fs::write(&fake, "0.00 0.00 0.00 0/0 0\n").unwrap();
+    let mut probe = NativeProbe::new().unwrap();
+    probe.loadavg = Some(File::open(&fake).unwrap());
+    assert_eq!(probe.last_pid(), None);
+    probe.sample().unwrap();
+    assert_eq!(probe.listed_at, None, "listed again next tick");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -398,3 +398,41 @@ fn the_cache_reads_once_per_process_and_again_for_a_reused_pid_or_exec() {
     cache.end_tick();
     assert_eq!(cache.len(), 1);
 }
+
+#[test]
+fn a_new_image_under_the_same_comm_is_named_again_an_unknown_one_never() {
+    let mut cache = NameCache::default();
+    let named = |name: &str| Naming {
+        name: name.into(),
+        cmdline: Some(name.into()),
+    };
+    cache.begin_tick();
+    let n = cache.get_image(42, 1_000, b"python3", 0x7ffd_0000, || {
+        named("a.py (python3)")
+    });
+    assert_eq!(n.name, "a.py (python3)");
+    cache.end_tick();
+    // A zombie, or the middle of an execve, shows no image: no read.
+    for image in [0x7ffd_0000, 0] {
+        cache.begin_tick();
+        let n = cache.get_image(42, 1_000, b"python3", image, || unreachable!("cached"));
+        assert_eq!(n.name, "a.py (python3)");
+        cache.end_tick();
+    }
+    // python3 exec'd python3 with another script: same pid, start, comm.
+    cache.begin_tick();
+    let n = cache.get_image(42, 1_000, b"python3", 0x7ffe_1000, || {
+        named("b.py (python3)")
+    });
+    assert_eq!(n.name, "b.py (python3)");
+    cache.end_tick();
+    assert_eq!(cache.reads(), 2);
+    // Known first without an image, then with one: that is not an exec.
+    cache.begin_tick();
+    cache.get_image(7, 50, b"sleep", 0, || named("sleep"));
+    cache.end_tick();
+    cache.begin_tick();
+    cache.get_image(7, 50, b"sleep", 0x7ff0_0000, || unreachable!("cached"));
+    cache.end_tick();
+    assert_eq!(cache.reads(), 3);
+}

@@ -8,7 +8,10 @@ use super::Naming;
 
 /// Names by process, read once per process: a process is its pid and
 /// start time (a reused pid has a new start time), and its kernel short
-/// name, which changes on `exec` (same pid, same start time, new program).
+/// name, which changes on `exec` (same pid, same start time, new program),
+/// and where the probe has one, a figure of the program image that an
+/// `exec` changes even when the short name stays (`python3` exec'ing
+/// `python3` with another script).
 /// Platform-free so the Linux tests cover the rule the probes follow.
 #[derive(Debug, Default)]
 pub struct NameCache {
@@ -21,6 +24,8 @@ pub struct NameCache {
 struct Entry {
     start_time: u64,
     comm: Box<[u8]>,
+    /// The image figure of the last reading that had one; 0: none yet.
+    image: u64,
     naming: Naming,
     tick: u64,
     /// Reads so far without a command line.
@@ -49,6 +54,21 @@ impl NameCache {
         comm: &[u8],
         read: impl FnOnce() -> Naming,
     ) -> &Naming {
+        self.get_image(pid, start_time, comm, 0, read)
+    }
+
+    /// As [`NameCache::get`], and a process whose `image` (a figure each
+    /// `exec` changes; 0 when unknown) differs from the last known one is
+    /// a new program: read again. An unknown figure never causes a read (a
+    /// process turning zombie shows 0).
+    pub fn get_image(
+        &mut self,
+        pid: u32,
+        start_time: u64,
+        comm: &[u8],
+        image: u64,
+        read: impl FnOnce() -> Naming,
+    ) -> &Naming {
         let tick = self.tick;
         let fill = |reads: &mut u64, misses: u8| {
             *reads = reads.saturating_add(1);
@@ -56,6 +76,7 @@ impl NameCache {
             Entry {
                 start_time,
                 comm: comm.into(),
+                image,
                 misses: misses.saturating_add(u8::from(naming.cmdline.is_none())),
                 naming,
                 tick,
@@ -64,7 +85,8 @@ impl NameCache {
         let e = match self.known.entry(pid) {
             Slot::Occupied(o) => {
                 let e = o.into_mut();
-                if e.start_time != start_time || *e.comm != *comm {
+                let exec = image != 0 && e.image != 0 && e.image != image;
+                if e.start_time != start_time || *e.comm != *comm || exec {
                     *e = fill(&mut self.reads, 0);
                 } else if e.naming.cmdline.is_none() && e.misses <= ARGS_RETRIES {
                     *e = fill(&mut self.reads, e.misses);
@@ -74,6 +96,9 @@ impl NameCache {
             Slot::Vacant(v) => v.insert(fill(&mut self.reads, 0)),
         };
         e.tick = tick;
+        if image != 0 {
+            e.image = image;
+        }
         &e.naming
     }
 
