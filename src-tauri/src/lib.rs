@@ -175,6 +175,10 @@ fn setup<R: Runtime>(app: &mut App<R>, opts: Options) -> Result<(), Box<dyn std:
         };
     if opts.window_mode || !tray {
         window::use_window_mode(&handle);
+    } else {
+        // No popover yet, so nobody is looking: the sampler runs slower
+        // until it opens (`window::show`).
+        live.set_idle(true);
     }
     #[cfg(target_os = "linux")]
     {

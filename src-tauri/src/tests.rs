@@ -50,7 +50,8 @@ fn app(tag: &str) -> TestApp {
         tray: false,
         window_mode: true,
         recordings_dir: None,
-        popover_keep: crate::window::KEEP,
+        // A hidden popover is closed at once here (`release`).
+        popover_keep: Duration::ZERO,
     };
     let mut app = run_app(mock_builder(), opts)
         .build(context())
@@ -498,4 +499,22 @@ fn the_popover_keep_comes_from_the_environment_or_its_default() {
     assert_eq!(crate::popover_keep(Some("0")), Duration::ZERO);
     assert_eq!(crate::popover_keep(Some(" 5s")), Duration::from_secs(5));
     assert_eq!(crate::popover_keep(Some("8X")), crate::window::KEEP);
+}
+
+#[test]
+fn the_sampler_slows_while_the_popover_is_closed() {
+    let mut t = app("idle");
+    let live = Arc::clone(&t.app.state::<Arc<Live>>());
+    let base = Duration::from_millis(20);
+    // An ordinary window is always looked at.
+    assert_eq!(live.interval(), base);
+    // A popover closed (focus lost; the keep is 0 here): nobody is looking.
+    t.app.state::<crate::window::Mode>().set_popover(true);
+    crate::window::on_event(&t.window.as_ref().window(), &WindowEvent::Focused(false));
+    #[allow(deprecated)]
+    t.app.run_iteration(|_, _| {});
+    assert_eq!(live.interval(), base * swapsight::live::IDLE_SLOWDOWN);
+    // Opened again: full pace.
+    crate::window::show(t.app.handle());
+    assert_eq!(live.interval(), base);
 }

@@ -284,9 +284,14 @@ pub fn release<R: Runtime>(w: &Window<R>) {
     });
 }
 
+/// Closes the popover: nobody is looking until it opens again, so the
+/// sampler slows down ([`swapsight::live::Live::set_idle`]).
 fn destroy<R: Runtime>(w: &Window<R>) {
     if let Err(e) = w.destroy() {
         log!("cannot close the window: {e}");
+    }
+    if let Some(live) = w.try_state::<Arc<swapsight::live::Live>>() {
+        live.set_idle(true);
     }
 }
 
@@ -308,6 +313,9 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) {
     };
     let mode = app.state::<Mode>();
     mode.shown();
+    if let Some(live) = app.try_state::<Arc<swapsight::live::Live>>() {
+        live.set_idle(false);
+    }
     if mode.is_popover() {
         let placed = match mode.tray_rect() {
             Some(tray) => place_under(&w, tray),

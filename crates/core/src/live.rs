@@ -82,6 +82,36 @@ struct Inner {
     /// Where `swapsight mark` reaches the recording, while one runs.
     marks: Option<crate::marks::MarkInbox>,
     phases: crate::phases::PhaseLog,
+    /// Nobody is looking (the app's popover is closed): see [`Live::set_idle`].
+    idle: bool,
+    pacer: crate::sampler::Pacer,
+    /// The interval last asked of the sampler.
+    paced: std::time::Duration,
+}
+
+/// How much slower the sampler runs while nobody looks and nothing records.
+pub const IDLE_SLOWDOWN: u32 = 2;
+
+/// The sampler's interval for this state: the configured one while someone
+/// looks or a recording runs (a trace keeps its interval), else
+/// [`IDLE_SLOWDOWN`] times it — the detector's windows are in time, not
+/// ticks, so flags and notifications still come, at most one interval later.
+fn pace(inner: &Inner) -> std::time::Duration {
+    let base = inner.cfg.sampler.interval;
+    if inner.idle && inner.recorder.is_none() {
+        base.saturating_mul(IDLE_SLOWDOWN)
+    } else {
+        base
+    }
+}
+
+/// Asks the sampler for the pace the state calls for, when it changed.
+fn repace(inner: &mut Inner) {
+    let want = pace(inner);
+    if want != inner.paced {
+        inner.paced = want;
+        inner.pacer.set_interval(want);
+    }
 }
 
 /// A running live session. Cheap to share behind an `Arc`.
@@ -101,7 +131,11 @@ impl Live {
         let host = probe.host()?;
         let sampler = Sampler::spawn(probe, cfg.sampler.clone());
         let ticks = sampler.subscribe(8);
+        let paced = cfg.sampler.interval;
         let inner = Arc::new(Mutex::new(Inner {
+            idle: false,
+            pacer: sampler.pacer(),
+            paced,
             cfg,
             host,
             points: VecDeque::new(),
@@ -219,6 +253,21 @@ impl Live {
         self.sampler.reset_baseline();
     }
 
+    /// Whether anybody is looking: the menu-bar app says no while its
+    /// popover is closed, and the sampler slows to [`IDLE_SLOWDOWN`] times
+    /// its interval (half the reads of every process's files) unless a
+    /// recording runs; saying yes again brings a tick at once.
+    pub fn set_idle(&self, idle: bool) {
+        let mut inner = lock(&self.inner);
+        inner.idle = idle;
+        repace(&mut inner);
+    }
+
+    /// The sampler's interval now (slower while idle).
+    pub fn interval(&self) -> std::time::Duration {
+        lock(&self.inner).paced
+    }
+
     /// Starts recording the whole machine and the pinned process (or
     /// `pid`) to a new trace in the recordings folder.
     pub fn start_recording(&self, pid: Option<u32>) -> Result<PathBuf, LiveError> {
@@ -246,6 +295,7 @@ impl Live {
         inner.marks = crate::marks::MarkInbox::create(&path).ok();
         inner.recorder = Some((recorder, pid));
         inner.recording_error = None;
+        repace(&mut inner);
         drop(inner);
         if pid.is_some() {
             self.sampler.watch(pid);
@@ -257,6 +307,7 @@ impl Live {
     pub fn stop_recording(&self) -> Result<(PathBuf, u64), LiveError> {
         let mut inner = lock(&self.inner);
         let (mut rec, _) = inner.recorder.take().ok_or(LiveError::NotRecording)?;
+        repace(&mut inner);
         inner.marks = None;
         let now = inner.points.back().map_or(0, |p| p.t_ms);
         inner.phases.end(now);
@@ -332,6 +383,7 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick) {
             // Keep sampling; the UI shows the error and the trace so far stays.
             inner.recording_error = Some(e.to_string());
             inner.recorder = None;
+            repace(inner);
         }
     }
     let snapshot = snapshot_of(tick, inner);

@@ -190,3 +190,28 @@ fn titles() {
     v.swap_growth_bytes = 0;
     assert_eq!(title(&v, State::Overflow), "⚠ overflow");
 }
+
+#[test]
+fn nobody_looking_slows_the_sampler_unless_a_recording_runs() {
+    let dir = tmp("idle");
+    let l = live(&dir);
+    let base = Duration::from_millis(20);
+    assert_eq!(l.interval(), base);
+    l.set_idle(true);
+    assert_eq!(l.interval(), base * IDLE_SLOWDOWN);
+    let updates = l.subscribe(100);
+    let _ = updates.recv_timeout(Duration::from_secs(5));
+    let t: Vec<u64> = updates.iter().take(6).map(|u| u.point.t_ms).collect();
+    let spanned = t[5] - t[0];
+    assert!(
+        spanned >= 4 * 40,
+        "five idle intervals took {spanned} ms ({t:?})"
+    );
+    // A recording keeps its interval, idle or not.
+    l.start_recording(None).unwrap();
+    assert_eq!(l.interval(), base);
+    l.stop_recording().unwrap();
+    assert_eq!(l.interval(), base * IDLE_SLOWDOWN);
+    l.set_idle(false);
+    assert_eq!(l.interval(), base);
+}

@@ -45,7 +45,20 @@ enum Command {
     Subscribe(SyncSender<Arc<Tick>>),
     ResetBaseline,
     Watch(Option<u32>),
+    Interval(Duration),
     Stop,
+}
+
+/// Sets a running sampler's interval (see [`Sampler::pacer`]).
+#[derive(Clone)]
+pub struct Pacer(Sender<Command>);
+
+impl Pacer {
+    /// From now on one tick every `interval`. A shorter one starts with a
+    /// tick at once, so the figures are fresh when someone starts looking.
+    pub fn set_interval(&self, interval: Duration) {
+        let _ = self.0.send(Command::Interval(interval));
+    }
 }
 
 /// Handle to a running sampler; dropping it stops the thread.
@@ -103,6 +116,11 @@ impl Sampler {
         let _ = self.commands.send(Command::Watch(pid));
     }
 
+    /// A handle that changes the interval, for whoever decides the pace.
+    pub fn pacer(&self) -> Pacer {
+        Pacer(self.commands.clone())
+    }
+
     pub fn started(&self) -> Instant {
         self.started
     }
@@ -135,6 +153,7 @@ fn run(
     started: Instant,
 ) -> Result<(), ProbeError> {
     let mut monitor = Monitor::new(cfg.watch, cfg.detector.clone());
+    let mut interval = cfg.interval;
     let mut subscribers: Vec<SyncSender<Arc<Tick>>> = Vec::new();
     // `None`: the interval reaches past the end of the clock; no more ticks.
     let mut next = Some(Instant::now());
@@ -150,15 +169,22 @@ fn run(
                 Ok(Command::Subscribe(tx)) => subscribers.push(tx),
                 Ok(Command::ResetBaseline) => monitor.detector.reset_baseline(),
                 Ok(Command::Watch(pid)) => monitor.tree.set_root(pid),
+                Ok(Command::Interval(d)) => {
+                    let d = d.max(Duration::from_millis(10));
+                    if d < interval {
+                        next = Some(Instant::now());
+                    }
+                    interval = d;
+                }
                 Ok(Command::Stop) | Err(RecvTimeoutError::Disconnected) => return Ok(()),
                 Err(RecvTimeoutError::Timeout) => break,
             }
         }
         let now = Instant::now();
-        next = match next.and_then(|n| n.checked_add(cfg.interval)) {
+        next = match next.and_then(|n| n.checked_add(interval)) {
             Some(n) if n >= now => Some(n),
             // We fell behind (machine asleep or swapping hard): skip, don't burst.
-            _ => now.checked_add(cfg.interval),
+            _ => now.checked_add(interval),
         };
         let (system, processes) = match probe.sample() {
             Ok(s) => {

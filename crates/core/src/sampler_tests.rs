@@ -75,3 +75,29 @@ fn the_detector_runs_on_the_sampler_thread() {
     drop(s);
     assert!(rx.iter().count() < 300);
 }
+
+#[test]
+fn a_shorter_interval_brings_a_tick_at_once_and_a_longer_one_spaces_them() {
+    let s = Sampler::spawn(
+        Box::new(ScriptedProbe::false_fit()),
+        SamplerConfig {
+            interval: Duration::from_secs(3600),
+            history: 4,
+            ..SamplerConfig::default()
+        },
+    );
+    let rx = s.subscribe(100);
+    rx.recv_timeout(Duration::from_secs(5))
+        .expect("the first tick");
+    // An hour to the next one, unless the interval shortens.
+    s.pacer().set_interval(Duration::from_millis(20));
+    rx.recv_timeout(Duration::from_secs(5))
+        .expect("a tick at once after the interval shortened");
+    s.pacer().set_interval(Duration::from_millis(200));
+    let t: Vec<u64> = rx.iter().take(4).map(|t| t.sample.t_ms).collect();
+    let gaps: Vec<u64> = t.windows(2).map(|w| w[1] - w[0]).collect();
+    // Deadlines are absolute, so one late wake can shorten the next gap;
+    // two in a row at 20 ms spacing cannot add up to 200 ms.
+    assert!(gaps.iter().sum::<u64>() >= 2 * 200, "gaps {gaps:?}");
+    s.stop().unwrap();
+}
