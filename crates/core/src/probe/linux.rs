@@ -38,11 +38,11 @@ use std::collections::HashMap;
 use std::ffi::CStr;
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd};
-use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+pub use super::linux_fd::kept_cap;
+use super::linux_fd::{is_out_of_fds, open_at, raise_fd_limit, read_whole};
 use super::linux_parse::{
     parse_last_pid, parse_meminfo, parse_stat, parse_status, parse_u64, StatusFigures,
 };
@@ -56,9 +56,6 @@ pub const MAX_KEPT: usize = 16_384;
 /// The buffer `/proc` files are read into: `stat` is under 1 KiB, `status`
 /// and `meminfo` under 2 KiB, so one read fills it with the whole file.
 const READ_BUF: usize = 8192;
-
-/// Largest `/proc` file read; the kernel bounds these files far below.
-const READ_MAX: usize = 1 << 20;
 
 /// Every this many ticks `/proc` is listed even with no pid handed out, to
 /// check that loadavg's last pid follows this `/proc` (10 s at 2 Hz).
@@ -437,44 +434,6 @@ fn read_naming(pid: u32, comm: &[u8], buf: &mut Vec<u8>, path: &mut String) -> N
     )
 }
 
-/// Opens `rel` under the directory `dir`, read-only.
-fn open_at(dir: &File, rel: &CStr) -> io::Result<File> {
-    let flags = libc::O_RDONLY | libc::O_CLOEXEC;
-    // SAFETY: `dir` is an open descriptor and `rel` a NUL-terminated path,
-    // both alive for the call; openat returns a new descriptor or -1.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), rel.as_ptr(), flags) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `fd` was just opened and nothing else owns it.
-    Ok(unsafe { File::from_raw_fd(fd) })
-}
-
-/// Reads `f` whole into the start of `buf` (from offset 0 with `pread`
-/// when `at_start`, else from where it is); the length read. A procfs file
-/// smaller than the buffer comes in one read; one that fills it is read on
-/// with a buffer twice as large, up to [`READ_MAX`].
-fn read_whole(f: &File, buf: &mut Vec<u8>, at_start: bool) -> io::Result<usize> {
-    let mut n = 0;
-    loop {
-        let got = if at_start {
-            f.read_at(&mut buf[n..], n as u64)?
-        } else {
-            (&*f).read(&mut buf[n..])?
-        };
-        n += got;
-        if got == 0 || n < buf.len() {
-            return Ok(n);
-        }
-        if buf.len() >= READ_MAX {
-            return Err(io::Error::other(format!(
-                "a /proc file longer than {READ_MAX} bytes"
-            )));
-        }
-        buf.resize(buf.len() * 2, 0);
-    }
-}
-
 /// What a visit to one listed pid found.
 enum Visit {
     Sample(ProcessSample),
@@ -482,44 +441,6 @@ enum Visit {
     Nothing,
     /// The process exited.
     Gone,
-}
-
-fn is_out_of_fds(e: &std::io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
-}
-
-/// Descriptors the probe may keep under a soft open-file limit of `limit`
-/// (`None`: unlimited or unknown): a quarter of it, at most [`MAX_KEPT`].
-pub fn kept_cap(limit: Option<u64>) -> usize {
-    let quarter = limit.map_or(u64::MAX, |l| l / 4);
-    usize::try_from(quarter).map_or(MAX_KEPT, |q| q.min(MAX_KEPT))
-}
-
-/// Raises the soft limit on open files towards the hard one (capped), as
-/// monitors like htop do, so that `serve` has room for connections; the
-/// soft limit after that, `None` when unlimited or unknown.
-fn raise_fd_limit() -> Option<u64> {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes into the struct we pass and nothing else.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
-        return None;
-    }
-    let want = lim.rlim_max.min(65_536);
-    if lim.rlim_cur < want {
-        let raised = libc::rlimit {
-            rlim_cur: want,
-            rlim_max: lim.rlim_max,
-        };
-        // SAFETY: setrlimit reads the struct; raising the soft limit up to the
-        // hard one needs no privilege.
-        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
-            lim.rlim_cur = want;
-        }
-    }
-    (lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur)
 }
 
 impl Probe for NativeProbe {

@@ -23,6 +23,8 @@ mod sys;
 mod sys;
 
 #[cfg(target_os = "linux")]
+mod linux_fd;
+#[cfg(target_os = "linux")]
 mod linux_tree;
 
 /// The guard's cheap scan of the process list (pid, ppid, name, start
