@@ -199,10 +199,28 @@ impl Drop for AppUnderTest {
     }
 }
 
-/// `SIGUSR2`: the app toggles its popover (src-tauri/src/linux.rs).
+/// `SIGUSR2`: the app toggles its popover (src-tauri/src/linux.rs) — once
+/// it catches the signal: before its handler is in, the default action
+/// would end it (a slow start on a loaded machine).
 pub fn toggle(pid: u32) {
+    let until = Instant::now() + Duration::from_secs(60);
+    while !catches_usr2(pid) {
+        assert!(Instant::now() < until, "the app never caught SIGUSR2");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     // SAFETY: a signal to a pid found under our own tauri-driver child.
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGUSR2) };
+}
+
+/// Whether `pid` has a handler for SIGUSR2: its bit in `SigCgt`
+/// (/proc/PID/status, a hex mask, bit N-1 for signal N).
+fn catches_usr2(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let mask = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|m| u64::from_str_radix(m.trim(), 16).ok());
+    mask.is_some_and(|m| m & (1 << (libc::SIGUSR2 - 1)) != 0)
 }
 
 /// Every process below `root` (not itself), from /proc's parent links.
