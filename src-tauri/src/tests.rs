@@ -9,9 +9,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use swapsight::live::{Live, LiveConfig};
-use swapsight::probe::scripted::ScriptedProbe;
-use swapsight::SamplerConfig;
+use swapsight::live::Live;
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{get_ipc_response, mock_builder, MockRuntime, INVOKE_KEY};
 use tauri::webview::InvokeRequest;
@@ -23,17 +21,7 @@ use crate::{context, run_app, Options};
 use swapsight_testkit::TempDir as Tmp;
 
 fn scripted_live(dir: &Path) -> Arc<Live> {
-    let cfg = LiveConfig {
-        sampler: SamplerConfig {
-            interval: Duration::from_millis(20),
-            history: 2,
-            ..SamplerConfig::default()
-        },
-        rows: 10,
-        recordings_dir: dir.to_path_buf(),
-        ..LiveConfig::default()
-    };
-    Arc::new(Live::start(Box::new(ScriptedProbe::false_fit()), cfg).unwrap())
+    Arc::new(Live::scripted(dir))
 }
 
 struct TestApp {

@@ -188,6 +188,24 @@ impl Live {
         lock(&self.inner).latest.clone()
     }
 
+    /// A session on the scripted false-fit probe, sampling every 20 ms,
+    /// recording into `dir` (tests of core and of the shells).
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn scripted(dir: &std::path::Path) -> Live {
+        let cfg = LiveConfig {
+            sampler: SamplerConfig {
+                interval: std::time::Duration::from_millis(20),
+                history: 2,
+                ..SamplerConfig::default()
+            },
+            rows: 10,
+            recordings_dir: dir.to_path_buf(),
+            ..LiveConfig::default()
+        };
+        let probe = crate::probe::scripted::ScriptedProbe::false_fit();
+        Live::start(Box::new(probe), cfg).expect("the scripted probe starts")
+    }
+
     /// Waits up to `timeout` for the first snapshot (tests).
     #[cfg(any(test, feature = "test-support"))]
     pub fn wait_snapshot(&self, timeout: std::time::Duration) -> Option<Snapshot> {

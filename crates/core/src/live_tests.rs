@@ -1,21 +1,10 @@
 use super::*;
 use crate::detect::{State, SystemView};
-use crate::probe::scripted::ScriptedProbe;
 use std::path::Path;
 use std::time::Duration;
 
 fn live(dir: &Path) -> Live {
-    let cfg = LiveConfig {
-        sampler: SamplerConfig {
-            interval: Duration::from_millis(20),
-            history: 2,
-            ..SamplerConfig::default()
-        },
-        rows: 10,
-        recordings_dir: dir.to_path_buf(),
-        ..LiveConfig::default()
-    };
-    Live::start(Box::new(ScriptedProbe::false_fit()), cfg).unwrap()
+    Live::scripted(dir)
 }
 
 fn tmp(tag: &str) -> PathBuf {
