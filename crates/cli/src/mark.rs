@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use swapsight::marks::{clean_name, running, write_mark};
+use swapsight::marks::{clean_name, running, trace_key, write_mark};
 
 use crate::exit;
 
@@ -38,10 +38,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let Some(name) = clean_name(args.name.as_bytes()) else {
         return Err(exit::fail(exit::USAGE, "the phase name is empty"));
     };
+    // A line starting with '/' ends a phase: `mark /etc` would record an end.
+    if name.starts_with('/') {
+        return Err(exit::fail(
+            exit::USAGE,
+            format!("a phase name cannot start with '/' ({name:?}); to end a phase, use --end"),
+        ));
+    }
     let recorders = running();
     let target = match &args.trace {
         Some(t) => {
-            let want = std::fs::canonicalize(t).unwrap_or_else(|_| t.clone());
+            let want = trace_key(t);
             recorders
                 .into_iter()
                 .find(|r| r.trace == want)

@@ -42,10 +42,18 @@ impl Marks {
 
     /// Writes the marks that came in since the last look.
     pub fn pump(&mut self, sink: &mut TraceSink) {
-        let Some(inbox) = self.inbox.as_mut() else {
+        let lines = match self.inbox.as_mut() {
+            Some(inbox) => inbox.poll(),
+            None => return,
+        };
+        self.write(lines, sink);
+    }
+
+    fn write(&mut self, lines: Vec<MarkLine>, sink: &mut TraceSink) {
+        let Some(inbox) = self.inbox.as_ref() else {
             return;
         };
-        for line in inbox.poll() {
+        for line in lines {
             match line {
                 MarkLine::Start(name) => {
                     sink.mark(&name, false);
@@ -63,7 +71,9 @@ impl Marks {
             sink.event(
                 "marks-dropped",
                 format!(
-                    "{dropped} marks dropped in all: more than {} a second, or a write over 64 KiB",
+                    "{dropped} marks dropped in all: over {} a second, a write over 64 KiB cut \
+                     short (the marks past the cut are not counted), or a mark path that was \
+                     not a regular file",
                     swapsight::marks::MAX_PER_SECOND
                 ),
                 None,
@@ -73,11 +83,11 @@ impl Marks {
         }
     }
 
-    /// The recording ends: last marks in, and `swapsight mark` no longer finds it.
+    /// The recording ends: the reader's last look, and `swapsight mark` no
+    /// longer finds it.
     pub fn finish(&mut self, sink: &mut TraceSink) {
         self.pump(sink);
-        if let Some(i) = self.inbox.as_mut() {
-            i.finish();
-        }
+        let last = self.inbox.as_mut().map(|i| i.finish()).unwrap_or_default();
+        self.write(last, sink);
     }
 }

@@ -16,6 +16,7 @@ pub mod guard;
 pub mod live;
 pub mod marks;
 pub mod monitor;
+pub mod outpath;
 pub mod phases;
 pub mod probe;
 pub mod recorder;

@@ -1,4 +1,5 @@
 use super::*;
+use std::time::Duration;
 
 #[test]
 fn names_are_cleaned_and_cut() {
@@ -28,30 +29,234 @@ fn the_rate_limit_keeps_a_burst_then_the_rate() {
     assert_eq!((0..25).filter(|_| r.allow(t2)).count(), 5);
 }
 
+struct Base {
+    parent: std::path::PathBuf,
+    dir: RuntimeDir,
+}
+
+impl Base {
+    fn new(tag: &str) -> Base {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let parent =
+            std::env::temp_dir().join(format!("swapsight-marks-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&parent);
+        std::fs::create_dir_all(&parent).unwrap();
+        let dir = private_dir_in(&parent, "swapsight").unwrap();
+        Base { parent, dir }
+    }
+}
+
+impl Drop for Base {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.parent);
+    }
+}
+
+/// Polls until `n` marks came in or two seconds passed: the reader looks
+/// every 100 ms on its own thread.
+fn poll_for(inbox: &mut MarkInbox, n: usize) -> Vec<MarkLine> {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let mut got = Vec::new();
+    while got.len() < n && Instant::now() < deadline {
+        got.extend(inbox.poll());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    got
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates a node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
 #[test]
 fn the_inbox_reads_truncating_and_appending_writers() {
-    let dir = std::env::temp_dir().join(format!("swapsight-marks-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let trace = dir.join("t.jsonl");
-    let mut inbox = MarkInbox::create_in(&dir, &trace).unwrap();
+    let base = Base::new("writers");
+    let trace = base.parent.join("t.jsonl");
+    let mut inbox = MarkInbox::create_in(&base.dir, &trace).unwrap();
     assert_eq!(inbox.poll(), vec![]);
     // `>` twice with names of the same length, then `>>`.
     std::fs::write(inbox.path(), b"aaaa\n").unwrap();
-    assert_eq!(inbox.poll(), vec![MarkLine::Start("aaaa".into())]);
+    assert_eq!(
+        poll_for(&mut inbox, 1),
+        vec![MarkLine::Start("aaaa".into())]
+    );
     std::fs::write(inbox.path(), b"bbbb\n").unwrap();
     write_mark(inbox.path(), "/").unwrap();
     assert_eq!(
-        inbox.poll(),
+        poll_for(&mut inbox, 2),
         vec![MarkLine::Start("bbbb".into()), MarkLine::End(None)]
     );
-    let found = running_in(&dir);
+    let found = running_in(&base.dir);
     assert!(
         found.iter().any(|r| r.mark_path == inbox.path()),
         "{found:?}"
     );
-    inbox.finish();
-    assert!(!running_in(&dir).iter().any(|r| r.mark_path == inbox.path()));
+    // The last mark, written just before the end, is not lost.
+    write_mark(inbox.path(), "last").unwrap();
+    assert_eq!(inbox.finish(), vec![MarkLine::Start("last".into())]);
+    assert!(!running_in(&base.dir)
+        .iter()
+        .any(|r| r.mark_path == inbox.path()));
     // After the recorder is done, a write still succeeds.
     write_mark(inbox.path(), "late").unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_fifo_at_the_mark_path_never_blocks_the_recorder() {
+    // Regression: `mkfifo "$SWAPSIGHT_MARK"` froze record and guard for good.
+    let base = Base::new("fifo");
+    let mut inbox = MarkInbox::create_in(&base.dir, &base.parent.join("t.jsonl")).unwrap();
+    mkfifo(inbox.path());
+    let t = Instant::now();
+    // The reader takes the FIFO away and refuses it; marks work again after.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while inbox.dropped() == 0 && Instant::now() < deadline {
+        assert_eq!(inbox.poll(), vec![]);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(inbox.dropped(), 1, "the FIFO is refused and counted");
+    write_mark(inbox.path(), "after").unwrap();
+    assert_eq!(
+        poll_for(&mut inbox, 1),
+        vec![MarkLine::Start("after".into())]
+    );
+    assert!(inbox.finish().is_empty());
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+}
+
+#[test]
+fn a_link_to_dev_zero_is_not_read() {
+    // Regression: `ln -s /dev/zero "$SWAPSIGHT_MARK"` spun the recorder at
+    // 100 % CPU for good.
+    let base = Base::new("zero");
+    let mut inbox = MarkInbox::create_in(&base.dir, &base.parent.join("t.jsonl")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", inbox.path()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while inbox.dropped() == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(inbox.dropped(), 1);
+    assert!(inbox.poll().is_empty());
+    // `swapsight mark` refuses to write through such a link too.
+    std::os::unix::fs::symlink("/dev/null", inbox.path()).unwrap();
+    assert!(write_mark(inbox.path(), "x").is_err());
+    assert!(inbox.finish().is_empty());
+}
+
+#[test]
+fn a_huge_write_is_cut_at_the_cap_and_never_read_on() {
+    let base = Base::new("huge");
+    let mut inbox = MarkInbox::create_in(&base.dir, &base.parent.join("t.jsonl")).unwrap();
+    let line = "phase-name-of-some-length\n";
+    let big = line.repeat((4 * MAX_READ_BYTES as usize) / line.len());
+    std::fs::write(inbox.path(), &big).unwrap();
+    let got = poll_for(&mut inbox, MAX_PER_SECOND as usize);
+    assert_eq!(got.len(), MAX_PER_SECOND as usize, "the burst is kept");
+    std::thread::sleep(Duration::from_millis(300));
+    let read_lines = (MAX_READ_BYTES as usize / line.len()) as u64;
+    let written_lines = (big.len() / line.len()) as u64;
+    // Over the rate: the lines read past the burst, and the cut write. Not
+    // the whole file: the rest past the cap is never read.
+    let dropped = inbox.dropped();
+    assert!(
+        dropped >= read_lines - u64::from(MAX_PER_SECOND),
+        "{dropped}"
+    );
+    assert!(
+        dropped < 2 * read_lines && dropped < written_lines / 2,
+        "{dropped}"
+    );
+    assert!(
+        inbox.poll().is_empty(),
+        "the rest of the file is never read"
+    );
+}
+
+#[test]
+fn a_registration_whose_pid_was_reused_is_not_running() {
+    // Regression: a recorder killed with SIGKILL left its registration, and
+    // `mark` wrote to it whenever its pid was alive again.
+    let base = Base::new("reused");
+    let name = format!("rec-{}-1", std::process::id());
+    let dir = base.dir.path.join(&name);
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("trace"), "/tmp/old.jsonl").unwrap();
+    // Our pid, another process's start time.
+    std::fs::write(dir.join("start"), "1").unwrap();
+    assert!(running_in(&base.dir).is_empty());
+    if let Some(start) = crate::probe::start_time(std::process::id()) {
+        std::fs::write(dir.join("start"), start.to_string()).unwrap();
+        assert_eq!(running_in(&base.dir).len(), 1);
+    }
+}
+
+#[test]
+fn a_relative_trace_not_yet_written_is_found_by_the_same_name() {
+    // Regression: `record -o run.jsonl` registered before the file existed,
+    // and `mark --trace run.jsonl` never matched it.
+    let base = Base::new("relative");
+    std::fs::create_dir(base.parent.join("sub")).unwrap();
+    let key_before = trace_key(&base.parent.join("sub/../run.jsonl"));
+    std::fs::write(base.parent.join("run.jsonl"), "").unwrap();
+    assert_eq!(key_before, trace_key(&base.parent.join("run.jsonl")));
+    assert!(key_before.is_absolute());
+    assert_eq!(
+        trace_key(Path::new("run.jsonl")),
+        std::env::current_dir()
+            .unwrap()
+            .canonicalize()
+            .unwrap()
+            .join("run.jsonl")
+    );
+}
+
+#[test]
+fn folders_others_could_swap_are_not_trusted() {
+    let me = 1000;
+    assert!(parent_is_safe(me, 0o700, me));
+    assert!(parent_is_safe(0, 0o1777, me), "/tmp: root's and sticky");
+    assert!(parent_is_safe(0, 0o755, me), "/run");
+    assert!(
+        !parent_is_safe(0, 0o777, me),
+        "root's but anyone renames in it"
+    );
+    assert!(
+        !parent_is_safe(1001, 0o700, me),
+        "another user's XDG_RUNTIME_DIR"
+    );
+    assert!(is_private(me, 0o40700, me));
+    assert!(!is_private(me, 0o40750, me));
+    assert!(!is_private(1001, 0o40700, me));
+}
+
+#[test]
+fn another_users_folder_is_refused_as_the_runtime_dir() {
+    // SAFETY: geteuid cannot fail and touches no memory.
+    if unsafe { libc::geteuid() } != 0 {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "runs as root in CI"
+        );
+        return;
+    }
+    // Their XDG_RUNTIME_DIR (after `su` without `-`): not used at all.
+    let base = Base::new("theirs");
+    let theirs = base.parent.join("xdg");
+    std::fs::create_dir(&theirs).unwrap();
+    std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+    let err = private_dir_in(&theirs, "swapsight").unwrap_err();
+    assert!(err.to_string().contains("uid 65534"), "{err}");
+    // A `swapsight-UID` they made first in a folder we may use: refused.
+    let planted = base.parent.join("swapsight-0");
+    std::fs::create_dir(&planted).unwrap();
+    std::os::unix::fs::chown(&planted, Some(65534), Some(65534)).unwrap();
+    let err = private_dir_in(&base.parent, "swapsight-0").unwrap_err();
+    assert!(err.to_string().contains("not a private directory"), "{err}");
+    // A link in its place, even to a private folder of ours: refused.
+    std::os::unix::fs::symlink(&base.dir.path, base.parent.join("link")).unwrap();
+    assert!(private_dir_in(&base.parent, "link").is_err());
 }

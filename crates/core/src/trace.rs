@@ -196,12 +196,11 @@ impl TraceWriter {
             source,
         };
         // Owner-only: a trace holds command lines, which macOS shows no
-        // other user (`KERN_PROCARGS2` answers the same user or root).
-        let mut open = std::fs::OpenOptions::new();
-        open.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut open, 0o600);
-        let file = open.open(path).map_err(io)?;
+        // other user (`KERN_PROCARGS2` answers the same user or root). Never
+        // through another user's link (see `outpath`).
+        let file = crate::outpath::locate(path)
+            .and_then(|place| place.create_owner_only())
+            .map_err(io)?;
         let mut w = TraceWriter {
             out: BufWriter::with_capacity(64 * 1024, file),
             path: path.to_path_buf(),
@@ -228,7 +227,17 @@ impl TraceWriter {
             source,
         };
         self.out.write_all(&self.line).map_err(io)?;
-        self.out.flush().map_err(io)
+        self.out.flush().map_err(io)?;
+        // Writes to a file whose last name is gone (`rm -rf` of its folder)
+        // succeed and land nowhere: a write error all the same.
+        #[cfg(unix)]
+        if std::os::unix::fs::MetadataExt::nlink(&self.out.get_ref().metadata().map_err(io)?) == 0 {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "the trace file was deleted while recording",
+            )));
+        }
+        Ok(())
     }
 }
 

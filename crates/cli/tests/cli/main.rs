@@ -14,6 +14,8 @@ mod names;
 #[cfg(target_os = "linux")]
 mod phases_real;
 #[cfg(target_os = "linux")]
+mod planted;
+#[cfg(target_os = "linux")]
 mod prometheus;
 #[cfg(target_os = "linux")]
 mod realswap;

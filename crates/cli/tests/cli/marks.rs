@@ -269,3 +269,139 @@ fn guard_hands_the_mark_path_to_its_command_and_record_pid_takes_swapsight_mark(
     let names: Vec<&str> = t.marks.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, ["attached"]);
 }
+
+/// Whole user + system CPU time of the children reaped so far, in ms.
+fn children_cpu_ms() -> u64 {
+    // SAFETY: getrusage writes one struct we own.
+    let ru = unsafe {
+        let mut ru = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru);
+        ru
+    };
+    let ms = |t: libc::timeval| t.tv_sec as u64 * 1000 + t.tv_usec as u64 / 1000;
+    ms(ru.ru_utime) + ms(ru.ru_stime)
+}
+
+#[test]
+fn a_fifo_or_a_link_to_dev_zero_at_the_mark_path_cannot_freeze_the_guard() {
+    // Regression: `mkfifo "$SWAPSIGHT_MARK"` froze guard for good (it never
+    // checked its budget again); `ln -s /dev/zero` spun it at 100 % CPU.
+    let dir = TempDir::new("marks-fifo");
+    for (tag, trick) in [
+        ("fifo", "mkfifo \"$SWAPSIGHT_MARK\""),
+        ("zero", "ln -s /dev/zero \"$SWAPSIGHT_MARK\""),
+    ] {
+        let trace = dir.join(&format!("{tag}.jsonl"));
+        let started = Instant::now();
+        let cpu_before = children_cpu_ms();
+        let mut guard = isolated(&dir)
+            .args(["guard", "--swap-budget", "8G", "--interval", "100ms", "-o"])
+            .arg(&trace)
+            .args(["--", "sh", "-c"])
+            .arg(format!(
+                "{trick}; sleep 1.5; echo after > \"$SWAPSIGHT_MARK\"; sleep 0.5"
+            ))
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let status = wait_with_deadline(&mut guard, Duration::from_secs(15));
+        let took = started.elapsed();
+        let cpu = children_cpu_ms() - cpu_before;
+        // `echo after >` into the FIFO fails in the command (no reader); the
+        // guard itself is what must not hang.
+        assert!(status.code().is_some(), "{tag}: {status:?}");
+        assert!(took < Duration::from_secs(6), "{tag}: guard took {took:?}");
+        assert!(
+            cpu < 1500,
+            "{tag}: guard and its command used {cpu} ms of CPU"
+        );
+        let t = swapsight::trace::read(&trace).unwrap();
+        // Sampling went on through the trick: samples over the whole run.
+        assert!(
+            t.duration_ms() >= 1500,
+            "{tag}: {} ms sampled",
+            t.duration_ms()
+        );
+        assert!(
+            t.events.iter().any(|e| e.kind == "marks-dropped"),
+            "{tag}: the refused mark path is said: {:?}",
+            t.events
+        );
+    }
+}
+
+#[test]
+fn mark_finds_a_recording_by_the_relative_path_it_was_started_with() {
+    // Regression: `record -o run.jsonl` (not there yet) registered the
+    // relative path, and `mark --trace run.jsonl` never found it.
+    let dir = TempDir::new("marks-relative");
+    let mut rec = isolated(&dir)
+        .current_dir(dir.path())
+        .args([
+            "record",
+            "--interval",
+            "100ms",
+            "-o",
+            "run.jsonl",
+            "--",
+            "sleep",
+            "2",
+        ])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let out = isolated(&dir)
+        .current_dir(dir.path())
+        .args(["mark", "--trace", "run.jsonl", "decode"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(wait_with_deadline(&mut rec, Duration::from_secs(10)).success());
+    let t = swapsight::trace::read(&dir.join("run.jsonl")).unwrap();
+    assert_eq!(t.marks.len(), 1, "{:?}", t.marks);
+    assert_eq!(t.marks[0].name, "decode");
+}
+
+#[test]
+fn a_phase_name_that_would_read_as_an_end_is_refused() {
+    // Regression: `mark /etc` recorded an *end* mark and said "marked etc".
+    let dir = TempDir::new("marks-slash");
+    let out = isolated(&dir).args(["mark", "/etc"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_of(&out);
+    assert!(err.contains("cannot start with '/'"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn a_trace_whose_folder_is_deleted_mid_run_is_a_write_error() {
+    // Regression: `rm -rf` of -o's folder mid-run, and guard ended with
+    // "31 samples … in gd/t.jsonl; next: swapsight report …", the file gone.
+    let dir = TempDir::new("marks-deleted");
+    let gd = dir.join("gd");
+    std::fs::create_dir(&gd).unwrap();
+    let out = isolated(&dir)
+        .args(["guard", "--swap-budget", "8G", "--interval", "100ms", "-o"])
+        .arg(gd.join("t.jsonl"))
+        .args(["--", "sh", "-c"])
+        .arg(format!("sleep 0.5; rm -rf {}; sleep 2", gd.display()))
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("deleted"), "says the trace is gone: {err}");
+    assert!(!err.contains("next: swapsight report"), "{err}");
+    // record: watches the command to its end, without the trace, and says so.
+    std::fs::create_dir(&gd).unwrap();
+    let out = isolated(&dir)
+        .args(["record", "--interval", "100ms", "-o"])
+        .arg(gd.join("t.jsonl"))
+        .args(["--", "sh", "-c"])
+        .arg(format!("sleep 0.5; rm -rf {}; sleep 1", gd.display()))
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("deleted"), "{err}");
+}

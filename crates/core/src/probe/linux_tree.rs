@@ -60,3 +60,11 @@ pub fn is_zombie(pid: u32) -> bool {
         .and_then(|b| parse_stat(&b).map(|s| s.state == b'Z'))
         .unwrap_or(false)
 }
+
+/// When `pid` started, in clock ticks since boot (`/proc/PID/stat` field
+/// 22): with the pid, it names one process, even after the pid is reused.
+pub fn start_time(pid: u32) -> Option<u64> {
+    std::fs::read(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|b| parse_stat(&b).map(|s| s.starttime))
+}

@@ -30,9 +30,9 @@ mod linux_tree;
 /// The guard's cheap scan of the process list (pid, ppid, name, start
 /// time). On macOS it keeps the last good list when a scan fails.
 #[cfg(target_os = "linux")]
-pub use linux_tree::{is_zombie, TreeScan};
+pub use linux_tree::{is_zombie, start_time, TreeScan};
 #[cfg(not(target_os = "linux"))]
-pub use sys::TreeScan;
+pub use sys::{start_time, TreeScan};
 
 /// Whether `pid` has exited and waits to be reaped: only Linux says so
 /// cheaply; elsewhere a zombie counts as alive.

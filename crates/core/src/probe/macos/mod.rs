@@ -269,6 +269,17 @@ impl TreeScan {
     }
 }
 
+/// When `pid` started (`p_starttime`, µs since the epoch): with the pid, it
+/// names one process, even after the pid is reused.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let raw = libc::pid_t::try_from(pid).ok()?;
+    let mut kinfo = [0u8; KINFO_PROC_BUFFER];
+    match ffi::kinfo_proc(raw, &mut kinfo) {
+        Ok(0) | Err(_) => None,
+        Ok(n) => parse::start_time_from_kinfo_proc(&kinfo[..n]),
+    }
+}
+
 impl Default for TreeScan {
     fn default() -> Self {
         TreeScan::new()
