@@ -55,6 +55,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         reserve_bytes: args.reserve,
         recommended_max_bytes: args.recommended_max,
     };
+    swapsight::advise::check_input(&input)
+        .map_err(|why| crate::exit::fail(crate::exit::USAGE, why))?;
     let advice = advise(&input, trace.as_ref());
     let text = if args.json {
         serde_json::to_string_pretty(&advice)? + "\n"

@@ -13,14 +13,20 @@ pub const MAX_INTERVAL: Duration = Duration::from_secs(3600);
 /// Longest duration any other option takes (a grace period, a wait).
 pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
 
-/// A size above zero and below what any machine has (`--swap-budget`).
+/// Smallest size taken: one page. Memory and swap move a page at a time,
+/// and anything less would be shown as "0 KB".
+pub const MIN_SIZE: u64 = 4096;
+
+/// A size of a page or more and below what any machine has (`--swap-budget`).
 pub fn size(s: &str) -> Result<u64, String> {
     if s.trim_start().starts_with('-') {
         return Err("must be positive, like 512M or 8G".into());
     }
     let bytes = swapsight::units::parse_size(s).map_err(|e| e.why)?;
-    if bytes == 0 {
-        return Err("must be more than zero, like 512M or 8G".into());
+    if bytes < MIN_SIZE {
+        return Err(
+            "must be at least 4K (one page: memory moves a page at a time), like 512M or 8G".into(),
+        );
     }
     if bytes > swapsight::trace::MAX_BYTES {
         return Err("too large: more than any machine's memory (8 PiB)".into());
@@ -75,13 +81,24 @@ pub fn count(s: &str) -> Result<usize, String> {
         .map_err(|_| "expected a whole number, like 10".to_string())
 }
 
+/// A share of memory that free memory can reach (`--wait-free`): 0 to
+/// below 100 (the kernel and swapsight itself always hold some). Blanks
+/// around it are fine, as around a size.
 pub fn percent(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim_end_matches('%')
+    let t = s.trim();
+    let t = t.strip_suffix('%').unwrap_or(t).trim_end();
+    if t.starts_with('-') {
+        return Err("must be 0 or more, below 100, like 40".into());
+    }
+    let v: f64 = t
         .parse()
-        .map_err(|_| "expected a percentage like 40".to_string())?;
-    if !(0.0..=100.0).contains(&v) {
-        return Err("must be between 0 and 100".into());
+        .ok()
+        .filter(|v: &f64| v.is_finite())
+        .ok_or_else(|| "expected a percentage like 40".to_string())?;
+    if !(0.0..100.0).contains(&v) {
+        return Err(
+            "must be below 100: free memory never reaches 100 % (the kernel holds some)".into(),
+        );
     }
     Ok(v)
 }

@@ -3,10 +3,33 @@ use super::*;
 #[test]
 fn sizes_are_positive_and_sane() {
     assert_eq!(size("8G"), Ok(8 << 30));
-    assert!(size("0").unwrap_err().contains("more than zero"));
-    assert!(size("0G").unwrap_err().contains("more than zero"));
+    assert_eq!(size(" 8G"), Ok(8 << 30));
+    assert!(size("0").unwrap_err().contains("at least 4K"));
+    assert!(size("0G").unwrap_err().contains("at least 4K"));
     assert!(size("-1G").unwrap_err().contains("must be positive"));
     assert!(size("9000T").unwrap_err().contains("too large"));
+    // Regression: `--swap-budget 1` was shown as "0 KB", `0.5` was taken.
+    assert!(size("1").unwrap_err().contains("at least 4K"));
+    assert!(size("0.5").unwrap_err().contains("at least 4K"));
+    assert_eq!(size("4K"), Ok(MIN_SIZE));
+    // Regression: the docs name 8 PiB as the limit, and `8PiB` was an
+    // "unknown unit".
+    assert_eq!(size("8PiB"), Ok(swapsight::trace::MAX_BYTES));
+    assert!(size("9P").unwrap_err().contains("too large"));
+}
+
+#[test]
+fn wait_free_percentages_can_be_met_and_take_blanks() {
+    assert_eq!(percent("40"), Ok(40.0));
+    // Regression: ' 40' was refused while ' 8G' was taken.
+    assert_eq!(percent(" 40 "), Ok(40.0));
+    assert_eq!(percent("40%"), Ok(40.0));
+    assert_eq!(percent("0"), Ok(0.0));
+    // Regression: `--wait-free 100` was taken, and can never be met.
+    assert!(percent("100").unwrap_err().contains("below 100"));
+    assert!(percent("-1").unwrap_err().contains("0 or more"));
+    assert!(percent("NaN").unwrap_err().contains("percentage"));
+    assert!(percent("inf").unwrap_err().contains("percentage"));
 }
 
 #[test]

@@ -58,7 +58,7 @@ Examples:
 )]
 pub struct Args {
     /// Start the command only once at least PCT % of memory is free
-    #[arg(long, value_name = "PCT", value_parser = crate::args::percent)]
+    #[arg(long, value_name = "PCT", value_parser = crate::args::percent, allow_hyphen_values = true)]
     pub wait_free: Option<f64>,
     /// Give up waiting for free memory after DUR (exit code 12) [default: wait as long as it takes]
     #[arg(long, value_name = "DUR", value_parser = crate::args::duration, allow_hyphen_values = true)]

@@ -87,7 +87,64 @@ fn floor2(x: f64) -> f64 {
     (x * 100.0).floor() / 100.0
 }
 
+/// Why `input` leaves no setting that does what its words say, if it does
+/// not: a reserve of all the memory, or a `recommended_max_memory()` so
+/// large that even the smallest ratio (0.01) lets the pool past where the
+/// machine swaps (the ratio would have to be rounded *up*, and the cap in
+/// the text would be above the machine's memory).
+pub fn check_input(input: &AdviceInput) -> Result<(), String> {
+    let phys = input.phys_bytes;
+    if phys == 0 {
+        return Ok(());
+    }
+    if let Some(reserve) = input.reserve_bytes {
+        if reserve >= phys {
+            return Err(format!(
+                "--reserve {} is all of the machine's {} of memory: nothing is left for the job",
+                gib(reserve),
+                gib(phys)
+            ));
+        }
+    }
+    if let Some(rec) = input.recommended_max_bytes {
+        if rec > phys {
+            return Err(format!(
+                "--recommended-max {} is more than the machine's {} of memory; \
+                 torch.mps.recommended_max_memory() is below it (run {READ_RECOMMENDED})",
+                gib(rec),
+                gib(phys)
+            ));
+        }
+    }
+    let rec = input
+        .recommended_max_bytes
+        .unwrap_or(default_recommended(phys));
+    let limit = phys
+        - input
+            .reserve_bytes
+            .unwrap_or(default_reserve(phys))
+            .min(phys);
+    if (limit as f64) < 0.01 * rec as f64 {
+        return Err(format!(
+            "the reserve leaves {} for the job, under 1 % of recommended_max_memory() ({}): \
+             no ratio (0.01 or more) caps the pool there",
+            gib(limit),
+            gib(rec)
+        ));
+    }
+    Ok(())
+}
+
+fn default_reserve(phys: u64) -> u64 {
+    (phys as f64 * DEFAULT_RESERVE_SHARE) as u64
+}
+
+fn default_recommended(phys: u64) -> u64 {
+    (phys as f64 * RECOMMENDED_SHARE) as u64
+}
+
 /// The advice for `input`, with the run of `trace` checked when given.
+/// `input` is one [`check_input`] accepts.
 pub fn advise(input: &AdviceInput, trace: Option<&Trace>) -> Advice {
     let not_applicable = input.os != "macos" && input.recommended_max_bytes.is_none();
     if not_applicable || input.phys_bytes == 0 {
@@ -113,13 +170,13 @@ pub fn advise(input: &AdviceInput, trace: Option<&Trace>) -> Advice {
     let phys = input.phys_bytes;
     let reserve = input
         .reserve_bytes
-        .unwrap_or((phys as f64 * DEFAULT_RESERVE_SHARE) as u64)
+        .unwrap_or(default_reserve(phys))
         .min(phys);
     let limit = phys - reserve;
     let estimated = input.recommended_max_bytes.is_none();
     let rec = input
         .recommended_max_bytes
-        .unwrap_or((phys as f64 * RECOMMENDED_SHARE) as u64)
+        .unwrap_or(default_recommended(phys))
         .max(1);
     // The allocator takes ratios in (0, ...]; below 0.01 nothing would run.
     let high = floor2(limit as f64 / rec as f64).max(0.01);

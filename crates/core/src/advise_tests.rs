@@ -101,3 +101,33 @@ fn the_eager_run_would_have_been_stopped_before_it_swapped() {
     assert!(r.swap_grew_ms.is_none() && r.over_cap_ms.is_none(), "{r:?}");
     assert!(r.words.contains("did not swap"));
 }
+
+#[test]
+fn inputs_that_leave_no_room_are_refused_not_clamped() {
+    // Regression: `--recommended-max 9007199254740992` printed a ratio
+    // "rounded down" that was clamped up, and a cap 5,000× the memory.
+    let huge = mac(Some(1 << 53), None);
+    let why = check_input(&huge).unwrap_err();
+    assert!(why.contains("more than the machine's 48.00 GiB"), "{why}");
+    // Regression: `--reserve 24G` on a 23.5 GiB machine "left 0.00 GiB"
+    // and still printed settings.
+    let mut small = mac(None, Some(24 * G));
+    small.phys_bytes = 47 * G / 2;
+    let why = check_input(&small).unwrap_err();
+    assert!(why.contains("nothing is left for the job"), "{why}");
+    // A reserve that leaves under 1 % of the pool's figure: no ratio fits.
+    let why = check_input(&mac(Some(37 * G), Some(48 * G - G / 4))).unwrap_err();
+    assert!(why.contains("under 1 %"), "{why}");
+    // Every accepted input gets a ratio whose cap is at or below the limit.
+    for (rec, reserve) in [
+        (Some(37 * G), None),
+        (None, Some(47 * G)),
+        (Some(G), Some(G)),
+    ] {
+        let input = mac(rec, reserve);
+        check_input(&input).unwrap();
+        let a = advise(&input, None);
+        assert!(a.high_ratio >= 0.01);
+        assert!(a.cap_bytes <= a.limit_bytes, "{rec:?} {reserve:?}: {a:?}");
+    }
+}

@@ -90,12 +90,10 @@ impl Gate {
 }
 
 /// `40 %`, `40.5 %`.
+/// As typed, to two decimals: `40 %`, `40.5 %`, `99.99 %` (not a rounded
+/// `100.0 %` that could never be met).
 fn pct_text(pct: f64) -> String {
-    if pct.fract() == 0.0 {
-        format!("{pct:.0} %")
-    } else {
-        format!("{pct:.1} %")
-    }
+    format!("{} %", (pct * 100.0).round() / 100.0)
 }
 
 /// The swap budget: how much system swap may grow over its level when the

@@ -51,11 +51,12 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
         "m" | "mb" | "mib" => 20,
         "g" | "gb" | "gib" => 30,
         "t" | "tb" | "tib" => 40,
+        "p" | "pb" | "pib" => 50,
         other => {
             return Err(unit_error(
                 "size",
                 input,
-                format!("unknown unit '{other}' (use B, K, M, G or T; KiB, MiB, GiB also work)"),
+                format!("unknown unit '{other}' (use B, K, M, G, T or P; KiB, MiB, GiB also work)"),
             ))
         }
     };

@@ -16,7 +16,7 @@ fn bad_sizes_say_what_is_wrong() {
     let e = parse_size("8X").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "invalid size '8X': unknown unit 'x' (use B, K, M, G or T; KiB, MiB, GiB also work)"
+        "invalid size '8X': unknown unit 'x' (use B, K, M, G, T or P; KiB, MiB, GiB also work)"
     );
     assert!(parse_size("").is_err());
     assert!(parse_size("G").is_err());

@@ -65,3 +65,37 @@ fn linux_says_so_in_one_line_unless_given_the_figure() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn figures_that_leave_no_room_are_one_line_and_exit_2() {
+    // Regression: a ratio "rounded down" that was clamped up, a cap 5,000×
+    // the memory; a reserve of all the memory that "leaves 0.00 GiB" and
+    // still printed settings. The eager trace is of a 48 GiB Mac.
+    let dir = TempDir::new("advise-room");
+    let eager = dir.join("eager.jsonl");
+    std::fs::write(
+        &eager,
+        swapsight::synth::to_jsonl(&swapsight::synth::seed_eager()),
+    )
+    .unwrap();
+    for (args, says) in [
+        (
+            &["--recommended-max", "9007199254740992"][..],
+            "more than the machine's 48.00 GiB",
+        ),
+        (&["--reserve", "48G"][..], "nothing is left for the job"),
+        (&["--reserve", "47.9G"][..], "under 1 %"),
+    ] {
+        let out = swapsight()
+            .arg("advise")
+            .arg(&eager)
+            .args(args)
+            .output()
+            .unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(stdout_of(&out).is_empty(), "{args:?}: no setting printed");
+    }
+}

@@ -315,7 +315,14 @@ fn wait_free_above_free_memory_gives_up_with_12_without_starting() {
     let trace = dir.join("w.jsonl");
     let t0 = Instant::now();
     let out = swapsight()
-        .args(["guard", "--wait-free", "100", "--wait-timeout", "1s", "-o"])
+        .args([
+            "guard",
+            "--wait-free",
+            "99.99",
+            "--wait-timeout",
+            "1s",
+            "-o",
+        ])
         .arg(&trace)
         .args(["--", "touch"])
         .arg(&marker)
@@ -330,7 +337,7 @@ fn wait_free_above_free_memory_gives_up_with_12_without_starting() {
         !trace.exists(),
         "a trace was written for a run that never started"
     );
-    assert!(err.contains("waiting for 100 % free memory: now "), "{err}");
+    assert!(err.contains("waiting for 99.99 % free memory: now "), "{err}");
     let last = err.lines().last().unwrap();
     assert!(
         last.starts_with("swapsight: gave up after 1.")

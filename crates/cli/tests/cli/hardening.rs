@@ -182,38 +182,36 @@ fn a_blank_line_before_the_header_is_tolerated() {
     assert_eq!(stderr_of(&out), "");
 }
 
-/// Runs the command to its end, returning exit code, stderr, peak RSS in KiB
-/// (the child's own, from `wait4`) and how long it took.
-// The child is reaped by `wait4` (which `Child::wait` cannot stand in for: it
-// drops the resource usage).
-#[allow(clippy::zombie_processes)]
-fn measured(mut cmd: Command) -> (Option<i32>, String, u64, Duration) {
-    use std::io::Read;
+/// Runs `cmd` and returns its exit code, its stderr, its peak RSS in KiB and
+/// how long it took. The peak comes from GNU time, whose own child it is: a
+/// child forked from this test process would start its high-water mark at
+/// this process's own (Linux keeps `maxrss` across `execve`), which grows
+/// with whatever the tests running beside it hold.
+fn measured(cmd: Command) -> (Option<i32>, String, u64, Duration) {
+    let dir = TempDir::new("measured");
+    let rss_file = dir.join("maxrss");
+    let mut timed = Command::new("/usr/bin/time");
+    timed.arg("-f").arg("%M").arg("-o").arg(&rss_file);
+    timed.arg(cmd.get_program()).args(cmd.get_args());
     let started = Instant::now();
-    let mut child = cmd
+    let out = timed
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: pid is our own unwaited child; both pointers are to live locals.
-    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(r, pid, "wait4: {}", std::io::Error::last_os_error());
+        .output()
+        .expect("GNU time (Debian's package time, from scripts/setup)");
     let elapsed = started.elapsed();
-    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let rss = std::fs::read_to_string(&rss_file).unwrap_or_default();
+    // GNU time adds "Command exited with non-zero status N" before %M.
+    let kib = rss
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no peak RSS from GNU time: {rss:?}"));
     (
-        code,
-        reader.join().unwrap(),
-        usage.ru_maxrss as u64,
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        kib,
         elapsed,
     )
 }
@@ -331,7 +329,15 @@ fn durations_and_sizes_out_of_range_are_one_line_and_exit_2() {
         ),
         (
             &["guard", "--swap-budget", "0", "--", "true"],
-            "invalid value '0' for '--swap-budget <SIZE>': must be more than zero",
+            "invalid value '0' for '--swap-budget <SIZE>': must be at least 4K",
+        ),
+        (
+            &["guard", "--wait-free", "-1", "--", "true"],
+            "invalid value '-1' for '--wait-free <PCT>': must be 0 or more",
+        ),
+        (
+            &["guard", "--wait-free", "100", "--", "true"],
+            "must be below 100",
         ),
         (
             &["guard", "--swap-budget", "-1G", "--", "true"],
