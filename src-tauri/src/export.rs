@@ -31,7 +31,10 @@ pub fn export_to(trace: &Path, format: ExportFormat, out: &Path) -> Result<(), S
     format
         .write_file(trace, &ExportOptions::default(), &mut bytes)
         .map_err(|e| fail(&e))?;
-    std::fs::write(out, bytes).map_err(|e| fail(&e))
+    // Whole or not at all, and never through another user's link.
+    swapsight::outpath::locate(out)
+        .and_then(|place| place.replace_with(|w: &mut dyn std::io::Write| w.write_all(&bytes)))
+        .map_err(|e| fail(&e))
 }
 
 /// Whether the app offers `format` (those of [`ExportFormat::UI`]).

@@ -337,7 +337,10 @@ fn wait_free_above_free_memory_gives_up_with_12_without_starting() {
         !trace.exists(),
         "a trace was written for a run that never started"
     );
-    assert!(err.contains("waiting for 99.99 % free memory: now "), "{err}");
+    assert!(
+        err.contains("waiting for 99.99 % free memory: now "),
+        "{err}"
+    );
     let last = err.lines().last().unwrap();
     assert!(
         last.starts_with("swapsight: gave up after 1.")
