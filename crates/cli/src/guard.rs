@@ -57,7 +57,7 @@ Examples:
   swapsight guard --on-false-fit stop -- python generate.py --offload"
 )]
 pub struct Args {
-    /// Start the command only once at least PCT % of memory is free
+    /// Start the command only once at least PCT % of memory is available (macOS: the kernel's kern.memorystatus_level, not Activity Monitor's free; Linux: MemAvailable)
     #[arg(long, value_name = "PCT", value_parser = crate::args::percent, allow_hyphen_values = true)]
     pub wait_free: Option<f64>,
     /// Give up waiting for free memory after DUR (exit code 12) [default: wait as long as it takes]
@@ -322,7 +322,10 @@ fn wait_for_free(
     let start = Instant::now();
     let mut last_note: Option<Instant> = None;
     loop {
-        let free_pct = probe.system().context("cannot read free memory")?.free_pct;
+        let free_pct = probe
+            .system()
+            .context("cannot read free memory")?
+            .available_pct();
         let waited = start.elapsed();
         match gate.check(free_pct, waited) {
             GateState::Open => {

@@ -103,6 +103,8 @@ impl Identities {
 pub struct VmStats {
     pub compressed_bytes: u64,
     pub wired_bytes: Option<u64>,
+    /// Memory by kind (used, free, cached), when the answer held it.
+    pub memory: Option<super::macos_parse::VmMemory>,
 }
 
 /// `host_statistics64` is rate-limited per caller for binaries that are not
@@ -143,6 +145,7 @@ impl VmStatsCache {
                 Some(s) => VmStats {
                     compressed_bytes: s.compressed_bytes,
                     wired_bytes: s.wired_bytes.or(kept.wired_bytes),
+                    memory: s.memory.or(kept.memory),
                 },
                 None => kept,
             };

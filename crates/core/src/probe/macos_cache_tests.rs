@@ -83,6 +83,7 @@ fn host_statistics_at_most_once_a_second_and_never_when_only_polling() {
         Some(VmStats {
             compressed_bytes: c,
             wired_bytes: Some(c * 2),
+            memory: None,
         })
     };
     // The gate's poll: no call, nothing known yet.
@@ -101,7 +102,8 @@ fn host_statistics_at_most_once_a_second_and_never_when_only_polling() {
         s,
         VmStats {
             compressed_bytes: 4,
-            wired_bytes: Some(8)
+            wired_bytes: Some(8),
+            memory: None,
         }
     );
     assert_eq!(calls.get(), 2);
@@ -111,25 +113,32 @@ fn host_statistics_at_most_once_a_second_and_never_when_only_polling() {
 fn a_failed_host_statistics_call_keeps_the_last_figures() {
     let mut cache = VmStatsCache::default();
     let t0 = Instant::now();
+    let memory = crate::probe::macos_parse::VmMemory {
+        free_bytes: 1,
+        ..Default::default()
+    };
     let ok = VmStats {
         compressed_bytes: 10,
         wired_bytes: Some(20),
+        memory: Some(memory),
     };
     cache.get(t0, true, || Some(ok));
     let s = cache.get(t0 + Duration::from_secs(2), true, || None);
     assert_eq!(s, ok);
-    // An answer without the wired count keeps the last one.
+    // An answer without the wired count or the page counts keeps the last.
     let s = cache.get(t0 + Duration::from_secs(4), true, || {
         Some(VmStats {
             compressed_bytes: 30,
             wired_bytes: None,
+            memory: None,
         })
     });
     assert_eq!(
         s,
         VmStats {
             compressed_bytes: 30,
-            wired_bytes: Some(20)
+            wired_bytes: Some(20),
+            memory: Some(memory),
         }
     );
 }

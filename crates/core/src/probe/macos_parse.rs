@@ -87,6 +87,80 @@ pub fn wired_bytes(counts: &[i32], returned_count: usize, page_size: u64) -> Opt
     Some(u64::from(pages).saturating_mul(page_size))
 }
 
+/// Indexes, in `integer_t` units, of the page counts of `struct
+/// vm_statistics64` (revision 1, `<mach/vm_statistics.h>`) that
+/// [`vm_memory`] reads; the head is laid out above
+/// [`COMPRESSOR_PAGE_COUNT_INDEX`], and after `compressor_page_count` come
+/// `throttled_count`, `external_page_count` and `internal_page_count`
+/// (`natural_t` each), then `total_uncompressed_pages_in_compressor`.
+pub const FREE_COUNT_INDEX: usize = 0;
+pub const PURGEABLE_COUNT_INDEX: usize = 4 + 9 * 2;
+pub const SPECULATIVE_COUNT_INDEX: usize = PURGEABLE_COUNT_INDEX + 1;
+pub const EXTERNAL_PAGE_COUNT_INDEX: usize = COMPRESSOR_PAGE_COUNT_INDEX + 2;
+pub const INTERNAL_PAGE_COUNT_INDEX: usize = COMPRESSOR_PAGE_COUNT_INDEX + 3;
+
+/// Physical memory by kind, in bytes, the way Activity Monitor and `vm_stat`
+/// count it, from one `host_statistics64(HOST_VM_INFO64)` answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VmMemory {
+    /// `free_count + speculative_count`: `vm_stat`'s "Pages free" and
+    /// "Pages speculative" (speculative pages are free pages holding
+    /// read-ahead data nobody has used yet).
+    pub free_bytes: u64,
+    /// App memory: `internal_page_count − purgeable_count` (anonymous pages
+    /// less those an app marked purgeable).
+    pub app_bytes: u64,
+    /// `wire_count`: the kernel's and drivers' pages.
+    pub wired_bytes: u64,
+    /// `compressor_page_count`: the physical pages the compressor occupies
+    /// (not the larger uncompressed size of what it holds).
+    pub compressed_bytes: u64,
+    /// Cached files: `external_page_count + purgeable_count`.
+    pub cached_bytes: u64,
+}
+
+impl VmMemory {
+    /// Activity Monitor's "Memory Used": app memory + wired + compressed.
+    pub fn used_bytes(&self) -> u64 {
+        self.app_bytes
+            .saturating_add(self.wired_bytes)
+            .saturating_add(self.compressed_bytes)
+    }
+}
+
+/// [`VmMemory`] from a `host_statistics64(HOST_VM_INFO64)` answer; `None`
+/// when the count does not reach `internal_page_count`.
+pub fn vm_memory(counts: &[i32], returned_count: usize, page_size: u64) -> Option<VmMemory> {
+    let valid = &counts[..returned_count.min(counts.len())];
+    // natural_t: the bits are unsigned page counts.
+    let pages = |i: usize| valid.get(i).map(|&v| u64::from(v as u32));
+    let bytes = |p: u64| p.saturating_mul(page_size);
+    let purgeable = pages(PURGEABLE_COUNT_INDEX)?;
+    Some(VmMemory {
+        free_bytes: bytes(pages(FREE_COUNT_INDEX)?.saturating_add(pages(SPECULATIVE_COUNT_INDEX)?)),
+        app_bytes: bytes(pages(INTERNAL_PAGE_COUNT_INDEX)?.saturating_sub(purgeable)),
+        wired_bytes: bytes(pages(WIRE_COUNT_INDEX)?),
+        compressed_bytes: bytes(pages(COMPRESSOR_PAGE_COUNT_INDEX)?),
+        cached_bytes: bytes(pages(EXTERNAL_PAGE_COUNT_INDEX)?.saturating_add(purgeable)),
+    })
+}
+
+/// Free memory in % of `base_bytes` (`hw.memsize_usable`), from
+/// [`VmMemory::free_bytes`]; `None` without a base.
+pub fn free_pct_of(memory: &VmMemory, base_bytes: u64) -> Option<f64> {
+    (base_bytes > 0).then(|| (memory.free_bytes as f64 * 100.0 / base_bytes as f64).min(100.0))
+}
+
+/// Whether `KERN_PROCARGS2` of a process owned by `owner` is worth asking:
+/// the kernel answers the size query for any process but refuses the read
+/// (EINVAL) unless the caller is root or the owner — the uid check comes
+/// after `calculate_size` (`sysctl_procargsx`, XNU `bsd/kern/kern_sysctl.c`)
+/// — so for another user's process it would cost an allocation of up to
+/// `ARG_MAX` for nothing. An unknown owner is tried.
+pub fn procargs_readable(owner: Option<u32>, me: u32) -> bool {
+    me == 0 || owner.map_or(true, |o| o == me)
+}
+
 /// Extra pid slots on top of the kernel's estimate, so processes started
 /// between the sizing call and the listing call still fit.
 pub const PID_SLACK: usize = 64;
@@ -133,9 +207,9 @@ pub fn parse_sysctl_i32(buf: &[u8]) -> Option<i32> {
     Some(i32::from_le_bytes(bytes))
 }
 
-/// Free memory in percent from `kern.memorystatus_level` (already a
-/// percentage), clamped to `0..=100`.
-pub fn free_pct_from_level(level: i32) -> f64 {
+/// `kern.memorystatus_level` (already a percentage: pages neither wired
+/// nor compressed, of `hw.memsize_usable`), clamped to `0..=100`.
+pub fn pct_from_level(level: i32) -> f64 {
     f64::from(level.clamp(0, 100))
 }
 

@@ -49,11 +49,11 @@ fn sysctl_i32_needs_four_bytes() {
 
 #[test]
 fn free_pct_is_clamped() {
-    assert_eq!(free_pct_from_level(37), 37.0);
-    assert_eq!(free_pct_from_level(0), 0.0);
-    assert_eq!(free_pct_from_level(100), 100.0);
-    assert_eq!(free_pct_from_level(-5), 0.0);
-    assert_eq!(free_pct_from_level(250), 100.0);
+    assert_eq!(pct_from_level(37), 37.0);
+    assert_eq!(pct_from_level(0), 0.0);
+    assert_eq!(pct_from_level(100), 100.0);
+    assert_eq!(pct_from_level(-5), 0.0);
+    assert_eq!(pct_from_level(250), 100.0);
 }
 
 /// Mirror of the head of `struct vm_statistics64` as declared in
@@ -642,4 +642,164 @@ fn procargs2_survives_short_and_lying_answers() {
         n < 100_000 && n * 3 >= super::super::naming::ARGS_READ_MAX,
         "{n}"
     );
+}
+
+/// Page counts of a `struct vm_statistics64` (revision 1), by field name.
+#[derive(Default)]
+struct Vm {
+    free: u32,
+    active: u32,
+    inactive: u32,
+    wire: u32,
+    purgeable: u32,
+    speculative: u32,
+    compressor: u32,
+    throttled: u32,
+    external: u32,
+    internal: u32,
+    uncompressed_in_compressor: u64,
+}
+
+/// The struct's bytes field by field as `<mach/vm_statistics.h>` declares
+/// them (natural_t: 4 bytes, uint64_t: 8; no padding, every u64 falls on an
+/// 8-byte boundary), then read as the `integer_t` array the probe gets.
+fn vm_statistics64(v: &Vm) -> Vec<i32> {
+    let mut b = Vec::new();
+    for n in [v.free, v.active, v.inactive, v.wire] {
+        b.extend_from_slice(&n.to_le_bytes());
+    }
+    // zero_fill_count … purges: lifetime counters, large and not read.
+    for _ in 0..9 {
+        b.extend_from_slice(&(u64::MAX / 3).to_le_bytes());
+    }
+    b.extend_from_slice(&v.purgeable.to_le_bytes());
+    b.extend_from_slice(&v.speculative.to_le_bytes());
+    // decompressions, compressions, swapins, swapouts.
+    for _ in 0..4 {
+        b.extend_from_slice(&(u64::MAX / 5).to_le_bytes());
+    }
+    for n in [v.compressor, v.throttled, v.external, v.internal] {
+        b.extend_from_slice(&n.to_le_bytes());
+    }
+    b.extend_from_slice(&v.uncompressed_in_compressor.to_le_bytes());
+    assert_eq!(
+        b.len(),
+        HOST_VM_INFO64_COUNT * 4,
+        "sizeof(vm_statistics64) rev 1"
+    );
+    let mut out: Vec<i32> = b
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    out.resize(HOST_VM_INFO64_BUFFER, 0);
+    out
+}
+
+const PAGE: u64 = 16384;
+const GIB: u64 = 1 << 30;
+
+/// GiB in 16 KiB pages.
+fn pages(gib: f64) -> u32 {
+    (gib * GIB as f64 / PAGE as f64) as u32
+}
+
+/// A 48 GB Mac under load (a diffusion pipeline and a browser): little
+/// free, most anonymous memory active, 6 GiB of compressor, swap in use.
+fn loaded_48gb_mac() -> Vm {
+    Vm {
+        free: pages(0.4),
+        speculative: pages(0.2),
+        active: pages(19.0),
+        inactive: pages(17.5),
+        wire: pages(4.2),
+        purgeable: pages(0.3),
+        compressor: pages(6.0),
+        throttled: 0,
+        external: pages(8.5),
+        internal: pages(28.0),
+        uncompressed_in_compressor: u64::from(pages(14.0)),
+    }
+}
+
+#[test]
+fn used_memory_is_app_plus_wired_plus_compressed_as_activity_monitor_counts_it() {
+    let buf = vm_statistics64(&loaded_48gb_mac());
+    let m = vm_memory(&buf, HOST_VM_INFO64_COUNT, PAGE).unwrap();
+    let gib = |b: u64| (b as f64 / GIB as f64 * 100.0).round() / 100.0;
+    assert_eq!(gib(m.app_bytes), 27.7, "internal − purgeable");
+    assert_eq!(gib(m.wired_bytes), 4.2);
+    assert_eq!(gib(m.compressed_bytes), 6.0);
+    assert_eq!(gib(m.used_bytes()), 37.9, "Memory Used");
+    assert_eq!(gib(m.free_bytes), 0.6, "free + speculative");
+    assert_eq!(gib(m.cached_bytes), 8.8, "external + purgeable");
+    // The counts the kernel gave back decide: one short of internal_page_count.
+    assert_eq!(vm_memory(&buf, INTERNAL_PAGE_COUNT_INDEX, PAGE), None);
+    assert!(vm_memory(&buf, INTERNAL_PAGE_COUNT_INDEX + 1, PAGE).is_some());
+    // macOS 26's larger struct: the fields have not moved.
+    assert_eq!(vm_memory(&buf, 48, PAGE), Some(m));
+    let usable = 48 * GIB - GIB / 2;
+    let free = free_pct_of(&m, usable).unwrap();
+    assert!((free - 1.26).abs() < 0.01, "{free}");
+}
+
+#[test]
+fn the_gap_on_a_loaded_mac_is_not_gigabytes_below_zero() {
+    // Regression: used memory was the base less kern.memorystatus_level,
+    // which counts active anonymous pages as available. On this Mac the
+    // level is (active + inactive + free + speculative) / usable ≈ 78 %, so
+    // "used" came out at ~10.5 GiB while the footprints summed to 33 GiB: a
+    // gap of −22 GiB and a footprint coverage of 300 %.
+    let vm = loaded_48gb_mac();
+    let buf = vm_statistics64(&vm);
+    let m = vm_memory(&buf, HOST_VM_INFO64_COUNT, PAGE).unwrap();
+    let usable = 48 * GIB - GIB / 2;
+    let level_pages = u64::from(vm.active + vm.inactive + vm.free + vm.speculative);
+    let level = (level_pages * PAGE * 100 / usable) as i32;
+    assert_eq!(level, 78);
+    let old = crate::probe::SystemSample {
+        phys_bytes: 48 * GIB,
+        usable_bytes: usable,
+        free_pct: pct_from_level(level),
+        ..Default::default()
+    };
+    let new = crate::probe::SystemSample {
+        free_pct: free_pct_of(&m, usable).unwrap(),
+        memory_used_bytes: Some(m.used_bytes()),
+        available_pct: Some(pct_from_level(level)),
+        ..old
+    };
+    // Footprints: app memory less what apps hold outside any footprint
+    // (here 1.2 GiB), plus the compressed part at its full size, less what
+    // the compressor shrank (14 GiB held in 6 GiB): 27.7 − 1.2 + 14 − 6 −
+    // 1.5 (swapped out, still in footprints but not in RAM) ≈ 33 GiB.
+    let process = |gib: f64| crate::probe::ProcessSample {
+        footprint_bytes: (gib * GIB as f64) as u64,
+        ..Default::default()
+    };
+    let procs = [process(21.0), process(8.0), process(4.0)];
+    let old_gap = crate::detect::footprint_gap(&old, &procs);
+    let new_gap = crate::detect::footprint_gap(&new, &procs);
+    assert!(old_gap.unexplained_bytes < -20 * GIB as i64, "{old_gap:?}");
+    assert!(old_gap.coverage > 2.9, "{old_gap:?}");
+    // Within the tolerance: never more than 5 % of memory below zero.
+    let tolerance = (48 * GIB / 20) as i64;
+    assert!(new_gap.unexplained_bytes > -tolerance, "{new_gap:?}");
+    assert!(new_gap.coverage < 1.05, "{new_gap:?}");
+    // The guard's gate still reads the kernel's level.
+    assert_eq!(new.available_pct(), 78.0);
+    assert!(new.free_bytes() < GIB, "free is free: {}", new.free_bytes());
+}
+
+#[test]
+fn procargs_are_not_asked_for_another_users_process() {
+    // The size query answers for anyone; the read then fails with EINVAL
+    // for another user's process unless we are root.
+    assert!(procargs_readable(Some(501), 501));
+    assert!(
+        !procargs_readable(Some(0), 501),
+        "root's process, as a user"
+    );
+    assert!(!procargs_readable(Some(502), 501));
+    assert!(procargs_readable(Some(502), 0), "root reads anyone's");
+    assert!(procargs_readable(None, 501), "owner unknown: tried");
 }

@@ -54,8 +54,11 @@ pub mod scripted;
 pub struct SystemSample {
     /// Physical memory (macOS `hw.memsize`, Linux `MemTotal`).
     pub phys_bytes: u64,
-    /// Free memory in percent of [`SystemSample::usable_bytes`] (macOS
-    /// `kern.memorystatus_level`, Linux `MemAvailable / MemTotal × 100`).
+    /// Free memory in percent of [`SystemSample::usable_bytes`]: macOS
+    /// `free_count + speculative_count` pages, as `vm_stat` and Activity
+    /// Monitor show free memory (older macOS traces held
+    /// `kern.memorystatus_level` here, now [`SystemSample::available_pct`]);
+    /// Linux `MemAvailable / MemTotal × 100`.
     pub free_pct: f64,
     /// Swap in use (macOS `vm.swapusage` used, Linux `SwapTotal − SwapFree`).
     pub swap_used_bytes: u64,
@@ -78,6 +81,32 @@ pub struct SystemSample {
     /// process's footprint. Absent on Linux.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wired_bytes: Option<u64>,
+    /// macOS: memory in use as Activity Monitor's "Memory Used" counts it —
+    /// app memory + wired + compressed (`(internal_page_count −
+    /// purgeable_count + wire_count + compressor_page_count) × page size` of
+    /// `host_statistics64(HOST_VM_INFO64)`, `<mach/vm_statistics.h>`).
+    /// Absent on Linux and in older traces, where used memory is the base
+    /// less free memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_used_bytes: Option<u64>,
+    /// macOS: app memory, anonymous pages less purgeable ones
+    /// (`internal_page_count − purgeable_count`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_bytes: Option<u64>,
+    /// macOS: cached files, file-backed and purgeable pages the kernel drops
+    /// first when memory is needed (`external_page_count + purgeable_count`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_bytes: Option<u64>,
+    /// macOS: the kernel's `kern.memorystatus_level` — pages neither wired
+    /// nor in the compressor (active, inactive, free and speculative, so
+    /// anonymous memory in use counts), in % of `hw.memsize_usable`
+    /// (`vm_pressure_response`, `osfmk/vm/vm_pageout.c`); what
+    /// `memory_pressure` prints as "System-wide memory free percentage".
+    /// `guard --wait-free` waits on it. Absent on Linux, where `free_pct` is
+    /// already `MemAvailable`, and in older macOS traces, where `free_pct`
+    /// held it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available_pct: Option<f64>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -104,9 +133,19 @@ impl SystemSample {
         (self.base_bytes() as f64 * pct / 100.0) as u64
     }
 
-    /// Memory in use: the base of `free_pct` less free memory.
+    /// Memory in use: macOS's "Memory Used" where the probe read it, else
+    /// the base of `free_pct` less free memory (Linux: `MemTotal −
+    /// MemAvailable`).
     pub fn used_bytes(&self) -> u64 {
-        self.base_bytes().saturating_sub(self.free_bytes())
+        self.memory_used_bytes
+            .unwrap_or_else(|| self.base_bytes().saturating_sub(self.free_bytes()))
+    }
+
+    /// Memory the OS could hand a new job without swapping, in %: macOS
+    /// `kern.memorystatus_level`, Linux `MemAvailable` (`free_pct`). What
+    /// `guard --wait-free` waits for.
+    pub fn available_pct(&self) -> f64 {
+        self.available_pct.unwrap_or(self.free_pct)
     }
 }
 

@@ -56,6 +56,9 @@ impl Naming {
 pub fn program_name(exe_path: Option<&[u8]>, argv0: Option<&[u8]>, comm: &str) -> String {
     if let Some(path) = exe_path {
         let path = path.strip_suffix(b" (deleted)").unwrap_or(path);
+        if let Some(python) = framework_python(path) {
+            return python;
+        }
         let base = base_name(path);
         if !base.is_empty() {
             return clean(&String::from_utf8_lossy(base), NAME_MAX_CHARS);
@@ -71,6 +74,27 @@ pub fn program_name(exe_path: Option<&[u8]>, argv0: Option<&[u8]>, comm: &str) -
         }
     }
     clean(comm, NAME_MAX_CHARS)
+}
+
+/// `python3.12` for a macOS framework build of Python, whose executable is
+/// `…/Python.framework/Versions/3.12/Resources/Python.app/Contents/MacOS/Python`
+/// (python.org and Homebrew; Xcode's is `Python3.framework`): named by its
+/// base name it would be "Python", and no script would be found behind it.
+pub fn framework_python(path: &[u8]) -> Option<String> {
+    if base_name(path) != b"Python" {
+        return None;
+    }
+    let text = std::str::from_utf8(path).ok()?;
+    let (_, after) = text
+        .rsplit_once("/Python.framework/Versions/")
+        .or_else(|| text.rsplit_once("/Python3.framework/Versions/"))?;
+    let version = after.split('/').next()?;
+    let numeric = !version.is_empty() && version.chars().all(|c| c.is_ascii_digit() || c == '.');
+    Some(if numeric {
+        format!("python{version}")
+    } else {
+        "python3".to_string()
+    })
 }
 
 /// The display name of a process whose executable is `program` (a base

@@ -436,3 +436,31 @@ fn a_new_image_under_the_same_comm_is_named_again_an_unknown_one_never() {
     cache.end_tick();
     assert_eq!(cache.reads(), 3);
 }
+
+#[test]
+fn framework_python_on_macos_is_named_by_its_version_not_python() {
+    // Regression: python.org, Homebrew and Xcode builds run a binary named
+    // "Python" inside Python.app, so a script showed as "(Python)".
+    let org = b"/Library/Frameworks/Python.framework/Versions/3.12/Resources/Python.app/Contents/MacOS/Python";
+    let brew = b"/opt/homebrew/Cellar/python@3.13/3.13.1/Frameworks/Python.framework/Versions/3.13/Resources/Python.app/Contents/MacOS/Python";
+    let xcode = b"/Applications/Xcode.app/Contents/Developer/Library/Frameworks/Python3.framework/Versions/3.9/Resources/Python.app/Contents/MacOS/Python";
+    assert_eq!(framework_python(org).as_deref(), Some("python3.12"));
+    assert_eq!(framework_python(brew).as_deref(), Some("python3.13"));
+    assert_eq!(framework_python(xcode).as_deref(), Some("python3.9"));
+    let current = b"/Library/Frameworks/Python.framework/Versions/Current/Resources/Python.app/Contents/MacOS/Python";
+    assert_eq!(framework_python(current).as_deref(), Some("python3"));
+    assert_eq!(framework_python(b"/usr/bin/python3"), None);
+    assert_eq!(
+        framework_python(b"/Applications/Foo.app/Contents/MacOS/Python"),
+        None
+    );
+    let n = Naming::of(
+        Some(org),
+        &[
+            &b"/Library/Frameworks/Python.framework/Versions/3.12/bin/python3"[..],
+            b"generate.py",
+        ],
+        "Python",
+    );
+    assert_eq!(n.name, "generate.py (python3.12)");
+}

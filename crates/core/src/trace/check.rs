@@ -31,6 +31,14 @@ pub fn check(record: &Record) -> Result<(), String> {
             bytes("sys.swap_total_bytes", sys.swap_total_bytes)?;
             bytes("sys.compressed_bytes", sys.compressed_bytes)?;
             bytes("sys.page_size", sys.page_size)?;
+            bytes("sys.usable_bytes", sys.usable_bytes)?;
+            bytes("sys.wired_bytes", sys.wired_bytes.unwrap_or(0))?;
+            bytes("sys.memory_used_bytes", sys.memory_used_bytes.unwrap_or(0))?;
+            bytes("sys.app_bytes", sys.app_bytes.unwrap_or(0))?;
+            bytes("sys.cached_bytes", sys.cached_bytes.unwrap_or(0))?;
+            if let Some(pct) = sys.available_pct {
+                percent("sys.available_pct", pct)?;
+            }
             for p in &s.processes {
                 let in_proc = |e: String| format!("process {}: {e}", p.pid);
                 bytes("footprint_bytes", p.footprint_bytes).map_err(in_proc)?;

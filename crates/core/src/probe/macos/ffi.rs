@@ -86,6 +86,8 @@ pub fn pid_rusage(pid: pid_t) -> io::Result<Rusage> {
 #[derive(Debug, Clone, Copy)]
 pub struct ShortBsdInfo {
     pub ppid: u32,
+    /// The owner (`pbsi_uid`), to skip reads the kernel refuses other users.
+    pub uid: u32,
     pub comm: [u8; super::super::macos_parse::MAXCOMLEN],
 }
 
@@ -117,6 +119,7 @@ pub fn short_bsd_info(pid: pid_t) -> io::Result<ShortBsdInfo> {
     }
     Ok(ShortBsdInfo {
         ppid: info.pbsi_ppid,
+        uid: info.pbsi_uid,
         // c_char is i8 on both Apple targets; keep the bits.
         comm: info.pbsi_comm.map(|c| c as u8),
     })

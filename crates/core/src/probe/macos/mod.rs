@@ -11,7 +11,10 @@
 //! | identity | `p_uniqueid` of `proc_pidinfo(PROC_PIDUNIQIDENTIFIERINFO)` (every user): a reused pid has a new one |
 //! | start time | `p_starttime` of `sysctl kern.proc.pid.<pid>` (`kinfo_proc`), µs since the epoch — read once per new process: that sysctl walks every process in the kernel |
 //! | swap | `sysctl vm.swapusage` |
-//! | free % | `sysctl kern.memorystatus_level`, a percentage of `hw.memsize_usable` |
+//! | free % | `free_count + speculative_count` of `host_statistics64(HOST_VM_INFO64)`, % of `hw.memsize_usable` |
+//! | used (Activity Monitor's "Memory Used") | app (`internal_page_count − purgeable_count`) + `wire_count` + `compressor_page_count`, same answer |
+//! | cached files | `external_page_count + purgeable_count`, same answer |
+//! | available % (the guard's gate) | `sysctl kern.memorystatus_level`: pages neither wired nor compressed, % of `hw.memsize_usable` |
 //! | compressor, wired | `host_statistics64(HOST_VM_INFO64)`, `compressor_page_count` and `wire_count × vm.pagesize` |
 //! | physical memory, page size | `sysctl hw.memsize`, `hw.memsize_usable`, `vm.pagesize`, read once |
 //!
@@ -76,6 +79,7 @@ fn vm_stats(host: &ffi::HostPort, page_size: u64, refresh: bool) -> VmStats {
         Some(VmStats {
             compressed_bytes: parse::compressed_bytes(&buf, count, page_size)?,
             wired_bytes: parse::wired_bytes(&buf, count, page_size),
+            memory: parse::vm_memory(&buf, count, page_size),
         })
     })
 }
@@ -143,8 +147,14 @@ impl ProcessTable {
     /// that exec'd): from its arguments where the kernel shows them (the
     /// caller's own user's processes, as `ps` does), else its executable
     /// name.
-    fn read_naming(&mut self, pid: libc::pid_t, comm: &str) -> Naming {
-        let size = ffi::procargs2_size(pid).unwrap_or(0);
+    fn read_naming(&mut self, pid: libc::pid_t, comm: &str, owner: Option<u32>) -> Naming {
+        // SAFETY: geteuid cannot fail and touches no memory.
+        let me = unsafe { libc::geteuid() };
+        let size = if parse::procargs_readable(owner, me) {
+            ffi::procargs2_size(pid).unwrap_or(0)
+        } else {
+            0
+        };
         if size > 0 {
             // Sized to the whole answer: a shorter buffer gets the tail
             // (the environment), not the head.
@@ -167,10 +177,10 @@ impl ProcessTable {
     /// One process, or `None` when it vanished mid-scan (or is a zombie).
     fn listed(&mut self, pid: libc::pid_t) -> Option<Listed> {
         let pid_u32 = u32::try_from(pid).ok()?;
-        let (ppid, comm) = match ffi::short_bsd_info(pid) {
-            Ok(info) => (info.ppid, parse::comm_to_string(&info.comm)),
+        let (ppid, comm, owner) = match ffi::short_bsd_info(pid) {
+            Ok(info) => (info.ppid, parse::comm_to_string(&info.comm), Some(info.uid)),
             Err(e) if is_gone(&e) => return None,
-            Err(_) => (0, String::new()),
+            Err(_) => (0, String::new(), None),
         };
         let mut uniq = [0u8; parse::PROC_UNIQIDENTIFIERINFO_SIZE];
         let uniqueid = match ffi::uniq_identifier_info(pid, &mut uniq) {
@@ -181,7 +191,7 @@ impl ProcessTable {
         if let Some(mut id) = self.identities.known(pid_u32, uniqueid) {
             // exec keeps the process (and its unique id) but changes comm.
             if !id.named_for(&comm) {
-                id.naming = self.read_naming(pid, &comm);
+                id.naming = self.read_naming(pid, &comm, owner);
                 id.comm = comm;
                 self.identities.insert(pid_u32, uniqueid, id.clone());
             }
@@ -204,7 +214,7 @@ impl ProcessTable {
             Some(id) if id.named_for(&comm) => id,
             _ => Identity {
                 start_time,
-                naming: self.read_naming(pid, &comm),
+                naming: self.read_naming(pid, &comm, owner),
                 comm,
             },
         };
@@ -380,15 +390,30 @@ impl NativeProbe {
         })?;
 
         let vm = vm_stats(&self.host, self.page_size, refresh_vm);
+        let available_pct = parse::pct_from_level(level);
+        let base = if self.usable_bytes > 0 {
+            self.usable_bytes
+        } else {
+            self.phys_bytes
+        };
+        let memory = vm.memory;
         Ok(SystemSample {
             phys_bytes: self.phys_bytes,
-            free_pct: parse::free_pct_from_level(level),
+            // Without the kernel's page counts (no answer yet), the level is
+            // the only figure there is, as older versions recorded it.
+            free_pct: memory
+                .and_then(|m| parse::free_pct_of(&m, base))
+                .unwrap_or(available_pct),
             swap_used_bytes,
             swap_total_bytes,
             compressed_bytes: vm.compressed_bytes,
             page_size: self.page_size,
             usable_bytes: self.usable_bytes,
             wired_bytes: vm.wired_bytes,
+            memory_used_bytes: memory.map(|m| m.used_bytes()),
+            app_bytes: memory.map(|m| m.app_bytes),
+            cached_bytes: memory.map(|m| m.cached_bytes),
+            available_pct: Some(available_pct),
         })
     }
 
