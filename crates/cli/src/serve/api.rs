@@ -19,7 +19,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::json;
 use swapsight::export::{prometheus, ExportError, ExportFormat, ExportOptions};
-use swapsight::live::{LiveError, Snapshot};
+use swapsight::live::{keep_commands_in_jsonl, LiveError, Snapshot};
 use swapsight::recordings::{file_name, Recording, RecordingError};
 use swapsight::trace::TraceError;
 use swapsight::views::{Done, Pinned, ProcessView, RecordingInfo};
@@ -380,8 +380,10 @@ pub async fn report(
 
 /// A recording as `format`, in memory (an HTTP body). A trace that cannot
 /// be read is told as [`trace_error`] tells it, by its file name; one with
-/// no sample is [`nothing_to`] export, in every format, JSONL too.
-fn export_bytes(path: &Path, format: ExportFormat) -> ApiResult<Vec<u8>> {
+/// no sample is [`nothing_to`] export, in every format, JSONL too. The
+/// JSONL, the file as it is, keeps to the session's rule on command lines
+/// (`commands_of`) like every other answer.
+fn export_bytes(path: &Path, format: ExportFormat, commands_of: Option<u32>) -> ApiResult<Vec<u8>> {
     let trace = swapsight::trace::read(path).map_err(|e| match e {
         TraceError::Io { path, source } => trace_error(&TraceError::Io {
             path: PathBuf::from(file_name(&path)),
@@ -401,7 +403,13 @@ fn export_bytes(path: &Path, format: ExportFormat) -> ApiResult<Vec<u8>> {
     let mut out = Vec::with_capacity(64 * 1024);
     let written = if format == ExportFormat::Jsonl {
         // The file as it is, not as read.
-        format.write_file(path, &ExportOptions::default(), &mut out)
+        format
+            .write_file(path, &ExportOptions::default(), &mut out)
+            .map(|()| {
+                if let Some(uid) = commands_of {
+                    out = keep_commands_in_jsonl(&out, uid);
+                }
+            })
     } else {
         format.write(&trace, &ExportOptions::default(), &mut out)
     };
@@ -433,7 +441,8 @@ pub async fn export(
                 ExportFormat::names(&ExportFormat::UI)
             ))
         })?;
-    let bytes = heavy(&s, move || export_bytes(&path, format)).await?;
+    let commands_of = s.live.commands_of();
+    let bytes = heavy(&s, move || export_bytes(&path, format, commands_of)).await?;
     // The name was checked: [A-Za-z0-9._-] only, so it needs no quoting.
     let disposition = format!(
         "attachment; filename=\"{}\"",

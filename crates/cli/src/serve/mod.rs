@@ -23,7 +23,7 @@ use anyhow::Context;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use axum::Router;
-use swapsight::live::Live;
+use swapsight::live::{Live, LiveConfig};
 use tokio::sync::{watch, Semaphore};
 
 use crate::exit;
@@ -48,6 +48,8 @@ event stream and the metrics are described in docs/serve.md.
 Security: without --token only loopback addresses are allowed (and requests must name a loopback \
 host); any other address needs --token (or SWAPSIGHT_TOKEN), and then every request but /healthz \
 needs `Authorization: Bearer TOKEN`. Recordings are read and written only inside --recordings.
+Command lines are shown for the processes of the user serve runs as only: anyone who reaches the \
+port would read the others' (--show-all-commands shows them all, passwords in arguments too).
 
 Examples:
   swapsight serve                                    http://127.0.0.1:7878/
@@ -69,6 +71,19 @@ pub struct Args {
     /// Application Support on macOS; ./swapsight-recordings without a home]
     #[arg(long, value_name = "DIR")]
     pub recordings: Option<PathBuf>,
+    /// Show every user's command lines, not only those of the processes of
+    /// the user serve runs as. Risky: whoever reaches the port reads them,
+    /// with any password or token in their arguments, even where /proc
+    /// hides other users' processes (hidepid)
+    #[arg(long)]
+    pub show_all_commands: bool,
+}
+
+/// Whose command lines the session shows ([`LiveConfig::commands_of`]):
+/// serve's own user's, unless every user's are asked for.
+fn commands_of(show_all: bool) -> Option<u32> {
+    // SAFETY: geteuid takes nothing and cannot fail.
+    (!show_all).then(|| unsafe { libc::geteuid() })
 }
 
 /// `127.0.0.1:7878`, `[::1]:7878`, or `localhost:7878` (taken as 127.0.0.1).
@@ -256,7 +271,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let dir = dir
         .canonicalize()
         .with_context(|| format!("cannot open the recordings folder {}", dir.display()))?;
-    let live = Arc::new(Live::start_native(dir).context("cannot start the memory probe")?);
+    let config = LiveConfig {
+        recordings_dir: dir,
+        commands_of: commands_of(args.show_all_commands),
+        ..LiveConfig::default()
+    };
+    let probe = swapsight::probe::native().context("cannot start the memory probe")?;
+    let live = Arc::new(Live::start(probe, config).context("cannot start the memory probe")?);
     let app = app(
         Arc::clone(&live),
         Options {

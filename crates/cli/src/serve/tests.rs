@@ -32,16 +32,7 @@ struct Server {
 /// while pid 7 pages in; pids 1..=50), whose first sample waits
 /// `first_delay`.
 fn live_in(dir: &Path, interval_ms: u64, first_delay: Duration) -> Arc<Live> {
-    let cfg = LiveConfig {
-        sampler: SamplerConfig {
-            interval: Duration::from_millis(interval_ms),
-            history: 2,
-            ..SamplerConfig::default()
-        },
-        rows: 10,
-        recordings_dir: dir.to_path_buf(),
-        ..LiveConfig::default()
-    };
+    let cfg = config(dir, interval_ms);
     let mut script = ScriptedProbe::false_fit();
     let probe = ScriptedProbe::new(16 << 30, move |n| {
         if n == 1 {
@@ -50,6 +41,20 @@ fn live_in(dir: &Path, interval_ms: u64, first_delay: Duration) -> Arc<Live> {
         script.sample().expect("scripted")
     });
     Arc::new(Live::start(Box::new(probe), cfg).unwrap())
+}
+
+/// A session sampling every `interval_ms`, 10 rows, recording into `dir`.
+fn config(dir: &Path, interval_ms: u64) -> LiveConfig {
+    LiveConfig {
+        sampler: SamplerConfig {
+            interval: Duration::from_millis(interval_ms),
+            history: 2,
+            ..SamplerConfig::default()
+        },
+        rows: 10,
+        recordings_dir: dir.to_path_buf(),
+        ..LiveConfig::default()
+    }
 }
 
 fn server_with(tag: &str, opts: Options) -> Server {
@@ -1303,4 +1308,100 @@ async fn answers_have_the_shapes_the_app_answers() {
         swapsight_testkit::json_shape(&report, 1),
         swapsight_testkit::json_shape(&own, 1)
     );
+}
+
+/// A server on [`ScriptedProbe::two_users`] whose session shows the
+/// command lines of `commands_of` (as `serve` runs: its own user's, or
+/// every one with `--show-all-commands`).
+fn two_users_server(tag: &str, commands_of: Option<u32>) -> Server {
+    let dir = Tmp::new(tag);
+    let cfg = LiveConfig {
+        commands_of,
+        ..config(dir.path(), 20)
+    };
+    let probe = ScriptedProbe::two_users();
+    let live = Arc::new(Live::start(Box::new(probe), cfg).unwrap());
+    let app = app(Arc::clone(&live), Options::default()).unwrap();
+    Server { app, live, dir }
+}
+
+/// Every answer that carries command lines, as text: the snapshot, a
+/// process, an event, and the replay, report and exports of a recording it
+/// makes and of every other one in its folder.
+async fn answers_with_command_lines(s: &Server) -> Vec<(String, String)> {
+    let r = &s.app.router;
+    s.live.wait_snapshot(Duration::from_secs(5)).unwrap();
+    let mut out = Vec::new();
+    let res = r.clone().oneshot(get("/api/events")).await.unwrap();
+    let mut body = res.into_body().into_data_stream();
+    let update = next_update(&mut body, &mut String::new()).await.unwrap();
+    out.push(("/api/events".to_string(), update.to_string()));
+    drop(body);
+    let a = call(r, post("/api/recording/start", "")).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.text());
+    wait_points(&s.live, 5).await;
+    assert_eq!(
+        call(r, post("/api/recording/stop", "")).await.status,
+        StatusCode::OK
+    );
+    let mut uris = vec![
+        "/api/snapshot".to_string(),
+        "/api/process/2".to_string(),
+        "/api/process/3".to_string(),
+    ];
+    for rec in call(r, get("/api/recordings"))
+        .await
+        .json()
+        .as_array()
+        .unwrap()
+    {
+        let name = rec["name"].as_str().unwrap();
+        uris.extend(
+            [
+                "replay",
+                "report",
+                "export?format=jsonl",
+                "export?format=csv",
+                "export?format=perfetto",
+            ]
+            .map(|what| format!("/api/recordings/{name}/{what}")),
+        );
+    }
+    for uri in uris {
+        let a = call(r, get(&uri)).await;
+        assert_eq!(a.status, StatusCode::OK, "{uri}: {}", a.text());
+        out.push((uri, a.text()));
+    }
+    out
+}
+
+#[tokio::test]
+async fn serve_gave_every_user_every_users_command_lines() {
+    // Regression: a tokenless loopback serve answered anyone on the machine
+    // with every user's command lines, `--password=hunter2` and all.
+    // SAFETY: geteuid takes nothing and cannot fail.
+    assert_eq!(super::commands_of(false), Some(unsafe { libc::geteuid() }));
+    assert_eq!(super::commands_of(true), None, "--show-all-commands");
+    // With --show-all-commands: every user's, in every answer.
+    let all = two_users_server("all-commands", None);
+    for (uri, text) in answers_with_command_lines(&all).await {
+        if !uri.ends_with("csv") && !uri.ends_with("perfetto") {
+            assert!(text.contains("--password=hunter"), "{uri}: {text}");
+        }
+    }
+    // Without it: its own user's only, also from a recording that holds
+    // the others' (made with the flag, or by `swapsight record`).
+    let own = two_users_server("own-commands", Some(1000));
+    for rec in std::fs::read_dir(all.dir.path()).unwrap() {
+        let rec = rec.unwrap().path();
+        assert_eq!(rec.extension().unwrap(), "jsonl");
+        std::fs::copy(&rec, own.dir.path().join(rec.file_name().unwrap())).unwrap();
+    }
+    let answers = answers_with_command_lines(&own).await;
+    assert!(answers.len() >= 3 + 2 * 5, "both recordings read");
+    for (uri, text) in answers {
+        assert!(!text.contains("hunter"), "{uri}: {text}");
+    }
+    let p1 = call(&own.app.router, get("/api/process/1")).await.json();
+    assert_eq!(p1["row"]["cmdline"], "own --token=mine", "{p1}");
 }

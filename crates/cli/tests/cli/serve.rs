@@ -516,6 +516,109 @@ fn serve_says_when_the_port_is_taken() {
     assert_eq!(err.lines().count(), 1, "{err}");
 }
 
+/// `sh` sleeping with `secret` in its arguments, run as `nobody` (uid
+/// 65534) when `as_nobody`, else as the test's user; why not, when it
+/// cannot be (root is needed to run as another user).
+#[cfg(target_os = "linux")]
+fn sleeper(as_nobody: bool, secret: &str) -> Result<Child, String> {
+    let mut cmd = if as_nobody {
+        if !is_root() {
+            return Err("starting a process as another user needs root".into());
+        }
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "sh"]);
+        c
+    } else {
+        Command::new("sh")
+    };
+    // `; :` keeps the shell (and its arguments) alive beside `sleep`.
+    cmd.args(["-c", "sleep 60; :", "sh", secret])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start a sleeper: {e}"))
+}
+
+/// Pins `pid` and waits for its row: the row and the snapshot's text.
+#[cfg(target_os = "linux")]
+async fn pinned_row(addr: SocketAddr, pid: u32) -> (serde_json::Value, String) {
+    let body = format!(r#"{{"pid":{pid}}}"#);
+    let (st, _, text) = fetch(addr, Method::POST, "/api/pin", &[], &body).await;
+    assert_eq!(st, StatusCode::OK, "{text}");
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, _, text) = get(addr, "/api/snapshot").await;
+        let snap: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let row = snap["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["pid"] == pid);
+        if let Some(row) = row {
+            return (row.clone(), text);
+        }
+        assert!(
+            Instant::now() < until,
+            "pid {pid} never in the table: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn serve_shows_another_users_command_line_only_with_show_all_commands() {
+    // Regression: any local user read every user's command lines from a
+    // tokenless loopback serve, `--password=hunter2` and all.
+    let theirs = match sleeper(true, "--password=hunter2") {
+        Ok(c) => KillOnDrop(c),
+        Err(why) => {
+            assert!(!in_ci(), "the other-user test must run in CI, but: {why}");
+            eprintln!("note: other-user command line test skipped outside CI: {why}");
+            return;
+        }
+    };
+    let mine = KillOnDrop(sleeper(false, "--password=my-own").unwrap());
+    let dir = TempDir::new("serve-commands");
+    let rec = dir.join("rec");
+    let rec = rec.to_str().unwrap();
+    let shown = |args: &[&str]| {
+        let s = Serving::start(&[&["--recordings", rec][..], args].concat(), &[]);
+        let addr = s.addr;
+        runtime().block_on(async {
+            let (row, snapshot) = pinned_row(addr, theirs.0.id()).await;
+            let (_, _, process) = get(addr, &format!("/api/process/{}", theirs.0.id())).await;
+            let (own, _) = pinned_row(addr, mine.0.id()).await;
+            assert_eq!(
+                own["cmdline"], "sh -c 'sleep 60; :' sh --password=my-own",
+                "{own}"
+            );
+            (row, snapshot + &process)
+        })
+    };
+    let (row, text) = shown(&[]);
+    assert!(row.get("cmdline").is_none(), "{row}");
+    assert!(!text.contains("hunter2"), "{text}");
+    let (row, _) = shown(&["--show-all-commands"]);
+    assert_eq!(
+        row["cmdline"], "sh -c 'sleep 60; :' sh --password=hunter2",
+        "{row}"
+    );
+}
+
+/// A child killed (and reaped) when the test ends, however it ends.
+#[cfg(target_os = "linux")]
+struct KillOnDrop(Child);
+
+#[cfg(target_os = "linux")]
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Resident memory of a process, from `/proc/PID/status`.
 #[cfg(target_os = "linux")]
 fn vm_rss_kib(pid: u32) -> u64 {
