@@ -290,24 +290,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .thread_name("swapsight-serve")
         .build()
         .context("cannot start the server's runtime")?;
-    runtime.block_on(serve(app, args.addr, token))?;
+    runtime.block_on(serve(app, args.addr, token.is_some().then_some(from)))?;
     // Handlers still rendering an export are not waited for.
     runtime.shutdown_timeout(Duration::from_secs(1));
     eprintln!("{}", signal::finish(&live));
     Ok(ExitCode::SUCCESS)
 }
 
-async fn serve(app: App, addr: SocketAddr, token: Option<String>) -> anyhow::Result<()> {
+/// Serves `app` on `addr`; `token_from` says where its token came from.
+async fn serve(app: App, addr: SocketAddr, token_from: Option<&str>) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener
         .local_addr()
         .context("cannot read the bound address")?;
-    eprintln!(
-        "swapsight: serving on {} (Ctrl-C to stop)",
-        page_url(local, token.as_deref())
-    );
+    eprintln!("{}", start_line(local, token_from));
     let stop = app.shutdown_handle();
     let mut stopped = app.shutdown.subscribe();
     let server = conn::serve(listener, app.router.clone(), app.limits, async move {
@@ -325,14 +323,21 @@ async fn serve(app: App, addr: SocketAddr, token: Option<String>) -> anyhow::Res
     Ok(())
 }
 
-/// The URL to open. With a token: `?token=` lets the browser load the page
-/// (the server trades it for a cookie the page's files load with, and
-/// redirects to `/`), `#token=` hands it to the page's scripts for the API
-/// (`ui/js/transport.js` reads it from the fragment, which survives the
-/// redirect, keeps it for the session and clears the address bar).
-pub fn page_url(addr: SocketAddr, token: Option<&str>) -> String {
-    match token {
-        Some(t) => format!("http://{addr}/?token={t}#token={t}"),
-        None => format!("http://{addr}/"),
+/// The line serve starts with: the URL to open. With a token the page is
+/// opened as `/?token=TOKEN#token=TOKEN`: the query lets the browser load
+/// the page (the server trades it for a cookie the page's files load with,
+/// and redirects to `/`), the fragment hands it to the page's scripts for
+/// the API (`ui/js/transport.js` reads it, keeps it for the session and
+/// clears the address bar). The line shows the token's place, never the
+/// token: serve was given it (`--token`, or `SWAPSIGHT_TOKEN` from a file
+/// only root reads), and the line goes where others may read it, a service
+/// manager's journal.
+pub fn start_line(addr: SocketAddr, token_from: Option<&str>) -> String {
+    match token_from {
+        Some(from) => format!(
+            "swapsight: serving on http://{addr}/?token=…#token=… (… is the token of {from}; \
+             Ctrl-C to stop)"
+        ),
+        None => format!("swapsight: serving on http://{addr}/ (Ctrl-C to stop)"),
     }
 }

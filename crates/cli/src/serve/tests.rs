@@ -1405,3 +1405,19 @@ async fn serve_gave_every_user_every_users_command_lines() {
     let p1 = call(&own.app.router, get("/api/process/1")).await.json();
     assert_eq!(p1["row"]["cmdline"], "own --token=mine", "{p1}");
 }
+
+#[test]
+fn the_start_line_never_shows_the_token() {
+    // Regression: the line carried the token, so a token kept in a 0600
+    // file landed in the journal of the service that ran serve.
+    let addr: std::net::SocketAddr = "127.0.0.1:7878".parse().unwrap();
+    assert_eq!(
+        super::start_line(addr, None),
+        "swapsight: serving on http://127.0.0.1:7878/ (Ctrl-C to stop)"
+    );
+    assert_eq!(
+        super::start_line(addr, Some("SWAPSIGHT_TOKEN")),
+        "swapsight: serving on http://127.0.0.1:7878/?token=…#token=… \
+         (… is the token of SWAPSIGHT_TOKEN; Ctrl-C to stop)"
+    );
+}

@@ -40,7 +40,8 @@ fn heavy() -> MutexGuard<'static, ()> {
 struct Serving {
     child: Child,
     addr: SocketAddr,
-    /// The URL it printed (with `?token=…#token=…` when it has a token).
+    /// The URL it printed (with `?token=…#token=…` when it has a token: the
+    /// token's place, never the token).
     url: String,
     stderr: Arc<Mutex<String>>,
 }
@@ -98,7 +99,7 @@ impl Serving {
         };
         let url = line
             .split_once("serving on ")
-            .and_then(|(_, rest)| rest.split_once(" (Ctrl-C to stop)"))
+            .and_then(|(_, rest)| rest.split_once(" ("))
             .map(|(url, _)| url.to_string())
             .unwrap_or_else(|| panic!("no URL in {line:?}"));
         let hostport = url
@@ -417,7 +418,15 @@ fn serve_with_a_token_needs_it_over_a_real_socket() {
         &["--recordings", rec.to_str().unwrap()],
         &[("SWAPSIGHT_TOKEN", token)],
     );
-    assert_eq!(s.url, format!("{}?token={token}#token={token}", s.base()));
+    // Regression: the start line carried the token, into a service's journal.
+    assert_eq!(s.url, format!("{}?token=…#token=…", s.base()));
+    assert!(
+        s.stderr()
+            .contains("(… is the token of SWAPSIGHT_TOKEN; Ctrl-C to stop)"),
+        "{}",
+        s.stderr()
+    );
+    assert!(!s.stderr().contains(token), "{}", s.stderr());
     let addr = s.addr;
     let bearer = format!("Bearer {token}");
     runtime().block_on(async {
@@ -873,15 +882,17 @@ fn web_ui_in_chromium_lists_real_processes_and_flags_a_real_false_fit() {
     let png = std::fs::read(&screenshot).expect("a screenshot");
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
 
-    // The same page behind a token, opened from the URL the server printed:
-    // the page loads (cookie), the API answers (bearer), updates stream
-    // (?token=), and the token leaves the address bar.
+    // The same page behind a token, opened from the URL the server printed
+    // with the token in its place: the page loads (cookie), the API answers
+    // (bearer), updates stream (?token=), and the token leaves the address
+    // bar.
     let token = "e2e-token-0123456789abcdef";
-    let t = Serving::start(
+    let mut t = Serving::start(
         &["--recordings", dir.join("rec").to_str().unwrap()],
         &[("SWAPSIGHT_TOKEN", token)],
     );
-    assert!(t.url.contains("#token="), "{}", t.url);
+    t.url = t.url.replace('…', token);
+    assert_eq!(t.url, format!("{}?token={token}#token={token}", t.base()));
     node_test(&root, &t, &[]).unwrap();
 }
 
