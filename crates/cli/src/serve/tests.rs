@@ -64,6 +64,16 @@ fn server_with(tag: &str, opts: Options) -> Server {
     Server { app, live, dir }
 }
 
+/// A server behind a token, and the token.
+fn token_server(tag: &str) -> (Server, &'static str) {
+    let token = "s3cret-Token_0123";
+    let opts = Options {
+        token: Some(token.into()),
+        ..Options::default()
+    };
+    (server_with(tag, opts), token)
+}
+
 fn server(tag: &str) -> Server {
     server_with(tag, Options::default())
 }
@@ -464,14 +474,7 @@ async fn recording_names_never_leave_the_folder() {
 
 #[tokio::test]
 async fn token_is_needed_everywhere_but_healthz() {
-    let token = "s3cret-Token_0123";
-    let s = server_with(
-        "token",
-        Options {
-            token: Some(token.into()),
-            ..Options::default()
-        },
-    );
+    let (s, token) = token_server("token");
     let r = &s.app.router;
     s.live.wait_snapshot(Duration::from_secs(5)).unwrap();
     let with = |mut req: Request<Body>, value: &str| {
@@ -1404,6 +1407,25 @@ async fn serve_gave_every_user_every_users_command_lines() {
     }
     let p1 = call(&own.app.router, get("/api/process/1")).await.json();
     assert_eq!(p1["row"]["cmdline"], "own --token=mine", "{p1}");
+}
+
+#[tokio::test]
+async fn a_token_redirect_never_leads_off_the_server() {
+    // Regression: `GET //evil.example/?token=T` answered 303 to
+    // `//evil.example/`, which a browser reads as another host.
+    let (s, token) = token_server("redirect");
+    let r = &s.app.router;
+    for (uri, to) in [
+        (format!("//evil.example/?token={token}"), "/evil.example/"),
+        (
+            format!("///evil.example/x?token={token}&a=1"),
+            "/evil.example/x?a=1",
+        ),
+    ] {
+        let a = call(r, get(&uri)).await;
+        assert_eq!(a.status, StatusCode::SEE_OTHER, "{uri}: {}", a.text());
+        assert_eq!(a.header(header::LOCATION), to, "{uri}");
+    }
 }
 
 #[test]
