@@ -245,20 +245,29 @@ pub async fn history(
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> ApiResult<Response> {
     let q = query(q)?;
-    let seconds = match q.get("seconds") {
-        None => None,
-        Some(v) => Some(
-            v.parse::<u64>()
-                .ok()
-                .filter(|&n| n <= 365 * 86_400)
-                .ok_or_else(|| {
-                    ApiError::bad_request(format!(
-                        "bad seconds '{v}': expected a whole number of seconds"
-                    ))
-                })?,
-        ),
-    };
+    let seconds = q.get("seconds").map(|v| seconds_of(v)).transpose()?;
     Ok(Json(s.live.history(seconds)).into_response())
+}
+
+/// The most `seconds` of history asked for: a year (far more than is kept).
+pub const MAX_SECONDS: u64 = 365 * 86_400;
+
+/// `?seconds=`: a whole number from 0 to [`MAX_SECONDS`]; a number past it
+/// is told as out of range, not as no number.
+fn seconds_of(raw: &str) -> ApiResult<u64> {
+    let out_of_range = || {
+        ApiError::bad_request(format!(
+            "bad seconds '{raw}': out of range, expected 0 to {MAX_SECONDS} (a year)"
+        ))
+    };
+    match raw.parse::<u64>() {
+        Ok(n) if n <= MAX_SECONDS => Ok(n),
+        Ok(_) => Err(out_of_range()),
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => Err(out_of_range()),
+        Err(_) => Err(ApiError::bad_request(format!(
+            "bad seconds '{raw}': expected a whole number of seconds"
+        ))),
+    }
 }
 
 /// A pid from the URL: a positive whole number.

@@ -1428,6 +1428,27 @@ async fn a_token_redirect_never_leads_off_the_server() {
     }
 }
 
+#[tokio::test]
+async fn seconds_past_a_year_are_out_of_range_not_no_number() {
+    // Regression: `seconds=1000000000` was refused as "expected a whole number".
+    let s = server("seconds");
+    let r = &s.app.router;
+    for big in ["31536001", "1000000000", "99999999999999999999999"] {
+        call(r, get(&format!("/api/history?seconds={big}")))
+            .await
+            .assert_error(
+                StatusCode::BAD_REQUEST,
+                &format!("bad seconds '{big}': out of range, expected 0 to 31536000 (a year)"),
+            );
+    }
+    call(r, get("/api/history?seconds=1.5")).await.assert_error(
+        StatusCode::BAD_REQUEST,
+        "expected a whole number of seconds",
+    );
+    let a = call(r, get("/api/history?seconds=31536000")).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.text());
+}
+
 #[test]
 fn the_start_line_never_shows_the_token() {
     // Regression: the line carried the token, so a token kept in a 0600
