@@ -24,6 +24,7 @@ use swapsight::recordings::{file_name, Recording, RecordingError};
 use swapsight::trace::TraceError;
 use swapsight::views::{Done, Pinned, ProcessView, RecordingInfo};
 
+use super::unique_keys;
 use super::State as AppState;
 
 /// An error answer: `{"error": message}` with `status`.
@@ -202,7 +203,7 @@ fn json_body<T: DeserializeOwned>(body: &Bytes) -> ApiResult<T> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return serde_json::from_str("{}").map_err(bad);
     }
-    match serde_json::from_slice::<serde_json::Value>(body).map_err(bad)? {
+    match unique_keys::parse(body).map_err(bad)? {
         v @ serde_json::Value::Object(_) => serde_json::from_value(v).map_err(bad),
         _ => Err(ApiError::bad_request(
             "invalid JSON body: expected an object",

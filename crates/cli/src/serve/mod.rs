@@ -36,6 +36,7 @@ mod signal;
 mod sse;
 #[cfg(test)]
 mod tests;
+mod unique_keys;
 
 /// The environment variable read when `--token` is not given.
 pub const TOKEN_ENV: &str = "SWAPSIGHT_TOKEN";

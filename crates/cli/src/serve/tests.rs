@@ -1449,6 +1449,29 @@ async fn seconds_past_a_year_are_out_of_range_not_no_number() {
     assert_eq!(a.status, StatusCode::OK, "{}", a.text());
 }
 
+#[tokio::test]
+async fn a_body_naming_a_key_twice_is_refused() {
+    // Regression: `{"pid":1,"pid":null}` was taken (as its last key says).
+    let s = server("dup-keys");
+    let r = &s.app.router;
+    s.live.wait_snapshot(Duration::from_secs(5)).unwrap();
+    for (uri, body) in [
+        ("/api/pin", r#"{"pid":1,"pid":null}"#),
+        ("/api/pin", r#"{"pid":1,"p\u0069d":2}"#),
+        ("/api/recording/start", r#"{"pid":3,"pid":4}"#),
+    ] {
+        let a = call(r, post(uri, body)).await;
+        a.assert_error(
+            StatusCode::BAD_REQUEST,
+            r#"invalid JSON body: duplicate key "pid""#,
+        );
+        assert_eq!(a.json()["error"].as_str().unwrap().lines().count(), 1);
+    }
+    assert_eq!(s.live.snapshot().unwrap().pinned, None, "nothing pinned");
+    let a = call(r, get("/api/recordings")).await.json();
+    assert_eq!(a, serde_json::json!([]), "nothing recorded");
+}
+
 #[test]
 fn the_start_line_never_shows_the_token() {
     // Regression: the line carried the token, so a token kept in a 0600
