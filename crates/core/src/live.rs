@@ -7,7 +7,7 @@
 //! sees the same JSON either way.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -18,9 +18,11 @@ use crate::report::Report;
 use crate::sampler::{Sampler, SamplerConfig};
 use crate::tick::Tick;
 
+mod own_commands;
 mod replay;
 mod view;
 
+pub use own_commands::keep_commands_in_jsonl;
 pub use replay::{replay, replay_trace, Replay};
 pub use view::{notice_of, title, Notice, Point, RecordingStatus, Row, Snapshot, Update};
 
@@ -36,6 +38,12 @@ pub struct LiveConfig {
     pub chart_processes: usize,
     /// Where recordings go.
     pub recordings_dir: PathBuf,
+    /// Whose command lines the session shows: `None`, every one the OS
+    /// shows its user (the app, which serves that user alone); `Some(uid)`,
+    /// those of `uid`'s processes only, in rows, events, the recordings it
+    /// writes and the ones it reads (`swapsight serve`, which other users
+    /// can reach). See `own_commands`.
+    pub commands_of: Option<u32>,
 }
 
 impl Default for LiveConfig {
@@ -49,6 +57,7 @@ impl Default for LiveConfig {
             rows: 40,
             chart_processes: 5,
             recordings_dir: std::env::temp_dir(),
+            commands_of: None,
         }
     }
 }
@@ -128,6 +137,9 @@ fn lock(inner: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
 impl Live {
     /// Starts sampling with `probe`.
     pub fn start(mut probe: Box<dyn Probe + Send>, cfg: LiveConfig) -> Result<Live, LiveError> {
+        if let Some(uid) = cfg.commands_of {
+            probe = Box::new(own_commands::OwnCommands { probe, uid });
+        }
         let host = probe.host()?;
         let sampler = Sampler::spawn(probe, cfg.sampler.clone());
         let ticks = sampler.subscribe(8);
@@ -349,6 +361,11 @@ impl Live {
         lock(&self.inner).last_recording.clone()
     }
 
+    /// Whose command lines the session shows ([`LiveConfig::commands_of`]).
+    pub fn commands_of(&self) -> Option<u32> {
+        lock(&self.inner).cfg.commands_of
+    }
+
     pub fn recordings_dir(&self) -> PathBuf {
         lock(&self.inner).cfg.recordings_dir.clone()
     }
@@ -367,16 +384,24 @@ impl Live {
     /// Recording `name` shown as the live view shows a session; its `path`
     /// is the name, not where the folder is.
     pub fn replay_recording(&self, name: &str) -> Result<Replay, LiveError> {
-        let path = self.recording(name)?;
-        let mut replay = replay(&path)?;
-        replay.path = PathBuf::from(name);
-        Ok(replay)
+        let trace = self.read_recording(name)?;
+        Ok(replay_trace(Path::new(name), &trace))
     }
 
     /// The report of recording `name`.
     pub fn report_recording(&self, name: &str) -> Result<Report, LiveError> {
-        let trace = crate::trace::read(&self.recording(name)?)?;
+        let trace = self.read_recording(name)?;
         Ok(crate::report::report(&trace, None))
+    }
+
+    /// Recording `name`, read, with the command lines the session shows
+    /// ([`LiveConfig::commands_of`]).
+    fn read_recording(&self, name: &str) -> Result<crate::trace::Trace, LiveError> {
+        let mut trace = crate::trace::read(&self.recording(name)?)?;
+        if let Some(uid) = self.commands_of() {
+            own_commands::keep_commands_of(&mut trace, uid);
+        }
+        Ok(trace)
     }
 
     /// Prometheus text of the latest tick (an HTTP `/metrics`), with

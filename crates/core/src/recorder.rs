@@ -42,6 +42,8 @@ pub struct Recorder {
 /// command lines (compilers: 4 KiB each) would otherwise be most of every
 /// line. Remembers the previous sample's processes only, so a process that
 /// left the kept set and came back has its command line written again.
+/// The owner (`uid`) goes with the command line, and only with it: it says
+/// whose command line it is, and a new owner writes both again.
 #[derive(Debug, Default)]
 pub struct CmdlineOnce {
     last: HashMap<(u32, u64), u64>,
@@ -51,13 +53,17 @@ impl CmdlineOnce {
     pub fn strip(&mut self, processes: &mut [ProcessSample]) {
         let mut now = HashMap::with_capacity(processes.len());
         for p in processes {
-            let Some(cmdline) = &p.cmdline else { continue };
+            let Some(cmdline) = &p.cmdline else {
+                p.uid = None;
+                continue;
+            };
             let mut h = DefaultHasher::new();
-            cmdline.hash(&mut h);
+            (cmdline, p.uid).hash(&mut h);
             let h = h.finish();
             let key = (p.pid, p.start_time);
             if self.last.get(&key) == Some(&h) {
                 p.cmdline = None;
+                p.uid = None;
             }
             now.insert(key, h);
         }

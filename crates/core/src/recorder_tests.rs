@@ -35,6 +35,32 @@ fn a_command_line_is_written_once_while_its_process_stays_kept() {
 }
 
 #[test]
+fn the_owner_is_written_beside_its_command_line_only() {
+    let p = |cmd: Option<&str>, uid| ProcessSample {
+        pid: 1,
+        start_time: 10,
+        cmdline: cmd.map(Into::into),
+        uid,
+        ..ProcessSample::default()
+    };
+    let mut once = CmdlineOnce::default();
+    let mut s1 = vec![p(Some("db --password=x"), Some(1000)), p(None, Some(0))];
+    s1[1].pid = 2;
+    once.strip(&mut s1);
+    assert_eq!((s1[0].uid, s1[1].uid), (Some(1000), None));
+    let mut s2 = vec![p(Some("db --password=x"), Some(1000))];
+    once.strip(&mut s2);
+    assert_eq!((s2[0].cmdline.as_deref(), s2[0].uid), (None, None));
+    // A new owner (privileges dropped) writes both again.
+    let mut s3 = vec![p(Some("db --password=x"), Some(1001))];
+    once.strip(&mut s3);
+    assert_eq!(
+        (s3[0].cmdline.as_deref(), s3[0].uid),
+        (Some("db --password=x"), Some(1001))
+    );
+}
+
+#[test]
 fn a_trace_is_readable_by_its_owner_only() {
     use std::os::unix::fs::PermissionsExt;
     let dir = std::env::temp_dir().join(format!("swapsight-mode-{}", std::process::id()));

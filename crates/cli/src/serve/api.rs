@@ -19,11 +19,12 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::json;
 use swapsight::export::{prometheus, ExportError, ExportFormat, ExportOptions};
-use swapsight::live::{LiveError, Snapshot};
+use swapsight::live::{keep_commands_in_jsonl, LiveError, Snapshot};
 use swapsight::recordings::{file_name, Recording, RecordingError};
 use swapsight::trace::TraceError;
 use swapsight::views::{Done, Pinned, ProcessView, RecordingInfo};
 
+use super::unique_keys;
 use super::State as AppState;
 
 /// An error answer: `{"error": message}` with `status`.
@@ -202,7 +203,7 @@ fn json_body<T: DeserializeOwned>(body: &Bytes) -> ApiResult<T> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return serde_json::from_str("{}").map_err(bad);
     }
-    match serde_json::from_slice::<serde_json::Value>(body).map_err(bad)? {
+    match unique_keys::parse(body).map_err(bad)? {
         v @ serde_json::Value::Object(_) => serde_json::from_value(v).map_err(bad),
         _ => Err(ApiError::bad_request(
             "invalid JSON body: expected an object",
@@ -245,20 +246,29 @@ pub async fn history(
     q: Result<Query<HashMap<String, String>>, QueryRejection>,
 ) -> ApiResult<Response> {
     let q = query(q)?;
-    let seconds = match q.get("seconds") {
-        None => None,
-        Some(v) => Some(
-            v.parse::<u64>()
-                .ok()
-                .filter(|&n| n <= 365 * 86_400)
-                .ok_or_else(|| {
-                    ApiError::bad_request(format!(
-                        "bad seconds '{v}': expected a whole number of seconds"
-                    ))
-                })?,
-        ),
-    };
+    let seconds = q.get("seconds").map(|v| seconds_of(v)).transpose()?;
     Ok(Json(s.live.history(seconds)).into_response())
+}
+
+/// The most `seconds` of history asked for: a year (far more than is kept).
+pub const MAX_SECONDS: u64 = 365 * 86_400;
+
+/// `?seconds=`: a whole number from 0 to [`MAX_SECONDS`]; a number past it
+/// is told as out of range, not as no number.
+fn seconds_of(raw: &str) -> ApiResult<u64> {
+    let out_of_range = || {
+        ApiError::bad_request(format!(
+            "bad seconds '{raw}': out of range, expected 0 to {MAX_SECONDS} (a year)"
+        ))
+    };
+    match raw.parse::<u64>() {
+        Ok(n) if n <= MAX_SECONDS => Ok(n),
+        Ok(_) => Err(out_of_range()),
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => Err(out_of_range()),
+        Err(_) => Err(ApiError::bad_request(format!(
+            "bad seconds '{raw}': expected a whole number of seconds"
+        ))),
+    }
 }
 
 /// A pid from the URL: a positive whole number.
@@ -380,8 +390,10 @@ pub async fn report(
 
 /// A recording as `format`, in memory (an HTTP body). A trace that cannot
 /// be read is told as [`trace_error`] tells it, by its file name; one with
-/// no sample is [`nothing_to`] export, in every format, JSONL too.
-fn export_bytes(path: &Path, format: ExportFormat) -> ApiResult<Vec<u8>> {
+/// no sample is [`nothing_to`] export, in every format, JSONL too. The
+/// JSONL, the file as it is, keeps to the session's rule on command lines
+/// (`commands_of`) like every other answer.
+fn export_bytes(path: &Path, format: ExportFormat, commands_of: Option<u32>) -> ApiResult<Vec<u8>> {
     let trace = swapsight::trace::read(path).map_err(|e| match e {
         TraceError::Io { path, source } => trace_error(&TraceError::Io {
             path: PathBuf::from(file_name(&path)),
@@ -401,7 +413,13 @@ fn export_bytes(path: &Path, format: ExportFormat) -> ApiResult<Vec<u8>> {
     let mut out = Vec::with_capacity(64 * 1024);
     let written = if format == ExportFormat::Jsonl {
         // The file as it is, not as read.
-        format.write_file(path, &ExportOptions::default(), &mut out)
+        format
+            .write_file(path, &ExportOptions::default(), &mut out)
+            .map(|()| {
+                if let Some(uid) = commands_of {
+                    out = keep_commands_in_jsonl(&out, uid);
+                }
+            })
     } else {
         format.write(&trace, &ExportOptions::default(), &mut out)
     };
@@ -433,7 +451,8 @@ pub async fn export(
                 ExportFormat::names(&ExportFormat::UI)
             ))
         })?;
-    let bytes = heavy(&s, move || export_bytes(&path, format)).await?;
+    let commands_of = s.live.commands_of();
+    let bytes = heavy(&s, move || export_bytes(&path, format, commands_of)).await?;
     // The name was checked: [A-Za-z0-9._-] only, so it needs no quoting.
     let disposition = format!(
         "attachment; filename=\"{}\"",

@@ -134,18 +134,7 @@ pub async fn guard(State(s): State<AppState>, req: Request, next: Next) -> Respo
             "{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict",
             String::from_utf8_lossy(token)
         );
-        let rest: Vec<&str> = req
-            .uri()
-            .query()
-            .unwrap_or("")
-            .split('&')
-            .filter(|kv| !kv.is_empty() && !kv.starts_with("token="))
-            .collect();
-        let location = if rest.is_empty() {
-            path.to_string()
-        } else {
-            format!("{path}?{}", rest.join("&"))
-        };
+        let location = local_target(path, req.uri().query());
         let mut res = StatusCode::SEE_OTHER.into_response();
         let h = res.headers_mut();
         if let (Ok(c), Ok(l)) = (
@@ -158,6 +147,25 @@ pub async fn guard(State(s): State<AppState>, req: Request, next: Next) -> Respo
         return res;
     }
     next.run(req).await
+}
+
+/// Where a page opened with `?token=` is sent once the token is traded: the
+/// same page and query without the token, and always on this server. A
+/// browser reads a location that starts `//` (or `/\`, taken as `//`) as
+/// another host's (`//evil.example/` is scheme-relative), so the path's
+/// leading slashes and backslashes fold into one `/`.
+fn local_target(path: &str, query: Option<&str>) -> String {
+    let path = format!("/{}", path.trim_start_matches(['/', '\\']));
+    let rest: Vec<&str> = query
+        .unwrap_or("")
+        .split('&')
+        .filter(|kv| !kv.is_empty() && !kv.starts_with("token="))
+        .collect();
+    if rest.is_empty() {
+        path
+    } else {
+        format!("{path}?{}", rest.join("&"))
+    }
 }
 
 /// The host a request names: the authority of an absolute-form target

@@ -53,3 +53,20 @@ fn loopback_hosts() {
         assert!(!is_loopback_name(host_name(h)), "{h}");
     }
 }
+
+#[test]
+fn a_token_redirect_never_leads_off_the_server() {
+    assert_eq!(local_target("/", Some("token=T")), "/");
+    assert_eq!(
+        local_target("/js/a.js", Some("a=1&token=T&b=2")),
+        "/js/a.js?a=1&b=2"
+    );
+    for (path, to) in [
+        ("//evil.example/", "/evil.example/"),
+        ("///evil.example", "/evil.example"),
+        ("/\\evil.example/", "/evil.example/"),
+        ("/\\/evil.example", "/evil.example"),
+    ] {
+        assert_eq!(local_target(path, Some("token=T")), to, "{path}");
+    }
+}

@@ -23,7 +23,7 @@ use anyhow::Context;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
 use axum::Router;
-use swapsight::live::Live;
+use swapsight::live::{Live, LiveConfig};
 use tokio::sync::{watch, Semaphore};
 
 use crate::exit;
@@ -36,6 +36,7 @@ mod signal;
 mod sse;
 #[cfg(test)]
 mod tests;
+mod unique_keys;
 
 /// The environment variable read when `--token` is not given.
 pub const TOKEN_ENV: &str = "SWAPSIGHT_TOKEN";
@@ -48,6 +49,8 @@ event stream and the metrics are described in docs/serve.md.
 Security: without --token only loopback addresses are allowed (and requests must name a loopback \
 host); any other address needs --token (or SWAPSIGHT_TOKEN), and then every request but /healthz \
 needs `Authorization: Bearer TOKEN`. Recordings are read and written only inside --recordings.
+Command lines are shown for the processes of the user serve runs as only: anyone who reaches the \
+port would read the others' (--show-all-commands shows them all, passwords in arguments too).
 
 Examples:
   swapsight serve                                    http://127.0.0.1:7878/
@@ -69,6 +72,19 @@ pub struct Args {
     /// Application Support on macOS; ./swapsight-recordings without a home]
     #[arg(long, value_name = "DIR")]
     pub recordings: Option<PathBuf>,
+    /// Show every user's command lines, not only those of the processes of
+    /// the user serve runs as. Risky: whoever reaches the port reads them,
+    /// with any password or token in their arguments, even where /proc
+    /// hides other users' processes (hidepid)
+    #[arg(long)]
+    pub show_all_commands: bool,
+}
+
+/// Whose command lines the session shows ([`LiveConfig::commands_of`]):
+/// serve's own user's, unless every user's are asked for.
+fn commands_of(show_all: bool) -> Option<u32> {
+    // SAFETY: geteuid takes nothing and cannot fail.
+    (!show_all).then(|| unsafe { libc::geteuid() })
 }
 
 /// `127.0.0.1:7878`, `[::1]:7878`, or `localhost:7878` (taken as 127.0.0.1).
@@ -256,7 +272,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let dir = dir
         .canonicalize()
         .with_context(|| format!("cannot open the recordings folder {}", dir.display()))?;
-    let live = Arc::new(Live::start_native(dir).context("cannot start the memory probe")?);
+    let config = LiveConfig {
+        recordings_dir: dir,
+        commands_of: commands_of(args.show_all_commands),
+        ..LiveConfig::default()
+    };
+    let probe = swapsight::probe::native().context("cannot start the memory probe")?;
+    let live = Arc::new(Live::start(probe, config).context("cannot start the memory probe")?);
     let app = app(
         Arc::clone(&live),
         Options {
@@ -269,24 +291,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .thread_name("swapsight-serve")
         .build()
         .context("cannot start the server's runtime")?;
-    runtime.block_on(serve(app, args.addr, token))?;
+    runtime.block_on(serve(app, args.addr, token.is_some().then_some(from)))?;
     // Handlers still rendering an export are not waited for.
     runtime.shutdown_timeout(Duration::from_secs(1));
     eprintln!("{}", signal::finish(&live));
     Ok(ExitCode::SUCCESS)
 }
 
-async fn serve(app: App, addr: SocketAddr, token: Option<String>) -> anyhow::Result<()> {
+/// Serves `app` on `addr`; `token_from` says where its token came from.
+async fn serve(app: App, addr: SocketAddr, token_from: Option<&str>) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener
         .local_addr()
         .context("cannot read the bound address")?;
-    eprintln!(
-        "swapsight: serving on {} (Ctrl-C to stop)",
-        page_url(local, token.as_deref())
-    );
+    eprintln!("{}", start_line(local, token_from));
     let stop = app.shutdown_handle();
     let mut stopped = app.shutdown.subscribe();
     let server = conn::serve(listener, app.router.clone(), app.limits, async move {
@@ -304,14 +324,21 @@ async fn serve(app: App, addr: SocketAddr, token: Option<String>) -> anyhow::Res
     Ok(())
 }
 
-/// The URL to open. With a token: `?token=` lets the browser load the page
-/// (the server trades it for a cookie the page's files load with, and
-/// redirects to `/`), `#token=` hands it to the page's scripts for the API
-/// (`ui/js/transport.js` reads it from the fragment, which survives the
-/// redirect, keeps it for the session and clears the address bar).
-pub fn page_url(addr: SocketAddr, token: Option<&str>) -> String {
-    match token {
-        Some(t) => format!("http://{addr}/?token={t}#token={t}"),
-        None => format!("http://{addr}/"),
+/// The line serve starts with: the URL to open. With a token the page is
+/// opened as `/?token=TOKEN#token=TOKEN`: the query lets the browser load
+/// the page (the server trades it for a cookie the page's files load with,
+/// and redirects to `/`), the fragment hands it to the page's scripts for
+/// the API (`ui/js/transport.js` reads it, keeps it for the session and
+/// clears the address bar). The line shows the token's place, never the
+/// token: serve was given it (`--token`, or `SWAPSIGHT_TOKEN` from a file
+/// only root reads), and the line goes where others may read it, a service
+/// manager's journal.
+pub fn start_line(addr: SocketAddr, token_from: Option<&str>) -> String {
+    match token_from {
+        Some(from) => format!(
+            "swapsight: serving on http://{addr}/?token=…#token=… (… is the token of {from}; \
+             Ctrl-C to stop)"
+        ),
+        None => format!("swapsight: serving on http://{addr}/ (Ctrl-C to stop)"),
     }
 }

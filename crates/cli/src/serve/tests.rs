@@ -32,16 +32,7 @@ struct Server {
 /// while pid 7 pages in; pids 1..=50), whose first sample waits
 /// `first_delay`.
 fn live_in(dir: &Path, interval_ms: u64, first_delay: Duration) -> Arc<Live> {
-    let cfg = LiveConfig {
-        sampler: SamplerConfig {
-            interval: Duration::from_millis(interval_ms),
-            history: 2,
-            ..SamplerConfig::default()
-        },
-        rows: 10,
-        recordings_dir: dir.to_path_buf(),
-        ..LiveConfig::default()
-    };
+    let cfg = config(dir, interval_ms);
     let mut script = ScriptedProbe::false_fit();
     let probe = ScriptedProbe::new(16 << 30, move |n| {
         if n == 1 {
@@ -52,11 +43,35 @@ fn live_in(dir: &Path, interval_ms: u64, first_delay: Duration) -> Arc<Live> {
     Arc::new(Live::start(Box::new(probe), cfg).unwrap())
 }
 
+/// A session sampling every `interval_ms`, 10 rows, recording into `dir`.
+fn config(dir: &Path, interval_ms: u64) -> LiveConfig {
+    LiveConfig {
+        sampler: SamplerConfig {
+            interval: Duration::from_millis(interval_ms),
+            history: 2,
+            ..SamplerConfig::default()
+        },
+        rows: 10,
+        recordings_dir: dir.to_path_buf(),
+        ..LiveConfig::default()
+    }
+}
+
 fn server_with(tag: &str, opts: Options) -> Server {
     let dir = Tmp::new(tag);
     let live = live_in(dir.path(), 20, Duration::ZERO);
     let app = app(Arc::clone(&live), opts).unwrap();
     Server { app, live, dir }
+}
+
+/// A server behind a token, and the token.
+fn token_server(tag: &str) -> (Server, &'static str) {
+    let token = "s3cret-Token_0123";
+    let opts = Options {
+        token: Some(token.into()),
+        ..Options::default()
+    };
+    (server_with(tag, opts), token)
 }
 
 fn server(tag: &str) -> Server {
@@ -459,14 +474,7 @@ async fn recording_names_never_leave_the_folder() {
 
 #[tokio::test]
 async fn token_is_needed_everywhere_but_healthz() {
-    let token = "s3cret-Token_0123";
-    let s = server_with(
-        "token",
-        Options {
-            token: Some(token.into()),
-            ..Options::default()
-        },
-    );
+    let (s, token) = token_server("token");
     let r = &s.app.router;
     s.live.wait_snapshot(Duration::from_secs(5)).unwrap();
     let with = |mut req: Request<Body>, value: &str| {
@@ -1302,5 +1310,180 @@ async fn answers_have_the_shapes_the_app_answers() {
     assert_eq!(
         swapsight_testkit::json_shape(&report, 1),
         swapsight_testkit::json_shape(&own, 1)
+    );
+}
+
+/// A server on [`ScriptedProbe::two_users`] whose session shows the
+/// command lines of `commands_of` (as `serve` runs: its own user's, or
+/// every one with `--show-all-commands`).
+fn two_users_server(tag: &str, commands_of: Option<u32>) -> Server {
+    let dir = Tmp::new(tag);
+    let cfg = LiveConfig {
+        commands_of,
+        ..config(dir.path(), 20)
+    };
+    let probe = ScriptedProbe::two_users();
+    let live = Arc::new(Live::start(Box::new(probe), cfg).unwrap());
+    let app = app(Arc::clone(&live), Options::default()).unwrap();
+    Server { app, live, dir }
+}
+
+/// Every answer that carries command lines, as text: the snapshot, a
+/// process, an event, and the replay, report and exports of a recording it
+/// makes and of every other one in its folder.
+async fn answers_with_command_lines(s: &Server) -> Vec<(String, String)> {
+    let r = &s.app.router;
+    s.live.wait_snapshot(Duration::from_secs(5)).unwrap();
+    let mut out = Vec::new();
+    let res = r.clone().oneshot(get("/api/events")).await.unwrap();
+    let mut body = res.into_body().into_data_stream();
+    let update = next_update(&mut body, &mut String::new()).await.unwrap();
+    out.push(("/api/events".to_string(), update.to_string()));
+    drop(body);
+    let a = call(r, post("/api/recording/start", "")).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.text());
+    wait_points(&s.live, 5).await;
+    assert_eq!(
+        call(r, post("/api/recording/stop", "")).await.status,
+        StatusCode::OK
+    );
+    let mut uris = vec![
+        "/api/snapshot".to_string(),
+        "/api/process/2".to_string(),
+        "/api/process/3".to_string(),
+    ];
+    for rec in call(r, get("/api/recordings"))
+        .await
+        .json()
+        .as_array()
+        .unwrap()
+    {
+        let name = rec["name"].as_str().unwrap();
+        uris.extend(
+            [
+                "replay",
+                "report",
+                "export?format=jsonl",
+                "export?format=csv",
+                "export?format=perfetto",
+            ]
+            .map(|what| format!("/api/recordings/{name}/{what}")),
+        );
+    }
+    for uri in uris {
+        let a = call(r, get(&uri)).await;
+        assert_eq!(a.status, StatusCode::OK, "{uri}: {}", a.text());
+        out.push((uri, a.text()));
+    }
+    out
+}
+
+#[tokio::test]
+async fn serve_gave_every_user_every_users_command_lines() {
+    // Regression: a tokenless loopback serve answered anyone on the machine
+    // with every user's command lines, `--password=hunter2` and all.
+    // SAFETY: geteuid takes nothing and cannot fail.
+    assert_eq!(super::commands_of(false), Some(unsafe { libc::geteuid() }));
+    assert_eq!(super::commands_of(true), None, "--show-all-commands");
+    // With --show-all-commands: every user's, in every answer.
+    let all = two_users_server("all-commands", None);
+    for (uri, text) in answers_with_command_lines(&all).await {
+        if !uri.ends_with("csv") && !uri.ends_with("perfetto") {
+            assert!(text.contains("--password=hunter"), "{uri}: {text}");
+        }
+    }
+    // Without it: its own user's only, also from a recording that holds
+    // the others' (made with the flag, or by `swapsight record`).
+    let own = two_users_server("own-commands", Some(1000));
+    for rec in std::fs::read_dir(all.dir.path()).unwrap() {
+        let rec = rec.unwrap().path();
+        assert_eq!(rec.extension().unwrap(), "jsonl");
+        std::fs::copy(&rec, own.dir.path().join(rec.file_name().unwrap())).unwrap();
+    }
+    let answers = answers_with_command_lines(&own).await;
+    assert!(answers.len() >= 3 + 2 * 5, "both recordings read");
+    for (uri, text) in answers {
+        assert!(!text.contains("hunter"), "{uri}: {text}");
+    }
+    let p1 = call(&own.app.router, get("/api/process/1")).await.json();
+    assert_eq!(p1["row"]["cmdline"], "own --token=mine", "{p1}");
+}
+
+#[tokio::test]
+async fn a_token_redirect_never_leads_off_the_server() {
+    // Regression: `GET //evil.example/?token=T` answered 303 to
+    // `//evil.example/`, which a browser reads as another host.
+    let (s, token) = token_server("redirect");
+    let r = &s.app.router;
+    for (uri, to) in [
+        (format!("//evil.example/?token={token}"), "/evil.example/"),
+        (
+            format!("///evil.example/x?token={token}&a=1"),
+            "/evil.example/x?a=1",
+        ),
+    ] {
+        let a = call(r, get(&uri)).await;
+        assert_eq!(a.status, StatusCode::SEE_OTHER, "{uri}: {}", a.text());
+        assert_eq!(a.header(header::LOCATION), to, "{uri}");
+    }
+}
+
+#[tokio::test]
+async fn seconds_past_a_year_are_out_of_range_not_no_number() {
+    // Regression: `seconds=1000000000` was refused as "expected a whole number".
+    let s = server("seconds");
+    let r = &s.app.router;
+    for big in ["31536001", "1000000000", "99999999999999999999999"] {
+        call(r, get(&format!("/api/history?seconds={big}")))
+            .await
+            .assert_error(
+                StatusCode::BAD_REQUEST,
+                &format!("bad seconds '{big}': out of range, expected 0 to 31536000 (a year)"),
+            );
+    }
+    call(r, get("/api/history?seconds=1.5")).await.assert_error(
+        StatusCode::BAD_REQUEST,
+        "expected a whole number of seconds",
+    );
+    let a = call(r, get("/api/history?seconds=31536000")).await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.text());
+}
+
+#[tokio::test]
+async fn a_body_naming_a_key_twice_is_refused() {
+    // Regression: `{"pid":1,"pid":null}` was taken (as its last key says).
+    let s = server("dup-keys");
+    let r = &s.app.router;
+    s.live.wait_snapshot(Duration::from_secs(5)).unwrap();
+    for (uri, body) in [
+        ("/api/pin", r#"{"pid":1,"pid":null}"#),
+        ("/api/pin", r#"{"pid":1,"p\u0069d":2}"#),
+        ("/api/recording/start", r#"{"pid":3,"pid":4}"#),
+    ] {
+        let a = call(r, post(uri, body)).await;
+        a.assert_error(
+            StatusCode::BAD_REQUEST,
+            r#"invalid JSON body: duplicate key "pid""#,
+        );
+        assert_eq!(a.json()["error"].as_str().unwrap().lines().count(), 1);
+    }
+    assert_eq!(s.live.snapshot().unwrap().pinned, None, "nothing pinned");
+    let a = call(r, get("/api/recordings")).await.json();
+    assert_eq!(a, serde_json::json!([]), "nothing recorded");
+}
+
+#[test]
+fn the_start_line_never_shows_the_token() {
+    // Regression: the line carried the token, so a token kept in a 0600
+    // file landed in the journal of the service that ran serve.
+    let addr: std::net::SocketAddr = "127.0.0.1:7878".parse().unwrap();
+    assert_eq!(
+        super::start_line(addr, None),
+        "swapsight: serving on http://127.0.0.1:7878/ (Ctrl-C to stop)"
+    );
+    assert_eq!(
+        super::start_line(addr, Some("SWAPSIGHT_TOKEN")),
+        "swapsight: serving on http://127.0.0.1:7878/?token=…#token=… \
+         (… is the token of SWAPSIGHT_TOKEN; Ctrl-C to stop)"
     );
 }

@@ -40,7 +40,8 @@ fn heavy() -> MutexGuard<'static, ()> {
 struct Serving {
     child: Child,
     addr: SocketAddr,
-    /// The URL it printed (with `?token=…#token=…` when it has a token).
+    /// The URL it printed (with `?token=…#token=…` when it has a token: the
+    /// token's place, never the token).
     url: String,
     stderr: Arc<Mutex<String>>,
 }
@@ -98,7 +99,7 @@ impl Serving {
         };
         let url = line
             .split_once("serving on ")
-            .and_then(|(_, rest)| rest.split_once(" (Ctrl-C to stop)"))
+            .and_then(|(_, rest)| rest.split_once(" ("))
             .map(|(url, _)| url.to_string())
             .unwrap_or_else(|| panic!("no URL in {line:?}"));
         let hostport = url
@@ -417,7 +418,15 @@ fn serve_with_a_token_needs_it_over_a_real_socket() {
         &["--recordings", rec.to_str().unwrap()],
         &[("SWAPSIGHT_TOKEN", token)],
     );
-    assert_eq!(s.url, format!("{}?token={token}#token={token}", s.base()));
+    // Regression: the start line carried the token, into a service's journal.
+    assert_eq!(s.url, format!("{}?token=…#token=…", s.base()));
+    assert!(
+        s.stderr()
+            .contains("(… is the token of SWAPSIGHT_TOKEN; Ctrl-C to stop)"),
+        "{}",
+        s.stderr()
+    );
+    assert!(!s.stderr().contains(token), "{}", s.stderr());
     let addr = s.addr;
     let bearer = format!("Bearer {token}");
     runtime().block_on(async {
@@ -514,6 +523,109 @@ fn serve_says_when_the_port_is_taken() {
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+/// `sh` sleeping with `secret` in its arguments, run as `nobody` (uid
+/// 65534) when `as_nobody`, else as the test's user; why not, when it
+/// cannot be (root is needed to run as another user).
+#[cfg(target_os = "linux")]
+fn sleeper(as_nobody: bool, secret: &str) -> Result<Child, String> {
+    let mut cmd = if as_nobody {
+        if !is_root() {
+            return Err("starting a process as another user needs root".into());
+        }
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", "sh"]);
+        c
+    } else {
+        Command::new("sh")
+    };
+    // `; :` keeps the shell (and its arguments) alive beside `sleep`.
+    cmd.args(["-c", "sleep 60; :", "sh", secret])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start a sleeper: {e}"))
+}
+
+/// Pins `pid` and waits for its row: the row and the snapshot's text.
+#[cfg(target_os = "linux")]
+async fn pinned_row(addr: SocketAddr, pid: u32) -> (serde_json::Value, String) {
+    let body = format!(r#"{{"pid":{pid}}}"#);
+    let (st, _, text) = fetch(addr, Method::POST, "/api/pin", &[], &body).await;
+    assert_eq!(st, StatusCode::OK, "{text}");
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, _, text) = get(addr, "/api/snapshot").await;
+        let snap: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let row = snap["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["pid"] == pid);
+        if let Some(row) = row {
+            return (row.clone(), text);
+        }
+        assert!(
+            Instant::now() < until,
+            "pid {pid} never in the table: {text}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn serve_shows_another_users_command_line_only_with_show_all_commands() {
+    // Regression: any local user read every user's command lines from a
+    // tokenless loopback serve, `--password=hunter2` and all.
+    let theirs = match sleeper(true, "--password=hunter2") {
+        Ok(c) => KillOnDrop(c),
+        Err(why) => {
+            assert!(!in_ci(), "the other-user test must run in CI, but: {why}");
+            eprintln!("note: other-user command line test skipped outside CI: {why}");
+            return;
+        }
+    };
+    let mine = KillOnDrop(sleeper(false, "--password=my-own").unwrap());
+    let dir = TempDir::new("serve-commands");
+    let rec = dir.join("rec");
+    let rec = rec.to_str().unwrap();
+    let shown = |args: &[&str]| {
+        let s = Serving::start(&[&["--recordings", rec][..], args].concat(), &[]);
+        let addr = s.addr;
+        runtime().block_on(async {
+            let (row, snapshot) = pinned_row(addr, theirs.0.id()).await;
+            let (_, _, process) = get(addr, &format!("/api/process/{}", theirs.0.id())).await;
+            let (own, _) = pinned_row(addr, mine.0.id()).await;
+            assert_eq!(
+                own["cmdline"], "sh -c 'sleep 60; :' sh --password=my-own",
+                "{own}"
+            );
+            (row, snapshot + &process)
+        })
+    };
+    let (row, text) = shown(&[]);
+    assert!(row.get("cmdline").is_none(), "{row}");
+    assert!(!text.contains("hunter2"), "{text}");
+    let (row, _) = shown(&["--show-all-commands"]);
+    assert_eq!(
+        row["cmdline"], "sh -c 'sleep 60; :' sh --password=hunter2",
+        "{row}"
+    );
+}
+
+/// A child killed (and reaped) when the test ends, however it ends.
+#[cfg(target_os = "linux")]
+struct KillOnDrop(Child);
+
+#[cfg(target_os = "linux")]
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// Resident memory of a process, from `/proc/PID/status`.
@@ -770,15 +882,17 @@ fn web_ui_in_chromium_lists_real_processes_and_flags_a_real_false_fit() {
     let png = std::fs::read(&screenshot).expect("a screenshot");
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
 
-    // The same page behind a token, opened from the URL the server printed:
-    // the page loads (cookie), the API answers (bearer), updates stream
-    // (?token=), and the token leaves the address bar.
+    // The same page behind a token, opened from the URL the server printed
+    // with the token in its place: the page loads (cookie), the API answers
+    // (bearer), updates stream (?token=), and the token leaves the address
+    // bar.
     let token = "e2e-token-0123456789abcdef";
-    let t = Serving::start(
+    let mut t = Serving::start(
         &["--recordings", dir.join("rec").to_str().unwrap()],
         &[("SWAPSIGHT_TOKEN", token)],
     );
-    assert!(t.url.contains("#token="), "{}", t.url);
+    t.url = t.url.replace('…', token);
+    assert_eq!(t.url, format!("{}?token={token}#token={token}", t.base()));
     node_test(&root, &t, &[]).unwrap();
 }
 

@@ -56,6 +56,9 @@ pub struct StatusFigures {
     pub rss_shmem_bytes: u64,
     /// `VmSwap`; absent for kernel threads.
     pub vm_swap_bytes: Option<u64>,
+    /// The process's user, from the `Uid:` line (real, effective, saved,
+    /// filesystem): [`owner`](super::owner) of the first three.
+    pub uid: Option<u32>,
 }
 
 impl StatusFigures {
@@ -67,13 +70,16 @@ impl StatusFigures {
     }
 }
 
-/// Parses `/proc/PID/status`. Stops reading once all three lines were seen
-/// (`VmSwap` comes after the `Rss*` lines).
+/// Parses `/proc/PID/status`. Stops reading once all four lines were seen
+/// (`Uid` comes first, `VmSwap` after the `Rss*` lines).
 pub fn parse_status(text: &[u8]) -> StatusFigures {
     let mut fig = StatusFigures::default();
     let mut seen = 0;
     for line in text.split(|&b| b == b'\n') {
-        if line.first() == Some(&b'R') {
+        if let Some(ids) = line.strip_prefix(b"Uid:") {
+            fig.uid = parse_uid(ids);
+            seen += 1;
+        } else if line.first() == Some(&b'R') {
             if let Some(v) = kb_field(line, b"RssAnon:") {
                 fig.rss_anon_bytes = v;
                 seen += 1;
@@ -85,11 +91,25 @@ pub fn parse_status(text: &[u8]) -> StatusFigures {
             fig.vm_swap_bytes = Some(v);
             seen += 1;
         }
-        if seen == 3 {
+        if seen == 4 {
             break;
         }
     }
     fig
+}
+
+/// The ids of a `Uid:` line (`\t1000\t1000\t1000\t1000`) → the owner;
+/// `None` when they are not four numbers.
+fn parse_uid(ids: &[u8]) -> Option<u32> {
+    let mut ids = ids
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|f| !f.is_empty())
+        .map(|f| parse_u64(f).and_then(|v| u32::try_from(v).ok()));
+    let (real, effective, saved, _fs) = (ids.next()??, ids.next()??, ids.next()??, ids.next()??);
+    if ids.next().is_some() {
+        return None;
+    }
+    super::owner(real, effective, saved)
 }
 
 /// Fields of `/proc/PID/stat` swapsight uses.

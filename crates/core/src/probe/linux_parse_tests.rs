@@ -3,6 +3,10 @@ use super::*;
 const MEMINFO: &[u8] = include_bytes!("../../tests/fixtures/proc-meminfo.txt");
 const STATUS: &[u8] = include_bytes!("../../tests/fixtures/proc-status-python.txt");
 const STATUS_KTHREAD: &[u8] = include_bytes!("../../tests/fixtures/proc-status-kthread.txt");
+/// `sleep` under `setpriv --reuid 65534`, and under `setpriv --ruid 65534
+/// --euid 0` (real uid nobody, effective root, as a setuid program runs).
+const STATUS_NOBODY: &[u8] = include_bytes!("../../tests/fixtures/proc-status-nobody.txt");
+const STATUS_SETUID: &[u8] = include_bytes!("../../tests/fixtures/proc-status-setuid.txt");
 
 #[test]
 fn meminfo_figures_in_bytes() {
@@ -39,7 +43,35 @@ fn status_footprint_is_anon_plus_shmem() {
 #[test]
 fn kernel_thread_status_has_no_swap_line() {
     let s = parse_status(STATUS_KTHREAD);
-    assert_eq!(s, StatusFigures::default());
+    assert_eq!(
+        s,
+        StatusFigures {
+            uid: Some(0),
+            ..StatusFigures::default()
+        }
+    );
+}
+
+#[test]
+fn status_says_whose_process_it_is() {
+    assert_eq!(parse_status(STATUS).uid, Some(0));
+    let nobody = parse_status(STATUS_NOBODY);
+    assert_eq!(nobody.uid, Some(65534));
+    assert_eq!(
+        nobody.rss_anon_bytes,
+        108 * 1024,
+        "the figures after it too"
+    );
+    assert_eq!(nobody.vm_swap_bytes, Some(0));
+    // Real uid nobody, effective root: nobody's own.
+    assert_eq!(parse_status(STATUS_SETUID).uid, None);
+    assert_eq!(parse_status(b"Uid:\t1\t1\t1\n").uid, None, "three ids");
+    assert_eq!(parse_status(b"Uid:\t1\tx\t1\t1\n").uid, None);
+    assert_eq!(
+        parse_status(b"Uid:\t7\t7\t7\t0\n").uid,
+        Some(7),
+        "fsuid aside"
+    );
 }
 
 #[test]

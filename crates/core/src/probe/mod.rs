@@ -49,6 +49,15 @@ pub mod naming;
 #[cfg(any(test, feature = "test-support"))]
 pub mod scripted;
 
+/// The user a process belongs to, from its real, effective and saved uids:
+/// that uid when all three agree, else `None` — a process between users
+/// (a setuid program) is nobody's own. The same rule as the kernel's for
+/// who may read a process's memory (`ptrace_may_access`, which Linux's
+/// `hidepid=2` applies to `/proc/PID`).
+pub fn owner(real: u32, effective: u32, saved: u32) -> Option<u32> {
+    (real == effective && effective == saved).then_some(real)
+}
+
 /// System-wide figures of one tick. Fields may be added in later versions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct SystemSample {
@@ -165,6 +174,11 @@ pub struct ProcessSample {
     /// on macOS) or in traces of older versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cmdline: Option<String>,
+    /// The user the process belongs to ([`owner`]): whose command line
+    /// `cmdline` is, so that a server other users reach can keep to its own
+    /// user's. A trace writes it only beside a `cmdline`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<u32>,
     /// macOS `phys_footprint`; Linux `RssAnon + RssShmem`. On macOS it
     /// **includes** the process's compressed memory, whether that is still in
     /// RAM or paged out to swap (`internal_compressed`, XNU
@@ -224,6 +238,7 @@ impl Default for ProcessSample {
             ppid: 0,
             name: String::new(),
             cmdline: None,
+            uid: None,
             footprint_bytes: 0,
             pageins: 0,
             swap_bytes: None,
@@ -255,6 +270,16 @@ impl ProcessSample {
             .saturating_add(self.swap_bytes.unwrap_or(0))
     }
 
+    /// Drops the command line unless the process is `uid`'s own: another
+    /// user's arguments may hold what only they should read
+    /// (`--password=…`), and a process between users (a setuid program,
+    /// no [`owner`]) is nobody's own.
+    pub fn keep_command_of(&mut self, uid: u32) {
+        if self.uid != Some(uid) {
+            self.cmdline = None;
+        }
+    }
+
     /// Drops every per-process swap figure: what a Mac that cannot read a
     /// process's `TASK_VM_INFO` (another user's process, or an old macOS)
     /// leaves the detector with.
@@ -274,6 +299,32 @@ mod tests {
         ProcessSample {
             pid,
             ..ProcessSample::default()
+        }
+    }
+
+    #[test]
+    fn a_process_between_users_is_nobodys_own() {
+        assert_eq!(owner(1000, 1000, 1000), Some(1000));
+        // sudo run by 1000: its arguments are not root's, nor 1000's alone.
+        assert_eq!(owner(1000, 0, 0), None);
+        assert_eq!(owner(0, 1000, 0), None);
+        assert_eq!(owner(0, 0, 1000), None);
+    }
+
+    #[test]
+    fn only_the_owners_command_line_is_kept() {
+        let with = |uid| ProcessSample {
+            cmdline: Some("db --password=hunter2".into()),
+            uid,
+            ..p(1)
+        };
+        let mut own = with(Some(1000));
+        own.keep_command_of(1000);
+        assert_eq!(own.cmdline.as_deref(), Some("db --password=hunter2"));
+        for uid in [Some(1001), Some(0), None] {
+            let mut other = with(uid);
+            other.keep_command_of(1000);
+            assert_eq!(other.cmdline, None, "{uid:?}");
         }
     }
 

@@ -59,6 +59,39 @@ impl ScriptedProbe {
     }
 }
 
+impl ScriptedProbe {
+    /// Two users' processes, for the rule on whose command lines a server
+    /// shows: pid 1 is user 1000's (`own --token=mine`), pid 2 user 1001's
+    /// (`db --password=hunter2`), pid 3 a setuid program's, nobody's own
+    /// (`sudo run --password=hunter3`); pid N has N GiB of footprint.
+    pub fn two_users() -> Self {
+        ScriptedProbe::new(16 << 30, |_| {
+            let sys = SystemSample {
+                phys_bytes: 16 << 30,
+                free_pct: 60.0,
+                page_size: 4096,
+                ..SystemSample::default()
+            };
+            let p = |pid: u32, uid: Option<u32>, cmd: &str| ProcessSample {
+                pid,
+                ppid: 1,
+                name: format!("p{pid}"),
+                cmdline: Some(cmd.into()),
+                uid,
+                footprint_bytes: u64::from(pid) << 30,
+                start_time: 1,
+                ..ProcessSample::default()
+            };
+            let procs = vec![
+                p(1, Some(1000), "own --token=mine"),
+                p(2, Some(1001), "db --password=hunter2"),
+                p(3, None, "sudo run --password=hunter3"),
+            ];
+            (sys, procs)
+        })
+    }
+}
+
 impl Probe for ScriptedProbe {
     fn system(&mut self) -> Result<SystemSample, ProbeError> {
         Ok((self.script)(self.tick.max(1)).0)

@@ -86,9 +86,10 @@ pub fn pid_rusage(pid: pid_t) -> io::Result<Rusage> {
 #[derive(Debug, Clone, Copy)]
 pub struct ShortBsdInfo {
     pub ppid: u32,
-    /// The owner (`pbsi_uid`), to skip reads the kernel refuses other users.
-    pub uid: u32,
     pub comm: [u8; super::super::macos_parse::MAXCOMLEN],
+    /// [`owner`](super::super::owner) of `pbsi_ruid`, `pbsi_uid`
+    /// (effective) and `pbsi_svuid`.
+    pub uid: Option<u32>,
 }
 
 /// `proc_pidinfo(pid, PROC_PIDT_SHORTBSDINFO)`. ESRCH for a vanished
@@ -119,9 +120,9 @@ pub fn short_bsd_info(pid: pid_t) -> io::Result<ShortBsdInfo> {
     }
     Ok(ShortBsdInfo {
         ppid: info.pbsi_ppid,
-        uid: info.pbsi_uid,
         // c_char is i8 on both Apple targets; keep the bits.
         comm: info.pbsi_comm.map(|c| c as u8),
+        uid: super::super::owner(info.pbsi_ruid, info.pbsi_uid, info.pbsi_svuid),
     })
 }
 

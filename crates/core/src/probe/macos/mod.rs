@@ -6,7 +6,7 @@
 //! |---|---|
 //! | footprint, file page-ins | `proc_pid_rusage(RUSAGE_INFO_V4)`: `ri_phys_footprint`, `ri_pageins` (EPERM for other users' processes: listed with `readable: false`) |
 //! | swap-ins, decompressions, compressed, GPU memory, outside the footprint, footprint peak | `task_name_for_pid` + `task_info(TASK_VM_INFO)`, by the revision the kernel answers (same user, or root) |
-//! | ppid, short name | `proc_pidinfo(PROC_PIDT_SHORTBSDINFO)` (answers for every user) |
+//! | ppid, short name, owner | `proc_pidinfo(PROC_PIDT_SHORTBSDINFO)` (answers for every user; owner from `pbsi_ruid`, `pbsi_uid`, `pbsi_svuid`) |
 //! | name, command line | `sysctl KERN_PROCARGS2` (exec path and argv; the kernel answers for the caller's own user's processes, or to root) through `naming`, read once per process and again after an `exec`; other users' processes keep `pbsi_comm`, completed from `proc_pidpath` when cut short |
 //! | identity | `p_uniqueid` of `proc_pidinfo(PROC_PIDUNIQIDENTIFIERINFO)` (every user): a reused pid has a new one |
 //! | start time | `p_starttime` of `sysctl kern.proc.pid.<pid>` (`kinfo_proc`), µs since the epoch — read once per new process: that sysctl walks every process in the kernel |
@@ -88,6 +88,8 @@ fn vm_stats(host: &ffi::HostPort, page_size: u64, refresh: bool) -> VmStats {
 struct Listed {
     pid: libc::pid_t,
     ppid: u32,
+    /// Whose process it is (`PROC_PIDT_SHORTBSDINFO`, every tick).
+    uid: Option<u32>,
     start_time: u64,
     naming: Naming,
 }
@@ -177,8 +179,8 @@ impl ProcessTable {
     /// One process, or `None` when it vanished mid-scan (or is a zombie).
     fn listed(&mut self, pid: libc::pid_t) -> Option<Listed> {
         let pid_u32 = u32::try_from(pid).ok()?;
-        let (ppid, comm, owner) = match ffi::short_bsd_info(pid) {
-            Ok(info) => (info.ppid, parse::comm_to_string(&info.comm), Some(info.uid)),
+        let (ppid, comm, uid) = match ffi::short_bsd_info(pid) {
+            Ok(info) => (info.ppid, parse::comm_to_string(&info.comm), info.uid),
             Err(e) if is_gone(&e) => return None,
             Err(_) => (0, String::new(), None),
         };
@@ -191,13 +193,14 @@ impl ProcessTable {
         if let Some(mut id) = self.identities.known(pid_u32, uniqueid) {
             // exec keeps the process (and its unique id) but changes comm.
             if !id.named_for(&comm) {
-                id.naming = self.read_naming(pid, &comm, owner);
+                id.naming = self.read_naming(pid, &comm, uid);
                 id.comm = comm;
                 self.identities.insert(pid_u32, uniqueid, id.clone());
             }
             return Some(Listed {
                 pid,
                 ppid,
+                uid,
                 start_time: id.start_time,
                 naming: id.naming,
             });
@@ -214,7 +217,7 @@ impl ProcessTable {
             Some(id) if id.named_for(&comm) => id,
             _ => Identity {
                 start_time,
-                naming: self.read_naming(pid, &comm, owner),
+                naming: self.read_naming(pid, &comm, uid),
                 comm,
             },
         };
@@ -222,6 +225,7 @@ impl ProcessTable {
         Some(Listed {
             pid,
             ppid,
+            uid,
             start_time,
             naming: id.naming,
         })
@@ -452,6 +456,7 @@ impl NativeProbe {
             ppid: l.ppid,
             name: l.naming.name,
             cmdline: l.naming.cmdline,
+            uid: l.uid,
             footprint_bytes,
             pageins,
             swap_bytes: None,
