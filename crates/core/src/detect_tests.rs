@@ -509,6 +509,22 @@ fn footprint_gap_is_used_memory_minus_readable_footprints() {
 }
 
 #[test]
+fn kernel_task_stays_out_of_the_footprints() {
+    // pid 0 (kernel_task, readable as root on macOS) holds the kernel's
+    // memory in its ledger; it is wired memory, shown beside the gap.
+    let sys = SystemSample {
+        phys_bytes: 16 * GIB,
+        free_pct: 25.0,
+        wired_bytes: Some(3 * GIB),
+        ..Default::default()
+    };
+    let g = footprint_gap(&sys, &[proc(0, 3 * GIB, 0), proc(1, 4 * GIB, 0)]);
+    assert_eq!(g.footprints_bytes, 4 * GIB);
+    assert_eq!(g.unexplained_bytes, 8 * GIB as i64);
+    assert_eq!(g.wired_bytes, Some(3 * GIB));
+}
+
+#[test]
 fn a_false_fit_is_the_gap_growing_while_swap_climbs() {
     // Footprints stay at 2 GiB while free memory falls 1 % a tick: the gap
     // grows, swap climbs; the watched process is a false fit.

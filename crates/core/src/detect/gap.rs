@@ -45,6 +45,12 @@ pub fn footprint_gap(system: &SystemSample, processes: &[ProcessSample]) -> Foot
         ..FootprintGap::default()
     };
     for p in processes {
+        // pid 0 is kernel_task (readable by root only): its ledger holds the
+        // kernel's memory, which `wired_bytes` already shows beside the gap;
+        // counting it as a footprint would hide it from the gap.
+        if p.pid == 0 {
+            continue;
+        }
         if !p.readable {
             gap.unreadable = gap.unreadable.saturating_add(1);
             continue;

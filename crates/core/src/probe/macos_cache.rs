@@ -107,10 +107,13 @@ pub struct VmStats {
     pub memory: Option<super::macos_parse::VmMemory>,
 }
 
-/// `host_statistics64` is rate-limited per caller for binaries that are not
-/// Apple's: 2 to 10 requests in each 1 s window, then the kernel answers a
-/// cached copy (`HOST_STATISTICS_TIME_WINDOW`, `rate_limit_host_statistics`,
-/// `osfmk/kern/host.c`).
+/// `host_statistics64` is rate-limited for binaries that are not Apple's:
+/// 2 to 10 requests in each 1 s window, then the kernel answers a cached
+/// copy (`HOST_STATISTICS_TIME_WINDOW`, `rate_limit_host_statistics`,
+/// `osfmk/kern/host.c`). The window and its count are one global cache per
+/// flavor (`g_host_stats_cache[index]`), shared by every non-platform
+/// process, not kept per caller: another app polling it can leave us the
+/// cached copy, and our calls count against theirs.
 pub const VM_STATS_EVERY: Duration = Duration::from_secs(1);
 
 /// The last `host_statistics64` figures and when they were asked for.

@@ -312,7 +312,8 @@ pub fn pid_list_full(returned: usize, capacity: usize) -> bool {
 pub const TASK_VM_INFO: u32 = 22;
 
 /// The count the probe passes to `task_info(TASK_VM_INFO)` first:
-/// `TASK_VM_INFO_REV7_COUNT` = `TASK_VM_INFO_COUNT` of xnu-11215 and later,
+/// `TASK_VM_INFO_REV7_COUNT` = `TASK_VM_INFO_COUNT` of xnu-11215 (macOS 15)
+/// and later, revision 7,
 /// `sizeof(struct task_vm_info) / sizeof(natural_t)` = 376 / 4. A kernel with
 /// a smaller struct answers its own count, which the probe then passes from
 /// the next call on (a count above the kernel's `TASK_VM_INFO_COUNT` makes

@@ -772,11 +772,12 @@ fn the_gap_on_a_loaded_mac_is_not_gigabytes_below_zero() {
     // (here 1.2 GiB), plus the compressed part at its full size, less what
     // the compressor shrank (14 GiB held in 6 GiB): 27.7 − 1.2 + 14 − 6 −
     // 1.5 (swapped out, still in footprints but not in RAM) ≈ 33 GiB.
-    let process = |gib: f64| crate::probe::ProcessSample {
+    let process = |pid: u32, gib: f64| crate::probe::ProcessSample {
+        pid,
         footprint_bytes: (gib * GIB as f64) as u64,
         ..Default::default()
     };
-    let procs = [process(21.0), process(8.0), process(4.0)];
+    let procs = [process(101, 21.0), process(102, 8.0), process(103, 4.0)];
     let old_gap = crate::detect::footprint_gap(&old, &procs);
     let new_gap = crate::detect::footprint_gap(&new, &procs);
     assert!(old_gap.unexplained_bytes < -20 * GIB as i64, "{old_gap:?}");

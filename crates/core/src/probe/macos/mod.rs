@@ -62,7 +62,8 @@ const PID_LIST_TRIES: usize = 4;
 const TASK_VM_INFO_BUFFER: usize = 128;
 
 /// One cache for the whole process (the app, serve and record may run
-/// several probes): the kernel's rate limit is per caller.
+/// several probes): the kernel's rate limit is one window shared by every
+/// third-party process, so each call we save is one left for the others.
 static VM_STATS: Mutex<VmStatsCache> = Mutex::new(VmStatsCache::new());
 
 /// The compressor and wired figures: from the shared cache, refreshed by at
