@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tauri::{
-    AppHandle, Manager, PhysicalPosition, Runtime, WebviewWindow, WebviewWindowBuilder, Window,
+    AppHandle, LogicalPosition, Manager, Runtime, WebviewWindow, WebviewWindowBuilder, Window,
     WindowEvent,
 };
 use tauri_plugin_positioner::{Position, WindowExt};
@@ -203,11 +203,122 @@ impl Screen {
     }
 }
 
-/// The screen, among `screens`, that holds the tray icon's centre (by its
-/// whole area: the menu bar is outside the work area).
-pub fn screen_of(tray: Rect, screens: &[Screen]) -> Option<Screen> {
-    let (cx, cy) = tray.centre();
-    screens.iter().copied().find(|s| s.bounds.contains(cx, cy))
+impl Rect {
+    /// This rectangle in points of a screen with `scale` physical pixels
+    /// per point.
+    pub fn in_points(self, scale: f64) -> Rect {
+        let s = if scale.is_finite() && scale > 0.0 {
+            scale
+        } else {
+            1.0
+        };
+        Rect {
+            x: self.x / s,
+            y: self.y / s,
+            width: self.width / s,
+            height: self.height / s,
+        }
+    }
+}
+
+/// A monitor as the OS gives it: its areas in physical pixels, and how many
+/// of those a point holds on it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Monitor {
+    pub screen: Screen,
+    pub scale: f64,
+}
+
+impl Monitor {
+    fn of(m: &tauri::Monitor) -> Monitor {
+        Monitor {
+            screen: Screen::from_monitor(m),
+            scale: m.scale_factor(),
+        }
+    }
+
+    /// The monitor's areas in points.
+    pub fn in_points(self) -> Screen {
+        Screen {
+            bounds: self.screen.bounds.in_points(self.scale),
+            work: self.screen.work.in_points(self.scale),
+        }
+    }
+}
+
+/// The tray icon and its screen, both in points. Physical figures do not
+/// add up across screens of different scales: the tray rect is points × the
+/// status item's screen scale (tray-icon), each monitor's position points ×
+/// its own scale (tao). With a 2× built-in display at (0, 0) and a 1×
+/// external one to its right at 1512 points, the built-in spans physical
+/// x 0–3024 and the external starts at physical 1512: the rects overlap, and
+/// an icon at physical 2900 may be on either. The pointer, in points (it has
+/// just clicked the icon), says which screen the icon is on; without it the
+/// first screen whose area, in points, holds the icon taken in that screen's
+/// scale is used.
+pub fn tray_in_points(
+    tray: Rect,
+    monitors: &[Monitor],
+    pointer: Option<(f64, f64)>,
+) -> Option<(Rect, Screen)> {
+    let on = |m: &Monitor| (tray.in_points(m.scale), m.in_points());
+    if let Some((px, py)) = pointer {
+        if let Some(m) = monitors
+            .iter()
+            .find(|m| m.in_points().bounds.contains(px, py))
+        {
+            return Some(on(m));
+        }
+    }
+    monitors.iter().map(on).find(|(icon, screen)| {
+        let (cx, cy) = icon.centre();
+        screen.bounds.contains(cx, cy)
+    })
+}
+
+/// Top-left corner of the popover, in points (a `LogicalPosition`, which
+/// tao places in global screen points on macOS whatever the window's own
+/// scale): [`popover_origin`] on the icon's screen, all in points.
+/// `fallback_scale` converts the icon when no screen holds it.
+pub fn popover_position(
+    tray: Rect,
+    (width, height): (f64, f64),
+    monitors: &[Monitor],
+    pointer: Option<(f64, f64)>,
+    fallback_scale: f64,
+) -> (f64, f64) {
+    match tray_in_points(tray, monitors, pointer) {
+        Some((icon, screen)) => popover_origin(icon, width, height, Some(screen)),
+        None => popover_origin(tray.in_points(fallback_scale), width, height, None),
+    }
+}
+
+/// The pointer in global points, where the OS says so in a known unit: on
+/// macOS tao answers `NSEvent.mouseLocation` (points, flipped to a top-left
+/// origin) times the primary monitor's scale.
+fn pointer_in_points<R: Runtime>(app: &AppHandle<R>) -> Option<(f64, f64)> {
+    if !cfg!(target_os = "macos") {
+        return None;
+    }
+    let scale = app.primary_monitor().ok()??.scale_factor();
+    let p = app.cursor_position().ok()?;
+    Some((p.x / scale, p.y / scale))
+}
+
+/// Where a `width` × `height` (points) popover goes for the icon at `tray`.
+fn popover_place<R: Runtime>(app: &AppHandle<R>, tray: Rect, size: (f64, f64)) -> (f64, f64) {
+    let fallback = app
+        .primary_monitor()
+        .ok()
+        .flatten()
+        .map_or(1.0, |m| m.scale_factor());
+    popover_position(
+        tray,
+        size,
+        &monitors(app.available_monitors()),
+        pointer_in_points(app),
+        fallback,
+    )
 }
 
 /// Top-left corner of a `width` × `height` popover for a tray icon at
@@ -246,7 +357,18 @@ pub fn window<R: Runtime>(app: &AppHandle<R>) -> Option<WebviewWindow<R>> {
         return Some(w);
     }
     let config = app.config().app.windows.iter().find(|w| w.label == MAIN)?;
-    match WebviewWindowBuilder::from_config(app, config).and_then(|b| b.build()) {
+    // Placed before it is built: a popover built at its default place and
+    // moved afterwards flashes there first.
+    let place = app
+        .state::<Mode>()
+        .tray_rect()
+        .filter(|_| app.state::<Mode>().is_popover())
+        .map(|tray| popover_place(app, tray, (config.width, config.height)));
+    let built = WebviewWindowBuilder::from_config(app, config).and_then(|b| match place {
+        Some((x, y)) => b.position(x, y).build(),
+        None => b.build(),
+    });
+    match built {
         Ok(w) => Some(w),
         Err(e) => {
             log!("cannot build the window: {e}");
@@ -336,20 +458,14 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) {
     }
 }
 
+fn monitors(listed: tauri::Result<Vec<tauri::Monitor>>) -> Vec<Monitor> {
+    listed.unwrap_or_default().iter().map(Monitor::of).collect()
+}
+
 fn place_under<R: Runtime>(w: &tauri::WebviewWindow<R>, tray: Rect) -> tauri::Result<()> {
-    let size = w.outer_size()?;
-    let screens: Vec<Screen> = w
-        .available_monitors()?
-        .iter()
-        .map(Screen::from_monitor)
-        .collect();
-    let (x, y) = popover_origin(
-        tray,
-        f64::from(size.width),
-        f64::from(size.height),
-        screen_of(tray, &screens),
-    );
-    w.set_position(PhysicalPosition::new(x.round() as i32, y.round() as i32))
+    let size = w.outer_size()?.to_logical::<f64>(w.scale_factor()?);
+    let (x, y) = popover_place(w.app_handle(), tray, (size.width, size.height));
+    w.set_position(LogicalPosition::new(x, y))
 }
 
 /// The tray icon's click: show the popover, or close it when it is shown.

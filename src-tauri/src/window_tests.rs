@@ -11,6 +11,15 @@ fn rect(x: f64, y: f64, width: f64, height: f64) -> Rect {
 
 /// A 1512 × 982 pt MacBook screen at 2x: the menu bar is 24 pt (48 px)
 /// and the work area starts below it.
+/// The screen holding the icon among screens of one scale.
+fn screen_of(tray: Rect, screens: &[Screen]) -> Option<Screen> {
+    let monitors: Vec<Monitor> = screens
+        .iter()
+        .map(|&screen| Monitor { screen, scale: 1.0 })
+        .collect();
+    tray_in_points(tray, &monitors, None).map(|(_, s)| s)
+}
+
 fn macbook() -> Screen {
     Screen {
         bounds: rect(0.0, 0.0, 3024.0, 1964.0),
@@ -170,4 +179,62 @@ fn a_close_is_due_only_if_the_popover_stayed_hidden() {
         !mode.close_due(second) && mode.close_due(third),
         "only the last hide's close runs"
     );
+}
+
+/// A 14" MacBook Pro (1512 × 982 points at 2×, notch: work area from 37
+/// points) and a 1080p display (1×) to its right, as tao reports them:
+/// positions and sizes in each one's own physical pixels.
+fn mixed_scales() -> [Monitor; 2] {
+    [
+        Monitor {
+            screen: Screen {
+                bounds: rect(0.0, 0.0, 3024.0, 1964.0),
+                work: rect(0.0, 74.0, 3024.0, 1890.0),
+            },
+            scale: 2.0,
+        },
+        Monitor {
+            screen: Screen {
+                bounds: rect(1512.0, 0.0, 1920.0, 1080.0),
+                work: rect(1512.0, 24.0, 1920.0, 1056.0),
+            },
+            scale: 1.0,
+        },
+    ]
+}
+
+#[test]
+fn with_mixed_scales_the_popover_opens_on_the_screen_of_the_clicked_icon() {
+    // Regression: physical rects of a 2× and a 1× screen overlap, and the
+    // popover of an icon on the external display opened on the built-in one.
+    let monitors = mixed_scales();
+    // The icon on the external display at 2900 points: tray-icon gives
+    // points × that screen's scale (1×); the pointer is on it.
+    let tray = rect(2900.0, 0.0, 30.0, 24.0);
+    let (icon, screen) = tray_in_points(tray, &monitors, Some((2915.0, 12.0))).unwrap();
+    assert_eq!(screen.bounds, rect(1512.0, 0.0, 1920.0, 1080.0));
+    assert_eq!(icon, tray, "1× physical is points");
+    let (x, y) = popover_position(tray, (380.0, 310.0), &monitors, Some((2915.0, 12.0)), 2.0);
+    assert_eq!((x, y), (2915.0 - 190.0, 24.0), "under the icon, below that menu bar");
+    // The same icon on the built-in display, at 1400 points: physical 2800.
+    let tray = rect(2800.0, 0.0, 60.0, 48.0);
+    let (x, y) = popover_position(tray, (380.0, 310.0), &monitors, Some((1415.0, 12.0)), 2.0);
+    assert_eq!(y, 37.0, "below the notch's menu bar, in points");
+    assert_eq!(x, 1512.0 - 380.0, "kept on the built-in display's right edge");
+}
+
+#[test]
+fn without_the_pointer_the_first_screen_holding_the_icon_in_its_own_scale_wins() {
+    let monitors = mixed_scales();
+    // Physical 3300 is past the built-in's 1512 points as 2×; as 1× points
+    // it is on the external display.
+    let far = rect(3300.0, 0.0, 30.0, 24.0);
+    let (_, screen) = tray_in_points(far, &monitors, None).unwrap();
+    assert_eq!(screen.bounds.x, 1512.0);
+    // A pointer off every screen is ignored.
+    let (_, screen) = tray_in_points(far, &monitors, Some((-50.0, -50.0))).unwrap();
+    assert_eq!(screen.bounds.x, 1512.0);
+    // No screen at all: the icon in the fallback scale, unclamped.
+    let (x, y) = popover_position(rect(200.0, 0.0, 40.0, 40.0), (100.0, 50.0), &[], None, 2.0);
+    assert_eq!((x, y), (110.0 - 50.0, 20.0));
 }
