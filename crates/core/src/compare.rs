@@ -78,7 +78,8 @@ pub fn row(label: &str, trace: &Trace, report: &Report) -> RunRow {
     let t0 = trace.samples.first().map_or(0, |s| s.sample.t_ms);
     let last = trace.samples.last().map_or(0, |s| s.sample.t_ms);
     RunRow {
-        label: label.to_string(),
+        // A label is often a file name, which may hold anything.
+        label: crate::text::clean(label).into_owned(),
         host: trace.header().host.hostname.clone(),
         duration_ms: report.duration_ms,
         peak_footprint_bytes: trace

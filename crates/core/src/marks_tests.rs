@@ -55,3 +55,11 @@ fn the_inbox_reads_truncating_and_appending_writers() {
     write_mark(inbox.path(), "late").unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_bidi_override_in_a_mark_is_replaced() {
+    assert_eq!(
+        clean_name("load\u{202e}ing".as_bytes()),
+        Some("load?ing".into())
+    );
+}
