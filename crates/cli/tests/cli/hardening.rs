@@ -470,7 +470,7 @@ fn holds_escape(s: &str) -> bool {
 /// Issue 20: a crafted trace's OSC 52 clipboard write, screen clear and bidi
 /// override reached the terminal through `report`, `compare` (a label made
 /// from the file name, the hostname), `export` to stdout, and broke the XML
-/// of `plot`'s SVG.
+/// of `plot`'s SVG; names that are formulas stayed live in CSV.
 #[test]
 fn escapes_of_a_crafted_trace_reach_no_output() {
     use swapsight::synth::{self, BIDI, CLEAR, FORMULA};
@@ -522,6 +522,9 @@ fn escapes_of_a_crafted_trace_reach_no_output() {
         "{printed}"
     );
     assert!(printed.contains("run?[2J?"), "{printed}");
+    // In CSV (quoted, its quotes doubled): text, from export and compare.
+    let cell = format!("\"'{}\"", FORMULA.replace('"', "\"\""));
+    assert_eq!(printed.matches(&cell).count(), 210, "{printed}");
     let svg = std::fs::read_to_string(&svg).unwrap();
     assert!(svg.contains("<svg") && !holds_escape(&svg), "{svg:.300}");
 }
