@@ -3,20 +3,23 @@
 //!
 //! Properties: nothing panics; every rejection of a trace is one line that
 //! names the file and the line; what the reader keeps passes its own range
-//! checks and its lists of problems stay capped; each exporter's output is
-//! well-formed for its format.
+//! checks and its lists of problems stay capped, and no string it keeps
+//! holds a character the cleaning rule replaces; each exporter's output is
+//! well-formed for its format; cleaned text holds no control or bidi
+//! character, cleaning it again changes nothing, and ordinary text is kept.
 
 use std::path::Path;
 use std::time::Duration;
 
-use swapsight::export::{self, plot, prometheus, Format};
+use swapsight::export::{self, csv::text_cell, plot, prometheus, Format};
+use swapsight::text;
 use swapsight::trace::{self, Record, Trace, TraceError, KEPT_PROBLEMS};
 
 use crate::alloc::measure;
 use crate::cli_args;
 
 /// The targets, in the order the runner takes them.
-pub const ALL: [&str; 7] = [
+pub const ALL: [&str; 8] = [
     "trace",
     "report",
     "csv",
@@ -24,6 +27,7 @@ pub const ALL: [&str; 7] = [
     "prometheus",
     "plot",
     "units",
+    "text",
 ];
 
 macro_rules! ensure {
@@ -84,11 +88,30 @@ pub fn read(bytes: &[u8]) -> Result<Option<Trace>, String> {
                 .map(Record::Sample)
                 .chain(t.flags.iter().cloned().map(Record::Flag))
                 .chain(t.events.iter().cloned().map(Record::Event));
-            for r in std::iter::once(header).chain(records) {
+            let marks = t.marks.iter().cloned().map(Record::Mark);
+            for r in std::iter::once(header).chain(records).chain(marks) {
                 trace::check(&r).map_err(|e| format!("kept a record that fails its check: {e}"))?;
+                let value = serde_json::to_value(&r).map_err(|e| format!("{e}"))?;
+                all_clean(&value)?;
             }
             Ok(Some(t))
         }
+    }
+}
+
+/// No string in `v` (keys aside) holds a character the cleaning rule replaces.
+fn all_clean(v: &serde_json::Value) -> Result<(), String> {
+    match v {
+        serde_json::Value::String(s) => {
+            ensure!(
+                !s.chars().any(text::is_unsafe),
+                "the reader kept {s:?} uncleaned"
+            );
+            Ok(())
+        }
+        serde_json::Value::Array(a) => a.iter().try_for_each(all_clean),
+        serde_json::Value::Object(o) => o.values().try_for_each(all_clean),
+        _ => Ok(()),
     }
 }
 
@@ -233,5 +256,47 @@ pub fn units_target(s: &str) -> Result<(), String> {
         }
     }
     let _ = units::format_bytes(units::signed_diff(s.len() as u64, u64::MAX));
+    Ok(())
+}
+
+/// The bidi controls (Unicode `Bidi_Control`), listed here apart from the
+/// rule so that the property does not take the rule's word for it.
+const BIDI_CONTROLS: [char; 12] = [
+    '\u{61c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}',
+    '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+];
+
+/// The cleaning rule for text from outside: what it leaves holds no control
+/// or bidi character, each character is kept or replaced by `?` one for one,
+/// cleaning twice changes nothing, ordinary text (`ordinary`: other scripts,
+/// emoji) is kept as it is, and the CSV cell of cleaned text starts no formula.
+pub fn text_target(s: &str, ordinary: bool) -> Result<(), String> {
+    let cleaned = measure(|| text::clean(s));
+    if let Some(c) = cleaned
+        .chars()
+        .find(|c| c.is_control() || BIDI_CONTROLS.contains(c))
+    {
+        return Err(format!("{s:?} cleaned to {cleaned:?}, which holds {c:?}"));
+    }
+    ensure!(
+        cleaned.chars().count() == s.chars().count()
+            && s.chars()
+                .zip(cleaned.chars())
+                .all(|(a, b)| a == b || b == text::REPLACEMENT),
+        "{s:?} cleaned to {cleaned:?}: not one for one"
+    );
+    ensure!(
+        text::clean(&cleaned) == cleaned,
+        "cleaning {cleaned:?} again changes it"
+    );
+    ensure!(
+        !ordinary || cleaned == s,
+        "ordinary text {s:?} cleaned to {cleaned:?}"
+    );
+    let cell = text_cell(&cleaned);
+    ensure!(
+        !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+        "CSV cell {cell:?} starts a formula"
+    );
     Ok(())
 }
