@@ -362,4 +362,9 @@ fn a_mark_with_a_bidi_override_is_refused() {
     let t = read_bytes(&write_trace(&[sample(0), mark])).unwrap();
     assert!(t.marks.is_empty());
     assert_eq!(t.bad_lines, 1);
+    assert!(
+        t.problems[0].detail.contains("bidi controls"),
+        "{:?}",
+        t.problems
+    );
 }
