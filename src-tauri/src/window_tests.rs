@@ -215,12 +215,20 @@ fn with_mixed_scales_the_popover_opens_on_the_screen_of_the_clicked_icon() {
     assert_eq!(screen.bounds, rect(1512.0, 0.0, 1920.0, 1080.0));
     assert_eq!(icon, tray, "1× physical is points");
     let (x, y) = popover_position(tray, (380.0, 310.0), &monitors, Some((2915.0, 12.0)), 2.0);
-    assert_eq!((x, y), (2915.0 - 190.0, 24.0), "under the icon, below that menu bar");
+    assert_eq!(
+        (x, y),
+        (2915.0 - 190.0, 24.0),
+        "under the icon, below that menu bar"
+    );
     // The same icon on the built-in display, at 1400 points: physical 2800.
     let tray = rect(2800.0, 0.0, 60.0, 48.0);
     let (x, y) = popover_position(tray, (380.0, 310.0), &monitors, Some((1415.0, 12.0)), 2.0);
     assert_eq!(y, 37.0, "below the notch's menu bar, in points");
-    assert_eq!(x, 1512.0 - 380.0, "kept on the built-in display's right edge");
+    assert_eq!(
+        x,
+        1512.0 - 380.0,
+        "kept on the built-in display's right edge"
+    );
 }
 
 #[test]

@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use crate::detect::State;
+use crate::export::csv::text_cell;
 use crate::phases::spans;
 use crate::report::Report;
 use crate::trace::{Trace, TraceSample};
@@ -78,7 +79,8 @@ pub fn row(label: &str, trace: &Trace, report: &Report) -> RunRow {
     let t0 = trace.samples.first().map_or(0, |s| s.sample.t_ms);
     let last = trace.samples.last().map_or(0, |s| s.sample.t_ms);
     RunRow {
-        label: label.to_string(),
+        // A label is often a file name, which may hold anything.
+        label: crate::text::clean(label).into_owned(),
         host: trace.header().host.hostname.clone(),
         duration_ms: report.duration_ms,
         peak_footprint_bytes: trace
@@ -286,8 +288,8 @@ impl Comparison {
         ]);
         for r in &self.runs {
             let _ = w.write_record([
-                r.label.clone(),
-                r.host.clone(),
+                text_cell(&r.label).into_owned(),
+                text_cell(&r.host).into_owned(),
                 format!("{:.3}", r.duration_ms as f64 / 1000.0),
                 r.peak_footprint_bytes.to_string(),
                 r.swap_growth_bytes.to_string(),
@@ -296,7 +298,7 @@ impl Comparison {
                 r.first_flagged_ms
                     .map(|t| format!("{:.3}", t as f64 / 1000.0))
                     .unwrap_or_default(),
-                r.phases.join(";"),
+                text_cell(&r.phases.join(";")).into_owned(),
             ]);
         }
         w.into_inner()

@@ -85,3 +85,42 @@ fn different_hosts_are_said() {
         .to_markdown()
         .contains("_Note: the runs come from different hosts"));
 }
+
+fn run_row(label: &str) -> RunRow {
+    let t = synth::seed_staged();
+    row(label, &t, &crate::report::report(&t, None))
+}
+
+/// Issue 20: `compare --format csv` wrote a label (a file name) such as
+/// `=HYPERLINK(…)` as a live formula; its own negative figures stay numbers.
+#[test]
+fn formula_labels_are_text_in_compare_csv() {
+    let mut minus = run_row("-5");
+    minus.swap_growth_bytes = -5;
+    let c = compare(vec![run_row(synth::FORMULA), minus]);
+    let csv = c.to_csv();
+    let mut r = ::csv::Reader::from_reader(csv.as_bytes());
+    let rows: Vec<::csv::StringRecord> = r.records().map(|r| r.unwrap()).collect();
+    assert_eq!(&rows[0][0], format!("'{}", synth::FORMULA));
+    assert_eq!((&rows[1][0], &rows[1][4]), ("'-5", "-5"));
+}
+
+/// Issue 20: `compare` printed a label made from a file name raw: escapes
+/// and a bidi override reached the terminal.
+#[test]
+fn labels_from_file_names_are_cleaned() {
+    let c = compare(vec![
+        run_row(&format!("run{}{}", synth::CLEAR, synth::BIDI)),
+        run_row(synth::CLIPBOARD),
+    ]);
+    assert_eq!(c.runs[0].label, "run?[2J?");
+    for format in [
+        TableFormat::Text,
+        TableFormat::Markdown,
+        TableFormat::Csv,
+        TableFormat::Json,
+    ] {
+        let out = c.render(format);
+        assert!(!out.contains(['\u{1b}', '\u{7}', synth::BIDI]), "{out}");
+    }
+}

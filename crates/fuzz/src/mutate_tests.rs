@@ -11,6 +11,22 @@ fn numbers_are_found_and_replaced() {
 }
 
 #[test]
+fn string_values_are_found_and_replaced() {
+    let mut b = br#"{"a":"x","b":["p","q\"r"],"c":{"d":""}}"#.to_vec();
+    let ss = strings(&b);
+    let found: Vec<&[u8]> = ss.iter().map(|r| &b[r.clone()]).collect();
+    assert_eq!(
+        found,
+        vec![&br#""x""#[..], br#""p""#, br#""q\"r""#, br#""""#]
+    );
+    b.splice(ss[1].clone(), TEXTS[1].bytes());
+    assert_eq!(
+        &b[..],
+        br#"{"a":"x","b":["\u001b[2J","q\"r"],"c":{"d":""}}"#
+    );
+}
+
+#[test]
 fn seeds_read_cleanly() {
     for (name, bytes) in seeds() {
         let t = swapsight::trace::read_from(&bytes[..], std::path::Path::new(name))

@@ -3,20 +3,23 @@
 //!
 //! Properties: nothing panics; every rejection of a trace is one line that
 //! names the file and the line; what the reader keeps passes its own range
-//! checks and its lists of problems stay capped; each exporter's output is
-//! well-formed for its format.
+//! checks and its lists of problems stay capped, and no string it keeps
+//! holds a character the cleaning rule replaces; each exporter's output is
+//! well-formed for its format; cleaned text holds no control or bidi
+//! character, cleaning it again changes nothing, and ordinary text is kept.
 
 use std::path::Path;
 use std::time::Duration;
 
-use swapsight::export::{self, plot, prometheus, Format};
+use swapsight::export::{self, csv::text_cell, plot, prometheus, Format};
+use swapsight::text;
 use swapsight::trace::{self, Record, Trace, TraceError, KEPT_PROBLEMS};
 
 use crate::alloc::measure;
 use crate::cli_args;
 
 /// The targets, in the order the runner takes them.
-pub const ALL: [&str; 7] = [
+pub const ALL: [&str; 8] = [
     "trace",
     "report",
     "csv",
@@ -24,6 +27,7 @@ pub const ALL: [&str; 7] = [
     "prometheus",
     "plot",
     "units",
+    "text",
 ];
 
 macro_rules! ensure {
@@ -84,12 +88,58 @@ pub fn read(bytes: &[u8]) -> Result<Option<Trace>, String> {
                 .map(Record::Sample)
                 .chain(t.flags.iter().cloned().map(Record::Flag))
                 .chain(t.events.iter().cloned().map(Record::Event));
-            for r in std::iter::once(header).chain(records) {
+            let marks = t.marks.iter().cloned().map(Record::Mark);
+            for r in std::iter::once(header).chain(records).chain(marks) {
                 trace::check(&r).map_err(|e| format!("kept a record that fails its check: {e}"))?;
+                if !matches!(r, Record::Sample(_)) {
+                    all_clean(&serde_json::to_string(&r).map_err(|e| format!("{e}"))?)?;
+                }
+            }
+            // Samples are most of a trace and hold two strings a process:
+            // checked as they are, since serialising each sample again would
+            // cost a third of the inputs a run tries.
+            for p in t.samples.iter().flat_map(|s| &s.sample.processes) {
+                for s in std::iter::once(&p.name).chain(&p.cmdline) {
+                    ensure!(
+                        !s.chars().any(text::is_unsafe),
+                        "the reader kept {s:?} uncleaned"
+                    );
+                }
             }
             Ok(Some(t))
         }
     }
+}
+
+/// No string of a record, as JSON, holds a character the cleaning rule
+/// replaces: raw, or escaped (JSON escapes C0 controls, `\n` or `\u001b`; a
+/// backslash there starts an escape, as no key holds one). Cheaper than a
+/// walk over a `serde_json::Value`, and blind to which field it is.
+fn all_clean(json: &str) -> Result<(), String> {
+    if let Some(c) = json.chars().find(|&c| text::is_unsafe(c)) {
+        return Err(format!("the reader kept {c:?} in {json:.300}"));
+    }
+    let b = json.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let control = match b.get(i + 1) {
+            Some(b'b' | b'f' | b'n' | b'r' | b't') => true,
+            Some(b'u') => {
+                b.get(i + 2..i + 4) == Some(b"00") && matches!(b.get(i + 4), Some(b'0' | b'1'))
+            }
+            _ => false,
+        };
+        ensure!(
+            !control,
+            "the reader kept a control character in {json:.300}"
+        );
+        i += 2;
+    }
+    Ok(())
 }
 
 pub fn trace_target(bytes: &[u8]) -> Result<(), String> {
@@ -235,3 +285,49 @@ pub fn units_target(s: &str) -> Result<(), String> {
     let _ = units::format_bytes(units::signed_diff(s.len() as u64, u64::MAX));
     Ok(())
 }
+
+/// The bidi controls (Unicode `Bidi_Control`), listed here apart from the
+/// rule so that the property does not take the rule's word for it.
+const BIDI_CONTROLS: [char; 12] = [
+    '\u{61c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{202e}',
+    '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+];
+
+/// The cleaning rule for text from outside: what it leaves holds no control
+/// or bidi character, each character is kept or replaced by `?` one for one,
+/// cleaning twice changes nothing, ordinary text (`ordinary`: other scripts,
+/// emoji) is kept as it is, and the CSV cell of cleaned text starts no formula.
+pub fn text_target(s: &str, ordinary: bool) -> Result<(), String> {
+    let cleaned = measure(|| text::clean(s));
+    if let Some(c) = cleaned
+        .chars()
+        .find(|c| c.is_control() || BIDI_CONTROLS.contains(c))
+    {
+        return Err(format!("{s:?} cleaned to {cleaned:?}, which holds {c:?}"));
+    }
+    ensure!(
+        cleaned.chars().count() == s.chars().count()
+            && s.chars()
+                .zip(cleaned.chars())
+                .all(|(a, b)| a == b || b == text::REPLACEMENT),
+        "{s:?} cleaned to {cleaned:?}: not one for one"
+    );
+    ensure!(
+        text::clean(&cleaned) == cleaned,
+        "cleaning {cleaned:?} again changes it"
+    );
+    ensure!(
+        !ordinary || cleaned == s,
+        "ordinary text {s:?} cleaned to {cleaned:?}"
+    );
+    let cell = text_cell(&cleaned);
+    ensure!(
+        !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+        "CSV cell {cell:?} starts a formula"
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "targets_tests.rs"]
+mod tests;

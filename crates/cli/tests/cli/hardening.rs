@@ -467,3 +467,70 @@ fn a_full_disk_leaves_no_partial_output_and_an_old_file_untouched() {
     let left: Vec<_> = std::fs::read_dir(roomy.path()).unwrap().collect();
     assert_eq!(left.len(), 1, "a temporary file was left: {left:?}");
 }
+
+/// What a terminal must never be handed from a trace: ESC, BEL, a bidi override.
+fn holds_escape(s: &str) -> bool {
+    s.contains(['\u{1b}', '\u{7}', swapsight::synth::BIDI])
+}
+
+/// Issue 20: a crafted trace's OSC 52 clipboard write, screen clear and bidi
+/// override reached the terminal through `report`, `compare` (a label made
+/// from the file name, the hostname), `export` to stdout, and broke the XML
+/// of `plot`'s SVG; names that are formulas stayed live in CSV.
+#[test]
+fn escapes_of_a_crafted_trace_reach_no_output() {
+    use swapsight::synth::{self, BIDI, CLEAR, FORMULA};
+    let dir = TempDir::new("hostile-text");
+    let hostile = dir.join(&format!("run{CLEAR}{BIDI}.jsonl"));
+    std::fs::write(&hostile, synth::to_jsonl(&synth::hostile_text())).unwrap();
+    let formula = dir.join(&format!("{FORMULA}.jsonl"));
+    std::fs::write(&formula, synth::to_jsonl(&synth::seed_staged())).unwrap();
+    let svg = dir.join("out.svg");
+    let (h, f, o) = (hostile.as_os_str(), formula.as_os_str(), svg.as_os_str());
+    let runs: Vec<Vec<&std::ffi::OsStr>> = vec![
+        vec!["report".as_ref(), h],
+        vec!["report".as_ref(), h, "--json".as_ref()],
+        vec!["compare".as_ref(), h, f],
+        vec!["compare".as_ref(), h, f, "--format".as_ref(), "md".as_ref()],
+        vec![
+            "compare".as_ref(),
+            h,
+            f,
+            "--format".as_ref(),
+            "json".as_ref(),
+        ],
+        vec![
+            "compare".as_ref(),
+            h,
+            f,
+            "--format".as_ref(),
+            "csv".as_ref(),
+        ],
+        vec!["export".as_ref(), h, "-f".as_ref(), "csv".as_ref()],
+        vec!["export".as_ref(), h, "-f".as_ref(), "perfetto".as_ref()],
+        vec!["export".as_ref(), h, "-f".as_ref(), "prometheus".as_ref()],
+        vec!["plot".as_ref(), h, "-o".as_ref(), o],
+    ];
+    let mut printed = String::new();
+    for args in &runs {
+        let out = swapsight().args(args).output().unwrap();
+        let (stdout, stderr) = (stdout_of(&out), stderr_of(&out));
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(
+            !holds_escape(&stdout) && !holds_escape(&stderr),
+            "{args:?}:\n{stdout:?}\n{stderr:?}"
+        );
+        printed += &stdout;
+    }
+    // What the escapes became, where they were.
+    assert!(
+        printed.contains("?]52;c;ZXZpbA==?python?yp.exe"),
+        "{printed}"
+    );
+    assert!(printed.contains("run?[2J?"), "{printed}");
+    // In CSV (quoted, its quotes doubled): text, from export and compare.
+    let cell = format!("\"'{}\"", FORMULA.replace('"', "\"\""));
+    assert_eq!(printed.matches(&cell).count(), 210, "{printed}");
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.contains("<svg") && !holds_escape(&svg), "{svg:.300}");
+}

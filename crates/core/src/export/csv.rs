@@ -3,6 +3,7 @@
 //! `grep` for one pid). Units are in the column names. A sample without
 //! processes still gets one row, with the process columns empty.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -68,6 +69,7 @@ pub fn write(trace: &Trace, out: &mut dyn Write) -> Result<(), ExportError> {
             sys.compressed_bytes.to_string(),
         ];
         let phase = crate::phases::phase_at(&phases, s.t_ms).map_or("", |p| p.name.as_str());
+        let phase = text_cell(phase);
         if s.processes.is_empty() {
             row.clear();
             row.extend(system.iter().cloned());
@@ -88,7 +90,7 @@ pub fn write(trace: &Trace, out: &mut dyn Write) -> Result<(), ExportError> {
             row.extend(system.iter().cloned());
             row.push(p.pid.to_string());
             row.push(p.ppid.to_string());
-            row.push(p.name.clone());
+            row.push(text_cell(&p.name).into_owned());
             row.push(u8::from(ts.watched.contains(&p.pid)).to_string());
             row.push(states.state_at(p.pid, s.t_ms).as_str().to_string());
             row.push(p.footprint_bytes.to_string());
@@ -100,6 +102,20 @@ pub fn write(trace: &Trace, out: &mut dyn Write) -> Result<(), ExportError> {
         }
     }
     w.flush().map_err(io)
+}
+
+/// A text cell from outside (a process name, a phase, a run's label or
+/// host) for every CSV swapsight writes: one a spreadsheet would take for a
+/// formula — it starts with `=`, `+`, `-`, `@`, a tab or a carriage return —
+/// gets a leading `'`, as OWASP recommends against CSV injection, so that a
+/// process named `=HYPERLINK(…)` stays text. Figures swapsight writes
+/// itself never pass here: a negative swap growth stays a number.
+pub fn text_cell(s: &str) -> Cow<'_, str> {
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        Cow::Owned(format!("'{s}"))
+    } else {
+        Cow::Borrowed(s)
+    }
 }
 
 /// `x` rounded to `places` decimals, without trailing zeros: `12.5`, `38.54`.

@@ -124,3 +124,43 @@ fn the_phase_column_names_the_phase_under_way() {
     assert!(phase_at("95").iter().all(|p| p.is_empty()));
     assert!(!phase_at("95").is_empty());
 }
+
+/// The hostile trace as the reader keeps it.
+fn hostile() -> Trace {
+    let bytes = synth::to_jsonl(&synth::hostile_text());
+    crate::trace::read_from(&bytes[..], std::path::Path::new("t.jsonl")).unwrap()
+}
+
+/// Issue 20: a process named `=HYPERLINK(…)` became a live formula in a
+/// spreadsheet, and so did names starting with `+`, `-` or `@`; a leading `'`
+/// keeps them text, while swapsight's own negative figures stay numbers.
+#[test]
+fn formula_names_are_text_in_export_csv() {
+    let mut t = hostile();
+    // Swap falls after the first sample: a negative growth.
+    t.samples[1].sample.system.swap_used_bytes = 0;
+    let text = csv_of(&t);
+    let mut r = ::csv::Reader::from_reader(text.as_bytes());
+    let rows: Vec<::csv::StringRecord> = r.records().map(|r| r.unwrap()).collect();
+    let name_of = |pid: &str| rows.iter().find(|r| &r[8] == pid).unwrap()[10].to_string();
+    assert_eq!(name_of("300"), format!("'{}", synth::FORMULA));
+    assert_eq!(name_of("120"), "'-2+3");
+    assert_eq!(name_of("410"), "'@SUM(A1)");
+    assert_eq!(name_of("4243"), "?]52;c;ZXZpbA==?python?yp.exe");
+    assert_eq!(&rows[0][17], "'=1+1");
+    let growth = &rows.iter().find(|r| &r[0] == "0.5").unwrap()[5];
+    assert!(
+        growth.starts_with('-') && growth.parse::<i64>().is_ok(),
+        "{growth}"
+    );
+}
+
+#[test]
+fn text_cells_that_start_a_formula_get_a_quote() {
+    for s in ["=1+1", "+1", "-1", "@x", "\tx", "\rx"] {
+        assert_eq!(text_cell(s), format!("'{s}"));
+    }
+    for s in ["python", "", "1-1", "a=b", " =x", "'=x"] {
+        assert!(matches!(text_cell(s), Cow::Borrowed(b) if b == s), "{s}");
+    }
+}

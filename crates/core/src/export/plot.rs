@@ -471,10 +471,15 @@ fn shade(c: RGBColor) -> RGBAColor {
 }
 
 /// Text for one line of the chart: whitespace runs (newlines in a command,
-/// tabs in a name) become one space; other control characters go.
+/// tabs in a name) become one space; other control and bidi characters
+/// ([`crate::text::is_unsafe`]) go.
 pub(super) fn one_line(s: &str) -> String {
     s.split_whitespace()
-        .map(|w| w.chars().filter(|c| !c.is_control()).collect::<String>())
+        .map(|w| {
+            w.chars()
+                .filter(|&c| !crate::text::is_unsafe(c))
+                .collect::<String>()
+        })
         .filter(|w| !w.is_empty())
         .collect::<Vec<_>>()
         .join(" ")

@@ -198,3 +198,16 @@ fn phases_are_shaded_and_named() {
     let plain = svg(&synth::seed_offload(), &r, &PlotOptions::default()).unwrap();
     assert_eq!(rects(&s), rects(&plain) + 4);
 }
+
+/// Issue 20: a trace with ESC in its hostname gave an SVG that is not
+/// well-formed XML (XML 1.0 has no ESC, escaped or not), and the bidi
+/// override went into the chart's text.
+#[test]
+fn a_crafted_trace_gives_well_formed_svg() {
+    let bytes = synth::to_jsonl(&synth::hostile_text());
+    let t = crate::trace::read_from(&bytes[..], std::path::Path::new("t.jsonl")).unwrap();
+    let r = report(&t, None);
+    let s = svg(&t, &r, &PlotOptions::default()).unwrap();
+    roxmltree::Document::parse(&s).expect("well-formed SVG");
+    assert!(!s.contains(['\u{1b}', '\u{7}', synth::BIDI]));
+}

@@ -8,8 +8,9 @@
 //! The rule is a best effort over the argument syntax of each interpreter
 //! (options that take a value are skipped with it); when it cannot tell, the
 //! executable's name stands alone. Names and command lines never carry
-//! control characters (a process chooses its own arguments: a script named
-//! with terminal escapes must not rewrite the report) and are capped.
+//! control or bidi characters (a process chooses its own arguments: a script
+//! named with terminal escapes must not rewrite the report; the rule is
+//! [`crate::text`]) and are capped.
 
 mod cache;
 pub use cache::{NameCache, ARGS_RETRIES};
@@ -551,16 +552,13 @@ fn shell(args: &[&[u8]]) -> Option<Target> {
         .map(|_| Target::Script(i))
 }
 
-/// Control characters as `?` (as `ps` shows them), at most `max` characters
-/// (the last one `…` when cut).
+/// Control and bidi characters as `?` (as `ps` shows control characters;
+/// the rule is [`crate::text::is_unsafe`]), at most `max` characters (the
+/// last one `…` when cut).
 fn clean(s: &str, max: usize) -> String {
     let cut = max != usize::MAX && s.chars().nth(max).is_some();
     let keep = if cut { max - 1 } else { usize::MAX };
-    let mut out: String = s
-        .chars()
-        .take(keep)
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect();
+    let mut out: String = s.chars().take(keep).map(crate::text::safe_char).collect();
     if cut {
         out.push('…');
     }

@@ -464,3 +464,20 @@ fn framework_python_on_macos_is_named_by_its_version_not_python() {
     );
     assert_eq!(n.name, "generate.py (python3.12)");
 }
+
+/// Issue 20: U+202E is not a control character, so it passed into names and
+/// command lines, and showed `exe.py` for `yp.exe`.
+#[test]
+fn a_bidi_override_in_a_live_name_is_replaced() {
+    let n = Naming::of(
+        None,
+        &[
+            b"python3",
+            "evil\u{202e}yp.exe".as_bytes(),
+            b"\xe2\x81\xa6x",
+        ],
+        "python3",
+    );
+    assert_eq!(n.name, "evil?yp.exe (python3)");
+    assert_eq!(n.cmdline.as_deref(), Some("python3 evil?yp.exe ?x"));
+}

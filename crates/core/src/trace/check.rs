@@ -71,7 +71,7 @@ pub fn check(record: &Record) -> Result<(), String> {
                 && !(m.end && m.name.is_empty())
             {
                 return Err(format!(
-                    "mark name is empty, longer than {} characters or holds control characters",
+                    "mark name is empty, longer than {} characters or holds control characters or bidi controls",
                     crate::marks::MAX_NAME_CHARS
                 ));
             }
