@@ -196,14 +196,17 @@ fn opt(v: Option<u64>, what: &str) -> Reading<f64> {
     }
 }
 
-/// The allocation row: the child's footprint against what it mapped. The
-/// child also holds its share of the parent's pages and its stack.
-fn allocated_row(a: &Snap, b: &Snap, child: ChildInfo) -> Row {
+/// The allocation row: what the child owns against what it mapped. On
+/// Linux that is its footprint plus `VmSwap` (swapped pages leave a Linux
+/// footprint); on macOS the footprint alone, which keeps compressed and
+/// swapped pages. The child also holds its share of the parent's pages and
+/// its stack: the slack.
+fn allocated_row(a: &Snap, b: &Snap, child: ChildInfo, figure: &str) -> Row {
     judge(
-        "child footprint",
+        figure,
         "allocated by the doctor",
         Unit::Bytes,
-        proc_bracket(a, b, child.pid, |p| Some(p.footprint_bytes)),
+        proc_bracket(a, b, child.pid, |p| Some(p.owned_bytes())),
         Reading::Value(child.size_bytes as f64),
         Tolerance::new(8.0 * MIB, 2.0),
     )
@@ -399,7 +402,7 @@ fn rows_linux(read: &LinuxRead, child: ChildInfo, a: &Snap, b: &Snap) -> Vec<Row
         row("swap used", "free -b (swap used)", swap_used.clone(), free_swap, swap),
         row("swap used", "swapon --show (USED, summed)", swap_used, swapon_used, swap),
         row("swap total", "swapon --show (SIZE, summed)", swap_total, swapon_size, page_slack),
-        allocated_row(a, b, child),
+        allocated_row(a, b, child, "child footprint + swap"),
         row("child footprint", ANON_SHMEM, footprint.clone(), child_anon, Tolerance::new(MIB, 1.0)),
         row("child footprint", "ps -o rss (also counts mapped files)", footprint, ps_rss, rss_slack),
         row("child swap", "/proc/PID/status (VmSwap)", swapped.clone(), child_vm_swap, one_mib),
@@ -590,7 +593,7 @@ fn rows_macos(read: &MacRead, child: ChildInfo, a: &Snap, b: &Snap) -> Vec<Row> 
         row("wired", "vm_stat (wired down)", wired, vm_wired, moving),
         row("swap used", "sysctl vm.swapusage (used)", swap_used, sysctl_used, used_tol),
         row("swap total", "sysctl vm.swapusage (total)", swap_total, sysctl_total, total_tol),
-        allocated_row(a, b, child),
+        allocated_row(a, b, child, "child footprint"),
         row("child footprint", "footprint (phys_footprint)", footprint.clone(), tool_fp, fp_tol),
         row("child footprint", "top -l 1 -stats pid,mem (MEM)", footprint, top_fp, top_tol),
     ];
