@@ -89,6 +89,91 @@ fn doctor_on_linux_agrees_with_free_ps_smaps_rollup_and_swapon() {
     );
 }
 
+/// The doctor inside a 96 MiB memory cgroup with real swap: its 192 MiB
+/// child goes half to swap, so the child's `VmSwap` rows compare real
+/// figures, the allocation row holds only with swap counted, and system
+/// swap moves while the tools read it. `--strict` still passes.
+#[cfg(target_os = "linux")]
+#[test]
+fn doctor_on_real_swap_agrees_on_the_childs_swap() {
+    let Some(swap) = RealSwap::new(512, 96) else {
+        return;
+    };
+    let exe = env!("CARGO_BIN_EXE_swapsight");
+    let out = swap
+        .command(&[exe, "doctor", "--json", "--strict", "--child-size", "192M"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stderr_of(&out)));
+    assert_eq!(out.status.code(), Some(0), "{}\n{v:#}", stderr_of(&out));
+    let vm_swap = row(&v, "child swap", "/proc/PID/status");
+    assert_eq!(vm_swap["status"], "ok", "{vm_swap:#}");
+    let swapped = vm_swap["tool"].as_f64().unwrap();
+    assert!(
+        swapped > 32.0 * 1048576.0,
+        "the child barely swapped: {v:#}"
+    );
+    assert_eq!(row(&v, "child swap", "smaps_rollup")["status"], "ok");
+    let owned = row(&v, "child footprint + swap", "allocated");
+    assert_eq!(owned["status"], "ok", "{owned:#}");
+    for tool in ["free -b", "swapon"] {
+        let r = row(&v, "swap used", tool);
+        assert_eq!(r["status"], "ok", "{r:#}");
+        assert!(r["tool"].as_f64().unwrap() >= swapped, "{r:#}");
+    }
+}
+
+/// As another user (`nobody`), the largest process is root's: its row is
+/// unreadable and says why, the largest one `nobody` may read is compared
+/// instead, and `--strict` still passes (unreadable is not off).
+#[cfg(target_os = "linux")]
+#[test]
+fn doctor_as_another_user_names_the_process_it_cannot_read() {
+    let why_not = if !is_root() {
+        Some("running as nobody needs root".to_string())
+    } else if which("setpriv").is_none() {
+        Some("setpriv (util-linux) is not installed".to_string())
+    } else {
+        None
+    };
+    if skip_unless_ci("doctor as nobody", why_not).is_none() {
+        return;
+    }
+    // A copy nobody may run, in a folder nobody may enter.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("doctor-nobody");
+    let exe = dir.join("swapsight");
+    std::fs::copy(env!("CARGO_BIN_EXE_swapsight"), &exe).unwrap();
+    for (p, mode) in [(dir.path(), 0o755), (exe.as_path(), 0o755)] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&exe)
+        .args(["doctor", "--json", "--strict", "--child-size", "32M"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let named = |prefix: &str| {
+        rows.iter()
+            .find(|r| r["figure"].as_str().unwrap().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} row in {v:#}"))
+    };
+    let largest = named("largest process: ");
+    assert_eq!(largest["status"], "unreadable", "{largest:#}");
+    let note = largest["note"].as_str().unwrap();
+    assert!(
+        note.contains("is another user's process") && note.contains("needs root"),
+        "{note}"
+    );
+    assert_eq!(named("largest readable process: ")["status"], "ok", "{v:#}");
+    assert_eq!(row(&v, "child footprint", "smaps_rollup")["status"], "ok");
+}
+
 #[test]
 fn doctor_refuses_a_child_that_would_not_fit() {
     for (size, says) in [

@@ -88,13 +88,18 @@ pub struct Row {
     pub tool_name: String,
     pub unit: Unit,
     /// swapsight's reading nearer to the tool's, of the two taken around it.
+    #[serde(serialize_with = "whole")]
     pub swapsight: Option<f64>,
     /// swapsight's readings before and after the tool ran: a figure that
     /// moved while the tool read it is judged against the whole span.
+    #[serde(serialize_with = "whole")]
     pub swapsight_before: Option<f64>,
+    #[serde(serialize_with = "whole")]
     pub swapsight_after: Option<f64>,
+    #[serde(serialize_with = "whole")]
     pub tool: Option<f64>,
     /// `tool − swapsight`.
+    #[serde(serialize_with = "whole")]
     pub difference: Option<f64>,
     pub tolerance: Tolerance,
     /// `tolerance` in words: `±8.0 MB + 2 %`.
@@ -103,6 +108,16 @@ pub struct Row {
     /// Why a figure is unreadable or only informative.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+/// A figure as JSON: a whole number as an integer (bytes are whole), any
+/// other as it is.
+fn whole<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match *v {
+        Some(x) if x.fract() == 0.0 && x.abs() < 9.0e15 => s.serialize_i64(x as i64),
+        Some(x) => s.serialize_f64(x),
+        None => s.serialize_none(),
+    }
 }
 
 /// swapsight's two readings of a figure, before and after the tool's.
