@@ -18,12 +18,16 @@ use crate::probe::{Probe, ProbeError, ProcessSample, SystemSample};
 
 const MIB: f64 = 1048576.0;
 
+/// Longest the child may take to touch its memory: on a machine already
+/// swapping, writing 256 MiB can take a while, and it is not a tool.
+const CHILD_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// What the doctor is asked to do.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
     /// Memory the child maps and touches.
     pub child_size: u64,
-    /// Longest a tool (or the child's setup) may take.
+    /// Longest a tool may take.
     pub timeout: Duration,
 }
 
@@ -56,10 +60,11 @@ type Snap = (SystemSample, Vec<ProcessSample>);
 /// Runs the doctor with `probe` (the native one, or a scripted one in
 /// tests) against this machine's own tools.
 pub fn examine(probe: &mut dyn Probe, opts: &Options) -> Result<Report, DoctorError> {
-    let held = Held::spawn(opts.child_size, opts.timeout).map_err(|source| DoctorError::Child {
-        size: opts.child_size,
-        source,
-    })?;
+    let held =
+        Held::spawn(opts.child_size, CHILD_TIMEOUT).map_err(|source| DoctorError::Child {
+            size: opts.child_size,
+            source,
+        })?;
     let child = ChildInfo {
         pid: held.pid(),
         size_bytes: held.size(),
@@ -137,11 +142,13 @@ impl Ctx {
 struct Pick {
     pid: u32,
     name: String,
+    /// `largest process`, `largest readable process`.
+    what: &'static str,
 }
 
 impl Pick {
-    fn label(&self, what: &str) -> String {
-        format!("{what}: {} (pid {})", self.name, self.pid)
+    fn label(&self) -> String {
+        format!("{}: {} (pid {})", self.what, self.name, self.pid)
     }
 }
 
@@ -212,8 +219,8 @@ fn allocated_row(a: &Snap, b: &Snap, child: ChildInfo, figure: &str) -> Row {
     )
 }
 
-/// The rows of the largest process and, when it is unreadable, of the
-/// largest readable one: their footprint against the tool's figure.
+/// The rows of the largest (readable) processes: their footprint against
+/// the tool's figure.
 fn largest_rows<T>(
     procs: &[(Pick, Reading<T>)],
     a: &Snap,
@@ -224,13 +231,7 @@ fn largest_rows<T>(
     let base = Tolerance::new(4.0 * MIB, 2.0);
     procs
         .iter()
-        .enumerate()
-        .map(|(i, (pick, got))| {
-            let what = if i == 0 {
-                "largest process"
-            } else {
-                "largest readable process"
-            };
+        .map(|(pick, got)| {
             let (tool, tolerance) = match got {
                 Reading::Value(v) => {
                     let (v, t) = value(v);
@@ -239,7 +240,7 @@ fn largest_rows<T>(
                 Reading::Unreadable(w) => (Reading::Unreadable(w.clone()), base),
             };
             judge(
-                &pick.label(what),
+                &pick.label(),
                 tool_name,
                 Unit::Bytes,
                 proc_bracket(a, b, pick.pid, |p| Some(p.footprint_bytes)),
@@ -323,6 +324,11 @@ fn read_linux(ctx: &mut Ctx, child: u32, procs: &[ProcessSample]) -> LinuxRead {
         let pick = Pick {
             pid: p.pid,
             name: p.name.clone(),
+            what: if read.procs.is_empty() {
+                "largest process"
+            } else {
+                "largest readable process"
+            },
         };
         let got = read_rollup(p.pid).and_then(|r| read_status(p.pid).map(|s| (r, s)));
         let readable = matches!(got, Reading::Value(_));
@@ -360,7 +366,8 @@ fn rows_linux(read: &LinuxRead, child: ChildInfo, a: &Snap, b: &Snap) -> Vec<Row
     // is the kernel's running count of the same pages. Shared memory is
     // in swapsight's footprint but not in Anonymous: it is taken from
     // status's RssShmem.
-    let anon_shmem = |r: &Rollup, s: &StatusFigures| (r.anonymous + s.rss_shmem_bytes) as f64;
+    let anon_shmem =
+        |r: &Rollup, s: &StatusFigures| r.anonymous.saturating_add(s.rss_shmem_bytes) as f64;
     let child_anon = read
         .child_rollup
         .clone()
@@ -435,9 +442,10 @@ struct MacRead {
     pressure: Reading<f64>,
     child_footprint: Reading<macos::Printed>,
     child_top: Reading<macos::Printed>,
-    /// The largest process if swapsight cannot read it (its row says so),
-    /// and the largest readable one, with `footprint`'s figure.
+    /// The largest readable process, with `footprint`'s figure.
     procs: Vec<(Pick, Reading<macos::Printed>)>,
+    /// How many processes belong to other users (unreadable without root).
+    others: usize,
 }
 
 /// `footprint`'s figure of `pid`: its JSON, written to a file in a fresh
@@ -493,29 +501,19 @@ fn read_macos(ctx: &mut Ctx, child: u32, procs: &[ProcessSample]) -> MacRead {
             |t| macos::parse_top_mem(t, child),
         ),
         procs: Vec::new(),
+        others: 0,
     };
-    let ranked = by_footprint(procs, child);
-    // Another user's process: its footprint is 0 to swapsight and denied to
-    // `footprint`; the row says so. Ranked by what is known, so it shows
-    // only when it lists first.
-    if let Some(top) = ranked.first().filter(|p| !p.readable) {
-        read.procs.push((
-            Pick {
-                pid: top.pid,
-                name: top.name.clone(),
-            },
-            Reading::Unreadable(format!(
-                "pid {} is another user's process: footprint needs root",
-                top.pid
-            )),
-        ));
-    }
-    if let Some(p) = ranked.iter().find(|p| p.readable) {
+    // Other users' processes: macOS shows their footprint only to root, so
+    // swapsight lists them at 0 and they cannot be ranked; the largest
+    // readable one is compared.
+    read.others = procs.iter().filter(|p| !p.readable).count();
+    if let Some(p) = by_footprint(procs, child).into_iter().find(|p| p.readable) {
         let got = footprint_of(ctx, p.pid);
         read.procs.push((
             Pick {
                 pid: p.pid,
                 name: p.name.clone(),
+                what: "largest readable process",
             },
             got,
         ));
@@ -604,6 +602,20 @@ fn rows_macos(read: &MacRead, child: ChildInfo, a: &Snap, b: &Snap) -> Vec<Row> 
         "footprint (phys_footprint)",
         |p| printed_value(p, Tolerance::new(4.0 * MIB, 2.0)),
     ));
+    if read.others > 0 {
+        rows.push(info(
+            &format!("other users' processes ({})", read.others),
+            "footprint (phys_footprint)",
+            Unit::Bytes,
+            None,
+            Reading::Unreadable(format!(
+                "{} processes belong to other users: macOS shows their footprint only to \
+                 root, to swapsight and footprint alike (run as root to compare them)",
+                read.others
+            )),
+            "",
+        ));
+    }
     rows
 }
 
@@ -619,3 +631,7 @@ fn macos_version(ctx: &mut Ctx) -> (String, String) {
         .unwrap_or_else(|| "unknown".into());
     (os, kernel)
 }
+
+#[cfg(test)]
+#[path = "examine_tests.rs"]
+mod tests;

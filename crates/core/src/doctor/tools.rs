@@ -69,7 +69,11 @@ pub fn run(name: &str, args: &[&str], timeout: Duration) -> Outcome {
         Ok(c) => c,
         Err(e) => return Outcome::Failed(format!("cannot start {name}: {e}")),
     };
+    // Each pipe is read on a thread that hands back what it read; a pipe
+    // still held open by something the tool left behind is given up on
+    // once the tool is over, instead of waited for.
     let reader = |pipe: Option<Box<dyn Read + Send>>| {
+        let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut buf = Vec::new();
             if let Some(p) = pipe {
@@ -77,10 +81,13 @@ pub fn run(name: &str, args: &[&str], timeout: Duration) -> Outcome {
                 // on a full pipe.
                 let mut p = p.take(MAX_OUTPUT);
                 let _ = p.read_to_end(&mut buf);
+                let _ = tx.send(std::mem::take(&mut buf));
                 let _ = std::io::copy(&mut p.into_inner(), &mut std::io::sink());
+            } else {
+                let _ = tx.send(buf);
             }
-            buf
-        })
+        });
+        rx
     };
     let out = reader(child.stdout.take().map(|p| Box::new(p) as _));
     let err = reader(child.stderr.take().map(|p| Box::new(p) as _));
@@ -92,18 +99,17 @@ pub fn run(name: &str, args: &[&str], timeout: Duration) -> Outcome {
                 let _ = child.kill();
                 let _ = child.wait();
                 break Err(format!(
-                    "{name} took more than {} s and was stopped",
-                    timeout.as_secs()
+                    "{name} took more than {} and was stopped",
+                    crate::units::format_duration(timeout)
                 ));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(10)),
             Err(e) => break Err(format!("{name}: {e}")),
         }
     };
-    // A grandchild holding the pipes open would keep these threads reading;
-    // the tools run here start none.
-    let stdout = out.join().unwrap_or_default();
-    let stderr = err.join().unwrap_or_default();
+    let grace = Duration::from_secs(1);
+    let stdout = out.recv_timeout(grace).unwrap_or_default();
+    let stderr = err.recv_timeout(grace).unwrap_or_default();
     match status {
         Err(why) => Outcome::Failed(why),
         Ok(s) if s.success() => Outcome::Output(String::from_utf8_lossy(&stdout).into_owned()),
