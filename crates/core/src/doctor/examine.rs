@@ -46,7 +46,7 @@ impl Default for Options {
 pub enum DoctorError {
     #[error(transparent)]
     Probe(#[from] ProbeError),
-    #[error("cannot start the child that holds {size} bytes")]
+    #[error("cannot start the child that holds {}", super::format_bytes(*size as f64))]
     Child {
         size: u64,
         #[source]
@@ -73,21 +73,24 @@ pub fn examine(probe: &mut dyn Probe, opts: &Options) -> Result<Report, DoctorEr
         timeout: opts.timeout,
         missing: Vec::new(),
     };
-    let macos = cfg!(target_os = "macos");
     let a = probe.sample()?;
     let start = Instant::now();
-    let (rows, os_version, kernel) = if macos {
+    let since = |start: Instant| start.elapsed().as_millis().try_into().unwrap_or(u64::MAX);
+    let (rows, span_ms, (os_version, kernel)) = if cfg!(target_os = "macos") {
         let read = read_macos(&mut ctx, child.pid, &a.1);
         let b = probe.sample()?;
-        let (v, k) = macos_version(&mut ctx);
-        (rows_macos(&read, child, &a, &b), v, k)
+        let span = since(start);
+        (
+            rows_macos(&read, child, &a, &b),
+            span,
+            macos_version(&mut ctx),
+        )
     } else {
         let read = read_linux(&mut ctx, child.pid, &a.1);
         let b = probe.sample()?;
-        let (v, k) = linux_version();
-        (rows_linux(&read, child, &a, &b), v, k)
+        let span = since(start);
+        (rows_linux(&read, child, &a, &b), span, linux_version())
     };
-    let span_ms = start.elapsed().as_millis().try_into().unwrap_or(u64::MAX);
     drop(held);
     Ok(Report {
         os: std::env::consts::OS.into(),
