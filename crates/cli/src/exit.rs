@@ -3,7 +3,7 @@
 //! | code | meaning |
 //! |---|---|
 //! | 0 | success (or the recorded command's own code) |
-//! | 1 | error: unreadable input, a process that does not exist, I/O |
+//! | 1 | error: unreadable input, a process that does not exist, I/O; `doctor --strict`: a figure is off |
 //! | 2 | bad arguments (sizes, durations, flags) |
 //! | 10 | guard: stopped, swap budget spent |
 //! | 11 | guard: stopped, false fit flagged (`--on-false-fit stop`) |

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod advise;
 mod args;
 mod compare;
+mod doctor;
 mod exit;
 mod export;
 mod guard;
@@ -69,6 +70,8 @@ enum Command {
     Mark(mark::Args),
     /// Serve the live UI, a JSON + SSE API and Prometheus /metrics over HTTP.
     Serve(serve::Args),
+    /// Set swapsight's figures beside the OS's own tools and say where they disagree.
+    Doctor(doctor::Args),
 }
 
 fn main() -> ExitCode {
@@ -86,6 +89,7 @@ fn main() -> ExitCode {
         Command::Mark(a) => mark::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Advise(a) => advise::run(a),
+        Command::Doctor(a) => doctor::run(a),
     };
     match result {
         Ok(code) => code,

@@ -11,6 +11,7 @@
 pub mod advise;
 pub mod compare;
 pub mod detect;
+pub mod doctor;
 pub mod export;
 pub mod guard;
 pub mod live;

@@ -6,6 +6,7 @@ mod util;
 
 mod advise;
 mod compare;
+mod doctor;
 mod export;
 mod guard;
 mod hardening;

@@ -1,0 +1,239 @@
+//! `swapsight doctor`: on Linux end to end (a real child, the real tools,
+//! `--strict` passing on this machine); on a Mac, against `footprint`,
+//! `vm_stat` and `sysctl vm.swapusage` (run by the `macos-14` CI job, which
+//! keeps the JSON as an artifact when $SWAPSIGHT_DOCTOR_JSON names a file).
+
+use super::util::*;
+
+/// `swapsight doctor --json --strict` run once: its exit code and JSON,
+/// written to $SWAPSIGHT_DOCTOR_JSON as well when that is set.
+fn doctor_json(extra: &[&str]) -> (Option<i32>, serde_json::Value, String) {
+    let out = swapsight()
+        .args(["doctor", "--json", "--strict"])
+        .args(extra)
+        .output()
+        .unwrap();
+    if let Some(path) = std::env::var_os("SWAPSIGHT_DOCTOR_JSON") {
+        std::fs::write(path, &out.stdout).unwrap();
+    }
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("doctor --json is not JSON ({e}): {}", stderr_of(&out)));
+    (out.status.code(), v, stderr_of(&out))
+}
+
+fn row<'a>(v: &'a serde_json::Value, figure: &str, tool: &str) -> &'a serde_json::Value {
+    v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["figure"] == figure && r["tool_name"].as_str().unwrap().starts_with(tool))
+        .unwrap_or_else(|| panic!("no row {figure} / {tool} in {v:#}"))
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn doctor_on_linux_agrees_with_free_ps_smaps_rollup_and_swapon() {
+    let (code, v, err) = doctor_json(&["--child-size", "96M"]);
+    assert_eq!(code, Some(0), "{err}\n{v:#}");
+    assert_eq!(v["os"], "linux");
+    let child = &v["child"];
+    assert_eq!(child["size_bytes"], 96 << 20);
+    let pid = child["pid"].as_u64().unwrap() as u32;
+    // The child is gone once the doctor is.
+    assert!(!pid_alive(pid), "child {pid} outlived the doctor");
+    for (figure, tool) in [
+        ("memory total", "free -b"),
+        ("free memory (available)", "free -b"),
+        ("free memory (available)", "/proc/meminfo"),
+        ("used memory", "free -b"),
+        ("swap used", "free -b"),
+        ("swap used", "swapon"),
+        ("child footprint + swap", "allocated"),
+        ("child footprint", "smaps_rollup"),
+        ("child footprint", "ps -o rss"),
+        ("child swap", "/proc/PID/status"),
+        ("child swap", "smaps_rollup"),
+    ] {
+        let r = row(&v, figure, tool);
+        assert_eq!(r["status"], "ok", "{r:#}");
+    }
+    // The child's footprint is what it touched, within the stated slack.
+    let fp = row(&v, "child footprint", "smaps_rollup")["swapsight"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (96.0 * 1048576.0..=104.0 * 1048576.0).contains(&fp),
+        "child footprint {fp}"
+    );
+    assert!(
+        v["rows"].as_array().unwrap().iter().any(|r| r["figure"]
+            .as_str()
+            .unwrap()
+            .starts_with("largest process: ")),
+        "{v:#}"
+    );
+
+    // The table a person reads: the same verdicts, exit 0 under --strict.
+    let out = swapsight()
+        .args(["doctor", "--strict", "--child-size", "32M"])
+        .output()
+        .unwrap();
+    let text = stdout_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr_of(&out));
+    assert!(text.starts_with("swapsight doctor on "), "{text}");
+    assert!(text.contains("figure "), "{text}");
+    assert!(text.contains(" 0 off, "), "{text}");
+    assert!(
+        !text.contains(|c: char| c.is_control() && c != '\n'),
+        "{text:?}"
+    );
+}
+
+/// The doctor inside a 96 MiB memory cgroup with real swap: its 192 MiB
+/// child goes half to swap, so the child's `VmSwap` rows compare real
+/// figures, the allocation row holds only with swap counted, and system
+/// swap moves while the tools read it. `--strict` still passes.
+#[cfg(target_os = "linux")]
+#[test]
+fn doctor_on_real_swap_agrees_on_the_childs_swap() {
+    let Some(swap) = RealSwap::new(512, 96) else {
+        return;
+    };
+    let exe = env!("CARGO_BIN_EXE_swapsight");
+    let out = swap
+        .command(&[exe, "doctor", "--json", "--strict", "--child-size", "192M"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stderr_of(&out)));
+    assert_eq!(out.status.code(), Some(0), "{}\n{v:#}", stderr_of(&out));
+    let vm_swap = row(&v, "child swap", "/proc/PID/status");
+    assert_eq!(vm_swap["status"], "ok", "{vm_swap:#}");
+    let swapped = vm_swap["tool"].as_f64().unwrap();
+    assert!(
+        swapped > 32.0 * 1048576.0,
+        "the child barely swapped: {v:#}"
+    );
+    assert_eq!(row(&v, "child swap", "smaps_rollup")["status"], "ok");
+    let owned = row(&v, "child footprint + swap", "allocated");
+    assert_eq!(owned["status"], "ok", "{owned:#}");
+    for tool in ["free -b", "swapon"] {
+        let r = row(&v, "swap used", tool);
+        assert_eq!(r["status"], "ok", "{r:#}");
+        assert!(r["tool"].as_f64().unwrap() >= swapped, "{r:#}");
+    }
+}
+
+/// As another user (`nobody`), the largest process is root's: its row is
+/// unreadable and says why, the largest one `nobody` may read is compared
+/// instead, and `--strict` still passes (unreadable is not off).
+#[cfg(target_os = "linux")]
+#[test]
+fn doctor_as_another_user_names_the_process_it_cannot_read() {
+    let why_not = if !is_root() {
+        Some("running as nobody needs root".to_string())
+    } else if which("setpriv").is_none() {
+        Some("setpriv (util-linux) is not installed".to_string())
+    } else {
+        None
+    };
+    if skip_unless_ci("doctor as nobody", why_not).is_none() {
+        return;
+    }
+    // A copy nobody may run, in a folder nobody may enter.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("doctor-nobody");
+    let exe = dir.join("swapsight");
+    std::fs::copy(env!("CARGO_BIN_EXE_swapsight"), &exe).unwrap();
+    for (p, mode) in [(dir.path(), 0o755), (exe.as_path(), 0o755)] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&exe)
+        .args(["doctor", "--json", "--strict", "--child-size", "32M"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    let named = |prefix: &str| {
+        rows.iter()
+            .find(|r| r["figure"].as_str().unwrap().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} row in {v:#}"))
+    };
+    let largest = named("largest process: ");
+    assert_eq!(largest["status"], "unreadable", "{largest:#}");
+    let note = largest["note"].as_str().unwrap();
+    assert!(
+        note.contains("is another user's process") && note.contains("needs root"),
+        "{note}"
+    );
+    assert_eq!(named("largest readable process: ")["status"], "ok", "{v:#}");
+    assert_eq!(row(&v, "child footprint", "smaps_rollup")["status"], "ok");
+}
+
+#[test]
+fn doctor_refuses_a_child_that_would_not_fit() {
+    for (size, says) in [
+        ("4P", "more than half of this machine's"),
+        ("-1G", "must be positive"),
+        ("1K", "at least 4K"),
+    ] {
+        let out = swapsight()
+            .args(["doctor", "--child-size", size])
+            .output()
+            .unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(2), "{size}: {err}");
+        assert!(err.contains(says), "{size}: {err}");
+        assert!(stdout_of(&out).is_empty());
+    }
+}
+
+#[test]
+fn doctor_help_teaches_with_examples() {
+    let out = swapsight().args(["doctor", "--help"]).output().unwrap();
+    let text = stdout_of(&out);
+    assert!(out.status.success());
+    for needle in [
+        "--child-size",
+        "--strict",
+        "--json",
+        "Examples:",
+        "swapsight doctor --json > doctor.json",
+        "docs/doctor.md",
+    ] {
+        assert!(text.contains(needle), "{needle}: {text}");
+    }
+    let top = stdout_of(&swapsight().arg("--help").output().unwrap());
+    assert!(top.contains("doctor"), "{top}");
+}
+
+/// On a Mac, by itself: the child's footprint against `footprint` within
+/// ±5 %, used memory against `vm_stat` (Activity Monitor's formula) within
+/// ±5 %, swap used equal to `sysctl vm.swapusage` (to its two decimals).
+#[cfg(target_os = "macos")]
+#[test]
+fn doctor_on_macos_agrees_with_footprint_vm_stat_and_swapusage() {
+    let (code, v, err) = doctor_json(&[]);
+    assert_eq!(code, Some(0), "{err}\n{v:#}");
+    assert_eq!(v["os"], "macos");
+    let within = |r: &serde_json::Value, pct: f64| {
+        let (s, t) = (r["swapsight"].as_f64(), r["tool"].as_f64());
+        let (s, t) = (
+            s.expect("swapsight's figure"),
+            t.expect("the tool's figure"),
+        );
+        assert!((s - t).abs() <= t.abs() * pct / 100.0, "{r:#}");
+    };
+    within(row(&v, "child footprint", "footprint"), 5.0);
+    within(row(&v, "used memory", "vm_stat"), 5.0);
+    let swap = row(&v, "swap used", "sysctl vm.swapusage");
+    let d = swap["difference"].as_f64().unwrap().abs();
+    // vm.swapusage prints two decimals of M or G: equal up to that.
+    assert!(d <= swap["tolerance"]["abs"].as_f64().unwrap(), "{swap:#}");
+    assert_eq!(swap["status"], "ok", "{swap:#}");
+    assert_eq!(row(&v, "free memory", "memory_pressure")["status"], "ok");
+}
