@@ -131,6 +131,25 @@ impl FileLock {
     }
 }
 
+/// The swap pool held still: no real-swap test of this or another test
+/// binary runs while it lives. For tests that compare system figures read a
+/// moment apart (the doctor's swap rows), which another test filling swap
+/// would move between the readings.
+#[cfg(target_os = "linux")]
+pub struct SwapPoolLock {
+    _lock: MutexGuard<'static, ()>,
+    _file_lock: FileLock,
+}
+
+#[cfg(target_os = "linux")]
+pub fn hold_swap_pool() -> SwapPoolLock {
+    let lock = SWAP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    SwapPoolLock {
+        _lock: lock,
+        _file_lock: FileLock::acquire(SWAP_LOCK_FILE),
+    }
+}
+
 /// A swap file and a memory cgroup, removed on drop (also when a test
 /// panics). Stale ones from a killed earlier run are removed on creation.
 #[cfg(target_os = "linux")]

@@ -549,6 +549,12 @@ fn rows_macos(read: &MacRead, child: ChildInfo, a: &Snap, b: &Snap) -> Vec<Row> 
     };
     let total = Reading::Value(Bracket::once(a.0.phys_bytes as f64));
     let used = sys_bracket(a, b, |s| s.used_bytes() as f64);
+    // free + speculative pages, % of hw.memsize_usable, back in bytes.
+    let free = sys_bracket(a, b, |s| s.free_bytes() as f64);
+    let cached = match (a.0.cached_bytes, b.0.cached_bytes) {
+        (Some(x), y) => Reading::Value(Bracket::new(x as f64, y.unwrap_or(x) as f64)),
+        (None, _) => Reading::Unreadable("the probe gave no cached-files figure".into()),
+    };
     let compressed = sys_bracket(a, b, |s| s.compressed_bytes as f64);
     let wired = match (a.0.wired_bytes, b.0.wired_bytes) {
         (Some(x), y) => Reading::Value(Bracket::new(x as f64, y.unwrap_or(x) as f64)),
@@ -581,15 +587,10 @@ fn rows_macos(read: &MacRead, child: ChildInfo, a: &Snap, b: &Snap) -> Vec<Row> 
     let mut rows = vec![
         row("memory total", "sysctl hw.memsize", total, memsize, exact),
         row("used memory", "vm_stat (app + wired + compressed)", used, am_used, Tolerance::new(0.0, 5.0)),
-        judge("free memory", "memory_pressure (free percentage)", Unit::Percent,
-              sys_bracket(a, b, |s| s.free_pct), read.pressure.clone(), Tolerance::new(1.0, 0.0)),
-        info("free pages", "vm_stat (free + speculative)", Unit::Bytes, Some(a.0.free_bytes() as f64),
-             vm(macos::VmStat::free_bytes, "free pages"),
-             "not swapsight's free memory: that is kern.memorystatus_level, which also counts \
-              file cache and purgeable pages as free"),
-        info("cached files", "vm_stat (file-backed + purgeable)", Unit::Bytes, None,
-             vm(macos::VmStat::cached_bytes, "cached files"),
-             "swapsight has no figure of its own for cached files"),
+        row("free memory", "vm_stat (free + speculative)", free, vm(macos::VmStat::free_bytes, "free pages"), moving),
+        judge("available (kernel level)", "memory_pressure (free percentage)", Unit::Percent,
+              sys_bracket(a, b, |s| s.available_pct()), read.pressure.clone(), Tolerance::new(1.0, 0.0)),
+        row("cached files", "vm_stat (file-backed + purgeable)", cached, vm(macos::VmStat::cached_bytes, "cached files"), moving),
         row("compressed", "vm_stat (occupied by compressor)", compressed, vm_compressed, moving),
         row("wired", "vm_stat (wired down)", wired, vm_wired, moving),
         row("swap used", "sysctl vm.swapusage (used)", swap_used, sysctl_used, used_tol),
