@@ -153,13 +153,26 @@ fn doctor_as_another_user_names_the_process_it_cannot_read() {
     for (p, mode) in [(dir.path(), 0o755), (exe.as_path(), 0o755)] {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
     }
-    let out = std::process::Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(&exe)
-        .args(["doctor", "--json", "--strict", "--child-size", "32M"])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
+    // A child forked by another test while the copy was open for writing
+    // holds that descriptor until it execs: the exec then fails with "Text
+    // file busy" for a moment.
+    let run = || {
+        std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&exe)
+            .args(["doctor", "--json", "--strict", "--child-size", "32M"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let mut out = run();
+    for _ in 0..50 {
+        if !stderr_of(&out).contains("Text file busy") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        out = run();
+    }
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v["rows"].as_array().unwrap();
