@@ -43,7 +43,17 @@ mod session;
   swapsight record -o run.jsonl -- python generate.py   record a run, then…
   swapsight report run.jsonl                           …see whether it really fit
 
-Sizes: 8G, 512M, 8GiB or bytes (binary: 1G = 1024³ bytes, as macOS shows them).
+Figures (each with its source in docs/trace-format.md):
+  footprint  macOS phys_footprint (proc_pid_rusage): includes the process's compressed
+             memory, in RAM or swapped out (XNU osfmk/kern/task.c); Linux RssAnon + RssShmem
+  used       macOS app + wired + compressed pages of host_statistics64(HOST_VM_INFO64),
+             Activity Monitor's \"Memory Used\"; Linux MemTotal − MemAvailable
+  free       macOS free + speculative pages (as vm_stat shows them); Linux MemAvailable
+  available  macOS kern.memorystatus_level: pages neither wired nor compressed (XNU
+             vm_pressure_response), what guard --wait-free waits on; Linux MemAvailable
+  swap       macOS sysctl vm.swapusage; Linux SwapTotal − SwapFree
+
+Sizes: 8G, 512M, 8GiB or bytes (binary: 1G = 1024³ bytes, as macOS shows them), 4K to 8P.
 Durations: 500ms, 2s, 3m, 1h.")]
 struct Cli {
     #[command(subcommand)]
