@@ -44,6 +44,23 @@ def _lossy(text):
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+_CACHE = {}
+_CACHE_SIZE = 4096
+
+
+def cached_clean(text):
+    """clean_name for a str, remembered: a pipeline uses a few names over and
+    over, and phase() must stay cheap."""
+    cleaned = _CACHE.get(text)
+    if cleaned is None:
+        cleaned = clean_name(text)
+        if len(text) <= 4 * _PREFIX:
+            if len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.clear()
+            _CACHE[text] = cleaned
+    return cleaned
+
+
 def clean_name(name):
     """``name`` as the trace will show it; ``""`` when nothing is left.
 

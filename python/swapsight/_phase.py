@@ -12,17 +12,16 @@ the last line written by any of them is the phase the trace shows.
 import contextvars
 import functools
 import inspect
-import os
 
-from ._names import clean_name
-from ._writer import ENV_VAR, _warn_once, write_line
+from ._names import cached_clean, clean_name
+from ._writer import _warn_once, mark_path, write_line
 
 # The phases entered in this context, outermost first: phase objects.
 _STACK = contextvars.ContextVar("swapsight_phases", default=())
 
 
 def _path(stack):
-    return clean_name("/".join(p.name for p in stack))
+    return cached_clean("/".join(p.name for p in stack))
 
 
 class phase:
@@ -34,21 +33,30 @@ class phase:
     cost well under a microsecond and do nothing. Never raises.
     """
 
-    __slots__ = ("name",)
+    __slots__ = ("_raw", "_name")
 
     def __init__(self, name):
-        try:
-            cleaned = clean_name(name)
-        except Exception:  # a str() that raises
-            cleaned = ""
-        #: The name as the trace shows it ("?" when nothing was left).
-        self.name = cleaned or "?"
+        # Cleaned when first needed: without a recorder, never.
+        self._raw = name
+        self._name = None
+
+    @property
+    def name(self):
+        """The name as the trace shows it ("?" when nothing was left)."""
+        if self._name is None:
+            try:
+                raw = self._raw
+                cleaned = cached_clean(raw) if type(raw) is str else clean_name(raw)
+            except Exception:  # a str() that raises
+                cleaned = ""
+            self._name = cleaned or "?"
+        return self._name
 
     def __repr__(self):
         return "swapsight.phase(%r)" % (self.name,)
 
     def __enter__(self):
-        path = os.environ.get(ENV_VAR)
+        path = mark_path()
         if not path:
             return self
         try:
@@ -74,7 +82,7 @@ class phase:
                     break
             else:
                 return False  # entered in another context: nothing to undo
-            path = os.environ.get(ENV_VAR)
+            path = mark_path()
             if path:
                 write_line(path, _path(stack) if stack else "/" + self.name)
         except Exception as e:
@@ -115,17 +123,17 @@ def mark(name):
     """Starts phase ``name`` now, until the next mark, ``end_phase()`` or the
     end of the enclosing ``phase`` (inside one it is written as its path,
     ``load/NAME``). A blank name is not marked. Never raises."""
-    path = os.environ.get(ENV_VAR)
+    path = mark_path()
     if not path:
         return
     try:
-        cleaned = clean_name(name)
+        cleaned = cached_clean(name) if type(name) is str else clean_name(name)
         if not cleaned:
             _warn_once("swapsight: mark(%r): the name is blank", name)
             return
         stack = _STACK.get()
         prefix = "/".join(p.name for p in stack)
-        write_line(path, clean_name(prefix + "/" + cleaned) if prefix else cleaned)
+        write_line(path, cached_clean(prefix + "/" + cleaned) if prefix else cleaned)
     except Exception as e:
         _warn_once("swapsight: mark not written: %r", e)
 
@@ -134,7 +142,7 @@ def end_phase():
     """Ends the phase started by ``mark()``: inside a ``phase`` the enclosing
     phase resumes, outside any the trace has no phase until the next mark.
     Never raises."""
-    path = os.environ.get(ENV_VAR)
+    path = mark_path()
     if not path:
         return
     try:

@@ -42,9 +42,23 @@ def _warn_once(message, *args):
         pass
 
 
-def mark_path():
-    """The mark file of the recording this process runs under, or None."""
-    return os.environ.get(ENV_VAR) or None
+def _environ_lookup():
+    """A cheap read of $SWAPSIGHT_MARK: os.environ.get() costs a few hundred
+    nanoseconds (key and value encoded each time), so CPython's own mapping
+    behind os.environ (kept in step by os.environ's setters) is read when
+    there is one. Returns a function of no argument."""
+    try:
+        data = os.environ._data
+        key = os.environ.encodekey(ENV_VAR)
+        data.get(key)
+    except Exception:
+        return lambda: os.environ.get(ENV_VAR)
+    return lambda: data.get(key)
+
+
+#: The mark file of the recording this process runs under (str or bytes), or
+#: None / empty. Bound to os.environ as it was at import.
+mark_path = _environ_lookup()
 
 
 def write_line(path, line):
