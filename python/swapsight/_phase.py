@@ -27,13 +27,23 @@ def _path(stack):
 class phase:
     """A phase of the pipeline: ``with phase("denoise"):`` or
     ``@phase("denoise")`` on a function, coroutine function, generator
-    function or async generator function.
+    function or async generator function (a bare ``@phase`` names the phase
+    after the function's ``__qualname__``, without ``<locals>`` parts).
 
     Without a running recording (no ``$SWAPSIGHT_MARK``) entering and leaving
     cost well under a microsecond and do nothing. Never raises.
     """
 
     __slots__ = ("_raw", "_name")
+
+    def __new__(cls, name):
+        # A bare @phase on a function: the phase is named after it.
+        if callable(name) and not isinstance(name, (str, bytes, phase)):
+            fn = name
+            label = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "?")
+            label = str(label).rpartition("<locals>.")[2]
+            return cls(label)(fn)
+        return object.__new__(cls)
 
     def __init__(self, name):
         # Cleaned when first needed: without a recorder, never.

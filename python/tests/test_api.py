@@ -277,3 +277,18 @@ def test_nested_paths_are_cut_to_64(mark_file):
     lines = mark_file.read_lines()
     assert lines[1] == ("a" * 40 + "/" + "b" * 40)[:64]
     assert all(len(l) <= 65 for l in lines)
+
+
+def test_a_bare_decorator_names_the_phase_after_the_function(mark_file):
+    @swapsight.phase
+    def encode(x):
+        return x * 2
+
+    class Pipe:
+        @swapsight.phase
+        async def decode(self):
+            return 7
+
+    assert encode(2) == 4
+    assert asyncio.run(Pipe().decode()) == 7
+    assert mark_file.read_lines() == ["encode", "/encode", "Pipe.decode", "/Pipe.decode"]
