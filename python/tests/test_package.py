@@ -147,3 +147,27 @@ def test_import_on_the_oldest_and_newest_python(tmp_path, label, python):
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == str(["f", "f/g", "f", "/f", ""])
     print("import swapsight ran on", label)
+
+
+def test_python_m_swapsight_falls_back_to_path_and_passes_the_exit_code(tmp_path, monkeypatch):
+    import swapsight.__main__ as main
+
+    fake = tmp_path / "bin" / "swapsight"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(main.sysconfig, "get_path", lambda *a, **k: str(tmp_path / "nowhere"))
+    monkeypatch.setenv("PATH", str(fake.parent))
+    assert main.find_binary() == str(fake)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert main.find_binary() is None
+    assert main.main() == 127
+
+    # The bundled command's own exit code comes back (a trace nothing records:
+    # never another recording's mark file).
+    done = subprocess.run(
+        [sys.executable, "-m", "swapsight", "mark", "x", "--trace", str(tmp_path / "none.jsonl")],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "no running recording writes" in done.stderr
