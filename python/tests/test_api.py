@@ -292,3 +292,20 @@ def test_a_bare_decorator_names_the_phase_after_the_function(mark_file):
     assert encode(2) == 4
     assert asyncio.run(Pipe().decode()) == 7
     assert mark_file.read_lines() == ["encode", "/encode", "Pipe.decode", "/Pipe.decode"]
+
+
+def test_a_suspended_generator_keeps_its_phase(mark_file):
+    @swapsight.phase("batches")
+    def batches():
+        yield 1
+        yield 2
+
+    it = batches()
+    next(it)
+    with swapsight.phase("step"):
+        pass
+    with swapsight.phase("outer"):
+        assert list(it) == [2]  # the generator ends inside "outer"
+    assert mark_file.read_lines() == [
+        "batches", "batches/step", "batches", "batches/outer", "outer", "/outer",
+    ]
