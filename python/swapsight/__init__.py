@@ -1,0 +1,42 @@
+"""swapsight from Python: mark a pipeline's phases in a swapsight recording.
+
+    import swapsight
+
+    with swapsight.phase("load"):
+        pipe = load()
+
+    @swapsight.phase("denoise")
+    def denoise(latents): ...
+
+Run the pipeline under ``swapsight record -o run.jsonl -- python gen.py``
+(the ``swapsight`` command comes with this package; ``python -m swapsight``
+runs it too) and ``swapsight report run.jsonl`` prints one row per phase.
+Without a running recording every call is a cheap no-op that never raises.
+Every name: docs/python.md.
+"""
+
+from ._names import MAX_NAME_CHARS, clean_name
+from ._phase import end_phase, mark, phase
+from ._writer import ENV_VAR
+
+
+def _version():
+    try:
+        from importlib.metadata import version
+
+        return version("swapsight")
+    except Exception:  # not installed (run from a source tree)
+        return "0+unknown"
+
+
+__version__ = _version()
+
+__all__ = [
+    "ENV_VAR",
+    "MAX_NAME_CHARS",
+    "__version__",
+    "clean_name",
+    "end_phase",
+    "mark",
+    "phase",
+]

@@ -1,0 +1,173 @@
+"""The package as shipped: installed from the wheel, its version, its tag,
+`python -m swapsight`, and `import swapsight` on the oldest and newest
+Pythons of the machine."""
+
+import glob
+import os
+import re
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import swapsight
+from conftest import REPO, crate_version, installed_binary
+
+
+def test_the_installed_wheel_is_tested_not_the_source_tree():
+    site = Path(sysconfig.get_path("purelib")).resolve()
+    assert Path(swapsight.__file__).resolve().parent == site / "swapsight"
+    assert not str(Path(swapsight.__file__).resolve()).startswith(str(REPO / "python"))
+
+
+def test_versions_are_the_crate_version():
+    from importlib.metadata import version
+
+    assert swapsight.__version__ == crate_version()
+    assert version("swapsight") == crate_version()
+
+
+def test_python_m_swapsight_version_is_the_crate_version():
+    out = subprocess.run(
+        [sys.executable, "-m", "swapsight", "--version"],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout
+    assert out.strip() == "swapsight " + crate_version()
+
+
+def test_python_m_swapsight_runs_the_bundled_binary():
+    from swapsight.__main__ import find_binary
+
+    assert find_binary() == installed_binary()
+    done = subprocess.run(
+        [sys.executable, "-m", "swapsight", "mark", "--help"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0 and "SWAPSIGHT_MARK" in done.stdout
+
+
+def test_the_swapsight_command_is_on_the_venv_path():
+    assert os.path.dirname(installed_binary()) == os.path.dirname(sys.executable)
+
+
+def wheel_path():
+    path = os.environ.get("SWAPSIGHT_WHEEL")
+    if not path:
+        pytest.skip("SWAPSIGHT_WHEEL is not set (scripts/test sets it to scripts/wheel's wheel)")
+    return path
+
+
+def test_the_wheel_is_one_py3_none_platform_wheel():
+    path = wheel_path()
+    name = os.path.basename(path)
+    with zipfile.ZipFile(path) as z:
+        wheel = z.read("swapsight-%s.dist-info/WHEEL" % crate_version()).decode()
+        meta = z.read("swapsight-%s.dist-info/METADATA" % crate_version()).decode()
+        names = z.namelist()
+    tags = [l.split(":", 1)[1].strip() for l in wheel.splitlines() if l.startswith("Tag:")]
+    assert len(tags) == 1, tags
+    assert re.fullmatch(r"py3-none-(manylinux|musllinux|macosx)_\w+", tags[0]), tags
+    assert name == "swapsight-%s-%s.whl" % (crate_version(), tags[0])
+    assert "Requires-Python: >=3.9" in meta
+    assert "Requires-Dist" not in meta  # no required dependency
+    assert "swapsight-%s.data/scripts/swapsight" % crate_version() in names
+    assert not [n for n in names if "/tests/" in n or n.startswith("tests/")]
+    size = os.path.getsize(path)
+    print("wheel %s: %.1f MB" % (name, size / 1e6))
+
+
+def interpreters():
+    """(label, path) of the oldest and newest Python >= 3.9 found: Debian's
+    /usr/bin/python3 and pyenv's versions."""
+    found = {}
+    candidates = ["/usr/bin/python3"] + sorted(
+        glob.glob(os.path.expanduser("~/.pyenv/versions/*/bin/python3"))
+    )
+    for path in candidates:
+        if not os.access(path, os.X_OK):
+            continue
+        try:
+            out = subprocess.run(
+                [path, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
+                capture_output=True, text=True, timeout=30,
+            ).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if not out:
+            continue
+        version = tuple(int(x) for x in out.split("."))
+        if version >= (3, 9) and version not in found:
+            found[version] = path
+    if not found:
+        return []
+    keys = sorted(found)
+    picked = {keys[0], keys[-1]}
+    if "/usr/bin/python3" in found.values():
+        picked.add(next(k for k, v in found.items() if v == "/usr/bin/python3"))
+    return [
+        pytest.param("%d.%d.%d %s" % (k + (found[k],)), found[k], id="%d.%d.%d-%s" % (k + (found[k],)))
+        for k in sorted(picked)
+    ]
+
+
+SMOKE = r"""
+import os, sys, swapsight
+assert swapsight.__file__.startswith(sys.argv[1]), swapsight.__file__
+for _ in range(1000):
+    with swapsight.phase("noop"):
+        pass
+os.environ["SWAPSIGHT_MARK"] = sys.argv[2]
+
+@swapsight.phase("f")
+def f():
+    with swapsight.phase("g"):
+        pass
+f()
+print(open(sys.argv[2]).read().split("\n"))
+"""
+
+
+@pytest.mark.parametrize("label,python", interpreters())
+def test_import_on_the_oldest_and_newest_python(tmp_path, label, python):
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+         "--target", str(target), wheel_path()],
+        check=True, timeout=300,
+    )
+    env = dict(os.environ, PYTHONPATH=str(target), PYTHONNOUSERSITE="1")
+    env.pop("SWAPSIGHT_MARK", None)
+    out = subprocess.run(
+        [python, "-c", SMOKE, str(target), str(tmp_path / "m")],
+        capture_output=True, text=True, timeout=60, env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(["f", "f/g", "f", "/f", ""])
+    print("import swapsight ran on", label)
+
+
+def test_python_m_swapsight_falls_back_to_path_and_passes_the_exit_code(tmp_path, monkeypatch):
+    import swapsight.__main__ as main
+
+    fake = tmp_path / "bin" / "swapsight"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(main.sysconfig, "get_path", lambda *a, **k: str(tmp_path / "nowhere"))
+    monkeypatch.setenv("PATH", str(fake.parent))
+    assert main.find_binary() == str(fake)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert main.find_binary() is None
+    assert main.main() == 127
+
+    # The bundled command's own exit code comes back (a trace nothing records:
+    # never another recording's mark file).
+    done = subprocess.run(
+        [sys.executable, "-m", "swapsight", "mark", "x", "--trace", str(tmp_path / "none.jsonl")],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "no running recording writes" in done.stderr
