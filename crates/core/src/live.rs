@@ -375,8 +375,9 @@ impl Live {
 
     /// The report of recording `name`.
     pub fn report_recording(&self, name: &str) -> Result<Report, LiveError> {
-        let trace = crate::trace::read(&self.recording(name)?)?;
-        Ok(crate::report::report(&trace, None))
+        // Streamed: a recording of any size is judged in bounded memory.
+        let mut reader = crate::trace::TraceReader::open(&self.recording(name)?)?;
+        Ok(crate::report::report_stream(&mut reader, None, |_| {})?)
     }
 
     /// Prometheus text of the latest tick (an HTTP `/metrics`), with

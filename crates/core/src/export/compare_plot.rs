@@ -8,13 +8,14 @@
 use plotters::prelude::*;
 use plotters::style::RGBColor;
 
+use super::plot::Decimator;
 use super::plot::{
     axis_format, draw_err, nice_ceiling, one_line, register_fonts, ImageFormat, FAMILY, GB, INK,
     MUTED, PALETTE,
 };
 use super::ExportError;
-use crate::compare::{align, boundaries, watched_footprint, Comparison};
-use crate::trace::Trace;
+use crate::compare::{align, boundaries, watched_footprint, Comparison, RowFold};
+use crate::trace::{Trace, TraceSample};
 
 struct Run {
     label: String,
@@ -23,9 +24,84 @@ struct Run {
     growth: Vec<(f64, f64)>,
 }
 
+/// What the chart draws of one run: its phase boundaries and its two lines
+/// (seconds from the run's start, bytes), decimated to the chart's width.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunSeries {
+    pub boundaries: Vec<f64>,
+    pub footprint: Vec<(f64, f64)>,
+    pub growth: Vec<(f64, f64)>,
+}
+
+impl RunSeries {
+    /// The series of a whole trace, `width` pixels wide.
+    pub fn of(trace: &Trace, width: u32) -> Self {
+        let mut row = RowFold::default();
+        for s in &trace.samples {
+            row.sample(s);
+        }
+        let mut b = SeriesBuilder::new(&row, width);
+        for s in &trace.samples {
+            b.push(s);
+        }
+        b.finish(boundaries(trace))
+    }
+}
+
+/// A run's [`RunSeries`] as its samples stream by (a second pass: the time
+/// range comes from the first, in `row`).
+pub struct SeriesBuilder {
+    t0: u64,
+    swap0: u64,
+    footprint: Decimator,
+    growth: Decimator,
+}
+
+impl SeriesBuilder {
+    pub fn new(row: &RowFold, width: u32) -> Self {
+        let t0 = row.t0();
+        let x1 = row.last_ms.saturating_sub(t0) as f64 / 1000.0;
+        let buckets = width as usize;
+        SeriesBuilder {
+            t0,
+            swap0: row.first.map_or(0, |(_, swap)| swap),
+            footprint: Decimator::new(0.0, x1, buckets),
+            growth: Decimator::new(0.0, x1, buckets),
+        }
+    }
+
+    pub fn push(&mut self, s: &TraceSample) {
+        let x = s.sample.t_ms.saturating_sub(self.t0) as f64 / 1000.0;
+        self.footprint.push((x, watched_footprint(s) as f64));
+        let g = s.sample.system.swap_used_bytes as f64 - self.swap0 as f64;
+        self.growth.push((x, g));
+    }
+
+    pub fn finish(self, boundaries: Vec<f64>) -> RunSeries {
+        RunSeries {
+            boundaries,
+            footprint: self.footprint.finish(),
+            growth: self.growth.finish(),
+        }
+    }
+}
+
 /// Draws the runs (in the order of `cmp.runs`) as PNG or SVG bytes.
 pub fn render(
     traces: &[&Trace],
+    cmp: &Comparison,
+    width: u32,
+    height: u32,
+    format: ImageFormat,
+) -> Result<Vec<u8>, ExportError> {
+    let runs: Vec<RunSeries> = traces.iter().map(|t| RunSeries::of(t, width)).collect();
+    render_series(&runs, cmp, width, height, format)
+}
+
+/// Draws runs given as their series ([`SeriesBuilder`] over a streamed
+/// trace, or [`RunSeries::of`]).
+pub fn render_series(
+    traces: &[RunSeries],
     cmp: &Comparison,
     width: u32,
     height: u32,
@@ -64,13 +140,13 @@ pub fn render(
 
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
-    traces: &[&Trace],
+    traces: &[RunSeries],
     cmp: &Comparison,
 ) -> Result<(), ExportError> {
     register_fonts();
     root.fill(&WHITE).map_err(draw_err)?;
     let reference = match (cmp.same_phases, traces.first()) {
-        (true, Some(t)) => boundaries(t),
+        (true, Some(t)) => t.boundaries.clone(),
         _ => Vec::new(),
     };
     let runs: Vec<Run> = traces
@@ -78,33 +154,17 @@ fn draw<DB: DrawingBackend>(
         .zip(&cmp.runs)
         .enumerate()
         .map(|(i, (t, row))| {
-            let own = if reference.is_empty() {
-                Vec::new()
+            let own: &[f64] = if reference.is_empty() {
+                &[]
             } else {
-                boundaries(t)
+                &t.boundaries
             };
-            let t0 = t.samples.first().map_or(0, |s| s.sample.t_ms);
-            let swap0 = t
-                .samples
-                .first()
-                .map_or(0, |s| s.sample.system.swap_used_bytes);
-            let x = |ms: u64| align(ms.saturating_sub(t0) as f64 / 1000.0, &own, &reference);
+            let x = |secs: f64| align(secs, own, &reference);
             Run {
                 label: one_line(&row.label),
                 colour: PALETTE[i % PALETTE.len()],
-                footprint: t
-                    .samples
-                    .iter()
-                    .map(|s| (x(s.sample.t_ms), watched_footprint(s) as f64 / GB))
-                    .collect(),
-                growth: t
-                    .samples
-                    .iter()
-                    .map(|s| {
-                        let g = s.sample.system.swap_used_bytes as f64 - swap0 as f64;
-                        (x(s.sample.t_ms), g / GB)
-                    })
-                    .collect(),
+                footprint: t.footprint.iter().map(|&(s, b)| (x(s), b / GB)).collect(),
+                growth: t.growth.iter().map(|&(s, b)| (x(s), b / GB)).collect(),
             }
         })
         .collect();

@@ -528,37 +528,82 @@ fn decimate(points: &[(f64, f64)], buckets: usize) -> Vec<(f64, f64)> {
         return points.to_vec();
     }
     let (x0, x1) = (points[0].0, points[points.len() - 1].0);
-    let span = (x1 - x0).max(f64::MIN_POSITIVE);
-    let mut out = Vec::with_capacity(buckets * 4);
-    let mut start = 0;
-    while start < points.len() {
-        let b = (((points[start].0 - x0) / span) * buckets as f64).floor();
-        let mut end = start + 1;
-        while end < points.len() && (((points[end].0 - x0) / span) * buckets as f64).floor() == b {
-            end += 1;
-        }
-        let slice = &points[start..end];
-        let (mut lo, mut hi) = (0, 0);
-        for (i, p) in slice.iter().enumerate() {
-            if p.1 < slice[lo].1 {
-                lo = i;
-            }
-            if p.1 > slice[hi].1 {
-                hi = i;
-            }
-        }
-        let mut keep = [0, lo.min(hi), lo.max(hi), slice.len() - 1];
-        keep.sort_unstable();
-        let mut last = usize::MAX;
-        for i in keep {
-            if i != last {
-                out.push(slice[i]);
-                last = i;
-            }
-        }
-        start = end;
+    let mut d = Decimator::new(x0, x1, buckets);
+    for &p in points {
+        d.push(p);
     }
-    out
+    d.finish()
+}
+
+/// [`decimate`] as points stream in, over an x range known beforehand (a
+/// first pass over the trace): at most four points a bucket are ever held,
+/// so a line of a million samples costs what its pixels do. Peaks survive.
+#[derive(Debug, Clone)]
+pub(crate) struct Decimator {
+    x0: f64,
+    span: f64,
+    buckets: usize,
+    /// The bucket being filled: its number and its first, lowest, highest
+    /// and last point, each with its order of arrival.
+    current: Option<(f64, [Kept; 4])>,
+    seen: usize,
+    out: Vec<(f64, f64)>,
+}
+
+/// A point kept by a [`Decimator`], with its order of arrival.
+type Kept = (usize, (f64, f64));
+
+impl Decimator {
+    pub(crate) fn new(x0: f64, x1: f64, buckets: usize) -> Self {
+        Decimator {
+            x0,
+            span: (x1 - x0).max(f64::MIN_POSITIVE),
+            buckets: buckets.max(1),
+            current: None,
+            seen: 0,
+            out: Vec::new(),
+        }
+    }
+
+    pub(crate) fn push(&mut self, p: (f64, f64)) {
+        let b = (((p.0 - self.x0) / self.span) * self.buckets as f64).floor();
+        let n = self.seen;
+        self.seen += 1;
+        match &mut self.current {
+            Some((cb, keep)) if *cb == b => {
+                if p.1 < keep[1].1 .1 {
+                    keep[1] = (n, p);
+                }
+                if p.1 > keep[2].1 .1 {
+                    keep[2] = (n, p);
+                }
+                keep[3] = (n, p);
+            }
+            _ => {
+                self.flush();
+                self.current = Some((b, [(n, p); 4]));
+            }
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some((_, mut keep)) = self.current.take() {
+            keep.sort_unstable_by_key(|&(i, _)| i);
+            let mut last = usize::MAX;
+            for (i, p) in keep {
+                if i != last {
+                    self.out.push(p);
+                    last = i;
+                }
+            }
+        }
+    }
+
+    /// The points kept, in x order.
+    pub(crate) fn finish(mut self) -> Vec<(f64, f64)> {
+        self.flush();
+        self.out
+    }
 }
 
 #[cfg(test)]

@@ -60,11 +60,24 @@ fn each_phase_is_judged_by_the_rule_handed_in_on_its_own_samples() {
     t.marks = starts(&[(0, "load"), (13_000, "encode")]);
     let last_ms = t.samples.last().unwrap().sample.t_ms;
     let seen = std::cell::RefCell::new(Vec::new());
-    let rows = phase_rows(&t, |sub| {
-        let first = sub.samples.first().unwrap().sample.t_ms;
-        let last = sub.samples.last().unwrap().sample.t_ms;
-        seen.borrow_mut().push((first, last));
-        State::Overflow
+    /// A rule that notes the span of the samples it is handed.
+    struct Noting<'a> {
+        span: Option<(u64, u64)>,
+        log: &'a std::cell::RefCell<Vec<(u64, u64)>>,
+    }
+    impl Judge for Noting<'_> {
+        fn push(&mut self, s: &crate::trace::TraceSample) {
+            let t = s.sample.t_ms;
+            self.span = Some(self.span.map_or((t, t), |(first, _)| (first, t)));
+        }
+        fn verdict(self) -> State {
+            self.log.borrow_mut().push(self.span.unwrap());
+            State::Overflow
+        }
+    }
+    let rows = phase_rows(&t, || Noting {
+        span: None,
+        log: &seen,
     });
     assert_eq!(rows.len(), 2);
     assert!(
