@@ -10,8 +10,8 @@ use plotters::style::RGBColor;
 
 use super::plot::Decimator;
 use super::plot::{
-    axis_format, draw_err, nice_ceiling, one_line, register_fonts, ImageFormat, FAMILY, GB, INK,
-    MUTED, PALETTE,
+    axis_format, draw_err, encode_png, nice_ceiling, one_line, register_fonts, ImageFormat, FAMILY,
+    GB, INK, MUTED, PALETTE,
 };
 use super::ExportError;
 use crate::compare::{align, boundaries, watched_footprint, Comparison, RowFold};
@@ -125,15 +125,7 @@ pub fn render_series(
                 draw(&root, traces, cmp)?;
                 root.present().map_err(draw_err)?;
             }
-            let mut out = Vec::new();
-            let mut enc = ::png::Encoder::new(&mut out, width, height);
-            enc.set_color(::png::ColorType::Rgb);
-            enc.set_depth(::png::BitDepth::Eight);
-            let png_err = |e: ::png::EncodingError| ExportError::Draw(format!("PNG encoding: {e}"));
-            let mut w = enc.write_header().map_err(png_err)?;
-            w.write_image_data(&rgb).map_err(png_err)?;
-            w.finish().map_err(png_err)?;
-            Ok(out)
+            encode_png(&rgb, width, height, ::png::Compression::default())
         }
     }
 }

@@ -78,8 +78,13 @@ pub struct StateTimeline {
 
 impl StateTimeline {
     pub fn new(trace: &Trace) -> Self {
+        Self::from_flags(&trace.flags)
+    }
+
+    /// The timeline of `flags` (in any order).
+    pub fn from_flags<'a>(flags: impl IntoIterator<Item = &'a crate::detect::Flag>) -> Self {
         let mut changes: HashMap<u32, Vec<(u64, State)>> = HashMap::new();
-        for f in &trace.flags {
+        for f in flags {
             changes.entry(f.pid).or_default().push((f.t_ms, f.state));
         }
         for v in changes.values_mut() {
@@ -134,7 +139,16 @@ pub fn state_intervals(trace: &Trace) -> Vec<Interval> {
         }
     }
     let end = trace.samples.last().map_or(0, |s| s.sample.t_ms);
-    let timeline = StateTimeline::new(trace);
+    intervals_of(&StateTimeline::new(trace), &last_seen, end)
+}
+
+/// [`state_intervals`] from a trace's timeline, when each process was last
+/// seen and the last sample's time (what a streamed read keeps of them).
+pub(crate) fn intervals_of(
+    timeline: &StateTimeline,
+    last_seen: &HashMap<u32, u64>,
+    end: u64,
+) -> Vec<Interval> {
     let mut raw: Vec<Interval> = Vec::new();
     for (pid, changes) in &timeline.changes {
         let until = last_seen.get(pid).copied().unwrap_or(end);
@@ -175,10 +189,24 @@ pub struct Picked {
 /// The processes worth drawing: the watched tree first, then the others, each
 /// group by peak footprint (largest first); at most `n`.
 pub fn top_processes(trace: &Trace, n: usize) -> Vec<Picked> {
-    let mut by_pid: HashMap<u32, Picked> = HashMap::new();
+    let mut picker = ProcessPicker::default();
     for s in &trace.samples {
+        picker.push(s);
+    }
+    picker.top(n)
+}
+
+/// [`top_processes`] as a fold over a run's samples.
+#[derive(Debug, Clone, Default)]
+pub struct ProcessPicker {
+    by_pid: HashMap<u32, Picked>,
+}
+
+impl ProcessPicker {
+    /// Takes the next sample.
+    pub fn push(&mut self, s: &crate::trace::TraceSample) {
         for p in &s.sample.processes {
-            let e = by_pid.entry(p.pid).or_insert_with(|| Picked {
+            let e = self.by_pid.entry(p.pid).or_insert_with(|| Picked {
                 pid: p.pid,
                 name: p.name.clone(),
                 watched: false,
@@ -191,15 +219,20 @@ pub fn top_processes(trace: &Trace, n: usize) -> Vec<Picked> {
             }
         }
     }
-    let mut all: Vec<Picked> = by_pid.into_values().collect();
-    all.sort_by(|a, b| {
-        b.watched
-            .cmp(&a.watched)
-            .then(b.peak_footprint_bytes.cmp(&a.peak_footprint_bytes))
-            .then(a.pid.cmp(&b.pid))
-    });
-    all.truncate(n);
-    all
+
+    /// The watched tree first, then the others, each group by peak
+    /// footprint (largest first); at most `n`.
+    pub fn top(self, n: usize) -> Vec<Picked> {
+        let mut all: Vec<Picked> = self.by_pid.into_values().collect();
+        all.sort_by(|a, b| {
+            b.watched
+                .cmp(&a.watched)
+                .then(b.peak_footprint_bytes.cmp(&a.peak_footprint_bytes))
+                .then(a.pid.cmp(&b.pid))
+        });
+        all.truncate(n);
+        all
+    }
 }
 
 #[cfg(test)]
