@@ -9,6 +9,7 @@ mod compare;
 mod export;
 mod guard;
 mod hardening;
+mod large;
 mod marks;
 mod names;
 #[cfg(target_os = "linux")]
