@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use swapsight::trace::{ReadNotes, Trace, TraceError, TraceReader};
+use swapsight::trace::{ReadNotes, TraceError, TraceReader};
 
 /// Malformed lines named one by one on stderr.
 const SHOWN_PROBLEMS: usize = 5;
@@ -38,14 +38,6 @@ pub fn open_trace(path: &Path) -> anyhow::Result<Reader> {
         BufReader::with_capacity(256 * 1024, progress),
         path,
     )?)
-}
-
-/// Reads `path` whole, for a subcommand that needs every sample at once to
-/// `what`.
-pub fn read_trace(path: &Path, what: &str) -> anyhow::Result<Trace> {
-    let trace = swapsight::trace::read_all(open_trace(path)?)?;
-    done(path, trace.samples.len(), &trace.notes(), what)?;
-    Ok(trace)
 }
 
 /// After a read of `samples` samples: an error when none was left to

@@ -93,3 +93,47 @@ fn charts_of_no_samples_are_refused() {
         assert!(matches!(e, ExportError::NoSamples), "{f}: {e}");
     }
 }
+
+/// A streamed export (a first pass, then the samples again) writes what
+/// the export of the trace in memory does, byte for byte, in every format
+/// drawn from a read trace.
+#[test]
+fn a_streamed_export_writes_what_the_trace_in_memory_does() {
+    let mut t = crate::synth::seed_offload();
+    t.marks = ["load", "denoise"]
+        .iter()
+        .zip([0, 20_000])
+        .map(|(n, t_ms)| crate::trace::Mark {
+            t_ms,
+            name: (*n).into(),
+            end: false,
+        })
+        .collect();
+    let bytes = crate::synth::to_jsonl(&t);
+    let t = crate::trace::read_from(&bytes[..], std::path::Path::new("t.jsonl")).unwrap();
+    let opts = ExportOptions::default();
+    for format in [
+        ExportFormat::Csv,
+        ExportFormat::Perfetto,
+        ExportFormat::Prometheus,
+        ExportFormat::Svg,
+    ] {
+        let mut whole = Vec::new();
+        format.write(&t, &opts, &mut whole).unwrap();
+        let mut reader = crate::trace::TraceReader::new(
+            std::io::Cursor::new(bytes.clone()),
+            std::path::Path::new("t.jsonl"),
+        )
+        .unwrap();
+        let scanned = format.scan(&mut reader).unwrap();
+        assert_eq!(scanned.samples(), t.samples.len());
+        let mut streamed = Vec::new();
+        scanned.write(&mut reader, &opts, &mut streamed).unwrap();
+        assert!(
+            whole == streamed,
+            "{format}: {} bytes in memory, {} streamed",
+            whole.len(),
+            streamed.len()
+        );
+    }
+}

@@ -61,6 +61,91 @@ impl ExportError {
     }
 }
 
+/// What the text exports need of a trace besides its samples, folded in a
+/// first pass over it: the samples come again in a second, one at a time,
+/// so that a trace of any size exports in bounded memory.
+#[derive(Debug, Default)]
+pub struct Skeleton {
+    pub header: Option<crate::trace::Header>,
+    pub flags: Vec<crate::detect::Flag>,
+    pub events: Vec<crate::trace::Event>,
+    pub marks: crate::trace::MarkList,
+    /// Time and swap in use at the first sample.
+    pub first: Option<(u64, u64)>,
+    pub last_ms: u64,
+    pub samples: usize,
+    /// Every process's pid and first name, in order of first appearance.
+    pub names: Vec<(u32, String)>,
+    /// Every pid ever watched.
+    pub watched: std::collections::HashSet<u32>,
+    named: std::collections::HashSet<u32>,
+}
+
+impl Skeleton {
+    /// The skeleton of a whole trace.
+    pub fn of(trace: &Trace) -> Self {
+        let mut k = Skeleton {
+            header: trace.header.clone(),
+            flags: trace.flags.clone(),
+            events: trace.events.clone(),
+            marks: crate::trace::MarkList {
+                marks: trace.marks.clone(),
+                dropped: trace.marks_dropped,
+            },
+            ..Skeleton::default()
+        };
+        for s in &trace.samples {
+            k.sample(s);
+        }
+        k
+    }
+
+    /// Takes the next record of a first pass.
+    pub fn push(&mut self, r: crate::trace::Record) {
+        use crate::trace::Record;
+        match r {
+            Record::Header(h) => self.header = Some(h),
+            Record::Sample(s) => self.sample(&s),
+            Record::Flag(f) => self.flags.push(f),
+            Record::Event(e) => self.events.push(e),
+            Record::Mark(m) => self.marks.push(m),
+        }
+    }
+
+    fn sample(&mut self, s: &crate::trace::TraceSample) {
+        let t = s.sample.t_ms;
+        self.first
+            .get_or_insert((t, s.sample.system.swap_used_bytes));
+        self.last_ms = t;
+        self.samples += 1;
+        self.watched.extend(s.watched.iter().copied());
+        for p in &s.sample.processes {
+            if self.named.insert(p.pid) {
+                self.names.push((p.pid, p.name.clone()));
+            }
+        }
+    }
+
+    /// The phases the marks describe.
+    pub fn phases(&self) -> Vec<crate::phases::Phase> {
+        crate::phases::spans(&self.marks.marks, self.last_ms)
+    }
+}
+
+/// The samples of a second pass, one at a time: borrowed from a trace in
+/// memory, or read again from the file.
+pub type NextSample<'a> = dyn FnMut() -> Result<Option<std::borrow::Cow<'a, crate::trace::TraceSample>>, ExportError>
+    + 'a;
+
+/// The samples of a trace in memory, as a second pass yields them.
+pub(crate) fn samples_of<'a>(
+    trace: &'a Trace,
+) -> impl FnMut() -> Result<Option<std::borrow::Cow<'a, crate::trace::TraceSample>>, ExportError> + 'a
+{
+    let mut it = trace.samples.iter();
+    move || Ok(it.next().map(std::borrow::Cow::Borrowed))
+}
+
 /// Writes `trace` as `format` with the default options (see
 /// [`ExportFormat::write`]).
 pub fn write(trace: &Trace, format: ExportFormat, out: &mut dyn Write) -> Result<(), ExportError> {
