@@ -169,19 +169,23 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
     }
 }
 
-/// The report of a trace read as it streams: one pass over the file, and a
-/// second over the same lines when it has phase marks (a phase's span is
-/// known once every mark is). Holds per-process and per-phase figures and
-/// the run's swap series (16 bytes a sample), never the samples.
-/// `each` sees every record of the first pass, for callers that fold more
-/// out of the same read (`compare`'s row, a chart's ranges).
+/// The report of a trace read as it streams: one pass over the file, with
+/// the per-phase table folded as the marks come in (a recording writes each
+/// after the samples up to its time); a second pass over the same lines only
+/// when a mark is out of that order (the phases' spans are then known once
+/// every mark is). Holds per-process and per-phase figures and the run's
+/// swap series (16 bytes a sample), never the samples. `each` sees every
+/// record of the first pass, for callers that fold more out of the same
+/// read (`compare`'s row, a chart's ranges).
 pub fn report_stream<R: BufRead + Seek>(
     reader: &mut TraceReader<R>,
     cfg: Option<DetectorConfig>,
     mut each: impl FnMut(&Record),
 ) -> Result<Report, TraceError> {
     let header = reader.header().clone();
-    let mut run = RunJudge::new(&header, cfg.clone());
+    let new_judge = || RunJudge::new(&header, cfg.clone());
+    let mut run = new_judge();
+    let mut table = Some(PhaseTable::streaming(new_judge));
     let mut marks = MarkList::default();
     let mut last_ms = 0;
     while let Some(record) = reader.next_record()? {
@@ -190,22 +194,34 @@ pub fn report_stream<R: BufRead + Seek>(
             Record::Sample(s) => {
                 last_ms = s.sample.t_ms;
                 run.push(&s);
+                if let Some(t) = table.as_mut() {
+                    t.push_owned(s);
+                }
             }
-            Record::Mark(m) => marks.push(m),
+            Record::Mark(m) => {
+                let kept = marks.marks.len();
+                marks.push(m);
+                if let (Some(m), Some(t)) = (marks.marks.get(kept), table.as_mut()) {
+                    if !t.mark(m) {
+                        table = None;
+                    }
+                }
+            }
             _ => {}
         }
     }
     let report = run.finish(reader.notes());
-    if marks.marks.is_empty() || report.samples == 0 {
-        return Ok(report);
+    if let Some(t) = table {
+        return Ok(Report {
+            phases: t.finish(),
+            ..report
+        });
     }
     reader.rewind()?;
-    let mut table = PhaseTable::new(&marks.marks, last_ms, || {
-        RunJudge::new(&header, cfg.clone())
-    });
+    let mut table = PhaseTable::new(&marks.marks, last_ms, new_judge);
     while let Some(record) = reader.next_record()? {
         if let Record::Sample(s) = record {
-            table.push(&s);
+            table.push_owned(s);
         }
     }
     Ok(Report {

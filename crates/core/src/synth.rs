@@ -319,18 +319,37 @@ fn emit_busy(
 
 /// [`busy_trace`] written straight to `out` as JSON Lines, one record at a
 /// time: a trace of any size (gigabytes, for the large-trace benchmarks and
-/// tests) costs no more memory than one sample.
+/// tests) costs no more memory than one sample. With `phases` > 0, that many
+/// phase marks at even steps, each written after the sample of its time, as
+/// a recording writes them.
 pub fn write_busy(
     out: &mut impl std::io::Write,
     samples: usize,
     processes: usize,
+    phases: usize,
 ) -> std::io::Result<()> {
     let mut line = Vec::with_capacity(16 * 1024);
-    emit_busy(samples, processes, &mut |r| {
+    let step = samples.div_ceil(phases.max(1)).max(1);
+    let mut n = 0;
+    let mut write = |r: &Record| {
         line.clear();
-        serde_json::to_writer(&mut line, &r)?;
+        serde_json::to_writer(&mut line, r)?;
         line.push(b'\n');
         out.write_all(&line)
+    };
+    emit_busy(samples, processes, &mut |r| {
+        write(&r)?;
+        if let (Record::Sample(s), true) = (&r, phases > 0) {
+            if n % step == 0 {
+                write(&Record::Mark(crate::trace::Mark {
+                    t_ms: s.sample.t_ms,
+                    name: format!("phase {}", n / step + 1),
+                    end: false,
+                }))?;
+            }
+            n += 1;
+        }
+        Ok(())
     })
 }
 
@@ -338,7 +357,7 @@ pub fn write_busy(
 /// on a short one: every sample line is about the same size).
 pub fn busy_samples_for(bytes: u64, processes: usize) -> usize {
     let mut probe = Vec::new();
-    write_busy(&mut probe, 100, processes).expect("writing to memory never fails");
+    write_busy(&mut probe, 100, processes, 0).expect("writing to memory never fails");
     let per_sample = (probe.len() as u64 / 100).max(1);
     usize::try_from(bytes / per_sample)
         .unwrap_or(usize::MAX)

@@ -42,7 +42,7 @@ fn a_100_mb_trace_is_reported_under_a_memory_ceiling() {
         let file = std::fs::File::create(&trace).unwrap();
         let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
         let samples = swapsight::synth::busy_samples_for(100 << 20, 20);
-        swapsight::synth::write_busy(&mut out, samples, 20).unwrap();
+        swapsight::synth::write_busy(&mut out, samples, 20, 0).unwrap();
         out.flush().unwrap();
     }
     let size = std::fs::metadata(&trace).unwrap().len();

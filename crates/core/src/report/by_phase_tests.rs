@@ -1,5 +1,5 @@
 use super::*;
-use crate::trace::Mark;
+use crate::trace::{Mark, Record};
 
 /// Start marks, each at its time.
 fn starts(list: &[(u64, &str)]) -> Vec<Mark> {
@@ -225,13 +225,42 @@ fn the_streamed_table_matches_the_sliced_one() {
             .collect();
         assert_eq!(rows, want, "{:?}", t.marks);
 
-        let bytes = crate::synth::to_jsonl(&t);
-        let mut reader = crate::trace::TraceReader::new(
-            std::io::Cursor::new(bytes),
-            std::path::Path::new("t.jsonl"),
-        )
-        .unwrap();
-        let streamed = crate::report::report_stream(&mut reader, None, |_| {}).unwrap();
-        assert_eq!(streamed, crate::report::report(&t, None));
+        // The marks as a recording writes them, each after the samples up
+        // to its time: the table folds them in the one pass.
+        let mut sorted = t.marks.clone();
+        sorted.sort_by_key(|m| m.t_ms);
+        let mut table = PhaseTable::streaming(|| crate::report::RunJudge::new(&header, None));
+        let mut lines = vec![Record::Header(header.clone())];
+        let mut pending = sorted.iter().peekable();
+        for (i, s) in t.samples.iter().enumerate() {
+            table.push(s);
+            lines.push(Record::Sample(s.clone()));
+            let next_ms = t.samples.get(i + 1).map_or(u64::MAX, |n| n.sample.t_ms);
+            while let Some(m) = pending.next_if(|m| m.t_ms < next_ms) {
+                assert!(table.mark(m), "{m:?} is in order");
+                lines.push(Record::Mark(m.clone()));
+            }
+        }
+        assert_eq!(table.finish(), want, "streamed: {:?}", t.marks);
+
+        // Both ways through a file: marks in order (one pass), and marks
+        // written last (out of order: a second pass).
+        let interleaved: Vec<u8> = lines
+            .iter()
+            .flat_map(|r| {
+                let mut l = serde_json::to_vec(r).unwrap();
+                l.push(b'\n');
+                l
+            })
+            .collect();
+        for bytes in [interleaved, crate::synth::to_jsonl(&t)] {
+            let mut reader = crate::trace::TraceReader::new(
+                std::io::Cursor::new(bytes),
+                std::path::Path::new("t.jsonl"),
+            )
+            .unwrap();
+            let streamed = crate::report::report_stream(&mut reader, None, |_| {}).unwrap();
+            assert_eq!(streamed, crate::report::report(&t, None));
+        }
     }
 }
