@@ -189,8 +189,9 @@ impl ExportFormat {
     }
 
     /// Writes the trace at `path` as this format: JSONL as the file holds
-    /// it, the others drawn from it as read. The file is opened (and, but
-    /// for JSONL, read whole) before the first byte goes to `out`.
+    /// it, the others drawn from it as it streams ([`ExportFormat::scan`],
+    /// then [`Scanned::write`]): the file is opened (and, but for JSONL,
+    /// read through once) before the first byte goes to `out`.
     pub fn write_file(
         self,
         path: &Path,
@@ -206,8 +207,8 @@ impl ExportFormat {
             std::io::copy(&mut file, out).map_err(ExportError::io(self.name()))?;
             return out.flush().map_err(ExportError::io(self.name()));
         }
-        let trace = crate::trace::read(path)?;
-        self.write(&trace, opts, out)
+        let mut reader = TraceReader::open(path)?;
+        self.scan(&mut reader)?.write(&mut reader, opts, out)
     }
 }
 
@@ -263,9 +264,6 @@ impl Scanned {
         if format == ExportFormat::Jsonl {
             return Err(ExportError::NotDrawn(format.name()));
         }
-        if self.skeleton.samples == 0 {
-            return Err(ExportError::NoSamples);
-        }
         if format == ExportFormat::Prometheus {
             let (Some(last), Some((_, first_swap))) = (&self.last, self.skeleton.first) else {
                 return Err(ExportError::NoSamples);
@@ -284,6 +282,12 @@ impl Scanned {
                 .write_all(text.as_bytes())
                 .and_then(|()| out.flush())
                 .map_err(ExportError::io("prometheus"));
+        }
+        if matches!(format, ExportFormat::Png | ExportFormat::Svg) {
+            // An empty chart would say nothing; the text formats refuse too.
+            if self.skeleton.samples == 0 {
+                return Err(ExportError::NoSamples);
+            }
         }
         reader.rewind()?;
         if matches!(format, ExportFormat::Png | ExportFormat::Svg) {
