@@ -551,7 +551,13 @@ impl<R: BufRead + Seek> TraceReader<R> {
     /// still being written is read the same in both passes. The notes stay
     /// those of the first pass.
     pub fn rewind(&mut self) -> Result<(), TraceError> {
-        let stop = self.line_no + 1;
+        // A last line cut off in the first pass may be whole by now: the
+        // second pass stops before it, so both passes read the same records.
+        let stop = if self.notes().truncated_last_line {
+            self.line_no
+        } else {
+            self.line_no + 1
+        };
         self.input
             .seek(SeekFrom::Start(0))
             .map_err(|source| TraceError::Io {

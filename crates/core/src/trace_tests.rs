@@ -362,3 +362,29 @@ fn the_reader_streams_and_a_second_pass_reads_the_same_lines() {
         "the notes are the first pass's"
     );
 }
+
+/// A last line cut off in the first pass (the recorder was writing it) is
+/// not read in the second even when it is whole by then.
+#[test]
+fn a_second_pass_skips_the_line_cut_off_in_the_first() {
+    let whole = write_trace(&[sample(0), sample(500)]);
+    let cut = whole.len() - 10;
+    let dir = std::env::temp_dir().join(format!("swapsight-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.jsonl");
+    std::fs::write(&path, &whole[..cut]).unwrap();
+    let mut reader = TraceReader::open(&path).unwrap();
+    let mut first = 0;
+    while reader.next_record().unwrap().is_some() {
+        first += 1;
+    }
+    assert!(reader.notes().truncated_last_line);
+    std::fs::write(&path, &whole).unwrap();
+    reader.rewind().unwrap();
+    let mut second = 0;
+    while reader.next_record().unwrap().is_some() {
+        second += 1;
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!((first, second), (1, 1));
+}
