@@ -75,9 +75,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )),
         None => None,
     };
-    // Each trace streams: its report and row in one pass, its chart's lines
-    // (decimated to the chart's width) in a second when there is a chart.
-    // What is held per run is its row and its lines, never its samples.
+    // Each trace streams, once: its report, its row and its chart's lines
+    // (thinned to the chart's width as they come) in the same pass. What is
+    // held per run is its row and its lines, never its samples.
     let mut series = Vec::with_capacity(n);
     let mut rows = Vec::with_capacity(n);
     for (i, path) in args.traces.iter().enumerate() {
@@ -89,17 +89,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             )
         });
         let mut fold = RowFold::default();
-        let report = swapsight::report::report_stream(&mut reader, None, |r| fold.push(r))?;
+        let mut lines = image.is_some().then(|| SeriesBuilder::new(PLOT_SIZE.0));
+        let report = swapsight::report::report_stream(&mut reader, None, |r| {
+            fold.push(r);
+            if let (Some(b), Record::Sample(s)) = (lines.as_mut(), r) {
+                b.push(s);
+            }
+        })?;
         crate::input::done(path, report.samples, reader.notes(), "compare")?;
         rows.push(fold.row(&label, reader.header(), &report));
-        if image.is_some() {
-            reader.rewind()?;
-            let mut b = SeriesBuilder::new(&fold, PLOT_SIZE.0);
-            while let Some(record) = reader.next_record()? {
-                if let Record::Sample(s) = record {
-                    b.push(&s);
-                }
-            }
+        if let Some(b) = lines {
             series.push(b.finish(fold.boundaries()));
         }
     }

@@ -14,7 +14,7 @@ use super::plot::{
     GB, INK, MUTED, PALETTE,
 };
 use super::ExportError;
-use crate::compare::{align, boundaries, watched_footprint, Comparison, RowFold};
+use crate::compare::{align, boundaries, watched_footprint, Comparison};
 use crate::trace::{Trace, TraceSample};
 
 struct Run {
@@ -36,11 +36,7 @@ pub struct RunSeries {
 impl RunSeries {
     /// The series of a whole trace, `width` pixels wide.
     pub fn of(trace: &Trace, width: u32) -> Self {
-        let mut row = RowFold::default();
-        for s in &trace.samples {
-            row.sample(s);
-        }
-        let mut b = SeriesBuilder::new(&row, width);
+        let mut b = SeriesBuilder::new(width);
         for s in &trace.samples {
             b.push(s);
         }
@@ -48,32 +44,35 @@ impl RunSeries {
     }
 }
 
-/// A run's [`RunSeries`] as its samples stream by (a second pass: the time
-/// range comes from the first, in `row`).
+/// A run's [`RunSeries`] as its samples stream by, in the same pass as its
+/// report: the lines are thinned to between `width` and twice that many
+/// columns as they come, the run's length not being known yet.
 pub struct SeriesBuilder {
-    t0: u64,
-    swap0: u64,
+    /// Time and swap in use at the first sample.
+    first: Option<(u64, u64)>,
     footprint: Decimator,
     growth: Decimator,
 }
 
 impl SeriesBuilder {
-    pub fn new(row: &RowFold, width: u32) -> Self {
-        let t0 = row.t0();
-        let x1 = row.last_ms.saturating_sub(t0) as f64 / 1000.0;
-        let buckets = width as usize;
+    pub fn new(width: u32) -> Self {
+        // Columns a second wide to start with: a run shorter than the chart
+        // is wide keeps every sample.
+        let d = Decimator::growing(1.0, width as usize);
         SeriesBuilder {
-            t0,
-            swap0: row.first.map_or(0, |(_, swap)| swap),
-            footprint: Decimator::new(0.0, x1, buckets),
-            growth: Decimator::new(0.0, x1, buckets),
+            first: None,
+            footprint: d.clone(),
+            growth: d,
         }
     }
 
     pub fn push(&mut self, s: &TraceSample) {
-        let x = s.sample.t_ms.saturating_sub(self.t0) as f64 / 1000.0;
+        let (t0, swap0) = *self
+            .first
+            .get_or_insert((s.sample.t_ms, s.sample.system.swap_used_bytes));
+        let x = s.sample.t_ms.saturating_sub(t0) as f64 / 1000.0;
         self.footprint.push((x, watched_footprint(s) as f64));
-        let g = s.sample.system.swap_used_bytes as f64 - self.swap0 as f64;
+        let g = s.sample.system.swap_used_bytes as f64 - swap0 as f64;
         self.growth.push((x, g));
     }
 

@@ -622,6 +622,9 @@ pub(crate) struct Decimator {
     current: Option<(f64, [Kept; 4])>,
     seen: usize,
     out: Vec<(f64, f64)>,
+    /// The x range is not known beforehand: buckets double in width when x
+    /// passes twice their count (see [`Decimator::growing`]).
+    growing: bool,
 }
 
 /// A point kept by a [`Decimator`], with its order of arrival.
@@ -636,11 +639,36 @@ impl Decimator {
             current: None,
             seen: 0,
             out: Vec::new(),
+            growing: false,
+        }
+    }
+
+    /// A decimator over x from 0 whose end is not known (one pass over a
+    /// trace): buckets start `unit` wide and double in width, the points
+    /// kept so far thinned again, whenever x passes twice their count; so it
+    /// keeps between `buckets` and twice that many buckets across.
+    pub(crate) fn growing(unit: f64, buckets: usize) -> Self {
+        let buckets = buckets.max(1);
+        Decimator {
+            growing: true,
+            ..Decimator::new(0.0, unit.max(f64::MIN_POSITIVE) * buckets as f64, buckets)
         }
     }
 
     pub(crate) fn push(&mut self, p: (f64, f64)) {
-        let b = (((p.0 - self.x0) / self.span) * self.buckets as f64).floor();
+        let mut b = (((p.0 - self.x0) / self.span) * self.buckets as f64).floor();
+        if self.growing && b >= (2 * self.buckets) as f64 {
+            self.flush();
+            while b >= (2 * self.buckets) as f64 {
+                self.span *= 2.0;
+                b = (((p.0 - self.x0) / self.span) * self.buckets as f64).floor();
+            }
+            let mut again = Decimator::new(self.x0, self.x0 + self.span, self.buckets);
+            for q in std::mem::take(&mut self.out) {
+                again.push(q);
+            }
+            self.out = again.finish();
+        }
         let n = self.seen;
         self.seen += 1;
         match &mut self.current {
