@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use swapsight::advise::{advise, AdviceInput};
+use swapsight::advise::{advise_alone, AdviceInput, RunChecker};
+use swapsight::trace::Record;
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "PyTorch's MPS allocator refuses to allocate past \
@@ -37,12 +38,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let trace = match &args.trace {
-        Some(p) => Some(crate::input::read_trace(p, "check")?),
+    let mut reader = match &args.trace {
+        Some(p) => Some(crate::input::open_trace(p)?),
         None => None,
     };
-    let host = match &trace {
-        Some(t) => t.header().host.clone(),
+    let host = match &reader {
+        Some(r) => r.header().host.clone(),
         None => swapsight::probe::native()
             .context("cannot start the memory probe")?
             .host()
@@ -57,7 +58,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     swapsight::advise::check_input(&input)
         .map_err(|why| crate::exit::fail(crate::exit::USAGE, why))?;
-    let advice = advise(&input, trace.as_ref());
+    let mut advice = advise_alone(&input);
+    if let (Some(reader), Some(path)) = (reader.as_mut(), &args.trace) {
+        // The run is checked as it streams: the cap is known from the header.
+        let mut check = RunChecker::new(reader.header(), advice.cap_bytes);
+        let mut samples = 0;
+        while let Some(record) = reader.next_record()? {
+            if let Record::Sample(s) = record {
+                samples += 1;
+                check.push(&s);
+            }
+        }
+        crate::input::done(path, samples, reader.notes(), "check")?;
+        if advice.applies {
+            advice.add_run(check.finish());
+        }
+    }
     let text = if args.json {
         serde_json::to_string_pretty(&advice)? + "\n"
     } else {

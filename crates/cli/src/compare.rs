@@ -3,8 +3,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use swapsight::compare::{compare, row, TableFormat, MAX_RUNS, MIN_RUNS};
+use swapsight::compare::{compare, RowFold, TableFormat, MAX_RUNS, MIN_RUNS};
+use swapsight::export::compare_plot::SeriesBuilder;
 use swapsight::export::ExportFormat;
+use swapsight::trace::Record;
+
+/// The chart's size in pixels.
+const PLOT_SIZE: (u32, u32) = (1200, 675);
 
 use crate::exit;
 
@@ -70,24 +75,37 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )),
         None => None,
     };
-    let mut traces = Vec::with_capacity(n);
+    // Each trace streams, once: its report, its row and its chart's lines
+    // (thinned to the chart's width as they come) in the same pass. What is
+    // held per run is its row and its lines, never its samples.
+    let mut series = Vec::with_capacity(n);
     let mut rows = Vec::with_capacity(n);
     for (i, path) in args.traces.iter().enumerate() {
-        let trace = crate::input::read_trace(path, "compare")?;
+        let mut reader = crate::input::open_trace(path)?;
         let label = args.label.get(i).cloned().unwrap_or_else(|| {
             path.file_stem().map_or_else(
                 || path.display().to_string(),
                 |s| s.to_string_lossy().into_owned(),
             )
         });
-        let report = swapsight::report::report(&trace, None);
-        rows.push(row(&label, &trace, &report));
-        traces.push(trace);
+        let mut fold = RowFold::default();
+        let mut lines = image.is_some().then(|| SeriesBuilder::new(PLOT_SIZE.0));
+        let report = swapsight::report::report_stream(&mut reader, None, |r| {
+            fold.push(r);
+            if let (Some(b), Record::Sample(s)) = (lines.as_mut(), r) {
+                b.push(s);
+            }
+        })?;
+        crate::input::done(path, report.samples, reader.notes(), "compare")?;
+        rows.push(fold.row(&label, reader.header(), &report));
+        if let Some(b) = lines {
+            series.push(b.finish(fold.boundaries()));
+        }
     }
     let cmp = compare(rows);
     if let Some((path, fmt)) = image {
-        let refs: Vec<&swapsight::trace::Trace> = traces.iter().collect();
-        let bytes = swapsight::export::compare_plot::render(&refs, &cmp, 1200, 675, fmt)?;
+        let (w, h) = PLOT_SIZE;
+        let bytes = swapsight::export::compare_plot::render_series(&series, &cmp, w, h, fmt)?;
         crate::output::write_file(path, |out| Ok(out.write_all(&bytes)?))?;
     }
     crate::exit::print_stdout(&cmp.render(args.format))?;

@@ -65,12 +65,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "which format? add --format csv, perfetto or prometheus (see --help)",
             )
         })?;
-    let trace = crate::input::read_trace(&args.trace, "export")?;
+    // Streamed: what the format needs besides the samples in one pass, then
+    // the samples again, one at a time, as they are written.
+    let mut reader = crate::input::open_trace(&args.trace)?;
+    let scanned = format.scan(&mut reader)?;
+    crate::input::done(&args.trace, scanned.samples(), reader.notes(), "export")?;
     let opts = ExportOptions {
         max_processes: args.processes,
         ..ExportOptions::default()
     };
-    let write = |out: &mut dyn Write| format.write(&trace, &opts, out);
+    let write = |out: &mut dyn Write| scanned.write(&mut reader, &opts, out);
     // An I/O failure is said once, with the path: "cannot write FILE: <why>".
     let plain = |e: ExportError| match e {
         ExportError::Io { source, .. } => anyhow::Error::from(source),

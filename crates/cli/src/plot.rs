@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use swapsight::export::plot::{PlotOptions, MAX_SIDE, MIN_SIDE};
-use swapsight::export::{ExportFormat, ExportOptions};
+use swapsight::export::plot::{Chart, ImageFormat, PlotOptions, MAX_SIDE, MIN_SIDE};
+use swapsight::export::ExportFormat;
 
 use crate::exit;
 
@@ -77,19 +77,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 ),
             )
         })?;
-    let trace = crate::input::read_trace(&args.trace, "draw")?;
-    let opts = ExportOptions {
-        plot: PlotOptions {
-            width: args.size.0,
-            height: args.size.1,
-            processes: args.processes,
-        },
-        ..ExportOptions::default()
+    let opts = PlotOptions {
+        width: args.size.0,
+        height: args.size.1,
+        processes: args.processes,
     };
+    // Streamed: the report and the time range in one pass, the lines
+    // (thinned to the chart's width) in the next.
+    let mut reader = crate::input::open_trace(&args.trace)?;
+    let chart = Chart::streamed(&mut reader, &opts)?;
+    crate::input::done(&args.trace, chart.report().samples, reader.notes(), "draw")?;
     // Drawn whole before the file is touched: a chart that cannot be drawn
     // says so without a "cannot write" in front.
-    let mut bytes = Vec::new();
-    format.write(&trace, &opts, &mut bytes)?;
+    let image = format.image().unwrap_or(ImageFormat::Png);
+    let bytes = chart.render(&opts, image)?;
     crate::output::write_file(&output, |out| Ok(out.write_all(&bytes)?))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -33,8 +33,9 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let trace = crate::input::read_trace(&args.trace, "judge")?;
-    let report = swapsight::report::report(&trace, None);
+    let mut reader = crate::input::open_trace(&args.trace)?;
+    let report = swapsight::report::report_stream(&mut reader, None, |_| {})?;
+    crate::input::done(&args.trace, report.samples, reader.notes(), "judge")?;
     let text = if args.json {
         serde_json::to_string_pretty(&report)? + "\n"
     } else {

@@ -20,7 +20,7 @@
 
 use serde::Serialize;
 
-use crate::trace::Trace;
+use crate::trace::{Header, Trace, TraceSample};
 use crate::units::signed_diff;
 
 /// Default reserve, as a share of physical memory.
@@ -146,6 +146,25 @@ fn default_recommended(phys: u64) -> u64 {
 /// The advice for `input`, with the run of `trace` checked when given.
 /// `input` is one [`check_input`] accepts.
 pub fn advise(input: &AdviceInput, trace: Option<&Trace>) -> Advice {
+    let mut advice = advise_alone(input);
+    if let (true, Some(t)) = (advice.applies, trace) {
+        let run = check_run(t, advice.cap_bytes);
+        advice.add_run(run);
+    }
+    advice
+}
+
+impl Advice {
+    /// Adds the check of a recorded run (a [`RunCheck`] folded over a
+    /// streamed trace, or [`check_run`]) to the advice and its words.
+    pub fn add_run(&mut self, run: RunCheck) {
+        self.text += &format!("\n{}\n", run.words);
+        self.run = Some(run);
+    }
+}
+
+/// The advice for `input`, without a run to check.
+pub fn advise_alone(input: &AdviceInput) -> Advice {
     let not_applicable = input.os != "macos" && input.recommended_max_bytes.is_none();
     if not_applicable || input.phys_bytes == 0 {
         let on = if input.hostname.is_empty() {
@@ -221,10 +240,6 @@ pub fn advise(input: &AdviceInput, trace: Option<&Trace>) -> Advice {
     text += &format!(
         "The low ratio may not exceed the high one (its default 1.4 would fail at the first MPS use), so it is {low:.2} too. Set both before the first tensor reaches mps.\n"
     );
-    let run = trace.map(|t| check_run(t, cap));
-    if let Some(r) = &run {
-        text += &format!("\n{}\n", r.words);
-    }
     Advice {
         applies: true,
         high_ratio: high,
@@ -233,7 +248,7 @@ pub fn advise(input: &AdviceInput, trace: Option<&Trace>) -> Advice {
         limit_bytes: limit,
         recommended_max_bytes: rec,
         recommended_estimated: estimated,
-        run,
+        run: None,
         text,
     }
 }
@@ -271,34 +286,71 @@ pub fn for_flagged_process(
 /// Whether a cap of `cap` bytes would have stopped the run in `trace`
 /// before its swap grew.
 pub fn check_run(trace: &Trace, cap: u64) -> RunCheck {
-    let t0 = trace.samples.first().map_or(0, |s| s.sample.t_ms);
-    let phys = trace.header().host.phys_bytes.max(1);
-    let tolerance = trace.header().detector.swap_tolerance_for(phys);
-    let first_swap = trace
-        .samples
-        .first()
-        .map_or(0, |s| s.sample.system.swap_used_bytes);
-    let gap = |s: &crate::trace::TraceSample| {
-        crate::detect::footprint_gap(&s.sample.system, &s.sample.processes).unexplained_bytes
-    };
-    let gap0 = trace.samples.first().map_or(0, gap);
-    let mut needed = 0u64;
-    let mut over_cap = None;
-    let mut swap_grew = None;
+    let mut check = RunChecker::new(trace.header(), cap);
     for s in &trace.samples {
-        let held = crate::compare::watched_footprint(s)
-            .saturating_add(u64::try_from(gap(s).saturating_sub(gap0)).unwrap_or(0));
-        needed = needed.max(held);
-        let t = s.sample.t_ms.saturating_sub(t0);
-        if held > cap && over_cap.is_none() {
-            over_cap = Some(t);
-        }
-        if swap_grew.is_none()
-            && signed_diff(s.sample.system.swap_used_bytes, first_swap) >= signed_diff(tolerance, 0)
-        {
-            swap_grew = Some(t);
+        check.push(s);
+    }
+    check.finish()
+}
+
+/// [`check_run`] as a fold over a run's samples, for a streamed trace.
+#[derive(Debug, Clone)]
+pub struct RunChecker {
+    cap: u64,
+    tolerance: u64,
+    /// Time, swap and unexplained memory at the first sample.
+    first: Option<(u64, u64, i64)>,
+    needed: u64,
+    over_cap: Option<u64>,
+    swap_grew: Option<u64>,
+}
+
+impl RunChecker {
+    pub fn new(header: &Header, cap: u64) -> Self {
+        let phys = header.host.phys_bytes.max(1);
+        RunChecker {
+            cap,
+            tolerance: header.detector.swap_tolerance_for(phys),
+            first: None,
+            needed: 0,
+            over_cap: None,
+            swap_grew: None,
         }
     }
+
+    /// Takes the next sample.
+    pub fn push(&mut self, s: &TraceSample) {
+        let gap =
+            crate::detect::footprint_gap(&s.sample.system, &s.sample.processes).unexplained_bytes;
+        let swap = s.sample.system.swap_used_bytes;
+        let (t0, first_swap, gap0) = *self.first.get_or_insert((s.sample.t_ms, swap, gap));
+        let held = crate::compare::watched_footprint(s)
+            .saturating_add(u64::try_from(gap.saturating_sub(gap0)).unwrap_or(0));
+        self.needed = self.needed.max(held);
+        let t = s.sample.t_ms.saturating_sub(t0);
+        if held > self.cap && self.over_cap.is_none() {
+            self.over_cap = Some(t);
+        }
+        if self.swap_grew.is_none()
+            && signed_diff(swap, first_swap) >= signed_diff(self.tolerance, 0)
+        {
+            self.swap_grew = Some(t);
+        }
+    }
+
+    /// The check, in figures and words.
+    pub fn finish(self) -> RunCheck {
+        let RunChecker {
+            needed,
+            over_cap,
+            swap_grew,
+            ..
+        } = self;
+        words(needed, over_cap, swap_grew)
+    }
+}
+
+fn words(needed: u64, over_cap: Option<u64>, swap_grew: Option<u64>) -> RunCheck {
     let secs = |ms: u64| crate::units::format_duration(std::time::Duration::from_millis(ms));
     let stopped = matches!((over_cap, swap_grew), (Some(a), Some(b)) if a <= b);
     let words = match (over_cap, swap_grew) {

@@ -6,11 +6,11 @@
 
 use serde::Serialize;
 
-use crate::detect::State;
+use crate::detect::{Flag, State};
 use crate::export::csv::text_cell;
 use crate::phases::spans;
 use crate::report::Report;
-use crate::trace::{Trace, TraceSample};
+use crate::trace::{Header, MarkList, Record, Trace, TraceSample};
 use crate::units::{format_bytes, format_duration, format_growth, saturating_sum};
 
 /// Fewest and most runs `compare` takes.
@@ -69,34 +69,92 @@ pub fn watched_footprint(s: &TraceSample) -> u64 {
 
 /// One row from a trace and its report.
 pub fn row(label: &str, trace: &Trace, report: &Report) -> RunRow {
-    let first_flagged = trace
-        .flags
-        .iter()
-        .filter(|f| f.state != State::Fits)
-        .map(|f| f.t_ms)
-        .chain(report.processes.iter().filter_map(|p| p.first_flag_ms))
-        .min();
-    let t0 = trace.samples.first().map_or(0, |s| s.sample.t_ms);
-    let last = trace.samples.last().map_or(0, |s| s.sample.t_ms);
-    RunRow {
-        // A label is often a file name, which may hold anything.
-        label: crate::text::clean(label).into_owned(),
-        host: trace.header().host.hostname.clone(),
-        duration_ms: report.duration_ms,
-        peak_footprint_bytes: trace
-            .samples
-            .iter()
-            .map(watched_footprint)
-            .max()
-            .unwrap_or(0),
-        swap_growth_bytes: report.swap_growth_bytes,
-        min_free_pct: report.min_free_pct,
-        verdict: report.verdict,
-        first_flagged_ms: first_flagged.map(|t| t.saturating_sub(t0)),
-        phases: spans(&trace.marks, last)
+    let mut fold = RowFold::default();
+    for s in &trace.samples {
+        fold.sample(s);
+    }
+    for f in &trace.flags {
+        fold.flag(f);
+    }
+    fold.marks = MarkList {
+        marks: trace.marks.clone(),
+        dropped: trace.marks_dropped,
+    };
+    fold.row(label, trace.header(), report)
+}
+
+/// What a run's row needs besides its report, folded out of the records as
+/// a trace streams (see [`crate::report::report_stream`]'s `each`).
+#[derive(Debug, Clone, Default)]
+pub struct RowFold {
+    /// Time and swap in use at the first sample.
+    pub first: Option<(u64, u64)>,
+    /// Time of the last sample.
+    pub last_ms: u64,
+    pub peak_footprint_bytes: u64,
+    /// The earliest flag that was not `fits`.
+    pub first_flag_ms: Option<u64>,
+    pub marks: MarkList,
+}
+
+impl RowFold {
+    /// Takes the next record.
+    pub fn push(&mut self, r: &Record) {
+        match r {
+            Record::Sample(s) => self.sample(s),
+            Record::Flag(f) => self.flag(f),
+            Record::Mark(m) => self.marks.push(m.clone()),
+            Record::Header(_) | Record::Event(_) => {}
+        }
+    }
+
+    /// Takes the next sample.
+    pub fn sample(&mut self, s: &TraceSample) {
+        self.first
+            .get_or_insert((s.sample.t_ms, s.sample.system.swap_used_bytes));
+        self.last_ms = s.sample.t_ms;
+        self.peak_footprint_bytes = self.peak_footprint_bytes.max(watched_footprint(s));
+    }
+
+    /// Takes the next flag.
+    pub fn flag(&mut self, f: &Flag) {
+        if f.state != State::Fits {
+            self.first_flag_ms = Some(self.first_flag_ms.map_or(f.t_ms, |t| t.min(f.t_ms)));
+        }
+    }
+
+    /// Time of the first sample.
+    pub fn t0(&self) -> u64 {
+        self.first.map_or(0, |(t, _)| t)
+    }
+
+    /// The run's phase boundaries, from its start ([`boundaries`]).
+    pub fn boundaries(&self) -> Vec<f64> {
+        boundaries_of(&self.marks.marks, self.t0(), self.last_ms)
+    }
+
+    /// The row, with the run's report.
+    pub fn row(&self, label: &str, header: &Header, report: &Report) -> RunRow {
+        let first_flagged = self
+            .first_flag_ms
             .into_iter()
-            .map(|p| p.name)
-            .collect(),
+            .chain(report.processes.iter().filter_map(|p| p.first_flag_ms))
+            .min();
+        RunRow {
+            // A label is often a file name, which may hold anything.
+            label: crate::text::clean(label).into_owned(),
+            host: header.host.hostname.clone(),
+            duration_ms: report.duration_ms,
+            peak_footprint_bytes: self.peak_footprint_bytes,
+            swap_growth_bytes: report.swap_growth_bytes,
+            min_free_pct: report.min_free_pct,
+            verdict: report.verdict,
+            first_flagged_ms: first_flagged.map(|t| t.saturating_sub(self.t0())),
+            phases: spans(&self.marks.marks, self.last_ms)
+                .into_iter()
+                .map(|p| p.name)
+                .collect(),
+        }
     }
 }
 
@@ -116,7 +174,11 @@ pub fn compare(runs: Vec<RunRow>) -> Comparison {
 pub fn boundaries(trace: &Trace) -> Vec<f64> {
     let t0 = trace.samples.first().map_or(0, |s| s.sample.t_ms);
     let last = trace.samples.last().map_or(0, |s| s.sample.t_ms);
-    spans(&trace.marks, last)
+    boundaries_of(&trace.marks, t0, last)
+}
+
+fn boundaries_of(marks: &[crate::trace::Mark], t0: u64, last: u64) -> Vec<f64> {
+    spans(marks, last)
         .iter()
         .flat_map(|p| [p.start_ms, p.end_ms])
         .map(|t| t.saturating_sub(t0) as f64 / 1000.0)

@@ -390,8 +390,11 @@ impl Live {
 
     /// The report of recording `name`.
     pub fn report_recording(&self, name: &str) -> Result<Report, LiveError> {
-        let trace = self.read_recording(name)?;
-        Ok(crate::report::report(&trace, None))
+        // Streamed: a recording of any size is judged in bounded memory,
+        // with the command lines the session shows.
+        let mut reader = crate::trace::TraceReader::open(&self.recording(name)?)?
+            .keep_commands_of(self.commands_of());
+        Ok(crate::report::report_stream(&mut reader, None, |_| {})?)
     }
 
     /// Recording `name`, read, with the command lines the session shows

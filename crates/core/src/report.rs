@@ -12,9 +12,14 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use std::io::{BufRead, Seek};
+
 use crate::detect::{Detector, DetectorConfig, State};
-use crate::trace::Trace;
+use crate::trace::{
+    Header, MarkList, ReadNotes, Record, Trace, TraceError, TraceReader, TraceSample,
+};
 use crate::units::{format_bytes, format_duration, saturating_sum, signed_diff};
+use by_phase::PhaseTable;
 
 pub mod by_phase;
 mod text;
@@ -127,8 +132,9 @@ struct Stats {
     last_pageins: u64,
     prev: Option<(u64, u64)>,
     peak_rate: f64,
-    /// (t, swap) while alive, for "when it grew".
-    swap: Vec<(u64, u64)>,
+    /// The samples it was seen in, as runs of indices (first, last) into
+    /// the run's swap series, for "when it grew".
+    seen: Vec<(usize, usize)>,
     growth_by_state: HashMap<State, i64>,
     worst: State,
     hidden: u64,
@@ -149,41 +155,151 @@ struct Stats {
 /// Builds the report. `cfg` overrides the detector settings the trace was
 /// recorded with.
 pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
-    let phases = by_phase::phase_rows(trace, |sub| judge_run(sub, cfg.clone()).verdict);
+    let header = trace.header();
+    let mut run = RunJudge::new(header, cfg.clone());
+    let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
+    let mut table = PhaseTable::new(&trace.marks, last_ms, || RunJudge::new(header, cfg.clone()));
+    for s in &trace.samples {
+        run.push(s);
+        table.push(s);
+    }
     Report {
-        phases,
-        ..judge_run(trace, cfg)
+        phases: table.finish(),
+        ..run.finish(&trace.notes())
     }
 }
 
-/// The report of the run as a whole, without the per-phase table.
-fn judge_run(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
-    let header = trace.header();
-    let cfg = cfg.unwrap_or_else(|| header.detector.clone());
-    let phys = trace
-        .samples
-        .first()
-        .map(|s| s.sample.system.phys_bytes)
-        .filter(|&p| p > 0)
-        .unwrap_or(header.host.phys_bytes)
-        .max(1);
-    let tolerance = cfg.swap_tolerance_for(phys);
-    let mut detector = Detector::new(cfg.clone());
-    let mut stats: HashMap<u32, Stats> = HashMap::new();
-    let mut prev_swap: Option<u64> = None;
-    let mut min_free = f64::INFINITY;
-    let mut footprints: Option<FootprintsSummary> = None;
+/// The report of a trace read as it streams: one pass over the file, with
+/// the per-phase table folded as the marks come in (a recording writes each
+/// after the samples up to its time); a second pass over the same lines only
+/// when a mark is out of that order (the phases' spans are then known once
+/// every mark is). Holds per-process and per-phase figures and the run's
+/// swap series (16 bytes a sample), never the samples. `each` sees every
+/// record of the first pass, for callers that fold more out of the same
+/// read (`compare`'s row, a chart's ranges).
+pub fn report_stream<R: BufRead + Seek>(
+    reader: &mut TraceReader<R>,
+    cfg: Option<DetectorConfig>,
+    mut each: impl FnMut(&Record),
+) -> Result<Report, TraceError> {
+    let header = reader.header().clone();
+    let new_judge = || RunJudge::new(&header, cfg.clone());
+    let mut run = new_judge();
+    let mut table = Some(PhaseTable::streaming(new_judge));
+    let mut marks = MarkList::default();
+    let mut last_ms = 0;
+    while let Some(record) = reader.next_record()? {
+        each(&record);
+        match record {
+            Record::Sample(s) => {
+                last_ms = s.sample.t_ms;
+                run.push(&s);
+                if let Some(t) = table.as_mut() {
+                    t.push_owned(s);
+                }
+            }
+            Record::Mark(m) => {
+                let kept = marks.marks.len();
+                marks.push(m);
+                if let (Some(m), Some(t)) = (marks.marks.get(kept), table.as_mut()) {
+                    if !t.mark(m) {
+                        table = None;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let report = run.finish(reader.notes());
+    if let Some(t) = table {
+        return Ok(Report {
+            phases: t.finish(),
+            ..report
+        });
+    }
+    reader.rewind()?;
+    let mut table = PhaseTable::new(&marks.marks, last_ms, new_judge);
+    while let Some(record) = reader.next_record()? {
+        if let Record::Sample(s) = record {
+            table.push_owned(s);
+        }
+    }
+    Ok(Report {
+        phases: table.finish(),
+        ..report
+    })
+}
 
-    for ts in &trace.samples {
+/// The report of a whole run, without the per-phase table, as a fold over
+/// its samples: [`report`] and [`report_stream`] feed it the run, and the
+/// per-phase table feeds one a phase.
+pub struct RunJudge {
+    cfg: DetectorConfig,
+    header_phys: u64,
+    command: Option<Vec<String>>,
+    /// Physical memory: the first sample's, else the header's.
+    phys: Option<u64>,
+    detector: Detector,
+    stats: HashMap<u32, Stats>,
+    prev_swap: Option<u64>,
+    min_free: f64,
+    footprints: Option<FootprintsSummary>,
+    /// Σ readable footprints, peak: the machine's share when no process explains the swap.
+    peak_readable: u64,
+    first_ms: Option<u64>,
+    last_ms: u64,
+    /// (t, swap in use) of every sample, for "when it grew".
+    swap: Vec<(u64, u64)>,
+}
+
+impl RunJudge {
+    pub fn new(header: &Header, cfg: Option<DetectorConfig>) -> Self {
+        let cfg = cfg.unwrap_or_else(|| header.detector.clone());
+        RunJudge {
+            detector: Detector::new(cfg.clone()),
+            cfg,
+            header_phys: header.host.phys_bytes,
+            command: header.command.clone(),
+            phys: None,
+            stats: HashMap::new(),
+            prev_swap: None,
+            min_free: f64::INFINITY,
+            footprints: None,
+            peak_readable: 0,
+            first_ms: None,
+            last_ms: 0,
+            swap: Vec::new(),
+        }
+    }
+
+    /// Takes the next sample of the run.
+    pub fn push(&mut self, ts: &TraceSample) {
         let s = &ts.sample;
+        let phys = *self.phys.get_or_insert_with(|| {
+            Some(s.system.phys_bytes)
+                .filter(|&p| p > 0)
+                .unwrap_or(self.header_phys)
+                .max(1)
+        });
+        let index = self.swap.len();
+        self.first_ms.get_or_insert(s.t_ms);
+        self.last_ms = s.t_ms;
         let watched = ts.watched.iter().copied().collect();
+        let detector = &mut self.detector;
         detector.update(s, &watched);
         let swap = s.system.swap_used_bytes;
-        let delta = prev_swap.map_or(0, |p| signed_diff(swap, p)).max(0);
-        prev_swap = Some(swap);
-        min_free = min_free.min(s.system.free_pct);
+        self.swap.push((s.t_ms, swap));
+        let delta = self.prev_swap.map_or(0, |p| signed_diff(swap, p)).max(0);
+        self.prev_swap = Some(swap);
+        self.min_free = self.min_free.min(s.system.free_pct);
+        self.peak_readable = self.peak_readable.max(saturating_sum(
+            s.processes
+                .iter()
+                .filter(|p| p.readable)
+                .map(|p| p.footprint_bytes),
+        ));
         let gap = crate::detect::footprint_gap(&s.system, &s.processes);
-        let f = footprints.get_or_insert(FootprintsSummary {
+        let f = self.footprints.get_or_insert(FootprintsSummary {
             unexplained_first_bytes: gap.unexplained_bytes,
             unexplained_peak_bytes: gap.unexplained_bytes,
             min_coverage: gap.coverage,
@@ -203,7 +319,7 @@ fn judge_run(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
             4096
         };
         for p in &s.processes {
-            let st = stats.entry(p.pid).or_insert_with(|| Stats {
+            let st = self.stats.entry(p.pid).or_insert_with(|| Stats {
                 name: p.name.clone(),
                 first_ms: s.t_ms,
                 swap_at_first: swap,
@@ -227,7 +343,10 @@ fn judge_run(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
                 }
             }
             st.prev = Some((s.t_ms, p.pageins));
-            st.swap.push((s.t_ms, swap));
+            match st.seen.last_mut() {
+                Some((_, last)) if *last + 1 >= index => *last = index,
+                _ => st.seen.push((index, index)),
+            }
             if swap >= st.max_swap {
                 st.max_swap = swap;
                 st.share_at_max_swap = share;
@@ -273,125 +392,131 @@ fn judge_run(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
         }
     }
 
-    let any_watched = stats.values().any(|s| s.watched);
-    let largest_watched = stats
-        .iter()
-        .filter(|(_, s)| s.watched)
-        .max_by_key(|(_, s)| s.peak_fp)
-        .map(|(&pid, _)| pid);
-    let mut processes: Vec<ProcessReport> = stats
-        .iter()
-        .map(|(&pid, st)| judge(pid, st, phys, tolerance, &cfg, Some(pid) == largest_watched))
-        .collect();
-    // Watched processes (or the top ones when none was watched), plus every
-    // process with a verdict other than fits.
-    let mut by_peak: Vec<(u64, u32)> = processes
-        .iter()
-        .map(|p| (p.peak_footprint_bytes, p.pid))
-        .collect();
-    by_peak.sort_unstable_by(|a, b| b.cmp(a));
-    let top: Vec<u32> = by_peak.iter().take(5).map(|&(_, pid)| pid).collect();
-    processes.retain(|p| {
-        p.verdict != State::Fits
-            || if any_watched {
-                p.watched && p.peak_footprint_bytes > 0
-            } else {
-                top.contains(&p.pid)
-            }
-    });
-    processes.sort_by(|a, b| {
-        b.watched
-            .cmp(&a.watched)
-            .then(b.verdict.cmp(&a.verdict))
-            .then(b.peak_footprint_bytes.cmp(&a.peak_footprint_bytes))
-    });
-
-    let first_swap = trace
-        .samples
-        .first()
-        .map_or(0, |s| s.sample.system.swap_used_bytes);
-    let max_swap = trace
-        .samples
-        .iter()
-        .map(|s| s.sample.system.swap_used_bytes)
-        .max()
-        .unwrap_or(0);
-    let swap_growth = signed_diff(max_swap, first_swap);
-    let mut verdict = processes
-        .iter()
-        .map(|p| p.verdict)
-        .max()
-        .unwrap_or_default();
-    if verdict < State::Overflow && swap_growth >= signed_diff(tolerance, 0) {
-        // Swap grew and no process explains it: judge the machine.
-        let peak_share = trace
-            .samples
+    /// The report of the samples taken, with what the read skipped.
+    pub fn finish(self, notes: &ReadNotes) -> Report {
+        let cfg = &self.cfg;
+        let phys = self.phys.unwrap_or(self.header_phys.max(1));
+        let tolerance = cfg.swap_tolerance_for(phys);
+        let stats = &self.stats;
+        let any_watched = stats.values().any(|s| s.watched);
+        let largest_watched = stats
             .iter()
-            .map(|s| {
-                saturating_sum(
-                    s.sample
-                        .processes
-                        .iter()
-                        .filter(|p| p.readable)
-                        .map(|p| p.footprint_bytes),
-                )
+            .filter(|(_, s)| s.watched)
+            .max_by_key(|(_, s)| s.peak_fp)
+            .map(|(&pid, _)| pid);
+        let mut processes: Vec<ProcessReport> = stats
+            .iter()
+            .map(|(&pid, st)| {
+                let carries = Some(pid) == largest_watched;
+                judge(pid, st, &self.swap, phys, tolerance, cfg, carries)
             })
+            .collect();
+        // Watched processes (or the top ones when none was watched), plus every
+        // process with a verdict other than fits.
+        let mut by_peak: Vec<(u64, u32)> = processes
+            .iter()
+            .map(|p| (p.peak_footprint_bytes, p.pid))
+            .collect();
+        by_peak.sort_unstable_by(|a, b| b.cmp(a));
+        let top: Vec<u32> = by_peak.iter().take(5).map(|&(_, pid)| pid).collect();
+        processes.retain(|p| {
+            p.verdict != State::Fits
+                || if any_watched {
+                    p.watched && p.peak_footprint_bytes > 0
+                } else {
+                    top.contains(&p.pid)
+                }
+        });
+        processes.sort_by(|a, b| {
+            b.watched
+                .cmp(&a.watched)
+                .then(b.verdict.cmp(&a.verdict))
+                .then(b.peak_footprint_bytes.cmp(&a.peak_footprint_bytes))
+        });
+
+        let first_swap = self.swap.first().map_or(0, |&(_, s)| s);
+        let max_swap = self.swap.iter().map(|&(_, s)| s).max().unwrap_or(0);
+        let swap_growth = signed_diff(max_swap, first_swap);
+        let mut verdict = processes
+            .iter()
+            .map(|p| p.verdict)
             .max()
-            .unwrap_or(0) as f64
-            / phys as f64;
-        // Unreadable processes count 0: the share is a lower bound, so only
-        // a share at or above the line settles overflow.
-        verdict = if peak_share >= cfg.overflow_share {
-            State::Overflow
+            .unwrap_or_default();
+        if verdict < State::Overflow && swap_growth >= signed_diff(tolerance, 0) {
+            // Swap grew and no process explains it: judge the machine.
+            let peak_share = self.peak_readable as f64 / phys as f64;
+            // Unreadable processes count 0: the share is a lower bound, so only
+            // a share at or above the line settles overflow.
+            verdict = if peak_share >= cfg.overflow_share {
+                State::Overflow
+            } else {
+                State::FalseFit
+            };
+        }
+        let min_free = if self.min_free.is_finite() {
+            self.min_free
         } else {
-            State::FalseFit
+            0.0
         };
+        let summary = match processes.iter().find(|p| p.verdict == verdict) {
+            Some(p) => format!("{}: {} (pid {})", verdict.label(), p.name, p.pid),
+            None => format!(
+                "{}: swap grew {} while the run lasted",
+                verdict.label(),
+                format_bytes(swap_growth)
+            ),
+        };
+        Report {
+            verdict,
+            summary,
+            duration_ms: self
+                .first_ms
+                .map_or(0, |first| self.last_ms.saturating_sub(first)),
+            samples: self.swap.len(),
+            phys_bytes: phys,
+            swap_growth_bytes: swap_growth,
+            swap_tolerance_bytes: tolerance,
+            min_free_pct: min_free,
+            command: self.command,
+            processes,
+            footprints: self
+                .footprints
+                .map(|mut f| {
+                    f.unexplained_growth_bytes = f
+                        .unexplained_peak_bytes
+                        .saturating_sub(f.unexplained_first_bytes);
+                    f
+                })
+                .unwrap_or_default(),
+            phases: Vec::new(),
+            problems: notes.problems.iter().map(|p| p.to_string()).collect(),
+            skipped_lines: notes.bad_lines,
+            truncated_last_line: notes.truncated_last_line,
+        }
     }
-    let min_free = if min_free.is_finite() { min_free } else { 0.0 };
-    let summary = match processes.iter().find(|p| p.verdict == verdict) {
-        Some(p) => format!("{}: {} (pid {})", verdict.label(), p.name, p.pid),
-        None => format!(
-            "{}: swap grew {} while the run lasted",
-            verdict.label(),
-            format_bytes(swap_growth)
-        ),
-    };
-    Report {
-        verdict,
-        summary,
-        duration_ms: trace.duration_ms(),
-        samples: trace.samples.len(),
-        phys_bytes: phys,
-        swap_growth_bytes: swap_growth,
-        swap_tolerance_bytes: tolerance,
-        min_free_pct: min_free,
-        command: header.command.clone(),
-        processes,
-        footprints: footprints
-            .map(|mut f| {
-                f.unexplained_growth_bytes = f
-                    .unexplained_peak_bytes
-                    .saturating_sub(f.unexplained_first_bytes);
-                f
-            })
-            .unwrap_or_default(),
-        phases: Vec::new(),
-        problems: trace.problems.iter().map(|p| p.to_string()).collect(),
-        skipped_lines: trace.bad_lines,
-        truncated_last_line: trace.truncated_last_line,
+}
+
+impl by_phase::Judge for RunJudge {
+    fn push(&mut self, s: &TraceSample) {
+        RunJudge::push(self, s);
+    }
+
+    fn verdict(self) -> State {
+        self.finish(&ReadNotes::default()).verdict
     }
 }
 
 fn judge(
     pid: u32,
     st: &Stats,
+    swap: &[(u64, u64)],
     phys: u64,
     tolerance: u64,
     cfg: &DetectorConfig,
     carries_tree: bool,
 ) -> ProcessReport {
     let growth = signed_diff(st.max_swap, st.swap_at_first);
-    let (from, to) = growth_span(&st.swap, st.swap_at_first, growth);
+    let (from, to) = growth_span(swap, &st.seen, st.swap_at_first, growth);
     let ff = st
         .growth_by_state
         .get(&State::FalseFit)
@@ -515,14 +640,21 @@ fn judge(
     }
 }
 
-/// When swap went from 10 % to 90 % of its growth.
-fn growth_span(swap: &[(u64, u64)], base: u64, growth: i64) -> (Option<u64>, Option<u64>) {
+/// When swap went from 10 % to 90 % of its growth, over the samples a
+/// process was `seen` in (runs of indices into the run's `swap` series).
+fn growth_span(
+    swap: &[(u64, u64)],
+    seen: &[(usize, usize)],
+    base: u64,
+    growth: i64,
+) -> (Option<u64>, Option<u64>) {
     if growth <= 0 {
         return (None, None);
     }
     let at = |share: f64| {
         let level = base as f64 + growth as f64 * share;
-        swap.iter()
+        seen.iter()
+            .flat_map(|&(a, b)| swap.get(a..=b).unwrap_or_default())
             .find(|&&(_, s)| s as f64 >= level)
             .map(|&(t, _)| t)
     };

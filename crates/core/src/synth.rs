@@ -50,14 +50,36 @@ fn steady(pid: u32, name: &'static str, gb: f64) -> Course {
     }
 }
 
-/// Builds a trace sampled every 500 ms, flags included, as `record` would.
+/// The trace a run of [`emit`] writes, kept whole.
 fn build(
+    run: impl FnOnce(&mut dyn FnMut(Record) -> std::io::Result<()>) -> std::io::Result<()>,
+) -> Trace {
+    let mut trace = Trace::default();
+    run(&mut |r| {
+        match r {
+            Record::Header(h) => trace.header = Some(h),
+            Record::Sample(s) => trace.samples.push(s),
+            Record::Flag(f) => trace.flags.push(f),
+            Record::Event(e) => trace.events.push(e),
+            Record::Mark(m) => trace.marks.push(m),
+        }
+        Ok(())
+    })
+    .expect("collecting never fails");
+    trace
+}
+
+/// A trace sampled every 500 ms, flags included, as `record` would write it:
+/// one record at a time, in file order (header, then each sample followed by
+/// its flags), so that a large trace is written without being held.
+fn emit(
     seconds: f64,
     courses: &[Course],
     swap_gb: &[(f64, f64)],
     used_gb: impl Fn(f64, f64) -> f64,
     command: &str,
-) -> Trace {
+    sink: &mut dyn FnMut(Record) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let host = HostInfo {
         os: "macos".into(),
         phys_bytes: PHYS_48,
@@ -69,10 +91,7 @@ fn build(
     header.watch_pid = courses.iter().find(|c| c.watched).map(|c| c.pid);
     header.top_n = 10;
     let mut monitor = Monitor::new(header.watch_pid, DetectorConfig::default());
-    let mut trace = Trace {
-        header: Some(header),
-        ..Default::default()
-    };
+    sink(Record::Header(header))?;
     let mut pageins = vec![0f64; courses.len()];
     let steps = (seconds * 2.0) as u64;
     for i in 0..=steps {
@@ -110,13 +129,15 @@ fn build(
             processes,
         };
         let tick = monitor.step(sample);
-        trace.flags.extend(tick.flags.iter().cloned());
-        trace.samples.push(TraceSample {
+        sink(Record::Sample(TraceSample {
             sample: tick.sample,
             watched: tick.watched,
-        });
+        }))?;
+        for f in tick.flags.iter() {
+            sink(Record::Flag(f.clone()))?;
+        }
     }
-    trace
+    Ok(())
 }
 
 fn bystanders() -> Vec<Course> {
@@ -146,13 +167,16 @@ pub fn seed_eager() -> Trace {
         pageins_per_s: vec![(0.0, 20.0), (92.0, 20.0), (93.0, 3000.0)],
         watched: true,
     });
-    build(
-        101.0,
-        &courses,
-        &[(0.0, 0.0), (93.0, 0.0), (100.0, 8.0), (101.0, 8.1)],
-        |_, sum| sum + 1.5,
-        "python generate.py --mode eager",
-    )
+    build(|sink| {
+        emit(
+            101.0,
+            &courses,
+            &[(0.0, 0.0), (93.0, 0.0), (100.0, 8.0), (101.0, 8.1)],
+            |_, sum| sum + 1.5,
+            "python generate.py --mode eager",
+            sink,
+        )
+    })
 }
 
 /// docs/background.md §2, model CPU offload: footprint never above 18.5 GB while
@@ -178,20 +202,23 @@ pub fn seed_offload() -> Trace {
         pageins_per_s: vec![(0.0, 20.0), (19.0, 20.0), (20.0, 2500.0)],
         watched: true,
     });
-    build(
-        104.0,
-        &courses,
-        &[
-            (0.0, 0.0),
-            (20.0, 0.0),
-            (90.0, 3.5),
-            (100.0, 9.6),
-            (104.0, 9.7),
-        ],
-        // The pipeline's 31.4 GB is held whatever the footprint says.
-        |t, _| lerp(&[(0.0, 6.0), (13.0, 37.4), (90.0, 40.0), (100.0, 47.0)], t),
-        "python generate.py --mode offload",
-    )
+    build(|sink| {
+        emit(
+            104.0,
+            &courses,
+            &[
+                (0.0, 0.0),
+                (20.0, 0.0),
+                (90.0, 3.5),
+                (100.0, 9.6),
+                (104.0, 9.7),
+            ],
+            // The pipeline's 31.4 GB is held whatever the footprint says.
+            |t, _| lerp(&[(0.0, 6.0), (13.0, 37.4), (90.0, 40.0), (100.0, 47.0)], t),
+            "python generate.py --mode offload",
+            sink,
+        )
+    })
 }
 
 /// docs/background.md §2, staged: one big model at a time, peak 19.0 GB, no swap,
@@ -215,13 +242,16 @@ pub fn seed_staged() -> Trace {
         pageins_per_s: vec![(0.0, 20.0)],
         watched: true,
     });
-    build(
-        124.0,
-        &courses,
-        &[(0.0, 0.0)],
-        |_, sum| sum - 5.1 + 4.5,
-        "python generate.py --mode staged",
-    )
+    build(|sink| {
+        emit(
+            124.0,
+            &courses,
+            &[(0.0, 0.0)],
+            |_, sum| sum - 5.1 + 4.5,
+            "python generate.py --mode staged",
+            sink,
+        )
+    })
 }
 
 /// docs/background.md §1: a 4 GiB tensor on mps, moved to cpu (footprint falls to
@@ -244,26 +274,98 @@ pub fn seed_to_cpu() -> Trace {
         pageins_per_s: vec![(0.0, 0.0)],
         watched: true,
     });
-    build(
-        12.0,
-        &courses,
-        &[(0.0, 0.0)],
-        |t, _| {
-            6.0 + 5.1
-                + 0.1
-                + if t >= 2.5 {
-                    4.1
-                } else {
-                    4.1 * ((t - 2.0) / 0.5).clamp(0.0, 1.0)
-                }
-        },
-        "python tensor_to_cpu.py",
-    )
+    build(|sink| {
+        emit(
+            12.0,
+            &courses,
+            &[(0.0, 0.0)],
+            |t, _| {
+                6.0 + 5.1
+                    + 0.1
+                    + if t >= 2.5 {
+                        4.1
+                    } else {
+                        4.1 * ((t - 2.0) / 0.5).clamp(0.0, 1.0)
+                    }
+            },
+            "python tensor_to_cpu.py",
+            sink,
+        )
+    })
 }
 
 /// A long trace for benchmarks: `samples` ticks at 500 ms with `processes`
 /// processes, swap climbing in the second half (deterministic, no RNG).
 pub fn busy_trace(samples: usize, processes: usize) -> Trace {
+    build(|sink| emit_busy(samples, processes, sink))
+}
+
+/// The records of [`busy_trace`], one at a time.
+fn emit_busy(
+    samples: usize,
+    processes: usize,
+    sink: &mut dyn FnMut(Record) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let (courses, swap) = busy_courses(samples, processes);
+    emit(
+        (samples.saturating_sub(1)) as f64 / 2.0,
+        &courses,
+        &swap,
+        |_, sum| sum + 10.0,
+        "python long_job.py",
+        sink,
+    )
+}
+
+/// [`busy_trace`] written straight to `out` as JSON Lines, one record at a
+/// time: a trace of any size (gigabytes, for the large-trace benchmarks and
+/// tests) costs no more memory than one sample. With `phases` > 0, that many
+/// phase marks at even steps, each written after the sample of its time, as
+/// a recording writes them.
+pub fn write_busy(
+    out: &mut impl std::io::Write,
+    samples: usize,
+    processes: usize,
+    phases: usize,
+) -> std::io::Result<()> {
+    let mut line = Vec::with_capacity(16 * 1024);
+    let step = samples.div_ceil(phases.max(1)).max(1);
+    let mut n = 0;
+    let mut write = |r: &Record| {
+        line.clear();
+        serde_json::to_writer(&mut line, r)?;
+        line.push(b'\n');
+        out.write_all(&line)
+    };
+    emit_busy(samples, processes, &mut |r| {
+        write(&r)?;
+        if let (Record::Sample(s), true) = (&r, phases > 0) {
+            if n % step == 0 {
+                write(&Record::Mark(crate::trace::Mark {
+                    t_ms: s.sample.t_ms,
+                    name: format!("phase {}", n / step + 1),
+                    end: false,
+                }))?;
+            }
+            n += 1;
+        }
+        Ok(())
+    })
+}
+
+/// How many samples make a [`write_busy`] trace of about `bytes` (measured
+/// on a short one: every sample line is about the same size).
+pub fn busy_samples_for(bytes: u64, processes: usize) -> usize {
+    let mut probe = Vec::new();
+    write_busy(&mut probe, 100, processes, 0).expect("writing to memory never fails");
+    let per_sample = (probe.len() as u64 / 100).max(1);
+    usize::try_from(bytes / per_sample)
+        .unwrap_or(usize::MAX)
+        .max(2)
+}
+
+/// The processes and the swap course of [`busy_trace`].
+fn busy_courses(samples: usize, processes: usize) -> (Vec<Course>, Vec<(f64, f64)>) {
     let mut courses: Vec<Course> = (0..processes)
         .map(|i| Course {
             pid: 1000 + i as u32,
@@ -282,13 +384,7 @@ pub fn busy_trace(samples: usize, processes: usize) -> Trace {
         c.pageins_per_s = vec![(0.0, 10.0), (end / 2.0, 10.0), (end / 2.0 + 1.0, 1500.0)];
     }
     let end = samples as f64 / 2.0;
-    build(
-        (samples.saturating_sub(1)) as f64 / 2.0,
-        &courses,
-        &[(0.0, 0.0), (end / 2.0, 0.0), (end, 6.0)],
-        |_, sum| sum + 10.0,
-        "python long_job.py",
-    )
+    (courses, vec![(0.0, 0.0), (end / 2.0, 0.0), (end, 6.0)])
 }
 
 /// An OSC 52 clipboard write: a terminal that obeys it puts "evil" on the clipboard.

@@ -14,7 +14,7 @@
 //! ([`crate::text`]) before it is kept.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -284,6 +284,16 @@ impl Trace {
         self.header.as_ref().expect("read() guarantees a header")
     }
 
+    /// What the read skipped, as a [`TraceReader`] tells it.
+    pub fn notes(&self) -> ReadNotes {
+        ReadNotes {
+            problems: self.problems.clone(),
+            bad_lines: self.bad_lines,
+            truncated_last_line: self.truncated_last_line,
+            unknown_records: self.unknown_records,
+        }
+    }
+
     /// Duration from the first to the last sample.
     pub fn duration_ms(&self) -> u64 {
         match (self.samples.first(), self.samples.last()) {
@@ -294,128 +304,343 @@ impl Trace {
 }
 
 /// Reads a trace file. Fails only when the file cannot be read or is not a
-/// trace at all; bad lines land in [`Trace::problems`].
+/// trace at all; bad lines land in [`Trace::problems`]. Holds every record:
+/// for a trace of any size, fold over a [`TraceReader`] instead.
 pub fn read(path: &Path) -> Result<Trace, TraceError> {
-    let file = File::open(path).map_err(|source| TraceError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    read_from(BufReader::with_capacity(256 * 1024, file), path)
+    read_all(TraceReader::open(path)?)
 }
 
 /// Reads a trace from any reader; `path` is only used in messages.
-pub fn read_from(mut input: impl BufRead, path: &Path) -> Result<Trace, TraceError> {
-    let mut trace = Trace::default();
-    let mut buf = Vec::with_capacity(16 * 1024);
-    let mut line_no = 0;
-    // Lines in a row without a record, and the first problem among them.
-    let mut run = 0;
-    let mut run_problem: Option<LineProblem> = None;
-    let io = |source| TraceError::Io {
-        path: path.to_path_buf(),
-        source,
+pub fn read_from(input: impl BufRead, path: &Path) -> Result<Trace, TraceError> {
+    read_all(TraceReader::new(input, path)?)
+}
+
+/// The rest of the trace a reader yields, kept whole.
+pub fn read_all<R: BufRead>(mut reader: TraceReader<R>) -> Result<Trace, TraceError> {
+    let mut trace = Trace {
+        header: Some(reader.header().clone()),
+        ..Trace::default()
     };
-    loop {
-        line_no += 1;
-        let complete = match read_line(&mut input, &mut buf, MAX_LINE_BYTES).map_err(io)? {
-            Line::Eof => break,
-            Line::TooLong => {
-                return Err(TraceError::LineTooLong {
-                    path: path.to_path_buf(),
-                    line: line_no,
-                })
-            }
-            Line::Read { complete } => complete,
-        };
-        let text = buf.trim_ascii();
-        let outcome = if text.is_empty() {
-            Outcome::Blank
+    let mut marks = MarkList::default();
+    while let Some(record) = reader.next_record()? {
+        match record {
+            Record::Header(_) => {}
+            Record::Sample(s) => trace.samples.push(s),
+            Record::Flag(f) => trace.flags.push(f),
+            Record::Event(e) => trace.events.push(e),
+            Record::Mark(m) => marks.push(m),
+        }
+    }
+    (trace.marks, trace.marks_dropped) = (marks.marks, marks.dropped);
+    let notes = reader.into_notes();
+    trace.problems = notes.problems;
+    trace.bad_lines = notes.bad_lines;
+    trace.truncated_last_line = notes.truncated_last_line;
+    trace.unknown_records = notes.unknown_records;
+    Ok(trace)
+}
+
+/// The marks a reader keeps: the first [`MAX_MARKS`], the rest counted.
+#[derive(Debug, Clone, Default)]
+pub struct MarkList {
+    pub marks: Vec<Mark>,
+    pub dropped: usize,
+}
+
+impl MarkList {
+    pub fn push(&mut self, m: Mark) {
+        if self.marks.len() < MAX_MARKS {
+            self.marks.push(m);
         } else {
-            let parsed = serde_json::from_slice::<Record>(text)
-                .map_err(Bad::Json)
-                .and_then(|r| check(&r).map(|()| r).map_err(Bad::Range))
-                .map(clean::clean);
-            match (parsed, trace.header.is_some()) {
-                (Ok(Record::Header(h)), false) => {
-                    trace.header = Some(accept_header(h, path, line_no)?);
-                    Outcome::Record
-                }
-                (Ok(_), false) => {
-                    return Err(not_a_trace(path, line_no, "first record is not a header"))
-                }
-                (Err(bad), false) => return Err(not_a_trace(path, line_no, &bad.to_string())),
-                (Ok(Record::Header(_)), true) => Outcome::Bad(Bad::SecondHeader),
-                (Ok(Record::Sample(s)), true) => {
-                    trace.samples.push(s);
-                    Outcome::Record
-                }
-                (Ok(Record::Flag(f)), true) => {
-                    trace.flags.push(f);
-                    Outcome::Record
-                }
-                (Ok(Record::Event(e)), true) => {
-                    trace.events.push(e);
-                    Outcome::Record
-                }
-                (Ok(Record::Mark(m)), true) => {
-                    if trace.marks.len() < MAX_MARKS {
-                        trace.marks.push(m);
-                    } else {
-                        trace.marks_dropped += 1;
-                    }
-                    Outcome::Record
-                }
-                (Err(_), true) if !complete && is_eof(&mut input) => {
-                    trace.truncated_last_line = true;
-                    Outcome::Record
-                }
-                (Err(_), true) if is_unknown_type(text) => {
-                    trace.unknown_records += 1;
-                    Outcome::Record
-                }
-                (Err(bad), true) => Outcome::Bad(bad),
-            }
+            self.dropped += 1;
+        }
+    }
+}
+
+/// What a read skipped or noticed besides the records, as [`Trace`] keeps it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadNotes {
+    /// The first [`KEPT_PROBLEMS`] malformed lines, skipped.
+    pub problems: Vec<LineProblem>,
+    /// How many lines were malformed and skipped in all.
+    pub bad_lines: usize,
+    /// The last line was cut off (the recorder was killed); not an error.
+    pub truncated_last_line: bool,
+    /// Lines of a record type this version does not know; skipped.
+    pub unknown_records: usize,
+}
+
+/// A trace read one record at a time, with the tolerance and the bounds of
+/// [`read`] (which is built on it): bad lines are counted by number in
+/// [`TraceReader::notes`], and the same errors end the read. What it holds
+/// is one line, whatever the size of the trace; the caller keeps what its
+/// output needs.
+pub struct TraceReader<R> {
+    input: R,
+    path: PathBuf,
+    header: Header,
+    buf: Vec<u8>,
+    line_no: usize,
+    /// Lines in a row without a record, and the first problem among them.
+    run: usize,
+    run_problem: Option<LineProblem>,
+    /// Stop before this line (a second pass reads what the first one did).
+    stop_at: Option<usize>,
+    notes: ReadNotes,
+    /// The notes of the first pass, once a second one started.
+    first_notes: Option<ReadNotes>,
+    /// Only this user's processes keep their command lines
+    /// ([`TraceReader::keep_commands_of`]).
+    commands_of: Option<u32>,
+}
+
+impl TraceReader<BufReader<File>> {
+    /// Opens a trace file and reads its header.
+    pub fn open(path: &Path) -> Result<Self, TraceError> {
+        let file = File::open(path).map_err(|source| TraceError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::new(BufReader::with_capacity(256 * 1024, file), path)
+    }
+}
+
+impl<R: BufRead> TraceReader<R> {
+    /// Reads up to and including the header; `path` is only used in messages.
+    pub fn new(input: R, path: &Path) -> Result<Self, TraceError> {
+        let mut reader = TraceReader {
+            input,
+            path: path.to_path_buf(),
+            header: Header::new(HostInfo::default(), 0, 0),
+            buf: Vec::with_capacity(16 * 1024),
+            line_no: 0,
+            run: 0,
+            run_problem: None,
+            stop_at: None,
+            notes: ReadNotes::default(),
+            first_notes: None,
+            commands_of: None,
         };
-        let bad = match outcome {
-            Outcome::Record => {
-                run = 0;
-                run_problem = None;
-                continue;
-            }
-            Outcome::Blank => None,
-            Outcome::Bad(bad) => Some(bad),
-        };
-        if let Some(bad) = bad {
-            trace.bad_lines += 1;
-            let keep = trace.problems.len() < KEPT_PROBLEMS;
-            // Words only for the lines kept: a file of garbage is mostly counted.
-            if keep || run_problem.is_none() {
-                let p = LineProblem {
-                    line: line_no,
-                    detail: shorten(bad.to_string()),
-                };
-                if keep {
-                    trace.problems.push(p.clone());
-                }
-                run_problem.get_or_insert(p);
+        match reader.next_line(false)? {
+            Some(Record::Header(h)) => reader.header = h,
+            Some(_) => unreachable!("before the header, only a header is a record"),
+            None => return Err(TraceError::Empty { path: reader.path }),
+        }
+        Ok(reader)
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Lines read so far (the header's included).
+    pub fn lines(&self) -> usize {
+        self.line_no
+    }
+
+    /// What was skipped so far (in the first pass, once there is a second).
+    pub fn notes(&self) -> &ReadNotes {
+        self.first_notes.as_ref().unwrap_or(&self.notes)
+    }
+
+    pub fn into_notes(self) -> ReadNotes {
+        self.first_notes.unwrap_or(self.notes)
+    }
+
+    /// The next record after the header (never a header), or `None` at the end.
+    pub fn next_record(&mut self) -> Result<Option<Record>, TraceError> {
+        let mut record = self.next_line(true)?;
+        if let (Some(uid), Some(Record::Sample(s))) = (self.commands_of, record.as_mut()) {
+            for p in &mut s.sample.processes {
+                p.keep_command_of(uid);
             }
         }
-        run += 1;
-        if run >= MAX_BAD_RUN {
-            return Err(TraceError::TooManyBadLines {
-                path: path.to_path_buf(),
-                first: line_no + 1 - run,
-                last: line_no,
-                problem: run_problem.map_or_else(|| "all blank".into(), |p| p.to_string()),
+        Ok(record)
+    }
+
+    /// Keeps the command lines of `uid`'s processes only, in every sample
+    /// read from now on (`swapsight serve`: another user's arguments are
+    /// theirs to read, see `live::own_commands`); `None` keeps all.
+    pub fn keep_commands_of(mut self, uid: Option<u32>) -> Self {
+        self.commands_of = uid;
+        self
+    }
+
+    /// Reads lines until one holds a record. `started`: the header is read.
+    fn next_line(&mut self, started: bool) -> Result<Option<Record>, TraceError> {
+        let path = self.path.as_path();
+        let io = |source| TraceError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        loop {
+            if self.stop_at.is_some_and(|n| self.line_no + 1 >= n) {
+                return Ok(None);
+            }
+            self.line_no += 1;
+            let line_no = self.line_no;
+            let complete =
+                match read_line(&mut self.input, &mut self.buf, MAX_LINE_BYTES).map_err(io)? {
+                    Line::Eof => {
+                        self.line_no -= 1;
+                        return Ok(None);
+                    }
+                    Line::TooLong => {
+                        return Err(TraceError::LineTooLong {
+                            path: path.to_path_buf(),
+                            line: line_no,
+                        })
+                    }
+                    Line::Read { complete } => complete,
+                };
+            let text = self.buf.trim_ascii();
+            let mut record = None;
+            let outcome = if text.is_empty() {
+                Outcome::Blank
+            } else {
+                let parsed = fast_sample(text)
+                    .map_or_else(|| serde_json::from_slice::<Record>(text), Ok)
+                    .map_err(Bad::Json)
+                    .and_then(|r| check(&r).map(|()| r).map_err(Bad::Range))
+                    .map(clean::clean);
+                match (parsed, started) {
+                    (Ok(Record::Header(h)), false) => {
+                        record = Some(Record::Header(accept_header(h, path, line_no)?));
+                        Outcome::Record
+                    }
+                    (Ok(_), false) => {
+                        return Err(not_a_trace(path, line_no, "first record is not a header"))
+                    }
+                    (Err(bad), false) => return Err(not_a_trace(path, line_no, &bad.to_string())),
+                    (Ok(Record::Header(_)), true) => Outcome::Bad(Bad::SecondHeader),
+                    (Ok(r), true) => {
+                        record = Some(r);
+                        Outcome::Record
+                    }
+                    (Err(_), true) if !complete && is_eof(&mut self.input) => {
+                        self.notes.truncated_last_line = true;
+                        Outcome::Record
+                    }
+                    (Err(_), true) if is_unknown_type(text) => {
+                        self.notes.unknown_records += 1;
+                        Outcome::Record
+                    }
+                    (Err(bad), true) => Outcome::Bad(bad),
+                }
+            };
+            let bad = match outcome {
+                Outcome::Record => {
+                    self.run = 0;
+                    self.run_problem = None;
+                    match record {
+                        Some(r) => return Ok(Some(r)),
+                        None => continue,
+                    }
+                }
+                Outcome::Blank => None,
+                Outcome::Bad(bad) => Some(bad),
+            };
+            if let Some(bad) = bad {
+                self.notes.bad_lines += 1;
+                let keep = self.notes.problems.len() < KEPT_PROBLEMS;
+                // Words only for the lines kept: a file of garbage is mostly counted.
+                if keep || self.run_problem.is_none() {
+                    let p = LineProblem {
+                        line: line_no,
+                        detail: shorten(bad.to_string()),
+                    };
+                    if keep {
+                        self.notes.problems.push(p.clone());
+                    }
+                    self.run_problem.get_or_insert(p);
+                }
+            }
+            self.run += 1;
+            if self.run >= MAX_BAD_RUN {
+                return Err(TraceError::TooManyBadLines {
+                    path: path.to_path_buf(),
+                    first: line_no + 1 - self.run,
+                    last: line_no,
+                    problem: self
+                        .run_problem
+                        .take()
+                        .map_or_else(|| "all blank".into(), |p| p.to_string()),
+                });
+            }
+        }
+    }
+}
+
+impl<R: BufRead + Seek> TraceReader<R> {
+    /// Reads the trace again from its first record after the header, up to
+    /// the line this pass stopped at, for an output that needs totals
+    /// before its figures (a chart's time range, a phase's span): a trace
+    /// still being written is read the same in both passes. The notes stay
+    /// those of the first pass.
+    pub fn rewind(&mut self) -> Result<(), TraceError> {
+        // A last line cut off in the first pass may be whole by now: the
+        // second pass stops before it, so both passes read the same records.
+        let stop = if self.notes().truncated_last_line {
+            self.line_no
+        } else {
+            self.line_no + 1
+        };
+        self.input
+            .seek(SeekFrom::Start(0))
+            .map_err(|source| TraceError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
+        let notes = std::mem::take(&mut self.notes);
+        self.first_notes.get_or_insert(notes);
+        (self.line_no, self.run, self.run_problem) = (0, 0, None);
+        self.stop_at = Some(stop);
+        if self.next_line(false)?.is_none() {
+            return Err(TraceError::Empty {
+                path: self.path.clone(),
             });
         }
+        Ok(())
     }
-    if trace.header.is_none() {
-        return Err(TraceError::Empty {
-            path: path.to_path_buf(),
-        });
+}
+
+/// A sample line's fields at one level, as the writer lays them out.
+/// serde reads this straight from the text, where [`Record`] (internally
+/// tagged) and [`TraceSample`] (flattened) first copy every value into an
+/// intermediate tree: about half the cost of reading a large trace.
+#[derive(Deserialize)]
+struct SampleLine {
+    #[serde(rename = "type")]
+    _kind: serde::de::IgnoredAny,
+    t_ms: u64,
+    #[serde(rename = "sys")]
+    system: crate::probe::SystemSample,
+    #[serde(rename = "procs")]
+    processes: Vec<crate::probe::ProcessSample>,
+    #[serde(default)]
+    watched: Vec<u32>,
+}
+
+/// The record of a line the writer wrote as a sample (its first field says
+/// so), read the fast way; `None` sends every other line, and any this way
+/// does not read, to the general reader, which says what is wrong.
+fn fast_sample(text: &[u8]) -> Option<Record> {
+    if !text.starts_with(br#"{"type":"sample","#) {
+        return None;
     }
-    Ok(trace)
+    let line: SampleLine = serde_json::from_slice(text).ok()?;
+    Some(Record::Sample(TraceSample {
+        sample: Sample {
+            t_ms: line.t_ms,
+            system: line.system,
+            processes: line.processes,
+        },
+        watched: line.watched,
+    }))
 }
 
 fn not_a_trace(path: &Path, line: usize, detail: &str) -> TraceError {

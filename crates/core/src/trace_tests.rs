@@ -368,3 +368,100 @@ fn a_mark_with_a_bidi_override_is_refused() {
         t.problems
     );
 }
+/// The reader's fast path for sample lines reads what the general one does,
+/// line for line, and leaves every other line to it.
+#[test]
+fn sample_lines_read_the_same_by_the_fast_path() {
+    let bytes = crate::synth::to_jsonl(&crate::synth::seed_to_cpu());
+    let mut samples = 0;
+    for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let general: Record = serde_json::from_slice(line).unwrap();
+        match super::fast_sample(line) {
+            Some(fast) => {
+                assert_eq!(fast, general);
+                samples += 1;
+            }
+            None => assert!(!matches!(general, Record::Sample(_))),
+        }
+    }
+    assert!(samples > 10);
+    // Not laid out as the writer does: the general reader takes it.
+    let moved = br#"{"t_ms":5,"type":"sample","sys":{"phys_bytes":1,"free_pct":50.0,"swap_used_bytes":0,"swap_total_bytes":0,"compressed_bytes":0,"page_size":4096},"procs":[]}"#;
+    assert!(super::fast_sample(moved).is_none());
+    let t = read_bytes(&[&write_trace(&[])[..], moved, b"\n"].concat()).unwrap();
+    assert_eq!(t.samples.len(), 1);
+}
+
+/// The streaming reader yields the records `read` keeps, in file order, and
+/// the same notes; a second pass reads the lines the first one did, even
+/// when the file has grown since (a recording still being written).
+#[test]
+fn the_reader_streams_and_a_second_pass_reads_the_same_lines() {
+    let mut bytes = write_trace(&[sample(0), sample(500)]);
+    bytes.extend_from_slice(b"not json\n");
+    bytes.extend_from_slice(&write_trace(&[sample(1000)])[write_trace(&[]).len()..]);
+    let whole = read_bytes(&bytes).unwrap();
+    let mut reader = TraceReader::new(&bytes[..], Path::new("t.jsonl")).unwrap();
+    assert_eq!(reader.header(), whole.header());
+    let mut first = Vec::new();
+    while let Some(r) = reader.next_record().unwrap() {
+        first.push(r);
+    }
+    assert_eq!(first.len(), 3);
+    assert_eq!(reader.notes(), &whole.notes());
+    assert_eq!(reader.notes().problems[0].line, 4);
+    // The file grows between the passes: the new line is not read again.
+    let dir = std::env::temp_dir().join(format!("swapsight-reader-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.jsonl");
+    std::fs::write(&path, &bytes).unwrap();
+    let mut reader = TraceReader::open(&path).unwrap();
+    while reader.next_record().unwrap().is_some() {}
+    let lines = reader.lines();
+    let grown: Vec<u8> = write_trace(&[sample(1500)])[write_trace(&[]).len()..].to_vec();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(&grown)
+        .unwrap();
+    reader.rewind().unwrap();
+    let mut again = Vec::new();
+    while let Some(r) = reader.next_record().unwrap() {
+        again.push(r);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(again, first);
+    assert_eq!(reader.lines(), lines);
+    assert_eq!(
+        reader.notes().bad_lines,
+        1,
+        "the notes are the first pass's"
+    );
+}
+
+/// A last line cut off in the first pass (the recorder was writing it) is
+/// not read in the second even when it is whole by then.
+#[test]
+fn a_second_pass_skips_the_line_cut_off_in_the_first() {
+    let whole = write_trace(&[sample(0), sample(500)]);
+    let cut = whole.len() - 10;
+    let dir = std::env::temp_dir().join(format!("swapsight-cut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.jsonl");
+    std::fs::write(&path, &whole[..cut]).unwrap();
+    let mut reader = TraceReader::open(&path).unwrap();
+    let mut first = 0;
+    while reader.next_record().unwrap().is_some() {
+        first += 1;
+    }
+    assert!(reader.notes().truncated_last_line);
+    std::fs::write(&path, &whole).unwrap();
+    reader.rewind().unwrap();
+    let mut second = 0;
+    while reader.next_record().unwrap().is_some() {
+        second += 1;
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!((first, second), (1, 1));
+}

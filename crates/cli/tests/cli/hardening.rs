@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::util::*;
 
@@ -182,38 +182,8 @@ fn a_blank_line_before_the_header_is_tolerated() {
     assert_eq!(stderr_of(&out), "");
 }
 
-/// Runs `cmd` and returns its exit code, its stderr, its peak RSS in KiB and
-/// how long it took. The peak comes from GNU time, whose own child it is: a
-/// child forked from this test process would start its high-water mark at
-/// this process's own (Linux keeps `maxrss` across `execve`), which grows
-/// with whatever the tests running beside it hold.
 fn measured(cmd: Command) -> (Option<i32>, String, u64, Duration) {
-    let dir = TempDir::new("measured");
-    let rss_file = dir.join("maxrss");
-    let mut timed = Command::new("/usr/bin/time");
-    timed.arg("-f").arg("%M").arg("-o").arg(&rss_file);
-    timed.arg(cmd.get_program()).args(cmd.get_args());
-    let started = Instant::now();
-    let out = timed
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-        .expect("GNU time (Debian's package time, from scripts/setup)");
-    let elapsed = started.elapsed();
-    let rss = std::fs::read_to_string(&rss_file).unwrap_or_default();
-    // GNU time adds "Command exited with non-zero status N" before %M.
-    let kib = rss
-        .lines()
-        .last()
-        .and_then(|l| l.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no peak RSS from GNU time: {rss:?}"));
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        kib,
-        elapsed,
-    )
+    measured_to(cmd, Stdio::null())
 }
 
 fn report(path: &Path) -> Command {

@@ -10,6 +10,7 @@ mod doctor;
 mod export;
 mod guard;
 mod hardening;
+mod large;
 mod marks;
 mod names;
 #[cfg(target_os = "linux")]

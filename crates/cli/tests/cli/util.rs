@@ -6,6 +6,7 @@ pub use swapsight_testkit::*;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 pub fn swapsight() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_swapsight"));
@@ -72,4 +73,38 @@ pub fn pid_in(line: &str) -> u32 {
         .and_then(|(_, rest)| rest.split(')').next())
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("no pid in {line:?}"))
+}
+
+/// Runs `cmd` (its stdout to `stdout`) and returns its exit code, its stderr, its peak RSS in KiB and
+/// how long it took. The peak comes from GNU time, whose own child it is: a
+/// child forked from this test process would start its high-water mark at
+/// this process's own (Linux keeps `maxrss` across `execve`), which grows
+/// with whatever the tests running beside it hold.
+pub fn measured_to(cmd: Command, stdout: Stdio) -> (Option<i32>, String, u64, Duration) {
+    let dir = TempDir::new("measured");
+    let rss_file = dir.join("maxrss");
+    let mut timed = Command::new("/usr/bin/time");
+    timed.arg("-f").arg("%M").arg("-o").arg(&rss_file);
+    timed.arg(cmd.get_program()).args(cmd.get_args());
+    let started = Instant::now();
+    let out = timed
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("GNU time (Debian's package time, from scripts/setup)");
+    let elapsed = started.elapsed();
+    let rss = std::fs::read_to_string(&rss_file).unwrap_or_default();
+    // GNU time adds "Command exited with non-zero status N" before %M.
+    let kib = rss
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no peak RSS from GNU time: {rss:?}"));
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        kib,
+        elapsed,
+    )
 }

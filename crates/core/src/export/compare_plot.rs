@@ -8,13 +8,14 @@
 use plotters::prelude::*;
 use plotters::style::RGBColor;
 
+use super::plot::Decimator;
 use super::plot::{
-    axis_format, draw_err, nice_ceiling, one_line, register_fonts, ImageFormat, FAMILY, GB, INK,
-    MUTED, PALETTE,
+    axis_format, draw_err, encode_png, nice_ceiling, one_line, register_fonts, ImageFormat, FAMILY,
+    GB, INK, MUTED, PALETTE,
 };
 use super::ExportError;
 use crate::compare::{align, boundaries, watched_footprint, Comparison};
-use crate::trace::Trace;
+use crate::trace::{Trace, TraceSample};
 
 struct Run {
     label: String,
@@ -23,9 +24,83 @@ struct Run {
     growth: Vec<(f64, f64)>,
 }
 
+/// What the chart draws of one run: its phase boundaries and its two lines
+/// (seconds from the run's start, bytes), decimated to the chart's width.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunSeries {
+    pub boundaries: Vec<f64>,
+    pub footprint: Vec<(f64, f64)>,
+    pub growth: Vec<(f64, f64)>,
+}
+
+impl RunSeries {
+    /// The series of a whole trace, `width` pixels wide.
+    pub fn of(trace: &Trace, width: u32) -> Self {
+        let mut b = SeriesBuilder::new(width);
+        for s in &trace.samples {
+            b.push(s);
+        }
+        b.finish(boundaries(trace))
+    }
+}
+
+/// A run's [`RunSeries`] as its samples stream by, in the same pass as its
+/// report: the lines are thinned to between `width` and twice that many
+/// columns as they come, the run's length not being known yet.
+pub struct SeriesBuilder {
+    /// Time and swap in use at the first sample.
+    first: Option<(u64, u64)>,
+    footprint: Decimator,
+    growth: Decimator,
+}
+
+impl SeriesBuilder {
+    pub fn new(width: u32) -> Self {
+        // Columns a second wide to start with: a run shorter than the chart
+        // is wide keeps every sample.
+        let d = Decimator::growing(1.0, width as usize);
+        SeriesBuilder {
+            first: None,
+            footprint: d.clone(),
+            growth: d,
+        }
+    }
+
+    pub fn push(&mut self, s: &TraceSample) {
+        let (t0, swap0) = *self
+            .first
+            .get_or_insert((s.sample.t_ms, s.sample.system.swap_used_bytes));
+        let x = s.sample.t_ms.saturating_sub(t0) as f64 / 1000.0;
+        self.footprint.push((x, watched_footprint(s) as f64));
+        let g = s.sample.system.swap_used_bytes as f64 - swap0 as f64;
+        self.growth.push((x, g));
+    }
+
+    pub fn finish(self, boundaries: Vec<f64>) -> RunSeries {
+        RunSeries {
+            boundaries,
+            footprint: self.footprint.finish(),
+            growth: self.growth.finish(),
+        }
+    }
+}
+
 /// Draws the runs (in the order of `cmp.runs`) as PNG or SVG bytes.
 pub fn render(
     traces: &[&Trace],
+    cmp: &Comparison,
+    width: u32,
+    height: u32,
+    format: ImageFormat,
+) -> Result<Vec<u8>, ExportError> {
+    let runs: Vec<RunSeries> = traces.iter().map(|t| RunSeries::of(t, width)).collect();
+    render_series(&runs, cmp, width, height, format)
+}
+
+/// Draws runs given as their series ([`SeriesBuilder`] over a streamed
+/// trace, or [`RunSeries::of`]).
+pub fn render_series(
+    traces: &[RunSeries],
     cmp: &Comparison,
     width: u32,
     height: u32,
@@ -49,28 +124,20 @@ pub fn render(
                 draw(&root, traces, cmp)?;
                 root.present().map_err(draw_err)?;
             }
-            let mut out = Vec::new();
-            let mut enc = ::png::Encoder::new(&mut out, width, height);
-            enc.set_color(::png::ColorType::Rgb);
-            enc.set_depth(::png::BitDepth::Eight);
-            let png_err = |e: ::png::EncodingError| ExportError::Draw(format!("PNG encoding: {e}"));
-            let mut w = enc.write_header().map_err(png_err)?;
-            w.write_image_data(&rgb).map_err(png_err)?;
-            w.finish().map_err(png_err)?;
-            Ok(out)
+            encode_png(&rgb, width, height, ::png::Compression::default())
         }
     }
 }
 
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
-    traces: &[&Trace],
+    traces: &[RunSeries],
     cmp: &Comparison,
 ) -> Result<(), ExportError> {
     register_fonts();
     root.fill(&WHITE).map_err(draw_err)?;
     let reference = match (cmp.same_phases, traces.first()) {
-        (true, Some(t)) => boundaries(t),
+        (true, Some(t)) => t.boundaries.clone(),
         _ => Vec::new(),
     };
     let runs: Vec<Run> = traces
@@ -78,33 +145,17 @@ fn draw<DB: DrawingBackend>(
         .zip(&cmp.runs)
         .enumerate()
         .map(|(i, (t, row))| {
-            let own = if reference.is_empty() {
-                Vec::new()
+            let own: &[f64] = if reference.is_empty() {
+                &[]
             } else {
-                boundaries(t)
+                &t.boundaries
             };
-            let t0 = t.samples.first().map_or(0, |s| s.sample.t_ms);
-            let swap0 = t
-                .samples
-                .first()
-                .map_or(0, |s| s.sample.system.swap_used_bytes);
-            let x = |ms: u64| align(ms.saturating_sub(t0) as f64 / 1000.0, &own, &reference);
+            let x = |secs: f64| align(secs, own, &reference);
             Run {
                 label: one_line(&row.label),
                 colour: PALETTE[i % PALETTE.len()],
-                footprint: t
-                    .samples
-                    .iter()
-                    .map(|s| (x(s.sample.t_ms), watched_footprint(s) as f64 / GB))
-                    .collect(),
-                growth: t
-                    .samples
-                    .iter()
-                    .map(|s| {
-                        let g = s.sample.system.swap_used_bytes as f64 - swap0 as f64;
-                        (x(s.sample.t_ms), g / GB)
-                    })
-                    .collect(),
+                footprint: t.footprint.iter().map(|&(s, b)| (x(s), b / GB)).collect(),
+                growth: t.growth.iter().map(|&(s, b)| (x(s), b / GB)).collect(),
             }
         })
         .collect();

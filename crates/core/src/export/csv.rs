@@ -7,8 +7,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 
-use super::{ExportError, StateTimeline};
-use crate::trace::Trace;
+use super::{ExportError, NextSample, Skeleton, StateTimeline};
 use crate::units::signed_diff;
 
 /// The header row, in order. Documented in `docs/exports.md`.
@@ -34,7 +33,13 @@ pub const COLUMNS: [&str; 18] = [
 ];
 
 /// Writes `trace` as CSV.
-pub fn write(trace: &Trace, out: &mut dyn Write) -> Result<(), ExportError> {
+/// Writes the rows of a trace given as its [`Skeleton`] (a first pass) and
+/// its samples (a second): one sample's rows at a time.
+pub fn write(
+    trace: &Skeleton,
+    next: &mut NextSample<'_>,
+    out: &mut dyn Write,
+) -> Result<(), ExportError> {
     let io = ExportError::io("csv");
     let mut w = ::csv::WriterBuilder::new()
         .buffer_capacity(256 * 1024)
@@ -45,17 +50,12 @@ pub fn write(trace: &Trace, out: &mut dyn Write) -> Result<(), ExportError> {
     };
     w.write_record(COLUMNS).map_err(fail)?;
     let start_unix_ms = trace.header.as_ref().map_or(0, |h| h.start_unix_ms);
-    let first_swap = trace
-        .samples
-        .first()
-        .map_or(0, |s| s.sample.system.swap_used_bytes);
-    let states = StateTimeline::new(trace);
-    let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
-    let phases = crate::phases::spans(&trace.marks, last_ms);
-    // Last (t_ms, pageins) per pid, for the rate.
+    let first_swap = trace.first.map_or(0, |(_, swap)| swap);
+    let states = StateTimeline::from_flags(&trace.flags);
+    let phases = trace.phases();
     let mut prev: HashMap<u32, (u64, u64)> = HashMap::new();
     let mut row: Vec<String> = Vec::with_capacity(COLUMNS.len());
-    for ts in &trace.samples {
+    while let Some(ts) = next()? {
         let s = &ts.sample;
         let sys = &s.system;
         let system = [

@@ -1,11 +1,14 @@
 use super::*;
 use crate::probe::{ProcessSample, Sample, SystemSample};
 use crate::synth;
+use crate::trace::Trace;
 use crate::trace::TraceSample;
 
 fn csv_of(trace: &Trace) -> String {
     let mut out = Vec::new();
-    write(trace, &mut out).unwrap();
+    crate::export::ExportFormat::Csv
+        .write(trace, &Default::default(), &mut out)
+        .unwrap();
     String::from_utf8(out).unwrap()
 }
 

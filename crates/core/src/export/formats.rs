@@ -3,13 +3,14 @@
 //! only their own part — `swapsight export`/`plot` a flag, `serve` an HTTP
 //! header, the app a save dialog — and which of the formats they offer.
 
-use std::io::Write;
+use std::borrow::Cow;
+use std::io::{BufRead, Seek, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{csv, perfetto, prometheus, ExportError};
-use crate::trace::{Trace, TraceError};
+use super::{csv, perfetto, prometheus, ExportError, NextSample, Skeleton};
+use crate::trace::{Record, Trace, TraceError, TraceReader, TraceSample};
 
 /// A format a trace can be exported as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -170,8 +171,12 @@ impl ExportFormat {
     ) -> Result<(), ExportError> {
         match self {
             ExportFormat::Jsonl => Err(ExportError::NotDrawn(self.name())),
-            ExportFormat::Csv => csv::write(trace, out),
-            ExportFormat::Perfetto => perfetto::write(trace, out),
+            ExportFormat::Csv | ExportFormat::Perfetto => Scanned {
+                format: self,
+                skeleton: Skeleton::of(trace),
+                last: None,
+            }
+            .rows(&mut super::samples_of(trace), out),
             ExportFormat::Prometheus => {
                 let snap = prometheus::Snapshot::from_trace(trace).ok_or(ExportError::NoSamples)?;
                 let text = prometheus::render(&snap, opts.max_processes);
@@ -184,8 +189,9 @@ impl ExportFormat {
     }
 
     /// Writes the trace at `path` as this format: JSONL as the file holds
-    /// it, the others drawn from it as read. The file is opened (and, but
-    /// for JSONL, read whole) before the first byte goes to `out`.
+    /// it, the others drawn from it as it streams ([`ExportFormat::scan`],
+    /// then [`Scanned::write`]): the file is opened (and, but for JSONL,
+    /// read through once) before the first byte goes to `out`.
     pub fn write_file(
         self,
         path: &Path,
@@ -201,9 +207,127 @@ impl ExportFormat {
             std::io::copy(&mut file, out).map_err(ExportError::io(self.name()))?;
             return out.flush().map_err(ExportError::io(self.name()));
         }
-        let trace = crate::trace::read(path)?;
-        self.write(&trace, opts, out)
+        let mut reader = TraceReader::open(path)?;
+        self.scan(&mut reader)?.write(&mut reader, opts, out)
     }
+}
+
+impl ExportFormat {
+    /// The first pass of an export of a streamed trace: what the format
+    /// needs besides the samples (the last sample too, for Prometheus).
+    /// [`Scanned::write`] does the rest.
+    pub fn scan<R: BufRead>(self, reader: &mut TraceReader<R>) -> Result<Scanned, ExportError> {
+        let mut skeleton = Skeleton {
+            header: Some(reader.header().clone()),
+            ..Skeleton::default()
+        };
+        let mut last = None;
+        while let Some(record) = reader.next_record()? {
+            match record {
+                Record::Sample(s) if self == ExportFormat::Prometheus => {
+                    skeleton.sample(&s);
+                    last = Some(s);
+                }
+                r => skeleton.push(r),
+            }
+        }
+        Ok(Scanned {
+            format: self,
+            skeleton,
+            last,
+        })
+    }
+}
+
+/// An export of a streamed trace, its first pass done: how many samples
+/// there are is known before a byte is written.
+pub struct Scanned {
+    format: ExportFormat,
+    skeleton: Skeleton,
+    last: Option<TraceSample>,
+}
+
+impl Scanned {
+    pub fn samples(&self) -> usize {
+        self.skeleton.samples
+    }
+
+    /// Writes the export: the samples are read again, one at a time (the
+    /// reader is rewound to the lines the first pass read).
+    pub fn write<R: BufRead + Seek>(
+        self,
+        reader: &mut TraceReader<R>,
+        opts: &ExportOptions,
+        out: &mut dyn Write,
+    ) -> Result<(), ExportError> {
+        let format = self.format;
+        if format == ExportFormat::Jsonl {
+            return Err(ExportError::NotDrawn(format.name()));
+        }
+        if format == ExportFormat::Prometheus {
+            let (Some(last), Some((_, first_swap))) = (&self.last, self.skeleton.first) else {
+                return Err(ExportError::NoSamples);
+            };
+            let snap = prometheus::Snapshot {
+                sample: &last.sample,
+                watched: &last.watched,
+                states: super::StateTimeline::from_flags(&self.skeleton.flags).final_states(),
+                swap_growth_bytes: crate::units::signed_diff(
+                    last.sample.system.swap_used_bytes,
+                    first_swap,
+                ),
+            };
+            let text = prometheus::render(&snap, opts.max_processes);
+            return out
+                .write_all(text.as_bytes())
+                .and_then(|()| out.flush())
+                .map_err(ExportError::io("prometheus"));
+        }
+        if matches!(format, ExportFormat::Png | ExportFormat::Svg) {
+            // An empty chart would say nothing; the text formats refuse too.
+            if self.skeleton.samples == 0 {
+                return Err(ExportError::NoSamples);
+            }
+        }
+        reader.rewind()?;
+        if matches!(format, ExportFormat::Png | ExportFormat::Svg) {
+            #[cfg(feature = "plot")]
+            return streamed_chart(format, reader, opts, out);
+            #[cfg(not(feature = "plot"))]
+            return chart(format, &Trace::default(), opts, out);
+        }
+        let mut next = || loop {
+            match reader.next_record()? {
+                Some(Record::Sample(s)) => return Ok(Some(Cow::Owned(s))),
+                Some(_) => {}
+                None => return Ok(None),
+            }
+        };
+        self.rows(&mut next, out)
+    }
+
+    /// The rows of CSV or the events of Perfetto, from the samples `next` yields.
+    fn rows(&self, next: &mut NextSample<'_>, out: &mut dyn Write) -> Result<(), ExportError> {
+        match self.format {
+            ExportFormat::Csv => csv::write(&self.skeleton, next, out),
+            _ => perfetto::write(&self.skeleton, next, out),
+        }
+    }
+}
+
+#[cfg(feature = "plot")]
+fn streamed_chart<R: BufRead + Seek>(
+    format: ExportFormat,
+    reader: &mut TraceReader<R>,
+    opts: &ExportOptions,
+    out: &mut dyn Write,
+) -> Result<(), ExportError> {
+    let image = format.image().unwrap_or(super::plot::ImageFormat::Png);
+    let chart = super::plot::Chart::streamed(reader, &opts.plot)?;
+    let bytes = chart.render(&opts.plot, image)?;
+    out.write_all(&bytes)
+        .and_then(|()| out.flush())
+        .map_err(ExportError::io(format.name()))
 }
 
 impl std::fmt::Display for ExportFormat {

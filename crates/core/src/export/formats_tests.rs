@@ -93,3 +93,56 @@ fn charts_of_no_samples_are_refused() {
         assert!(matches!(e, ExportError::NoSamples), "{f}: {e}");
     }
 }
+
+/// A streamed export (a first pass, then the samples again) writes what
+/// the export of the trace in memory does, byte for byte, in every format
+/// drawn from a read trace, and refuses what it refuses (a trace without
+/// samples).
+#[test]
+fn a_streamed_export_writes_what_the_trace_in_memory_does() {
+    let mut t = crate::synth::seed_offload();
+    t.marks = ["load", "denoise"]
+        .iter()
+        .zip([0, 20_000])
+        .map(|(n, t_ms)| crate::trace::Mark {
+            t_ms,
+            name: (*n).into(),
+            end: false,
+        })
+        .collect();
+    let mut empty = t.clone();
+    empty.samples.clear();
+    let opts = ExportOptions::default();
+    for t in [t, empty] {
+        let bytes = crate::synth::to_jsonl(&t);
+        let path = Path::new("t.jsonl");
+        let t = crate::trace::read_from(&bytes[..], path).unwrap();
+        for format in [
+            ExportFormat::Csv,
+            ExportFormat::Perfetto,
+            ExportFormat::Prometheus,
+            ExportFormat::Svg,
+        ] {
+            let mut whole = Vec::new();
+            let whole = format.write(&t, &opts, &mut whole).map(|()| whole);
+            let mut reader =
+                crate::trace::TraceReader::new(std::io::Cursor::new(bytes.clone()), path).unwrap();
+            let scanned = format.scan(&mut reader).unwrap();
+            assert_eq!(scanned.samples(), t.samples.len());
+            let mut streamed = Vec::new();
+            let streamed = scanned
+                .write(&mut reader, &opts, &mut streamed)
+                .map(|()| streamed);
+            match (whole, streamed) {
+                (Ok(a), Ok(b)) => assert!(
+                    a == b,
+                    "{format}: {} bytes in memory, {} streamed",
+                    a.len(),
+                    b.len()
+                ),
+                (Err(ExportError::NoSamples), Err(ExportError::NoSamples)) => {}
+                (a, b) => panic!("{format}: {:?} in memory, {:?} streamed", a.err(), b.err()),
+            }
+        }
+    }
+}

@@ -61,6 +61,91 @@ impl ExportError {
     }
 }
 
+/// What the text exports need of a trace besides its samples, folded in a
+/// first pass over it: the samples come again in a second, one at a time,
+/// so that a trace of any size exports in bounded memory.
+#[derive(Debug, Default)]
+pub struct Skeleton {
+    pub header: Option<crate::trace::Header>,
+    pub flags: Vec<crate::detect::Flag>,
+    pub events: Vec<crate::trace::Event>,
+    pub marks: crate::trace::MarkList,
+    /// Time and swap in use at the first sample.
+    pub first: Option<(u64, u64)>,
+    pub last_ms: u64,
+    pub samples: usize,
+    /// Every process's pid and first name, in order of first appearance.
+    pub names: Vec<(u32, String)>,
+    /// Every pid ever watched.
+    pub watched: std::collections::HashSet<u32>,
+    named: std::collections::HashSet<u32>,
+}
+
+impl Skeleton {
+    /// The skeleton of a whole trace.
+    pub fn of(trace: &Trace) -> Self {
+        let mut k = Skeleton {
+            header: trace.header.clone(),
+            flags: trace.flags.clone(),
+            events: trace.events.clone(),
+            marks: crate::trace::MarkList {
+                marks: trace.marks.clone(),
+                dropped: trace.marks_dropped,
+            },
+            ..Skeleton::default()
+        };
+        for s in &trace.samples {
+            k.sample(s);
+        }
+        k
+    }
+
+    /// Takes the next record of a first pass.
+    pub fn push(&mut self, r: crate::trace::Record) {
+        use crate::trace::Record;
+        match r {
+            Record::Header(h) => self.header = Some(h),
+            Record::Sample(s) => self.sample(&s),
+            Record::Flag(f) => self.flags.push(f),
+            Record::Event(e) => self.events.push(e),
+            Record::Mark(m) => self.marks.push(m),
+        }
+    }
+
+    fn sample(&mut self, s: &crate::trace::TraceSample) {
+        let t = s.sample.t_ms;
+        self.first
+            .get_or_insert((t, s.sample.system.swap_used_bytes));
+        self.last_ms = t;
+        self.samples += 1;
+        self.watched.extend(s.watched.iter().copied());
+        for p in &s.sample.processes {
+            if self.named.insert(p.pid) {
+                self.names.push((p.pid, p.name.clone()));
+            }
+        }
+    }
+
+    /// The phases the marks describe.
+    pub fn phases(&self) -> Vec<crate::phases::Phase> {
+        crate::phases::spans(&self.marks.marks, self.last_ms)
+    }
+}
+
+/// The samples of a second pass, one at a time: borrowed from a trace in
+/// memory, or read again from the file.
+pub type NextSample<'a> = dyn FnMut() -> Result<Option<std::borrow::Cow<'a, crate::trace::TraceSample>>, ExportError>
+    + 'a;
+
+/// The samples of a trace in memory, as a second pass yields them.
+pub(crate) fn samples_of<'a>(
+    trace: &'a Trace,
+) -> impl FnMut() -> Result<Option<std::borrow::Cow<'a, crate::trace::TraceSample>>, ExportError> + 'a
+{
+    let mut it = trace.samples.iter();
+    move || Ok(it.next().map(std::borrow::Cow::Borrowed))
+}
+
 /// Writes `trace` as `format` with the default options (see
 /// [`ExportFormat::write`]).
 pub fn write(trace: &Trace, format: ExportFormat, out: &mut dyn Write) -> Result<(), ExportError> {
@@ -78,8 +163,13 @@ pub struct StateTimeline {
 
 impl StateTimeline {
     pub fn new(trace: &Trace) -> Self {
+        Self::from_flags(&trace.flags)
+    }
+
+    /// The timeline of `flags` (in any order).
+    pub fn from_flags<'a>(flags: impl IntoIterator<Item = &'a crate::detect::Flag>) -> Self {
         let mut changes: HashMap<u32, Vec<(u64, State)>> = HashMap::new();
-        for f in &trace.flags {
+        for f in flags {
             changes.entry(f.pid).or_default().push((f.t_ms, f.state));
         }
         for v in changes.values_mut() {
@@ -134,7 +224,16 @@ pub fn state_intervals(trace: &Trace) -> Vec<Interval> {
         }
     }
     let end = trace.samples.last().map_or(0, |s| s.sample.t_ms);
-    let timeline = StateTimeline::new(trace);
+    intervals_of(&StateTimeline::new(trace), &last_seen, end)
+}
+
+/// [`state_intervals`] from a trace's timeline, when each process was last
+/// seen and the last sample's time (what a streamed read keeps of them).
+pub(crate) fn intervals_of(
+    timeline: &StateTimeline,
+    last_seen: &HashMap<u32, u64>,
+    end: u64,
+) -> Vec<Interval> {
     let mut raw: Vec<Interval> = Vec::new();
     for (pid, changes) in &timeline.changes {
         let until = last_seen.get(pid).copied().unwrap_or(end);
@@ -175,10 +274,24 @@ pub struct Picked {
 /// The processes worth drawing: the watched tree first, then the others, each
 /// group by peak footprint (largest first); at most `n`.
 pub fn top_processes(trace: &Trace, n: usize) -> Vec<Picked> {
-    let mut by_pid: HashMap<u32, Picked> = HashMap::new();
+    let mut picker = ProcessPicker::default();
     for s in &trace.samples {
+        picker.push(s);
+    }
+    picker.top(n)
+}
+
+/// [`top_processes`] as a fold over a run's samples.
+#[derive(Debug, Clone, Default)]
+pub struct ProcessPicker {
+    by_pid: HashMap<u32, Picked>,
+}
+
+impl ProcessPicker {
+    /// Takes the next sample.
+    pub fn push(&mut self, s: &crate::trace::TraceSample) {
         for p in &s.sample.processes {
-            let e = by_pid.entry(p.pid).or_insert_with(|| Picked {
+            let e = self.by_pid.entry(p.pid).or_insert_with(|| Picked {
                 pid: p.pid,
                 name: p.name.clone(),
                 watched: false,
@@ -191,15 +304,20 @@ pub fn top_processes(trace: &Trace, n: usize) -> Vec<Picked> {
             }
         }
     }
-    let mut all: Vec<Picked> = by_pid.into_values().collect();
-    all.sort_by(|a, b| {
-        b.watched
-            .cmp(&a.watched)
-            .then(b.peak_footprint_bytes.cmp(&a.peak_footprint_bytes))
-            .then(a.pid.cmp(&b.pid))
-    });
-    all.truncate(n);
-    all
+
+    /// The watched tree first, then the others, each group by peak
+    /// footprint (largest first); at most `n`.
+    pub fn top(self, n: usize) -> Vec<Picked> {
+        let mut all: Vec<Picked> = self.by_pid.into_values().collect();
+        all.sort_by(|a, b| {
+            b.watched
+                .cmp(&a.watched)
+                .then(b.peak_footprint_bytes.cmp(&a.peak_footprint_bytes))
+                .then(a.pid.cmp(&b.pid))
+        });
+        all.truncate(n);
+        all
+    }
 }
 
 #[cfg(test)]

@@ -15,8 +15,7 @@ use std::io::{BufWriter, Write};
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::ExportError;
-use crate::trace::Trace;
+use super::{ExportError, NextSample, Skeleton};
 use crate::units::{format_bytes, signed_diff};
 
 /// The pid of the system-wide series.
@@ -97,14 +96,36 @@ impl<W: Write> Out<W> {
 }
 
 /// Writes `trace` as Chrome trace JSON.
-pub fn write(trace: &Trace, out: &mut dyn Write) -> Result<(), ExportError> {
-    write_inner(trace, out).map_err(ExportError::io("perfetto"))
+/// Writes a trace given as its [`Skeleton`] (a first pass) and its samples
+/// (a second), one at a time.
+pub fn write(
+    trace: &Skeleton,
+    next: &mut NextSample<'_>,
+    out: &mut dyn Write,
+) -> Result<(), ExportError> {
+    // A sample that cannot be read stops the writing; its error is the one told.
+    let mut failed = None;
+    let mut pull = || {
+        next().unwrap_or_else(|e| {
+            failed = Some(e);
+            None
+        })
+    };
+    let written = write_inner(trace, &mut pull, out);
+    match failed {
+        Some(e) => Err(e),
+        None => written.map_err(ExportError::io("perfetto")),
+    }
 }
 
-fn write_inner(trace: &Trace, out: &mut dyn Write) -> std::io::Result<()> {
+fn write_inner<'a>(
+    trace: &Skeleton,
+    next: &mut dyn FnMut() -> Option<std::borrow::Cow<'a, crate::trace::TraceSample>>,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     let mut w = BufWriter::with_capacity(256 * 1024, out);
     let header = trace.header.as_ref();
-    let t0 = trace.samples.first().map_or(0, |s| s.sample.t_ms);
+    let t0 = trace.first.map_or(0, |(t, _)| t);
     let us = |t_ms: u64| t_ms.saturating_sub(t0).saturating_mul(1000);
 
     w.write_all(b"{\"displayTimeUnit\":\"ms\",\"metadata\":")?;
@@ -137,20 +158,15 @@ fn write_inner(trace: &Trace, out: &mut dyn Write) -> std::io::Result<()> {
         json!({ "sort_index": -1 }),
     )?;
     let mut named: HashSet<u32> = HashSet::new();
-    let mut watched: HashSet<u32> = HashSet::new();
-    for s in &trace.samples {
-        watched.extend(s.watched.iter().copied());
-    }
-    for s in &trace.samples {
-        for p in &s.sample.processes {
-            if p.pid == SYSTEM_PID || !named.insert(p.pid) {
-                continue;
-            }
-            o.metadata("process_name", p.pid, json!({ "name": p.name }))?;
-            if watched.contains(&p.pid) {
-                o.metadata("process_labels", p.pid, json!({ "labels": "watched" }))?;
-                o.metadata("process_sort_index", p.pid, json!({ "sort_index": 0 }))?;
-            }
+    for (pid, name) in &trace.names {
+        let pid = *pid;
+        if pid == SYSTEM_PID || !named.insert(pid) {
+            continue;
+        }
+        o.metadata("process_name", pid, json!({ "name": name }))?;
+        if trace.watched.contains(&pid) {
+            o.metadata("process_labels", pid, json!({ "labels": "watched" }))?;
+            o.metadata("process_sort_index", pid, json!({ "sort_index": 0 }))?;
         }
     }
     for f in &trace.flags {
@@ -166,13 +182,10 @@ fn write_inner(trace: &Trace, out: &mut dyn Write) -> std::io::Result<()> {
     events.sort_by_key(|e| e.t_ms);
     let mut flags = flags.into_iter().peekable();
     let mut events = events.into_iter().peekable();
-    let first_swap = trace
-        .samples
-        .first()
-        .map_or(0, |s| s.sample.system.swap_used_bytes);
+    let first_swap = trace.first.map_or(0, |(_, swap)| swap);
     let mut prev: HashMap<u32, (u64, u64)> = HashMap::new();
     let mut last_ts = 0;
-    for ts in &trace.samples {
+    while let Some(ts) = next() {
         let s = &ts.sample;
         // Samples are in time order in a trace; a clock step back would break
         // Perfetto's tracks, so such a sample is dropped.
@@ -289,11 +302,10 @@ fn event<W: Write>(o: &mut Out<W>, e: &crate::trace::Event, ts: u64) -> std::io:
 /// ui.perfetto.dev shows them above the counters.
 fn phases<W: Write>(
     o: &mut Out<W>,
-    trace: &Trace,
+    trace: &Skeleton,
     us: &impl Fn(u64) -> u64,
 ) -> std::io::Result<()> {
-    let last = trace.samples.last().map_or(0, |s| s.sample.t_ms);
-    let spans = crate::phases::spans(&trace.marks, last);
+    let spans = trace.phases();
     if spans.is_empty() {
         return Ok(());
     }

@@ -1,11 +1,14 @@
 use super::*;
 use crate::synth;
 use crate::trace::Event as TraceEvent;
+use crate::trace::Trace;
 use std::collections::BTreeMap;
 
 fn export(trace: &Trace) -> Value {
     let mut out = Vec::new();
-    write(trace, &mut out).unwrap();
+    crate::export::ExportFormat::Perfetto
+        .write(trace, &Default::default(), &mut out)
+        .unwrap();
     serde_json::from_slice(&out).expect("valid JSON")
 }
 

@@ -12,6 +12,7 @@
 //! `ab_glyph`), so a PNG looks the same on Linux and macOS and needs no
 //! system fonts. An SVG names the family and lets the viewer render it.
 
+use std::io::{BufRead, Seek};
 use std::sync::Once;
 
 use plotters::coord::Shift;
@@ -22,13 +23,13 @@ use plotters::style::{register_font, FontStyle, RGBAColor, RGBColor};
 use super::ExportError;
 use crate::detect::State;
 use crate::report::Report;
-use crate::trace::Trace;
+use crate::trace::{Header, Record, Trace, TraceError, TraceReader};
 use crate::units::{format_bytes, format_duration};
 
 mod data;
 mod legend;
 
-use data::{chart_data, data_t0};
+use data::{chart_data, ChartData, ChartLines, ChartScan};
 use legend::{draw_legend, legend_entries, legend_rows};
 
 /// The family the chart asks for; in an SVG it is a CSS fallback list.
@@ -88,36 +89,12 @@ impl PlotOptions {
 
 /// Draws the chart as a PNG file's bytes.
 pub fn png(trace: &Trace, report: &Report, opts: &PlotOptions) -> Result<Vec<u8>, ExportError> {
-    opts.check()?;
-    let (w, h) = (opts.width, opts.height);
-    let mut rgb = vec![0u8; w as usize * h as usize * 3];
-    {
-        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
-        draw(&root, trace, report, opts)?;
-        root.present().map_err(draw_err)?;
-    }
-    let mut out = Vec::with_capacity(rgb.len() / 8);
-    let mut enc = ::png::Encoder::new(&mut out, w, h);
-    enc.set_color(::png::ColorType::Rgb);
-    enc.set_depth(::png::BitDepth::Eight);
-    enc.set_compression(::png::Compression::Fast);
-    let png_err = |e: ::png::EncodingError| ExportError::Draw(format!("PNG encoding: {e}"));
-    let mut writer = enc.write_header().map_err(png_err)?;
-    writer.write_image_data(&rgb).map_err(png_err)?;
-    writer.finish().map_err(png_err)?;
-    Ok(out)
+    Chart::of(trace, report, opts).png(opts)
 }
 
 /// Draws the chart as an SVG document.
 pub fn svg(trace: &Trace, report: &Report, opts: &PlotOptions) -> Result<String, ExportError> {
-    opts.check()?;
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (opts.width, opts.height)).into_drawing_area();
-        draw(&root, trace, report, opts)?;
-        root.present().map_err(draw_err)?;
-    }
-    Ok(out)
+    Chart::of(trace, report, opts).svg(opts)
 }
 
 /// Either format, as bytes.
@@ -127,10 +104,112 @@ pub fn render(
     opts: &PlotOptions,
     format: ImageFormat,
 ) -> Result<Vec<u8>, ExportError> {
-    match format {
-        ImageFormat::Png => png(trace, report, opts),
-        ImageFormat::Svg => svg(trace, report, opts).map(String::into_bytes),
+    Chart::of(trace, report, opts).render(opts, format)
+}
+
+/// What a chart shows, before the pixels: its lines, shading and phases,
+/// the trace's header (the title) and the report (the verdict).
+pub struct Chart {
+    data: ChartData,
+    header: Option<Header>,
+    report: Report,
+}
+
+impl Chart {
+    /// The chart of a whole trace, every point kept until drawn.
+    pub fn of(trace: &Trace, report: &Report, opts: &PlotOptions) -> Chart {
+        Chart {
+            data: chart_data(trace, report, opts.processes),
+            header: trace.header.clone(),
+            report: report.clone(),
+        }
     }
+
+    /// The chart of a trace as it streams: one pass for the report and the
+    /// time range (two when it has phase marks), one more for the lines,
+    /// each thinned to the chart's width as it comes (at most four points a
+    /// pixel column, the lowest and highest among them). What it holds is
+    /// the report's figures and the chart's points, never the samples.
+    pub fn streamed<R: BufRead + Seek>(
+        reader: &mut TraceReader<R>,
+        opts: &PlotOptions,
+    ) -> Result<Chart, TraceError> {
+        let mut scan = ChartScan::default();
+        let report = crate::report::report_stream(reader, None, |r| scan.push(r))?;
+        let mut lines = ChartLines::new(scan, opts.processes, Some(opts.width as usize));
+        if report.samples > 0 {
+            reader.rewind()?;
+            while let Some(record) = reader.next_record()? {
+                if let Record::Sample(s) = record {
+                    lines.push(&s);
+                }
+            }
+        }
+        let header = reader.header().clone();
+        Ok(Chart {
+            data: lines.finish(&report, Some(header.interval_ms)),
+            header: Some(header),
+            report,
+        })
+    }
+
+    /// The report the title carries.
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+
+    /// Draws the chart as a PNG file's bytes.
+    pub fn png(&self, opts: &PlotOptions) -> Result<Vec<u8>, ExportError> {
+        opts.check()?;
+        let (w, h) = (opts.width, opts.height);
+        let mut rgb = vec![0u8; w as usize * h as usize * 3];
+        {
+            let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+            draw(&root, self, opts)?;
+            root.present().map_err(draw_err)?;
+        }
+        encode_png(&rgb, w, h, ::png::Compression::Fast)
+    }
+
+    /// Draws the chart as an SVG document.
+    pub fn svg(&self, opts: &PlotOptions) -> Result<String, ExportError> {
+        opts.check()?;
+        let mut out = String::new();
+        {
+            let root =
+                SVGBackend::with_string(&mut out, (opts.width, opts.height)).into_drawing_area();
+            draw(&root, self, opts)?;
+            root.present().map_err(draw_err)?;
+        }
+        Ok(out)
+    }
+
+    /// Either format, as bytes.
+    pub fn render(&self, opts: &PlotOptions, format: ImageFormat) -> Result<Vec<u8>, ExportError> {
+        match format {
+            ImageFormat::Png => self.png(opts),
+            ImageFormat::Svg => self.svg(opts).map(String::into_bytes),
+        }
+    }
+}
+
+/// An RGB picture as a PNG file's bytes.
+pub(super) fn encode_png(
+    rgb: &[u8],
+    w: u32,
+    h: u32,
+    compression: ::png::Compression,
+) -> Result<Vec<u8>, ExportError> {
+    let mut out = Vec::with_capacity(rgb.len() / 8);
+    let mut enc = ::png::Encoder::new(&mut out, w, h);
+    enc.set_color(::png::ColorType::Rgb);
+    enc.set_depth(::png::BitDepth::Eight);
+    enc.set_compression(compression);
+    let png_err = |e: ::png::EncodingError| ExportError::Draw(format!("PNG encoding: {e}"));
+    let mut writer = enc.write_header().map_err(png_err)?;
+    writer.write_image_data(rgb).map_err(png_err)?;
+    writer.finish().map_err(png_err)?;
+    Ok(out)
 }
 
 pub(super) fn draw_err(e: impl std::fmt::Display) -> ExportError {
@@ -189,10 +268,10 @@ const SHADE_ALPHA: f64 = 0.2;
 
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
-    trace: &Trace,
-    report: &Report,
+    chart: &Chart,
     opts: &PlotOptions,
 ) -> Result<(), ExportError> {
+    let (data, report) = (&chart.data, &chart.report);
     register_fonts();
     let (w, h) = (opts.width as f64, opts.height as f64);
     // Everything scales with the picture; 1.0 at 1200×675.
@@ -201,9 +280,8 @@ fn draw<DB: DrawingBackend>(
     let px = |v: f64| (v * k).round().max(1.0);
     root.fill(&WHITE).map_err(draw_err)?;
 
-    let data = chart_data(trace, report, opts.processes);
     let (x_max, y_min, y_max) = (data.x_max, data.y_min, data.y_max);
-    let secs = |t_ms: u64| t_ms.saturating_sub(data_t0(trace)) as f64 / 1000.0;
+    let secs = |t_ms: u64| t_ms.saturating_sub(data.t0) as f64 / 1000.0;
     let entries = legend_entries(&data.series, &data.intervals, data.hindsight);
 
     // Layout: title band, plot, legend band under the plot (covering nothing).
@@ -214,7 +292,7 @@ fn draw<DB: DrawingBackend>(
     let (top, rest) = root.split_vertically(title_h);
     let rest_h = rest.dim_in_pixel().1;
     let (middle, bottom) = rest.split_vertically(rest_h.saturating_sub(legend_h));
-    draw_title(&top, trace, report, w, &px)?;
+    draw_title(&top, chart.header.as_ref(), report, w, &px)?;
 
     let label_size = px(15.0);
     let desc_size = px(16.0);
@@ -329,7 +407,7 @@ fn draw<DB: DrawingBackend>(
 
 fn draw_title<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
-    trace: &Trace,
+    header: Option<&Header>,
     report: &Report,
     w: f64,
     px: &impl Fn(f64) -> f64,
@@ -416,7 +494,7 @@ fn draw_title<DB: DrawingBackend>(
         .map_err(draw_err)?;
 
     let mut parts = Vec::new();
-    if let Some(cmd) = trace.header.as_ref().and_then(|h| h.command.as_ref()) {
+    if let Some(cmd) = header.and_then(|h| h.command.as_ref()) {
         let mut c = one_line(&cmd.join(" "));
         if c.chars().count() > 70 {
             c = c.chars().take(69).collect::<String>() + "…";
@@ -433,11 +511,7 @@ fn draw_title<DB: DrawingBackend>(
         format_bytes(report.phys_bytes as i64),
         report.min_free_pct
     ));
-    if let Some(h) = trace
-        .header
-        .as_ref()
-        .filter(|h| !h.host.hostname.is_empty())
-    {
+    if let Some(h) = header.filter(|h| !h.host.hostname.is_empty()) {
         parts.push(format!("{} ({})", h.host.hostname, h.host.os));
     }
     let sub_style = (FAMILY, px(16.0))
@@ -533,37 +607,110 @@ fn decimate(points: &[(f64, f64)], buckets: usize) -> Vec<(f64, f64)> {
         return points.to_vec();
     }
     let (x0, x1) = (points[0].0, points[points.len() - 1].0);
-    let span = (x1 - x0).max(f64::MIN_POSITIVE);
-    let mut out = Vec::with_capacity(buckets * 4);
-    let mut start = 0;
-    while start < points.len() {
-        let b = (((points[start].0 - x0) / span) * buckets as f64).floor();
-        let mut end = start + 1;
-        while end < points.len() && (((points[end].0 - x0) / span) * buckets as f64).floor() == b {
-            end += 1;
-        }
-        let slice = &points[start..end];
-        let (mut lo, mut hi) = (0, 0);
-        for (i, p) in slice.iter().enumerate() {
-            if p.1 < slice[lo].1 {
-                lo = i;
-            }
-            if p.1 > slice[hi].1 {
-                hi = i;
-            }
-        }
-        let mut keep = [0, lo.min(hi), lo.max(hi), slice.len() - 1];
-        keep.sort_unstable();
-        let mut last = usize::MAX;
-        for i in keep {
-            if i != last {
-                out.push(slice[i]);
-                last = i;
-            }
-        }
-        start = end;
+    let mut d = Decimator::new(x0, x1, buckets);
+    for &p in points {
+        d.push(p);
     }
-    out
+    d.finish()
+}
+
+/// [`decimate`] as points stream in, over an x range known beforehand (a
+/// first pass over the trace): at most four points a bucket are ever held,
+/// so a line of a million samples costs what its pixels do. Peaks survive.
+#[derive(Debug, Clone)]
+pub(crate) struct Decimator {
+    x0: f64,
+    span: f64,
+    buckets: usize,
+    /// The bucket being filled: its number and its first, lowest, highest
+    /// and last point, each with its order of arrival.
+    current: Option<(f64, [Kept; 4])>,
+    seen: usize,
+    out: Vec<(f64, f64)>,
+    /// The x range is not known beforehand: buckets double in width when x
+    /// passes twice their count (see [`Decimator::growing`]).
+    growing: bool,
+}
+
+/// A point kept by a [`Decimator`], with its order of arrival.
+type Kept = (usize, (f64, f64));
+
+impl Decimator {
+    pub(crate) fn new(x0: f64, x1: f64, buckets: usize) -> Self {
+        Decimator {
+            x0,
+            span: (x1 - x0).max(f64::MIN_POSITIVE),
+            buckets: buckets.max(1),
+            current: None,
+            seen: 0,
+            out: Vec::new(),
+            growing: false,
+        }
+    }
+
+    /// A decimator over x from 0 whose end is not known (one pass over a
+    /// trace): buckets start `unit` wide and double in width, the points
+    /// kept so far thinned again, whenever x passes twice their count; so it
+    /// keeps between `buckets` and twice that many buckets across.
+    pub(crate) fn growing(unit: f64, buckets: usize) -> Self {
+        let buckets = buckets.max(1);
+        Decimator {
+            growing: true,
+            ..Decimator::new(0.0, unit.max(f64::MIN_POSITIVE) * buckets as f64, buckets)
+        }
+    }
+
+    pub(crate) fn push(&mut self, p: (f64, f64)) {
+        let mut b = (((p.0 - self.x0) / self.span) * self.buckets as f64).floor();
+        if self.growing && b >= (2 * self.buckets) as f64 {
+            self.flush();
+            while b >= (2 * self.buckets) as f64 {
+                self.span *= 2.0;
+                b = (((p.0 - self.x0) / self.span) * self.buckets as f64).floor();
+            }
+            let mut again = Decimator::new(self.x0, self.x0 + self.span, self.buckets);
+            for q in std::mem::take(&mut self.out) {
+                again.push(q);
+            }
+            self.out = again.finish();
+        }
+        let n = self.seen;
+        self.seen += 1;
+        match &mut self.current {
+            Some((cb, keep)) if *cb == b => {
+                if p.1 < keep[1].1 .1 {
+                    keep[1] = (n, p);
+                }
+                if p.1 > keep[2].1 .1 {
+                    keep[2] = (n, p);
+                }
+                keep[3] = (n, p);
+            }
+            _ => {
+                self.flush();
+                self.current = Some((b, [(n, p); 4]));
+            }
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some((_, mut keep)) = self.current.take() {
+            keep.sort_unstable_by_key(|&(i, _)| i);
+            let mut last = usize::MAX;
+            for (i, p) in keep {
+                if i != last {
+                    self.out.push(p);
+                    last = i;
+                }
+            }
+        }
+    }
+
+    /// The points kept, in x order.
+    pub(crate) fn finish(mut self) -> Vec<(f64, f64)> {
+        self.flush();
+        self.out
+    }
 }
 
 #[cfg(test)]

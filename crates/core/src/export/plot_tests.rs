@@ -211,3 +211,35 @@ fn a_crafted_trace_gives_well_formed_svg() {
     roxmltree::Document::parse(&s).expect("well-formed SVG");
     assert!(!s.contains(['\u{1b}', '\u{7}', synth::BIDI]));
 }
+
+/// A decimator that does not know where x ends keeps between `buckets` and
+/// twice that many columns, in x order, with the first and last points and
+/// every peak and trough: a million points cost what the pixels do.
+#[test]
+fn a_growing_decimator_keeps_the_peaks_of_a_line_of_any_length() {
+    let buckets = 100;
+    let mut d = Decimator::growing(1.0, buckets);
+    let n = 1_000_000;
+    let y = |i: usize| match i {
+        123_457 => 1000.0,
+        876_543 => -1000.0,
+        _ => (i % 7) as f64,
+    };
+    for i in 0..n {
+        d.push((i as f64 * 0.5, y(i)));
+    }
+    let out = d.finish();
+    assert!(out.len() <= 4 * 2 * buckets, "{} points", out.len());
+    assert!(out.len() >= buckets, "{} points", out.len());
+    assert!(out.windows(2).all(|w| w[0].0 <= w[1].0));
+    assert_eq!(out.first(), Some(&(0.0, 0.0)));
+    assert_eq!(out.last(), Some(&((n - 1) as f64 * 0.5, y(n - 1))));
+    assert!(out.contains(&(123_457.0 * 0.5, 1000.0)));
+    assert!(out.contains(&(876_543.0 * 0.5, -1000.0)));
+    // A line of at most one point a bucket is kept whole.
+    let mut d = Decimator::growing(1.0, buckets);
+    for i in 0..150 {
+        d.push((i as f64, y(i)));
+    }
+    assert_eq!(d.finish().len(), 150);
+}

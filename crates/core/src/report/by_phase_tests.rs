@@ -1,5 +1,5 @@
 use super::*;
-use crate::trace::Mark;
+use crate::trace::{Mark, Record};
 
 /// Start marks, each at its time.
 fn starts(list: &[(u64, &str)]) -> Vec<Mark> {
@@ -60,11 +60,24 @@ fn each_phase_is_judged_by_the_rule_handed_in_on_its_own_samples() {
     t.marks = starts(&[(0, "load"), (13_000, "encode")]);
     let last_ms = t.samples.last().unwrap().sample.t_ms;
     let seen = std::cell::RefCell::new(Vec::new());
-    let rows = phase_rows(&t, |sub| {
-        let first = sub.samples.first().unwrap().sample.t_ms;
-        let last = sub.samples.last().unwrap().sample.t_ms;
-        seen.borrow_mut().push((first, last));
-        State::Overflow
+    /// A rule that notes the span of the samples it is handed.
+    struct Noting<'a> {
+        span: Option<(u64, u64)>,
+        log: &'a std::cell::RefCell<Vec<(u64, u64)>>,
+    }
+    impl Judge for Noting<'_> {
+        fn push(&mut self, s: &crate::trace::TraceSample) {
+            let t = s.sample.t_ms;
+            self.span = Some(self.span.map_or((t, t), |(first, _)| (first, t)));
+        }
+        fn verdict(self) -> State {
+            self.log.borrow_mut().push(self.span.unwrap());
+            State::Overflow
+        }
+    }
+    let rows = phase_rows(&t, || Noting {
+        span: None,
+        log: &seen,
     });
     assert_eq!(rows.len(), 2);
     assert!(
@@ -77,4 +90,177 @@ fn each_phase_is_judged_by_the_rule_handed_in_on_its_own_samples() {
     assert!(seen[0].1 <= 13_000, "{seen:?}");
     assert!(seen[1].0 <= 13_000 && seen[1].0 > 0, "{seen:?}");
     assert_eq!(seen[1].1, last_ms);
+}
+
+/// The table as it was computed before it streamed: each phase's samples
+/// sliced out of the whole trace (kept here as the reference the fold
+/// must match).
+fn reference_row(
+    trace: &Trace,
+    phase: &crate::phases::Phase,
+    judge: &impl Fn(&Trace) -> State,
+) -> PhaseRow {
+    // The samples in [start, end], plus the last one before start as the baseline.
+    let first_in = trace
+        .samples
+        .partition_point(|s| s.sample.t_ms < phase.start_ms);
+    let end = trace
+        .samples
+        .partition_point(|s| s.sample.t_ms <= phase.end_ms);
+    let from = if trace
+        .samples
+        .get(first_in)
+        .is_some_and(|s| s.sample.t_ms == phase.start_ms)
+    {
+        first_in
+    } else {
+        first_in.saturating_sub(1)
+    };
+    let slice = &trace.samples[from..end.max(from)];
+    // A sample on the boundary between two phases is the next one's own
+    // (the last phase keeps the last sample).
+    let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
+    let own_end = if phase.end_ms >= last_ms {
+        end
+    } else {
+        trace
+            .samples
+            .partition_point(|s| s.sample.t_ms < phase.end_ms)
+    };
+    let inside = &trace.samples[first_in..own_end.max(first_in)];
+    let watched_fp = |s: &TraceSample| {
+        saturating_sum(
+            s.sample
+                .processes
+                .iter()
+                .filter(|p| s.watched.is_empty() || s.watched.contains(&p.pid))
+                .map(|p| p.footprint_bytes),
+        )
+    };
+    // The baseline sample only says where swap stood when the phase began;
+    // the phase's own figures come from its own samples.
+    let own = if inside.is_empty() { slice } else { inside };
+    let peak_fp = own.iter().map(watched_fp).max().unwrap_or(0);
+    let swap_start = slice.first().map_or(0, |s| s.sample.system.swap_used_bytes);
+    let swap_max = slice
+        .iter()
+        .map(|s| s.sample.system.swap_used_bytes)
+        .max()
+        .unwrap_or(swap_start);
+    let min_free = own
+        .iter()
+        .map(|s| s.sample.system.free_pct)
+        .fold(f64::INFINITY, f64::min);
+    let unexplained = own
+        .iter()
+        .map(|s| footprint_gap(&s.sample.system, &s.sample.processes).unexplained_bytes)
+        .max();
+    let verdict = if slice.len() < 2 {
+        State::Fits
+    } else {
+        let sub = Trace {
+            header: trace.header.clone(),
+            samples: slice.to_vec(),
+            ..Trace::default()
+        };
+        judge(&sub)
+    };
+    PhaseRow {
+        name: phase.name.clone(),
+        start_ms: phase.start_ms,
+        duration_ms: phase.end_ms.saturating_sub(phase.start_ms),
+        peak_footprint_bytes: peak_fp,
+        swap_growth_bytes: signed_diff(swap_max, swap_start),
+        min_free_pct: if min_free.is_finite() { min_free } else { 0.0 },
+        unexplained_peak_bytes: unexplained,
+        samples: inside.len(),
+        verdict,
+    }
+}
+
+/// The streamed table matches the sliced one, row for row and verdict for
+/// verdict, wherever the marks fall: on samples, between them, before the
+/// first, after the last, at equal times, with end marks and empty phases;
+/// and the report of the trace streamed from its file is the report of it
+/// in memory.
+#[test]
+fn the_streamed_table_matches_the_sliced_one() {
+    let cases: Vec<Vec<Mark>> = vec![
+        starts(&[
+            (0, "load"),
+            (13_000, "encode"),
+            (20_000, "denoise"),
+            (90_000, "decode"),
+        ]),
+        starts(&[(250, "a"), (13_100, "b"), (50_250, "c")]),
+        starts(&[(90_000, "late"), (200_000, "after the end")]),
+        {
+            let mut m = starts(&[
+                (10_000, "a"),
+                (20_000, "a"),
+                (20_000, "b"),
+                (20_000, ""),
+                (30_250, "c"),
+                (40_000, "d"),
+                (40_000, "e"),
+                (103_999, "f"),
+            ]);
+            // "a" and the empty one are end marks: an empty phase at 20 s.
+            m[1].end = true;
+            m[3].end = true;
+            m
+        },
+        // Written out of time order: the spans sort them.
+        starts(&[(60_000, "second"), (5_000, "first")]),
+    ];
+    for marks in cases {
+        let mut t = crate::synth::seed_offload();
+        t.marks = marks;
+        let header = t.header().clone();
+        let rows = phase_rows(&t, || crate::report::RunJudge::new(&header, None));
+        let last_ms = t.samples.last().unwrap().sample.t_ms;
+        let want: Vec<PhaseRow> = crate::phases::spans(&t.marks, last_ms)
+            .iter()
+            .map(|p| reference_row(&t, p, &|sub| crate::report::report(sub, None).verdict))
+            .collect();
+        assert_eq!(rows, want, "{:?}", t.marks);
+
+        // The marks as a recording writes them, each after the samples up
+        // to its time: the table folds them in the one pass.
+        let mut sorted = t.marks.clone();
+        sorted.sort_by_key(|m| m.t_ms);
+        let mut table = PhaseTable::streaming(|| crate::report::RunJudge::new(&header, None));
+        let mut lines = vec![Record::Header(header.clone())];
+        let mut pending = sorted.iter().peekable();
+        for (i, s) in t.samples.iter().enumerate() {
+            table.push(s);
+            lines.push(Record::Sample(s.clone()));
+            let next_ms = t.samples.get(i + 1).map_or(u64::MAX, |n| n.sample.t_ms);
+            while let Some(m) = pending.next_if(|m| m.t_ms < next_ms) {
+                assert!(table.mark(m), "{m:?} is in order");
+                lines.push(Record::Mark(m.clone()));
+            }
+        }
+        assert_eq!(table.finish(), want, "streamed: {:?}", t.marks);
+
+        // Both ways through a file: marks in order (one pass), and marks
+        // written last (out of order: a second pass).
+        let interleaved: Vec<u8> = lines
+            .iter()
+            .flat_map(|r| {
+                let mut l = serde_json::to_vec(r).unwrap();
+                l.push(b'\n');
+                l
+            })
+            .collect();
+        for bytes in [interleaved, crate::synth::to_jsonl(&t)] {
+            let mut reader = crate::trace::TraceReader::new(
+                std::io::Cursor::new(bytes),
+                std::path::Path::new("t.jsonl"),
+            )
+            .unwrap();
+            let streamed = crate::report::report_stream(&mut reader, None, |_| {}).unwrap();
+            assert_eq!(streamed, crate::report::report(&t, None));
+        }
+    }
 }

@@ -5,12 +5,14 @@
 
 use plotters::style::RGBColor;
 
-use super::{nice_ceiling, one_line, GB, PALETTE};
+use std::collections::HashMap;
+
+use super::{nice_ceiling, one_line, Decimator, GB, PALETTE};
 use crate::detect::State;
-use crate::export::{state_intervals, top_processes, Interval};
+use crate::export::{intervals_of, Interval, Picked, ProcessPicker, StateTimeline};
 use crate::phases::Phase;
 use crate::report::Report;
-use crate::trace::Trace;
+use crate::trace::{MarkList, Record, Trace, TraceSample};
 
 /// One footprint line of the chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +26,8 @@ pub(crate) struct Series {
 /// Everything the chart shows, in seconds from the first sample and GB.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ChartData {
+    /// The time of the first sample: the chart's zero.
+    pub t0: u64,
     pub x_max: f64,
     /// Swap growth since the first sample, GB.
     pub growth: Vec<(f64, f64)>,
@@ -41,130 +45,255 @@ pub(crate) struct ChartData {
     pub phases: Vec<Phase>,
 }
 
-/// The time of the first sample: the chart's zero.
-pub(crate) fn data_t0(trace: &Trace) -> u64 {
-    trace.samples.first().map_or(0, |s| s.sample.t_ms)
+/// The chart of `trace` with the `processes` largest processes, every
+/// point kept.
+pub(crate) fn chart_data(trace: &Trace, report: &Report, processes: usize) -> ChartData {
+    let mut scan = ChartScan::default();
+    for s in &trace.samples {
+        scan.sample(s);
+    }
+    scan.flags.extend(trace.flags.iter().cloned());
+    scan.marks = MarkList {
+        marks: trace.marks.clone(),
+        dropped: trace.marks_dropped,
+    };
+    let interval_ms = trace.header.as_ref().map(|h| h.interval_ms);
+    let mut lines = ChartLines::new(scan, processes, None);
+    for s in &trace.samples {
+        lines.push(s);
+    }
+    lines.finish(report, interval_ms)
 }
 
-/// The chart of `trace` with the `processes` largest processes.
-pub(crate) fn chart_data(trace: &Trace, report: &Report, processes: usize) -> ChartData {
-    let t0 = data_t0(trace);
-    let secs = |t_ms: u64| t_ms.saturating_sub(t0) as f64 / 1000.0;
-    // The latest sample, not the last: a sample out of order (a damaged
-    // trace) must not land outside the chart, where plotters' pixel
-    // arithmetic overflows.
-    let x_max = trace
-        .samples
-        .iter()
-        .map(|s| secs(s.sample.t_ms))
-        .fold(1.0, f64::max);
-    let first_swap = trace
-        .samples
-        .first()
-        .map_or(0, |s| s.sample.system.swap_used_bytes);
-    let growth: Vec<(f64, f64)> = trace
-        .samples
-        .iter()
-        .map(|s| {
-            let g = s.sample.system.swap_used_bytes as f64 - first_swap as f64;
-            (secs(s.sample.t_ms), g / GB)
-        })
-        .collect();
-    let free: Vec<(f64, f64)> = trace
-        .samples
-        .iter()
-        .map(|s| {
-            (
-                secs(s.sample.t_ms),
-                s.sample.system.free_pct.clamp(0.0, 100.0),
-            )
-        })
-        .collect();
-    let picked = top_processes(trace, processes);
-    let series: Vec<Series> = picked
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let mut segments = vec![Vec::new()];
-            for s in &trace.samples {
-                match s.sample.processes.iter().find(|q| q.pid == p.pid) {
-                    Some(q) => segments
-                        .last_mut()
-                        .expect("never empty")
-                        .push((secs(s.sample.t_ms), q.footprint_bytes as f64 / GB)),
-                    None if segments.last().is_some_and(|v| !v.is_empty()) => {
-                        segments.push(Vec::new());
-                    }
-                    None => {}
-                }
-            }
-            segments.retain(|v| !v.is_empty());
-            Series {
-                label: format!(
-                    "{} {}{}",
-                    one_line(&p.name),
-                    p.pid,
-                    if p.watched { " (watched)" } else { "" }
-                ),
-                colour: PALETTE[i % PALETTE.len()],
-                width: if p.watched { 3 } else { 2 },
-                segments,
-            }
-        })
-        .collect();
-    let mut intervals = state_intervals(trace);
-    // A verdict reached only in hindsight (no live flag of that state): shade
-    // the stretch the report names, from 10 % to 90 % of the swap growth.
-    let mut hindsight = None;
-    if matches!(report.verdict, State::FalseFit | State::Overflow)
-        && !intervals.iter().any(|i| i.state == report.verdict)
-    {
-        let p = report
-            .processes
-            .iter()
-            .find(|p| p.verdict == report.verdict);
-        if let Some((from_ms, to_ms)) =
-            p.and_then(|p| Some((p.swap_growth_from_ms?, p.swap_growth_to_ms?)))
-        {
-            intervals.push(Interval {
-                state: report.verdict,
-                from_ms,
-                to_ms,
-            });
-            hindsight = Some(report.verdict);
+/// The first pass of a chart over a streamed trace: its time range, the
+/// processes worth a line, the flags' states and the marks. Holds a few
+/// figures a process, never a sample.
+#[derive(Debug, Default)]
+pub struct ChartScan {
+    /// Time and swap in use at the first sample.
+    first: Option<(u64, u64)>,
+    last_ms: u64,
+    latest_ms: u64,
+    picker: ProcessPicker,
+    last_seen: HashMap<u32, u64>,
+    flags: Vec<crate::detect::Flag>,
+    marks: MarkList,
+}
+
+impl ChartScan {
+    /// Takes the next record.
+    pub fn push(&mut self, r: &Record) {
+        match r {
+            Record::Sample(s) => self.sample(s),
+            Record::Flag(f) => self.flags.push(f.clone()),
+            Record::Mark(m) => self.marks.push(m.clone()),
+            Record::Header(_) | Record::Event(_) => {}
         }
     }
-    let y_top = series
-        .iter()
-        .flat_map(|s| s.segments.iter().flatten())
-        .chain(growth.iter())
-        .map(|&(_, y)| y)
-        .fold(0.0f64, f64::max);
-    let y_bottom = growth.iter().map(|&(_, y)| y).fold(0.0f64, f64::min);
-    let y_max = nice_ceiling((y_top * 1.1).max(0.1));
-    let y_min = if y_bottom < 0.0 {
-        -nice_ceiling(-y_bottom * 1.1)
-    } else {
-        0.0
-    };
 
-    let min_width = trace
-        .header
-        .as_ref()
-        .map_or(0.5, |h| h.interval_ms as f64 / 1000.0);
-    let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
-    let spans = crate::phases::spans(&trace.marks, last_ms);
-    ChartData {
-        x_max,
-        growth,
-        free,
-        series,
-        intervals,
-        hindsight,
-        min_width,
-        y_min,
-        y_max,
-        phases: spans,
+    fn sample(&mut self, s: &TraceSample) {
+        let t = s.sample.t_ms;
+        self.first
+            .get_or_insert((t, s.sample.system.swap_used_bytes));
+        self.last_ms = t;
+        self.latest_ms = self.latest_ms.max(t);
+        self.picker.push(s);
+        for p in &s.sample.processes {
+            self.last_seen.insert(p.pid, t);
+        }
+    }
+}
+
+/// A line's points: all of them, or thinned to a chart's width as they come.
+enum Line {
+    All(Vec<(f64, f64)>),
+    Thin(Decimator),
+}
+
+impl Line {
+    fn new(x_max: f64, buckets: Option<usize>) -> Self {
+        match buckets {
+            Some(b) => Line::Thin(Decimator::new(0.0, x_max, b)),
+            None => Line::All(Vec::new()),
+        }
+    }
+
+    fn push(&mut self, p: (f64, f64)) {
+        match self {
+            Line::All(v) => v.push(p),
+            Line::Thin(d) => d.push(p),
+        }
+    }
+
+    fn finish(self) -> Vec<(f64, f64)> {
+        match self {
+            Line::All(v) => v,
+            Line::Thin(d) => d.finish(),
+        }
+    }
+}
+
+/// One process's line under way: the segments done and the one being drawn.
+struct ProcessLine {
+    pid: u32,
+    segments: Vec<Vec<(f64, f64)>>,
+    current: Option<Line>,
+}
+
+/// The second pass of a chart: its lines, sample by sample, thinned to
+/// `buckets` points across when given (at most four a bucket: peaks survive).
+pub struct ChartLines {
+    scan: ChartScan,
+    picked: Vec<Picked>,
+    t0: u64,
+    swap0: u64,
+    x_max: f64,
+    buckets: Option<usize>,
+    growth: Line,
+    free: Line,
+    lines: Vec<ProcessLine>,
+}
+
+impl ChartLines {
+    pub fn new(mut scan: ChartScan, processes: usize, buckets: Option<usize>) -> Self {
+        let (t0, swap0) = scan.first.unwrap_or((0, 0));
+        // The latest sample, not the last: a sample out of order (a damaged
+        // trace) must not land outside the chart, where plotters' pixel
+        // arithmetic overflows.
+        let x_max = (scan.latest_ms.saturating_sub(t0) as f64 / 1000.0).max(1.0);
+        let picked = std::mem::take(&mut scan.picker).top(processes);
+        let lines = picked
+            .iter()
+            .map(|p| ProcessLine {
+                pid: p.pid,
+                segments: Vec::new(),
+                current: None,
+            })
+            .collect();
+        ChartLines {
+            scan,
+            picked,
+            t0,
+            swap0,
+            x_max,
+            buckets,
+            growth: Line::new(x_max, buckets),
+            free: Line::new(x_max, buckets),
+            lines,
+        }
+    }
+
+    /// Takes the next sample.
+    pub fn push(&mut self, s: &TraceSample) {
+        let x = s.sample.t_ms.saturating_sub(self.t0) as f64 / 1000.0;
+        let g = s.sample.system.swap_used_bytes as f64 - self.swap0 as f64;
+        self.growth.push((x, g / GB));
+        self.free
+            .push((x, s.sample.system.free_pct.clamp(0.0, 100.0)));
+        for line in &mut self.lines {
+            match s.sample.processes.iter().find(|q| q.pid == line.pid) {
+                Some(q) => line
+                    .current
+                    .get_or_insert_with(|| Line::new(self.x_max, self.buckets))
+                    .push((x, q.footprint_bytes as f64 / GB)),
+                // Missing from a sample: the line breaks.
+                None => {
+                    if let Some(done) = line.current.take() {
+                        line.segments.push(done.finish());
+                    }
+                }
+            }
+        }
+    }
+
+    /// The chart's data, with the report's hindsight; `interval_ms` is the
+    /// trace's sampling interval (the narrowest shading).
+    pub(crate) fn finish(self, report: &Report, interval_ms: Option<u64>) -> ChartData {
+        let ChartLines {
+            scan,
+            picked,
+            t0,
+            x_max,
+            growth,
+            free,
+            lines,
+            ..
+        } = self;
+        let growth = growth.finish();
+        let free = free.finish();
+        let series: Vec<Series> = picked
+            .iter()
+            .zip(lines)
+            .enumerate()
+            .map(|(i, (p, mut line))| {
+                if let Some(done) = line.current.take() {
+                    line.segments.push(done.finish());
+                }
+                Series {
+                    label: format!(
+                        "{} {}{}",
+                        one_line(&p.name),
+                        p.pid,
+                        if p.watched { " (watched)" } else { "" }
+                    ),
+                    colour: PALETTE[i % PALETTE.len()],
+                    width: if p.watched { 3 } else { 2 },
+                    segments: line.segments,
+                }
+            })
+            .collect();
+        let end = scan.last_ms;
+        let timeline = StateTimeline::from_flags(&scan.flags);
+        let mut intervals = intervals_of(&timeline, &scan.last_seen, end);
+        // A verdict reached only in hindsight (no live flag of that state): shade
+        // the stretch the report names, from 10 % to 90 % of the swap growth.
+        let mut hindsight = None;
+        if matches!(report.verdict, State::FalseFit | State::Overflow)
+            && !intervals.iter().any(|i| i.state == report.verdict)
+        {
+            let p = report
+                .processes
+                .iter()
+                .find(|p| p.verdict == report.verdict);
+            if let Some((from_ms, to_ms)) =
+                p.and_then(|p| Some((p.swap_growth_from_ms?, p.swap_growth_to_ms?)))
+            {
+                intervals.push(Interval {
+                    state: report.verdict,
+                    from_ms,
+                    to_ms,
+                });
+                hindsight = Some(report.verdict);
+            }
+        }
+        let y_top = series
+            .iter()
+            .flat_map(|s| s.segments.iter().flatten())
+            .chain(growth.iter())
+            .map(|&(_, y)| y)
+            .fold(0.0f64, f64::max);
+        let y_bottom = growth.iter().map(|&(_, y)| y).fold(0.0f64, f64::min);
+        let y_max = nice_ceiling((y_top * 1.1).max(0.1));
+        let y_min = if y_bottom < 0.0 {
+            -nice_ceiling(-y_bottom * 1.1)
+        } else {
+            0.0
+        };
+        let min_width = interval_ms.map_or(0.5, |ms| ms as f64 / 1000.0);
+        let spans = crate::phases::spans(&scan.marks.marks, scan.last_ms);
+        ChartData {
+            t0,
+            x_max,
+            growth,
+            free,
+            series,
+            intervals,
+            hindsight,
+            min_width,
+            y_min,
+            y_max,
+            phases: spans,
+        }
     }
 }
 
