@@ -21,7 +21,7 @@ use serde_json::json;
 use swapsight::export::{prometheus, ExportError, ExportFormat, ExportOptions};
 use swapsight::live::{keep_commands_in_jsonl, LiveError, Snapshot};
 use swapsight::recordings::{file_name, Recording, RecordingError};
-use swapsight::trace::TraceError;
+use swapsight::trace::{TraceError, TraceReader};
 use swapsight::views::{Done, Pinned, ProcessView, RecordingInfo};
 
 use super::unique_keys;
@@ -394,44 +394,48 @@ pub async fn report(
 /// JSONL, the file as it is, keeps to the session's rule on command lines
 /// (`commands_of`) like every other answer.
 fn export_bytes(path: &Path, format: ExportFormat, commands_of: Option<u32>) -> ApiResult<Vec<u8>> {
-    let trace = swapsight::trace::read(path).map_err(|e| match e {
+    let named = |e: TraceError| match e {
         TraceError::Io { path, source } => trace_error(&TraceError::Io {
             path: PathBuf::from(file_name(&path)),
             source,
         }),
         t => trace_error(&t),
-    })?;
-    if trace.samples.is_empty() {
-        let first = trace.problems.first().map(|p| p as &dyn std::fmt::Display);
+    };
+    let failed = |e: ExportError| match e {
+        ExportError::Trace(t) => named(t),
+        ExportError::NoSamples => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()),
+        e => ApiError::internal(e.to_string()),
+    };
+    // Streamed, as the CLI's export: a recording of any size is never held
+    // whole, only what the export needs and the bytes it writes.
+    let mut reader = TraceReader::open(path)
+        .map_err(named)?
+        .keep_commands_of(commands_of);
+    let scanned = format.scan(&mut reader).map_err(failed)?;
+    if scanned.samples() == 0 {
+        let notes = reader.notes();
+        let first = notes.problems.first().map(|p| p as &dyn std::fmt::Display);
         return Err(nothing_to(
             "export",
             &file_name(path),
             first,
-            trace.bad_lines,
+            notes.bad_lines,
         ));
     }
     let mut out = Vec::with_capacity(64 * 1024);
-    let written = if format == ExportFormat::Jsonl {
+    if format == ExportFormat::Jsonl {
         // The file as it is, not as read.
         format
             .write_file(path, &ExportOptions::default(), &mut out)
-            .map(|()| {
-                if let Some(uid) = commands_of {
-                    out = keep_commands_in_jsonl(&out, uid);
-                }
-            })
+            .map_err(failed)?;
+        if let Some(uid) = commands_of {
+            out = keep_commands_in_jsonl(&out, uid);
+        }
     } else {
-        format.write(&trace, &ExportOptions::default(), &mut out)
-    };
-    written.map_err(|e| match e {
-        ExportError::Trace(TraceError::Io { path, source }) => trace_error(&TraceError::Io {
-            path: PathBuf::from(file_name(&path)),
-            source,
-        }),
-        ExportError::Trace(t) => trace_error(&t),
-        ExportError::NoSamples => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string()),
-        e => ApiError::internal(e.to_string()),
-    })?;
+        scanned
+            .write(&mut reader, &ExportOptions::default(), &mut out)
+            .map_err(failed)?;
+    }
     Ok(out)
 }
 
