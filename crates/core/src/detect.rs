@@ -161,6 +161,20 @@ impl Default for DetectorConfig {
 }
 
 impl DetectorConfig {
+    /// The product's central rule, for swap that grew: with the readable
+    /// footprints at or above `overflow_share` of physical memory they
+    /// explain it (overflow: Activity Monitor would show it), below it they
+    /// do not (false fit). Unreadable processes count 0, so the share is a
+    /// lower bound and only a share at or above the line settles overflow.
+    /// The live detector and the offline report both ask here.
+    pub fn swap_verdict(&self, footprints_share: f64) -> State {
+        if footprints_share >= self.overflow_share {
+            State::Overflow
+        } else {
+            State::FalseFit
+        }
+    }
+
     pub fn swap_tolerance_for(&self, phys_bytes: u64) -> u64 {
         self.swap_tolerance_bytes
             .unwrap_or_else(|| (128u64 << 20).max(phys_bytes / 200))
@@ -382,7 +396,7 @@ impl Detector {
         );
         // Unreadable processes count 0: a lower bound of the footprints.
         let footprints_share = gap.footprints_bytes as f64 / phys as f64;
-        let explained = footprints_share >= self.cfg.overflow_share;
+        let explained = self.cfg.swap_verdict(footprints_share) == State::Overflow;
         let page_size = if sys.page_size > 0 {
             sys.page_size
         } else {

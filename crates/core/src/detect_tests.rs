@@ -647,3 +647,19 @@ fn new_process_fields_are_additive_in_the_trace() {
     .unwrap();
     assert_eq!((sys.usable_bytes, sys.wired_bytes), (0, None));
 }
+
+#[test]
+fn the_swap_verdict_is_decided_in_one_place_with_the_line_itself_overflow() {
+    // The detector, the report's whole-run verdict and its per-process one
+    // all call DetectorConfig::swap_verdict (issue 24, item 1).
+    let cfg = DetectorConfig::default();
+    assert_eq!(cfg.swap_verdict(cfg.overflow_share), State::Overflow);
+    assert_eq!(cfg.swap_verdict(cfg.overflow_share + 0.01), State::Overflow);
+    assert_eq!(cfg.swap_verdict(cfg.overflow_share - 0.01), State::FalseFit);
+    assert_eq!(cfg.swap_verdict(0.0), State::FalseFit);
+    let tight = DetectorConfig {
+        overflow_share: 0.2,
+        ..DetectorConfig::default()
+    };
+    assert_eq!(tight.swap_verdict(0.3), State::Overflow);
+}

@@ -444,14 +444,7 @@ impl RunJudge {
             .unwrap_or_default();
         if verdict < State::Overflow && swap_growth >= signed_diff(tolerance, 0) {
             // Swap grew and no process explains it: judge the machine.
-            let peak_share = self.peak_readable as f64 / phys as f64;
-            // Unreadable processes count 0: the share is a lower bound, so only
-            // a share at or above the line settles overflow.
-            verdict = if peak_share >= cfg.overflow_share {
-                State::Overflow
-            } else {
-                State::FalseFit
-            };
+            verdict = cfg.swap_verdict(self.peak_readable as f64 / phys as f64);
         }
         let min_free = if self.min_free.is_finite() {
             self.min_free
@@ -536,11 +529,7 @@ fn judge(
     } else if st.worst == State::FalseFit || st.worst == State::Overflow {
         st.worst
     } else if carries_tree && growth >= signed_diff(tolerance, 0) {
-        if st.share_at_max_swap >= cfg.overflow_share {
-            State::Overflow
-        } else {
-            State::FalseFit
-        }
+        cfg.swap_verdict(st.share_at_max_swap)
     } else if st.worst == State::HiddenMemory {
         State::HiddenMemory
     } else {
