@@ -56,9 +56,9 @@ pub fn process(live: LiveState<'_>, pid: u32) -> Result<ProcessView, String> {
 
 /// Pins `pid` (watch its tree, keep it first) or unpins with `null`.
 #[tauri::command]
-pub fn pin(live: LiveState<'_>, pid: Option<u32>) -> Pinned {
-    live.pin(pid);
-    Pinned { pinned: pid }
+pub fn pin(live: LiveState<'_>, pid: Option<u32>) -> Result<Pinned, String> {
+    live.pin(pid).map_err(|e| e.to_string())?;
+    Ok(Pinned { pinned: pid })
 }
 
 #[tauri::command]

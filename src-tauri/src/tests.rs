@@ -150,6 +150,9 @@ fn pin_and_unpin() {
     );
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(ok(&t, "snapshot", json!({}))["pinned"], Value::Null);
+    // pid 0 is refused here as `serve` refuses it: the rule is Live's.
+    assert!(err(&t, "pin", json!({ "pid": 0 })).contains("bad pid 0"));
+    assert!(err(&t, "start_recording", json!({ "pid": 0 })).contains("bad pid 0"));
 }
 
 #[test]

@@ -70,12 +70,25 @@ pub enum LiveError {
     AlreadyRecording(PathBuf),
     #[error("not recording")]
     NotRecording,
+    /// A command named pid 0, which is no process to watch (the kernel's
+    /// scheduler on Linux, `kernel_task` on macOS).
+    #[error("bad pid 0: expected a process id")]
+    BadPid,
     #[error(transparent)]
     Trace(#[from] crate::trace::TraceError),
     #[error(transparent)]
     Probe(#[from] crate::probe::ProbeError),
     #[error(transparent)]
     Recording(#[from] RecordingError),
+}
+
+/// pid 0 names no process a user can watch.
+fn check_pid(pid: Option<u32>) -> Result<(), LiveError> {
+    if pid == Some(0) {
+        Err(LiveError::BadPid)
+    } else {
+        Ok(())
+    }
 }
 
 struct Inner {
@@ -274,9 +287,14 @@ impl Live {
     }
 
     /// Pin a process (watch its tree, keep it in the table) or unpin.
-    pub fn pin(&self, pid: Option<u32>) {
+    /// Pins `pid` (watches its tree, keeps it first) or unpins with `None`.
+    /// The shells (the app's commands, `serve`'s API) forward here and
+    /// refuse what this refuses.
+    pub fn pin(&self, pid: Option<u32>) -> Result<(), LiveError> {
+        check_pid(pid)?;
         lock(&self.inner).pinned = pid;
         self.sampler.watch(pid);
+        Ok(())
     }
 
     pub fn reset_baseline(&self) {
@@ -301,6 +319,7 @@ impl Live {
     /// Starts recording the whole machine and the pinned process (or
     /// `pid`) to a new trace in the recordings folder.
     pub fn start_recording(&self, pid: Option<u32>) -> Result<PathBuf, LiveError> {
+        check_pid(pid)?;
         let mut inner = lock(&self.inner);
         if let Some((r, _)) = &inner.recorder {
             return Err(LiveError::AlreadyRecording(r.path().to_path_buf()));

@@ -57,7 +57,10 @@ fn records_and_replays() {
     let dir = tmp("rec");
     let l = live(&dir);
     l.wait_snapshot(Duration::from_secs(2)).unwrap();
-    l.pin(Some(7));
+    // pid 0 is no process: refused for every shell alike (issue 24, item 3).
+    assert!(matches!(l.pin(Some(0)), Err(LiveError::BadPid)));
+    assert!(matches!(l.start_recording(Some(0)), Err(LiveError::BadPid)));
+    l.pin(Some(7)).unwrap();
     let path = l.start_recording(None).unwrap();
     assert!(matches!(
         l.start_recording(None),

@@ -72,6 +72,7 @@ impl From<LiveError> for ApiError {
                 )
             }
             LiveError::NotRecording => StatusCode::CONFLICT,
+            LiveError::BadPid => StatusCode::BAD_REQUEST,
             LiveError::Trace(t) => return trace_error(t),
             LiveError::Recording(r) => return recording_error(r),
             _ => StatusCode::INTERNAL_SERVER_ERROR,
@@ -302,10 +303,7 @@ pub async fn pin(
     body: Result<Bytes, BytesRejection>,
 ) -> ApiResult<Response> {
     let PinBody { pid } = json_body(&body_of(body)?)?;
-    if pid == Some(0) {
-        return Err(ApiError::bad_request("bad pid 0: expected a process id"));
-    }
-    s.live.pin(pid);
+    s.live.pin(pid)?;
     Ok(Json(Pinned { pinned: pid }).into_response())
 }
 
@@ -325,9 +323,6 @@ pub async fn recording_start(
     body: Result<Bytes, BytesRejection>,
 ) -> ApiResult<Response> {
     let StartBody { pid } = json_body(&body_of(body)?)?;
-    if pid == Some(0) {
-        return Err(ApiError::bad_request("bad pid 0: expected a process id"));
-    }
     let path = s.live.start_recording(pid)?;
     Ok(Json(RecordingInfo::started(&path)).into_response())
 }
