@@ -161,12 +161,7 @@ pub fn open_probe(
     swapsight::probe::HostInfo,
 )> {
     let path = output.map_or_else(
-        || {
-            default_trace_path(
-                std::path::Path::new("."),
-                swapsight::recorder::unix_now_ms(),
-            )
-        },
+        || default_trace_path(std::path::Path::new("."), swapsight::units::unix_now_ms()),
         std::path::Path::to_path_buf,
     );
     let mut probe = swapsight::probe::native().context("cannot start the memory probe")?;

@@ -12,11 +12,12 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::probe::{HostInfo, Probe};
-use crate::recorder::{header_now, unix_now_ms, Recorder};
+use crate::recorder::{header_now, Recorder};
 use crate::recordings::{self, default_trace_path, Recording, RecordingError};
 use crate::report::Report;
 use crate::sampler::{Sampler, SamplerConfig};
 use crate::tick::Tick;
+use crate::units::unix_now_ms;
 
 mod own_commands;
 mod replay;

@@ -12,7 +12,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use crate::probe::{HostInfo, ProcessSample};
 use crate::tick::Tick;
@@ -158,16 +158,9 @@ impl Recorder {
     }
 }
 
-/// Milliseconds since the Unix epoch, now.
-pub fn unix_now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
 /// A header for a recording starting now on this host.
 pub fn header_now(host: HostInfo, interval_ms: u64, top_n: usize) -> Header {
-    let mut h = Header::new(host, interval_ms, unix_now_ms());
+    let mut h = Header::new(host, interval_ms, crate::units::unix_now_ms());
     h.top_n = top_n;
     h
 }

@@ -158,6 +158,14 @@ pub fn format_duration(d: Duration) -> String {
     }
 }
 
+/// Milliseconds since the Unix epoch, now: the clock of a trace's
+/// `start_unix_ms` and of the registry's folder names.
+pub fn unix_now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 #[cfg(test)]
 #[path = "units_tests.rs"]
 mod tests;

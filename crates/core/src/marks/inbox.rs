@@ -151,7 +151,7 @@ impl MarkInbox {
     pub fn create_in(base: &RuntimeDir, trace: &Path) -> std::io::Result<MarkInbox> {
         registry::remove_stale(base);
         let pid = std::process::id();
-        let name = format!("rec-{pid}-{}", crate::recorder::unix_now_ms());
+        let name = format!("rec-{pid}-{}", crate::units::unix_now_ms());
         rustix::fs::mkdirat(&base.fd, name.as_str(), Mode::from_raw_mode(0o700))?;
         let dir = rustix::fs::openat(
             &base.fd,
