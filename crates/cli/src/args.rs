@@ -5,9 +5,8 @@
 
 use std::time::Duration;
 
-/// Shortest sampling interval: below this the probe's own cost (a walk of
-/// every process) is most of the interval.
-pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
+/// Shortest sampling interval: the sampler's own floor.
+pub use swapsight::sampler::MIN_INTERVAL;
 /// Longest sampling interval: a swap storm is over well within it.
 pub const MAX_INTERVAL: Duration = Duration::from_secs(3600);
 /// Longest duration any other option takes (a grace period, a wait).

@@ -19,6 +19,10 @@ use crate::monitor::Monitor;
 use crate::probe::{Probe, ProbeError, Sample};
 use crate::tick::Tick;
 
+/// Shortest sampling interval: below this the probe's own cost (a walk of
+/// every process) is most of the interval. `--interval` takes no less.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
+
 /// How a sampler runs.
 #[derive(Debug, Clone)]
 pub struct SamplerConfig {
@@ -170,7 +174,7 @@ fn run(
                 Ok(Command::ResetBaseline) => monitor.detector.reset_baseline(),
                 Ok(Command::Watch(pid)) => monitor.tree.set_root(pid),
                 Ok(Command::Interval(d)) => {
-                    let d = d.max(Duration::from_millis(10));
+                    let d = d.max(MIN_INTERVAL);
                     if d < interval {
                         next = Some(Instant::now());
                     }
