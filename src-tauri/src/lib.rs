@@ -27,6 +27,7 @@ pub mod cmd;
 pub mod export;
 #[cfg(target_os = "linux")]
 pub mod linux;
+pub mod placement;
 pub mod tray;
 pub mod window;
 

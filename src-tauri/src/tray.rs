@@ -16,7 +16,7 @@ use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_autostart::ManagerExt as _;
 
 use crate::export::{self, ExportFormat};
-use crate::window;
+use crate::{placement, window};
 
 /// Id of the one tray icon.
 pub const ID: &str = "swapsight";
@@ -163,7 +163,7 @@ fn on_icon<R: Runtime>(tray: &TrayIcon<R>, event: TrayIconEvent) {
 fn keep_tray_rect<R: Runtime>(app: &AppHandle<R>, rect: &tauri::Rect) {
     // tray-icon gives physical units, so the scale is not used.
     app.state::<window::Mode>()
-        .set_tray_rect(window::Rect::from_tauri(rect, 1.0));
+        .set_tray_rect(placement::Rect::from_tauri(rect, 1.0));
 }
 
 fn on_menu<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
