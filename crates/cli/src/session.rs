@@ -1,9 +1,10 @@
 //! What `record` and `guard` both run around the command: the probe and the
-//! trace path, the trace's header and writer, the sampler, the live status
-//! line, the flag lines and the finished line.
+//! trace path, the trace's header and writer, the sampler, the loop over its
+//! ticks, the live status line, the flag lines and the finished line.
 
+use std::ops::ControlFlow;
 use std::path::PathBuf;
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -64,6 +65,37 @@ pub fn start_sampler(
     );
     let ticks = sampler.subscribe(64);
     (sampler, ticks)
+}
+
+/// The loop `record` and `guard` share. Before each wait for a tick,
+/// `between` may end it (a signal, the command's exit, a trace that can no
+/// longer be written) and pumps the marks into the trace; each tick is
+/// written to the trace, its flags said above the status line, and handed
+/// to `on_tick`, which may end it. `None` when the sampler stopped sending
+/// ticks (it died).
+pub fn tick_loop<T>(
+    ticks: &Receiver<Arc<Tick>>,
+    trace: &mut TraceSink,
+    status: &StatusLine,
+    mut between: impl FnMut(&mut TraceSink) -> anyhow::Result<ControlFlow<T>>,
+    mut on_tick: impl FnMut(&Tick) -> ControlFlow<T>,
+) -> anyhow::Result<Option<T>> {
+    loop {
+        if let ControlFlow::Break(end) = between(trace)? {
+            return Ok(Some(end));
+        }
+        match ticks.recv_timeout(Duration::from_millis(100)) {
+            Ok(tick) => {
+                trace.tick(&tick);
+                flag_lines(status, &tick);
+                if let ControlFlow::Break(end) = on_tick(&tick) {
+                    return Ok(Some(end));
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return Ok(None),
+        }
+    }
 }
 
 /// One line per flag of the tick, above the status line.
