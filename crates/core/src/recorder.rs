@@ -18,9 +18,9 @@ use crate::probe::{HostInfo, ProcessSample};
 use crate::tick::Tick;
 use crate::trace::{Event, Header, Mark, Record, TraceError, TraceSample, TraceWriter};
 
-// Where recordings go and what they are called is the recordings folder's
-// business; these names stay for the shells that record.
-pub use crate::recordings::{default_recordings_dir, default_trace_path};
+// What a recording is called is the recordings folder's business; this name
+// stays for the CLI's recording session until it records through core.
+pub use crate::recordings::default_trace_path;
 
 pub struct Recorder {
     writer: TraceWriter,
