@@ -19,13 +19,13 @@ use crate::sampler::{Sampler, SamplerConfig};
 use crate::tick::Tick;
 use crate::units::unix_now_ms;
 
+mod display;
 mod own_commands;
 mod replay;
-mod view;
 
+pub use display::{notice_of, title, Notice, Point, RecordingStatus, Row, Snapshot, Update};
 pub use own_commands::keep_commands_in_jsonl;
 pub use replay::{replay, replay_trace, Replay};
-pub use view::{notice_of, title, Notice, Point, RecordingStatus, Row, Snapshot, Update};
 
 /// How a live session runs.
 #[derive(Debug, Clone)]
@@ -453,7 +453,7 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick) {
         }
     }
     let snapshot = snapshot_of(tick, inner);
-    let point = view::point_of(tick, &snapshot, inner.cfg.chart_processes);
+    let point = display::point_of(tick, &snapshot, inner.cfg.chart_processes);
     let keep_ms = inner.cfg.history_secs * 1000;
     while inner
         .points
@@ -463,7 +463,7 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick) {
         inner.points.pop_front();
     }
     inner.points.push_back(point.clone());
-    let notices = tick.flags.iter().filter_map(view::notice_of).collect();
+    let notices = tick.flags.iter().filter_map(display::notice_of).collect();
     inner.latest = Some(snapshot.clone());
     let update = Arc::new(Update {
         snapshot,
@@ -479,7 +479,7 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick) {
 }
 
 fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
-    let rows = view::rows_of(tick, inner.cfg.rows, inner.pinned, &inner.host);
+    let rows = display::rows_of(tick, inner.cfg.rows, inner.pinned, &inner.host);
     let state = tick.view.worst;
     Snapshot {
         t_ms: tick.sample.t_ms,
