@@ -23,14 +23,14 @@ use swapsight::guard::{
     StopReason, StopRules,
 };
 use swapsight::probe::Probe;
-use swapsight::recorder::Recorder;
 use swapsight::tree::WatchTree;
 use swapsight::units::format_bytes;
 use swapsight::Tick;
 
 use crate::exit;
 use crate::process::{self, Processes, SignalNumber, Signals};
-use crate::session::{self, finished_line, RecordingArgs, StatusLine, TraceSink};
+use crate::session::{self, finished_line, RecordingArgs, StatusLine};
+use swapsight::session::RecordingSession;
 
 /// What a false-fit flag on the guarded tree does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -134,10 +134,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         stop_on_false_fit: args.on_false_fit == OnFalseFit::Stop,
     };
     process::become_subreaper();
-    let mut marks = crate::marking::Marks::open(&path);
     let mut command = std::process::Command::new(program);
     command.args(rest).process_group(0);
-    marks.export(&mut command);
+    let marks = session::open_marks(&path, Some(&mut command));
     let pid = process::spawn_command(&mut command, program)?.id();
     // From here on the guard reaps its children itself (waitpid), the command
     // included: the `Child` handle is not used again.
@@ -146,22 +145,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut tree = WatchTree::new(Some(std::process::id()));
     let mut root_name = program.rsplit('/').next().unwrap_or(program).to_string();
 
-    let header = session::header(
-        host,
-        args.recording.interval,
-        args.recording.top,
-        Some(pid),
-        &args.command,
-        "guard",
-    );
-    let mut rec = match Recorder::create(&path, &header) {
-        Ok(r) => TraceSink::new(r),
-        Err(e) => {
-            procs.signal_group(pid, Signal::Kill);
-            procs.wait_main(Duration::from_secs(2));
-            return Err(e.into());
-        }
-    };
+    let header = session::header(host, &args.recording, Some(pid), &args.command, "guard");
+    let mut rec = session::create_trace(&path, &header, marks, || {
+        procs.signal_group(pid, Signal::Kill);
+        procs.wait_main(Duration::from_secs(2));
+    })?;
     if let (Some(gate), Some((free_pct, waited))) = (gate, waited) {
         rec.event("guard-wait", gate.passed_text(free_pct, waited), None, None);
     }
@@ -180,7 +168,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
 
     let (sampler, ticks) = session::start_sampler(probe, args.recording.interval, &header);
-    let between = |rec: &mut TraceSink| {
+    let between = |rec: &RecordingSession| {
         if let Some(sig) = signals.received() {
             let reason = StopReason::Signal { name: sig.name() };
             return Ok(ControlFlow::Break(Outcome::Stop(reason, sig)));
@@ -196,7 +184,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if let Some(st) = procs.main_status {
             return Ok(ControlFlow::Break(Outcome::Exited(st)));
         }
-        marks.pump(rec);
         Ok(ControlFlow::Continue(()))
     };
     let on_tick = |tick: &Tick| {
@@ -215,7 +202,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let outcome = session::tick_loop(&ticks, &mut rec, &status, between, on_tick)?
         .unwrap_or(Outcome::SamplerDied);
     status.clear();
-    marks.finish(&mut rec);
+    rec.finish_marks(Instant::now());
     let elapsed = started.elapsed();
 
     let mut plan = StopPlan::new(Signal::Terminate, args.grace);
@@ -289,9 +276,9 @@ enum Outcome {
 
 /// The ticks that came in while the tree was being stopped: the trace shows
 /// swap after the stop too.
-fn drain(ticks: &std::sync::mpsc::Receiver<Arc<Tick>>, rec: &mut TraceSink) {
+fn drain(ticks: &std::sync::mpsc::Receiver<Arc<Tick>>, rec: &mut RecordingSession) {
     while let Ok(tick) = ticks.try_recv() {
-        rec.tick(&tick);
+        rec.turn(Some(&tick), Instant::now());
     }
 }
 

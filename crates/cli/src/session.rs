@@ -1,15 +1,18 @@
 //! What `record` and `guard` both run around the command: the probe and the
-//! trace path, the trace's header and writer, the sampler, the loop over its
+//! trace path, the trace's header and the mark inbox (the recording session
+//! itself is core's, `swapsight::session`), the sampler, the loop over its
 //! ticks, the live status line, the flag lines and the finished line.
 
 use std::ops::ControlFlow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use swapsight::recorder::{default_trace_path, header_now, Recorder};
+use swapsight::marks::{MarkInbox, ENV_VAR};
+use swapsight::recorder::{default_trace_path, Recorder};
+use swapsight::session::{Plan, RecordingSession};
 use swapsight::trace::Header;
 use swapsight::units::{format_bytes, format_duration};
 use swapsight::{Sampler, SamplerConfig, Tick};
@@ -32,20 +35,58 @@ pub struct RecordingArgs {
     pub top: usize,
 }
 
-/// The trace's header for a recording by `verb` (`record`, `guard`).
+/// The trace's header for a recording by `verb` (`record`, `guard`), with
+/// the detector's default settings (core's one header rule).
 pub fn header(
     host: swapsight::probe::HostInfo,
-    interval: Duration,
-    top: usize,
+    args: &RecordingArgs,
     watch: Option<u32>,
     command: &[String],
     verb: &str,
 ) -> Header {
-    let mut header = header_now(host, interval.as_millis() as u64, top);
-    header.watch_pid = watch;
-    header.command = (!command.is_empty()).then(|| command.to_vec());
-    header.writer = format!("swapsight {} {verb}", env!("CARGO_PKG_VERSION"));
-    header
+    swapsight::session::header(
+        host,
+        &Plan {
+            interval: args.interval,
+            top_n: args.top,
+            watch,
+            command,
+            verb,
+            detector: swapsight::DetectorConfig::default(),
+        },
+    )
+}
+
+/// The mark inbox for a recording to `trace`, its path put in `command`'s
+/// environment. Without one (no private runtime directory) the run is
+/// recorded without marks, said once.
+pub fn open_marks(trace: &Path, command: Option<&mut std::process::Command>) -> Option<MarkInbox> {
+    match MarkInbox::create(trace) {
+        Ok(inbox) => {
+            if let Some(c) = command {
+                c.env(ENV_VAR, inbox.path());
+            }
+            Some(inbox)
+        }
+        Err(e) => {
+            eprintln!("swapsight: warning: phase marks are off: {e}");
+            None
+        }
+    }
+}
+
+/// Creates the trace, or says why not after `on_error` (which stops the
+/// command already started).
+pub fn create_trace(
+    path: &Path,
+    header: &Header,
+    marks: Option<MarkInbox>,
+    on_error: impl FnOnce(),
+) -> anyhow::Result<RecordingSession> {
+    RecordingSession::create(path, header, marks).map_err(|e| {
+        on_error();
+        e.into()
+    })
 }
 
 /// The sampler for a recording with `header`, and its ticks.
@@ -69,30 +110,33 @@ pub fn start_sampler(
 
 /// The loop `record` and `guard` share. Before each wait for a tick,
 /// `between` may end it (a signal, the command's exit, a trace that can no
-/// longer be written) and pumps the marks into the trace; each tick is
-/// written to the trace, its flags said above the status line, and handed
-/// to `on_tick`, which may end it. `None` when the sampler stopped sending
-/// ticks (it died).
+/// longer be written); each turn of the recording session takes the tick
+/// (or none, after a wait with none) and the marks that came in; a tick's
+/// flags are said above the status line, and the tick is handed to
+/// `on_tick`, which may end the loop. `None` when the sampler stopped
+/// sending ticks (it died).
 pub fn tick_loop<T>(
     ticks: &Receiver<Arc<Tick>>,
-    trace: &mut TraceSink,
+    rec: &mut RecordingSession,
     status: &StatusLine,
-    mut between: impl FnMut(&mut TraceSink) -> anyhow::Result<ControlFlow<T>>,
+    mut between: impl FnMut(&RecordingSession) -> anyhow::Result<ControlFlow<T>>,
     mut on_tick: impl FnMut(&Tick) -> ControlFlow<T>,
 ) -> anyhow::Result<Option<T>> {
     loop {
-        if let ControlFlow::Break(end) = between(trace)? {
+        if let ControlFlow::Break(end) = between(rec)? {
             return Ok(Some(end));
         }
         match ticks.recv_timeout(Duration::from_millis(100)) {
             Ok(tick) => {
-                trace.tick(&tick);
+                rec.turn(Some(&tick), Instant::now());
                 flag_lines(status, &tick);
                 if let ControlFlow::Break(end) = on_tick(&tick) {
                     return Ok(Some(end));
                 }
             }
-            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Timeout) => {
+                rec.turn(None, Instant::now());
+            }
             Err(RecvTimeoutError::Disconnected) => return Ok(None),
         }
     }
@@ -121,66 +165,6 @@ pub fn check_command(command: &[String]) -> anyhow::Result<()> {
         ));
     }
     Ok(())
-}
-
-/// The trace while it can be written. After the first failed write (a full
-/// disk) nothing more is written, so no line can land after a partial one;
-/// the failure is kept to be said once.
-pub struct TraceSink {
-    rec: Recorder,
-    failed: Option<String>,
-}
-
-impl TraceSink {
-    pub fn new(rec: Recorder) -> TraceSink {
-        TraceSink { rec, failed: None }
-    }
-
-    pub fn recorder(&self) -> &Recorder {
-        &self.rec
-    }
-
-    /// `cannot write the trace FILE (why)`, once a write has failed.
-    pub fn failed(&self) -> Option<&str> {
-        self.failed.as_deref()
-    }
-
-    pub fn tick(&mut self, tick: &Tick) {
-        if self.failed.is_none() {
-            let r = self.rec.tick(tick);
-            self.keep(r);
-        }
-    }
-
-    pub fn event(
-        &mut self,
-        kind: &str,
-        message: impl Into<String>,
-        pid: Option<u32>,
-        code: Option<i32>,
-    ) {
-        if self.failed.is_none() {
-            let r = self.rec.event(kind, message, pid, code);
-            self.keep(r);
-        }
-    }
-
-    pub fn mark(&mut self, name: &str, end: bool) {
-        if self.failed.is_none() {
-            let r = self.rec.mark(name, end).map(drop);
-            self.keep(r);
-        }
-    }
-
-    fn keep(&mut self, r: Result<(), swapsight::trace::TraceError>) {
-        if let Err(e) = r {
-            let why = std::error::Error::source(&e).map_or_else(String::new, |s| format!(" ({s})"));
-            self.failed = Some(format!(
-                "cannot write the trace {}{why}",
-                self.rec.path().display()
-            ));
-        }
-    }
 }
 
 /// The trace path (`output`, or a dated name in the current folder) and the

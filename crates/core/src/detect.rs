@@ -92,15 +92,16 @@ impl State {
         }
     }
 
+    /// Every state, least severe first (the order of `Ord`).
+    pub const ALL: [State; 4] = [
+        State::Fits,
+        State::HiddenMemory,
+        State::Overflow,
+        State::FalseFit,
+    ];
+
     pub fn parse(s: &str) -> Option<State> {
-        [
-            State::Fits,
-            State::HiddenMemory,
-            State::Overflow,
-            State::FalseFit,
-        ]
-        .into_iter()
-        .find(|st| st.as_str() == s)
+        State::ALL.into_iter().find(|st| st.as_str() == s)
     }
 }
 
