@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use swapsight::marks::{MarkInbox, ENV_VAR};
-use swapsight::recorder::{default_trace_path, Recorder};
+use swapsight::recorder::Recorder;
+use swapsight::recordings::default_trace_path;
 use swapsight::session::{Plan, RecordingSession};
 use swapsight::trace::Header;
 use swapsight::units::{format_bytes, format_duration};

@@ -18,10 +18,6 @@ use crate::probe::{HostInfo, ProcessSample};
 use crate::tick::Tick;
 use crate::trace::{Event, Header, Mark, Record, TraceError, TraceSample, TraceWriter};
 
-// What a recording is called is the recordings folder's business; this name
-// stays for the CLI's recording session until it records through core.
-pub use crate::recordings::default_trace_path;
-
 pub struct Recorder {
     writer: TraceWriter,
     top_n: usize,
