@@ -109,6 +109,7 @@ impl Skeleton {
             Record::Flag(f) => self.flags.push(f),
             Record::Event(e) => self.events.push(e),
             Record::Mark(m) => self.marks.push(m),
+            Record::Counter(_) => {}
         }
     }
 
