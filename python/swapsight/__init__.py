@@ -11,10 +11,14 @@
 Run the pipeline under ``swapsight record -o run.jsonl -- python gen.py``
 (the ``swapsight`` command comes with this package; ``python -m swapsight``
 runs it too) and ``swapsight report run.jsonl`` prints one row per phase.
-Without a running recording every call is a cheap no-op that never raises.
+``swapsight.counter(name, value)`` writes a named figure (bytes by default)
+into the recording, and ``swapsight.watch_torch()`` samples the PyTorch
+allocator's figures there. Without a running recording every call is a cheap
+no-op that never raises.
 Every name: docs/python.md.
 """
 
+from ._counter import TorchWatch, counter, watch_torch
 from ._names import MAX_NAME_CHARS, clean_name
 from ._phase import end_phase, mark, phase
 from ._writer import ENV_VAR
@@ -35,8 +39,11 @@ __all__ = [
     "ENV_VAR",
     "MAX_NAME_CHARS",
     "__version__",
+    "TorchWatch",
     "clean_name",
+    "counter",
     "end_phase",
     "mark",
     "phase",
+    "watch_torch",
 ]
