@@ -60,8 +60,12 @@ def test_a_recording_from_inside_reports_its_phases(tmp_path):
     chart = report.plot(str(tmp_path / "run.png"))
     assert open(chart, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
     # The trace ends as a Ctrl-C'd recording does.
-    kinds = [json.loads(l).get("kind") for l in path.read_text().splitlines()]
-    assert "recording-stop" in kinds
+    lines = [json.loads(l) for l in path.read_text().splitlines()]
+    assert "recording-stop" in [l.get("kind") for l in lines]
+    # This process is watched; its child the recorder does not watch itself.
+    watched = [l.get("watched", []) for l in lines if l["type"] == "sample"]
+    assert all(os.getpid() in w for w in watched), watched
+    assert not any(pid in w for w in watched), watched
 
 
 def test_an_exception_in_the_block_propagates_and_the_trace_is_finished(tmp_path):
