@@ -28,6 +28,11 @@ pub struct Args {
     /// Watch a running process (and its descendants) instead of starting one
     #[arg(long, value_name = "PID", conflicts_with = "command")]
     pub pid: Option<u32>,
+    /// Once recording, print the mark path (what $SWAPSIGHT_MARK holds for a
+    /// command; empty when marks are off) as one line on stdout: for a
+    /// program that records itself (Python's swapsight.record())
+    #[arg(long)]
+    pub print_mark_path: bool,
     /// Command to run and watch
     #[arg(last = true, value_name = "CMD ARGS")]
     pub command: Vec<String>,
@@ -66,6 +71,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "swapsight: recording to {} (Ctrl-C to stop)",
         path.display()
     );
+    if args.print_mark_path {
+        // A reader that went away is no reason to stop recording.
+        let _ = print_mark_path(trace.mark_path());
+    }
 
     let (sampler, ticks) = session::start_sampler(probe, args.recording.interval, &header);
     let status = StatusLine::new();
@@ -166,6 +175,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     eprintln!("{}", finished_line(trace.recorder()));
     Ok(code)
+}
+
+/// The mark path as one line on stdout, flushed: the reader waits for it.
+fn print_mark_path(path: Option<&std::path::Path>) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Some(p) = path {
+        out.write_all(p.as_os_str().as_encoded_bytes())?;
+    }
+    out.write_all(b"\n")?;
+    out.flush()?;
+    Ok(())
 }
 
 enum Outcome {
