@@ -33,6 +33,7 @@ fn sample(t_ms: u64, swap: u64, free_pct: f64, procs: Vec<ProcessSample>) -> Sam
             ..Default::default()
         },
         processes: procs,
+        scope: None,
     }
 }
 

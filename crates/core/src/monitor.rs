@@ -39,6 +39,7 @@ impl Monitor {
             view: self.detector.system(),
             flagged,
             activity,
+            scope_note: None,
         }
     }
 }

@@ -113,6 +113,9 @@ impl Recorder {
             watched: tick.watched.clone(),
         }))?;
         self.samples += 1;
+        if let Some(note) = &tick.scope_note {
+            self.event("scope-unreadable", note.clone(), None, None)?;
+        }
         for f in &tick.flags {
             let mut f = f.clone();
             f.t_ms = self.last_t_ms;

@@ -162,6 +162,7 @@ fn run(
     // `None`: the interval reaches past the end of the clock; no more ticks.
     let mut next = Some(Instant::now());
     let mut failures = 0u32;
+    let mut scopes = ScopeWatch::default();
     loop {
         // Sleep until the next deadline, serving commands meanwhile.
         loop {
@@ -204,11 +205,15 @@ fn run(
             }
         };
         let t_ms = now.duration_since(started).as_millis() as u64;
-        let tick = Arc::new(monitor.step(Sample {
+        let (scope, scope_note) = scopes.read(probe, monitor.tree.root());
+        let mut tick = monitor.step(Sample {
             t_ms,
             system,
             processes,
-        }));
+            scope,
+        });
+        tick.scope_note = scope_note;
+        let tick = Arc::new(tick);
         if let Ok(mut r) = ring.lock() {
             if r.len() >= cfg.history.max(1) {
                 r.pop_front();
@@ -219,6 +224,39 @@ fn run(
             Ok(()) | Err(TrySendError::Full(_)) => true,
             Err(TrySendError::Disconnected(_)) => false,
         });
+    }
+}
+
+/// Reads the run's scope each tick: the watched tree's root's, else
+/// swapsight's own (a container limits it too). Where the cgroup files
+/// cannot be read the host is the scope, and that is said once.
+#[derive(Debug, Default)]
+pub struct ScopeWatch {
+    said: bool,
+}
+
+impl ScopeWatch {
+    /// The scope of `root` (or of this process), and the note to say once
+    /// when it cannot be read.
+    pub fn read(
+        &mut self,
+        probe: &mut dyn Probe,
+        root: Option<u32>,
+    ) -> (Option<crate::probe::Scope>, Option<String>) {
+        let pid = root.unwrap_or_else(std::process::id);
+        match probe.scope(pid) {
+            Ok(scope) => (scope, None),
+            Err(e) if !self.said => {
+                self.said = true;
+                let why = std::error::Error::source(&e)
+                    .map_or_else(|| e.to_string(), |s| format!("{e}: {s}"));
+                let note = format!(
+                    "the memory cgroup of pid {pid} cannot be read ({why}); judging against the host"
+                );
+                (None, Some(crate::text::clean(&note).into_owned()))
+            }
+            Err(_) => (None, None),
+        }
     }
 }
 

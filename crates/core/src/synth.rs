@@ -127,6 +127,7 @@ fn emit(
                 ..SystemSample::default()
             },
             processes,
+            scope: None,
         };
         let tick = monitor.step(sample);
         sink(Record::Sample(TraceSample {

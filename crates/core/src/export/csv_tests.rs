@@ -59,6 +59,7 @@ fn export_csv_quotes_awkward_names_and_keeps_empty_samples() {
                 ..Default::default()
             },
             processes: vec![],
+            scope: None,
         },
         watched: vec![],
     });
