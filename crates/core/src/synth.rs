@@ -491,6 +491,7 @@ pub fn scripted_ticks(n: u64, interval_ms: u64) -> Vec<crate::tick::Tick> {
                 t_ms: i * interval_ms,
                 system,
                 processes,
+                scope: None,
             })
         })
         .collect()
