@@ -123,7 +123,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .system()
         .context("cannot read swap in use")?
         .swap_used_bytes;
-    let budget = args.swap_budget.map(|b| Budget::new(b, baseline));
+    let mut budget = args.swap_budget.map(|b| Budget::new(b, baseline));
     process::become_subreaper();
     let mut command = std::process::Command::new(program);
     command.args(rest).process_group(0);
@@ -191,12 +191,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         });
                     }
                 }
-                let swap_used = tick.sample.system.swap_used_bytes;
-                if let Some((b, grown)) = budget.and_then(|b| Some((b, b.spent(swap_used)?))) {
-                    reason = Some(StopReason::Budget {
-                        grown_bytes: grown,
-                        budget_bytes: b.budget_bytes,
-                    });
+                if let Some(b) = budget.as_mut() {
+                    if let Some(grown) = b.spent_in(&tick.sample) {
+                        reason = Some(StopReason::Budget {
+                            grown_bytes: grown,
+                            budget_bytes: b.budget_bytes,
+                        });
+                    }
                 }
                 if let Some(reason) = reason {
                     break Outcome::Stop(reason, Signal::Terminate);
@@ -227,6 +228,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 rec.event("guard-stop", line, Some(pid), None);
             }
             drain(&ticks, &mut rec);
+            rec.scope_look(sampler.scope_now().as_ref());
             rec.event("command-exit", format!("{st}"), Some(pid), st.code());
             exit::from_status(st)
         }

@@ -430,6 +430,39 @@ fn the_budget_is_spent_only_past_it() {
 }
 
 #[test]
+fn the_budget_counts_the_scopes_own_swap_when_it_has_it() {
+    use crate::probe::{Sample, Scope, SystemSample};
+    let sample = |host_swap: u64, scope_swap: Option<u64>| Sample {
+        system: SystemSample {
+            swap_used_bytes: host_swap,
+            ..SystemSample::default()
+        },
+        scope: Some(Scope {
+            limit_bytes: 256 << 20,
+            swap_bytes: scope_swap,
+            ..Scope::default()
+        }),
+        ..Sample::default()
+    };
+    let mut b = Budget::new(512 << 20, 1 << 30);
+    // The host's swap grows by others' pages: not the job's.
+    assert_eq!(b.spent_in(&sample(4 << 30, Some(100 << 20))), None);
+    assert_eq!(
+        b.spent_in(&sample(4 << 30, Some(600 << 20))),
+        None,
+        "500 MiB grown"
+    );
+    assert_eq!(
+        b.spent_in(&sample(1 << 30, Some(700 << 20))),
+        Some(600 << 20),
+        "the scope's growth since it was first seen"
+    );
+    // A scope that does not account swap: the system's counts.
+    let mut b = Budget::new(512 << 20, 1 << 30);
+    assert_eq!(b.spent_in(&sample(2 << 30, None)), Some(1 << 30));
+}
+
+#[test]
 fn the_gate_opens_waits_and_times_out() {
     let g = Gate {
         want_pct: 40.0,

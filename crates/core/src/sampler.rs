@@ -50,6 +50,7 @@ enum Command {
     ResetBaseline,
     Watch(Option<u32>),
     Interval(Duration),
+    ScopeNow(SyncSender<Option<crate::probe::Scope>>),
     Stop,
 }
 
@@ -120,6 +121,16 @@ impl Sampler {
         let _ = self.commands.send(Command::Watch(pid));
     }
 
+    /// The run's scope read now, off the tick schedule: a recording's last
+    /// look once its command exited (a command its cgroup's OOM killer
+    /// killed is gone before the next tick; its cgroup still counts the
+    /// kill). `None` when the host is the scope or the sampler stopped.
+    pub fn scope_now(&self) -> Option<crate::probe::Scope> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.commands.send(Command::ScopeNow(tx)).ok()?;
+        rx.recv_timeout(Duration::from_secs(5)).ok().flatten()
+    }
+
     /// A handle that changes the interval, for whoever decides the pace.
     pub fn pacer(&self) -> Pacer {
         Pacer(self.commands.clone())
@@ -180,6 +191,9 @@ fn run(
                         next = Some(Instant::now());
                     }
                     interval = d;
+                }
+                Ok(Command::ScopeNow(reply)) => {
+                    let _ = reply.try_send(scopes.read(probe, monitor.tree.root()).0);
                 }
                 Ok(Command::Stop) | Err(RecvTimeoutError::Disconnected) => return Ok(()),
                 Err(RecvTimeoutError::Timeout) => break,

@@ -383,6 +383,27 @@ impl Scope {
         self.free_bytes() as f64 * 100.0 / self.limit_bytes as f64
     }
 
+    /// The scope as the memory a run has, for judging it: the limit is the
+    /// memory, limit − usage the free memory, the scope's swap the swap (the
+    /// host's where the cgroup does not account swap), its swap limit the
+    /// swap there is (else the host's).
+    pub fn as_system(&self, host: &SystemSample) -> SystemSample {
+        SystemSample {
+            phys_bytes: self.limit_bytes.max(1),
+            free_pct: self.free_pct(),
+            swap_used_bytes: self.swap_bytes.unwrap_or(host.swap_used_bytes),
+            swap_total_bytes: self.swap_limit_bytes.unwrap_or(host.swap_total_bytes),
+            compressed_bytes: 0,
+            page_size: host.page_size,
+            ..SystemSample::default()
+        }
+    }
+
+    /// Whether `other` is the same cgroup.
+    pub fn same_cgroup(&self, other: &Scope) -> bool {
+        self.version == other.version && self.path == other.path
+    }
+
     /// "a 256 MiB cgroup limit (v1 /swapsight-test-42)".
     pub fn describe(&self) -> String {
         format!(
@@ -440,14 +461,43 @@ pub enum ProbeError {
 /// as on a Mac that cannot read them. Used by the real-swap tests.
 pub const WITHHOLD_PROCESS_SWAP_ENV: &str = "SWAPSIGHT_WITHHOLD_PROCESS_SWAP";
 
+/// Environment variable that makes [`native`] judge every run against the
+/// host when it is `host`, even inside a memory cgroup with a limit: the
+/// scope is never read. For a job whose cgroup limit is not the question
+/// (and for the real-swap tests that use a cgroup to keep memory out of a
+/// process's footprint, as a Mac's GPU driver does).
+pub const SCOPE_ENV: &str = "SWAPSIGHT_SCOPE";
+
 /// The probe for the platform this was built for (per-process swap
-/// withheld when [`WITHHOLD_PROCESS_SWAP_ENV`] is `1`).
+/// withheld when [`WITHHOLD_PROCESS_SWAP_ENV`] is `1`; no scope when
+/// [`SCOPE_ENV`] is `host`).
 pub fn native() -> Result<Box<dyn Probe + Send>, ProbeError> {
     let probe = NativeProbe::new()?;
-    if std::env::var(WITHHOLD_PROCESS_SWAP_ENV).is_ok_and(|v| v == "1") {
-        return Ok(Box::new(WithheldProcessSwap(probe)));
+    let withhold = std::env::var(WITHHOLD_PROCESS_SWAP_ENV).is_ok_and(|v| v == "1");
+    let host = std::env::var(SCOPE_ENV).is_ok_and(|v| v == "host");
+    Ok(match (withhold, host) {
+        (false, false) => Box::new(probe),
+        (true, false) => Box::new(WithheldProcessSwap(probe)),
+        (false, true) => Box::new(HostScope(probe)),
+        (true, true) => Box::new(HostScope(WithheldProcessSwap(probe))),
+    })
+}
+
+/// A probe whose runs are judged against the host: it reads no scope.
+pub struct HostScope<P>(pub P);
+
+impl<P: Probe> Probe for HostScope<P> {
+    fn system(&mut self) -> Result<SystemSample, ProbeError> {
+        self.0.system()
     }
-    Ok(Box::new(probe))
+
+    fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError> {
+        self.0.sample()
+    }
+
+    fn host(&mut self) -> Result<HostInfo, ProbeError> {
+        self.0.host()
+    }
 }
 
 /// A probe whose processes carry no per-process swap figures.

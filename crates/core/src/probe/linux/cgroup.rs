@@ -314,6 +314,10 @@ fn clean_path(path: &str) -> String {
 pub struct CgroupFs {
     proc_root: PathBuf,
     mounts: Mounts,
+    /// The last pid read and where it was: a process that exited (killed
+    /// by its cgroup's OOM killer, say) has no `/proc/PID/cgroup` any more,
+    /// but its cgroup still tells what happened to it.
+    last: Option<(u32, ProcCgroup)>,
 }
 
 impl CgroupFs {
@@ -333,6 +337,7 @@ impl CgroupFs {
         CgroupFs {
             proc_root: proc_root.into(),
             mounts,
+            last: None,
         }
     }
 
@@ -340,13 +345,20 @@ impl CgroupFs {
     /// limit is below `ceiling` (the host's memory). `Ok(None)`: no limit
     /// anywhere, or no memory cgroup, or the process is gone — the host is
     /// the scope. `Err`: the process is in a memory cgroup that cannot be
-    /// read (another user's slice, a mount this process cannot see).
-    pub fn scope_of(&self, pid: u32, ceiling: u64) -> Result<Option<Scope>, ProbeError> {
+    /// read (another user's slice, a mount this process cannot see). A
+    /// process gone since the last call for it is read where it last was.
+    pub fn scope_of(&mut self, pid: u32, ceiling: u64) -> Result<Option<Scope>, ProbeError> {
         let file = self.proc_root.join(pid.to_string()).join("cgroup");
-        let Some(text) = read_capped(&file).map_err(|e| io_error(&file, e))? else {
-            return Ok(None);
+        let at = match read_capped(&file).map_err(|e| io_error(&file, e))? {
+            Some(text) => parse_proc_cgroup(&text),
+            None => match &self.last {
+                Some((last, at)) if *last == pid => at.clone(),
+                _ => return Ok(None),
+            },
         };
-        let at = parse_proc_cgroup(&text);
+        if self.last.as_ref() != Some(&(pid, at.clone())) {
+            self.last = Some((pid, at.clone()));
+        }
         // The v1 memory controller, where a hierarchy has it, holds the
         // limits (a controller is on one hierarchy at a time, so a hybrid
         // machine's v2 tree has no memory files then).

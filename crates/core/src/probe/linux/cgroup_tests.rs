@@ -145,6 +145,25 @@ fn a_process_gone_is_the_host() {
 }
 
 #[test]
+fn a_process_that_exited_is_read_where_it_last_was() {
+    // Killed by its cgroup's OOM killer: /proc/42 is gone, the cgroup
+    // stays and counts the kill.
+    let t = Tree::new("exited");
+    v2_job(&t);
+    let mut fs = v2_fs(&t);
+    assert!(fs.scope_of(42, HOST).unwrap().is_some());
+    std::fs::remove_dir_all(t.path("proc/42")).unwrap();
+    t.write(
+        "cg/system.slice/job.scope/memory.events",
+        "low 0\nhigh 0\nmax 1900\noom 3\noom_kill 2\noom_group_kill 0\n",
+    );
+    let scope = fs.scope_of(42, HOST).unwrap().expect("where it last was");
+    assert_eq!(scope.events.oom_kill, Some(2));
+    // Another pid that is gone is not given that cgroup.
+    assert_eq!(fs.scope_of(44, HOST).unwrap(), None);
+}
+
+#[test]
 fn a_container_mount_shows_its_own_subtree() {
     // Docker without a cgroup namespace: /proc/self/cgroup names the full
     // path, the mount's root is the container's cgroup.
@@ -153,7 +172,7 @@ fn a_container_mount_shows_its_own_subtree() {
     t.write("cg/memory.max", "536870912\n");
     t.write("cg/memory.current", "1000\n");
     t.write("cg/app/memory.max", "max\n");
-    let fs = CgroupFs::rooted(
+    let mut fs = CgroupFs::rooted(
         t.path("proc"),
         Mounts {
             v2: Some(Mount {
@@ -284,7 +303,7 @@ fn unreadable_files_are_an_error_not_the_host() {
 fn a_memory_cgroup_no_mount_shows_is_said() {
     let t = Tree::new("hidden");
     v1_job(&t);
-    let fs = CgroupFs::rooted(t.path("proc"), Mounts::default());
+    let mut fs = CgroupFs::rooted(t.path("proc"), Mounts::default());
     let err = fs.scope_of(42, HOST).unwrap_err();
     assert!(err.to_string().contains("not mounted"), "{err}");
 }
