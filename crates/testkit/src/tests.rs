@@ -47,3 +47,19 @@ fn a_cgroup_that_may_not_swap_kills_its_filler() {
         rs.cgroup.display()
     );
 }
+
+#[test]
+fn a_snap_stub_is_not_a_browser() {
+    let dir = TempDir::new("browser");
+    let stub = dir.join("chromium-browser");
+    std::fs::write(
+        &stub,
+        "#!/bin/sh\n# transitional package\nexec /snap/bin/chromium \"$@\"\n",
+    )
+    .unwrap();
+    assert!(is_snap_stub(&stub));
+    let real = dir.join("chrome");
+    std::fs::write(&real, b"\x7fELF\x02\x01\x01 not a script").unwrap();
+    assert!(!is_snap_stub(&real));
+    assert!(!is_snap_stub(&dir.join("absent")));
+}
