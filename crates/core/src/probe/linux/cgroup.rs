@@ -349,9 +349,14 @@ impl CgroupFs {
     /// process gone since the last call for it is read where it last was.
     pub fn scope_of(&mut self, pid: u32, ceiling: u64) -> Result<Option<Scope>, ProbeError> {
         let file = self.proc_root.join(pid.to_string()).join("cgroup");
-        let at = match read_capped(&file).map_err(|e| io_error(&file, e))? {
-            Some(text) => parse_proc_cgroup(&text),
-            None => match &self.last {
+        // A zombie is as gone: the kernel shows it in the root cgroups.
+        let read = match self.is_zombie(pid) {
+            true => None,
+            false => read_capped(&file).map_err(|e| io_error(&file, e))?,
+        };
+        let at = match read.map(|text| parse_proc_cgroup(&text)) {
+            Some(at) if at != ProcCgroup::default() => at,
+            _ => match &self.last {
                 Some((last, at)) if *last == pid => at.clone(),
                 _ => return Ok(None),
             },
@@ -377,6 +382,16 @@ impl CgroupFs {
             }),
             _ => Ok(None),
         }
+    }
+
+    /// Whether `pid` has exited and waits to be reaped (state `Z` in
+    /// `/proc/PID/stat`, after the parenthesised command name).
+    fn is_zombie(&self, pid: u32) -> bool {
+        let stat = self.proc_root.join(pid.to_string()).join("stat");
+        read_capped(&stat).ok().flatten().and_then(|s| {
+            let (_, rest) = s.rsplit_once(") ")?;
+            rest.chars().next()
+        }) == Some('Z')
     }
 
     fn walk(

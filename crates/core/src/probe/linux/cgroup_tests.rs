@@ -152,6 +152,14 @@ fn a_process_that_exited_is_read_where_it_last_was() {
     v2_job(&t);
     let mut fs = v2_fs(&t);
     assert!(fs.scope_of(42, HOST).unwrap().is_some());
+    // A zombie: the kernel shows it in the root cgroups.
+    t.write("proc/42/cgroup", "0::/\n");
+    t.write(
+        "proc/42/stat",
+        "42 (python3 (x) y) Z 1 42 42 0 -1 4194316 0",
+    );
+    let zombie = fs.scope_of(42, HOST).unwrap().expect("a zombie");
+    assert_eq!(zombie.path, "/system.slice/job.scope");
     std::fs::remove_dir_all(t.path("proc/42")).unwrap();
     t.write(
         "cg/system.slice/job.scope/memory.events",
