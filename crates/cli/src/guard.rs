@@ -129,7 +129,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .context("cannot read swap in use")?
         .swap_used_bytes;
     let budget = args.swap_budget.map(|b| Budget::new(b, baseline));
-    let rules = StopRules {
+    let mut rules = StopRules {
         budget,
         stop_on_false_fit: args.on_false_fit == OnFalseFit::Stop,
     };
@@ -219,6 +219,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 rec.event("guard-stop", line, Some(pid), None);
             }
             drain(&ticks, &mut rec);
+            rec.scope_look(sampler.scope_now().as_ref());
             rec.event("command-exit", format!("{st}"), Some(pid), st.code());
             exit::from_status(st)
         }

@@ -116,7 +116,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ControlFlow::Continue(())
     })?
     .unwrap_or(Outcome::SamplerDied);
-    // The last tick's flags are in the trace; end it with what happened.
+    // The last tick's flags are in the trace; end it with what happened,
+    // starting with the scope's last word (an OOM kill by the cgroup).
+    if matches!(outcome, Outcome::Exited(_)) {
+        trace.scope_look(sampler.scope_now().as_ref());
+    }
     let sampler_result = sampler.stop();
     trace.finish_marks(Instant::now());
     status.clear();

@@ -519,6 +519,7 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
                 .saturating_sub(inner.cfg.history_secs.saturating_mul(1000)),
             tick.sample.t_ms,
         ),
+        scope: tick.sample.scope.clone(),
     }
 }
 

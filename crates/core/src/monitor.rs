@@ -47,6 +47,7 @@ impl Monitor {
             view: self.detector.system(),
             flagged,
             activity,
+            scope_note: None,
         }
     }
 }

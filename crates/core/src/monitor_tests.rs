@@ -23,6 +23,7 @@ fn sample() -> Sample {
         },
         // 10 records itself: 11 is its recorder, 12 a worker it started.
         processes: vec![proc(10, 1), proc(11, 10), proc(12, 10)],
+        scope: None,
     }
 }
 

@@ -31,6 +31,8 @@ pub struct Recorder {
     /// Time of the last mark: marks never go back in time, though the
     /// delay between a sample and its writing varies from tick to tick.
     last_mark_ms: u64,
+    /// The scope's `oom_kill` count at the last sample.
+    oom_kills: Option<u64>,
 }
 
 /// Drops a command line the previous sample already gave for the same
@@ -80,6 +82,7 @@ impl Recorder {
             cmdlines: CmdlineOnce::default(),
             last_tick_at: None,
             last_mark_ms: 0,
+            oom_kills: None,
         })
     }
 
@@ -114,12 +117,42 @@ impl Recorder {
             watched: tick.watched.clone(),
         }))?;
         self.samples += 1;
+        if let Some(note) = &tick.scope_note {
+            self.event("scope-unreadable", note.clone(), None, None)?;
+        }
+        if let Some(message) = self.oom_killed(tick.sample.scope.as_ref()) {
+            self.event("oom-kill", message, None, None)?;
+        }
         for f in &tick.flags {
             let mut f = f.clone();
             f.t_ms = self.last_t_ms;
             self.writer.write(&Record::Flag(f))?;
         }
         Ok(())
+    }
+
+    /// A look at the scope off the tick schedule (the sampler's
+    /// [`crate::Sampler::scope_now`] once the command exited): an `oom-kill`
+    /// event when its OOM killer killed since the last sample.
+    pub fn scope_look(&mut self, scope: &crate::probe::Scope) -> Result<(), TraceError> {
+        match self.oom_killed(Some(scope)) {
+            Some(message) => self.event("oom-kill", message, None, None),
+            None => Ok(()),
+        }
+    }
+
+    /// "the cgroup's OOM killer killed 1 process in …" when the scope's
+    /// `oom_kill` count rose since the last sample.
+    fn oom_killed(&mut self, scope: Option<&crate::probe::Scope>) -> Option<String> {
+        let scope = scope?;
+        let now = scope.events.oom_kill?;
+        let before = self.oom_kills.replace(now)?;
+        let killed = now.checked_sub(before).filter(|&n| n > 0)?;
+        Some(format!(
+            "the cgroup's OOM killer killed {killed} {} in {}",
+            if killed == 1 { "process" } else { "processes" },
+            scope.describe()
+        ))
     }
 
     /// Writes an event at the time of the last sample.

@@ -19,15 +19,17 @@ use crate::probe::Sample;
 use crate::trace::{
     Header, MarkList, ReadNotes, Record, Trace, TraceError, TraceReader, TraceSample,
 };
-use crate::units::{format_bytes, format_duration, saturating_sum, signed_diff};
+use crate::units::{format_bytes, format_duration, signed_diff};
 use by_phase::PhaseTable;
 
 pub mod by_phase;
 pub mod counters;
 mod process;
+pub mod scope;
 mod text;
 
 use process::Stats;
+use scope::{ScopeFold, ScopeSummary};
 
 /// One process's verdict and figures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -90,6 +92,10 @@ pub struct Report {
     pub min_free_pct: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
+    /// The memory cgroup the run was judged against (its limit is
+    /// `phys_bytes`, its swap the swap); absent: the host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<ScopeSummary>,
     pub processes: Vec<ProcessReport>,
     /// Memory not explained by footprints, at the first sample and at its
     /// peak, and how much of used memory the readable footprints covered.
@@ -136,6 +142,7 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
         run.push(s);
         table.push(s);
     }
+    trace.events.iter().for_each(|e| run.note_event(e));
     let mut log = counters::CounterLog::default();
     trace.counters.iter().for_each(|c| log.push(c));
     with_counters(run.finish(&trace.notes()), table.finish(), &log)
@@ -187,6 +194,7 @@ pub fn report_stream<R: BufRead + Seek>(
                     t.push_owned(s);
                 }
             }
+            Record::Event(e) => run.note_event(&e),
             Record::Mark(m) => {
                 let kept = marks.marks.len();
                 marks.push(m);
@@ -233,6 +241,7 @@ pub struct RunJudge {
     last_ms: u64,
     /// (t, swap in use) of every sample, for "when it grew".
     swap: Vec<(u64, u64)>,
+    scope: ScopeFold,
 }
 
 impl RunJudge {
@@ -252,6 +261,7 @@ impl RunJudge {
             first_ms: None,
             last_ms: 0,
             swap: Vec::new(),
+            scope: ScopeFold::default(),
         }
     }
 
@@ -260,14 +270,14 @@ impl RunJudge {
         let s = &ts.sample;
         let watched = ts.watched.iter().copied().collect();
         self.detector.update(s, &watched);
-        let run = self.note_run(s);
+        let run = self.note_run(s, &ts.watched);
         for p in &s.processes {
             let st = self
                 .stats
                 .entry(p.pid)
                 .or_insert_with(|| Stats::new(p, s.t_ms, run.swap));
             st.watched |= ts.watched.contains(&p.pid);
-            st.note_sample(p, s.t_ms, s.system.free_pct, run.index);
+            st.note_sample(p, s.t_ms, run.free_pct, run.index);
             st.note_swap(run.swap, run.footprints_share, p.footprint_bytes);
             st.note_ledgers(p, s.t_ms, run.page_size);
             if let Some((state, evidence)) = self.detector.state_of(p.pid) {
@@ -276,11 +286,33 @@ impl RunJudge {
         }
     }
 
+    /// Takes an event of the run: an `oom-kill` the recorder saw at its last
+    /// look, after the samples.
+    pub fn note_event(&mut self, e: &crate::trace::Event) {
+        if e.kind == "oom-kill" {
+            self.scope.note_oom_event(e.t_ms);
+        }
+    }
+
     /// The run's own figures at one sample: its span, swap series, free
     /// memory and the memory footprints do not explain.
-    fn note_run(&mut self, s: &Sample) -> RunSample {
+    fn note_run(&mut self, s: &Sample, watched: &[u32]) -> RunSample {
+        let judged = crate::detect::judged(s, &|pid| watched.contains(&pid), !watched.is_empty());
+        let system = judged.system;
+        // A run that enters its cgroup after it started (a command that
+        // joins one first thing): its memory figures start again there.
+        if self.scope.enters(s.scope.as_ref()) {
+            self.footprints = None;
+            self.min_free = f64::INFINITY;
+        }
+        self.scope.note(s.scope.as_ref(), s.t_ms);
+        // The host's memory from the first sample; a scope's limit, once a
+        // sample has one, is the memory the run has.
+        if s.scope.is_some() {
+            self.phys = Some(system.phys_bytes.max(1));
+        }
         let phys = *self.phys.get_or_insert_with(|| {
-            Some(s.system.phys_bytes)
+            Some(system.phys_bytes)
                 .filter(|&p| p > 0)
                 .unwrap_or(self.header_phys)
                 .max(1)
@@ -288,18 +320,13 @@ impl RunJudge {
         let index = self.swap.len();
         self.first_ms.get_or_insert(s.t_ms);
         self.last_ms = s.t_ms;
-        let swap = s.system.swap_used_bytes;
+        let swap = system.swap_used_bytes;
         self.swap.push((s.t_ms, swap));
         let swap_delta = self.prev_swap.map_or(0, |p| signed_diff(swap, p)).max(0);
         self.prev_swap = Some(swap);
-        self.min_free = self.min_free.min(s.system.free_pct);
-        self.peak_readable = self.peak_readable.max(saturating_sum(
-            s.processes
-                .iter()
-                .filter(|p| p.readable)
-                .map(|p| p.footprint_bytes),
-        ));
-        let gap = crate::detect::footprint_gap(&s.system, &s.processes);
+        self.min_free = self.min_free.min(system.free_pct);
+        let gap = judged.gap;
+        self.peak_readable = self.peak_readable.max(gap.footprints_bytes);
         self.footprints
             .get_or_insert_with(|| FootprintsSummary::starting_at(&gap))
             .note(&gap);
@@ -308,8 +335,9 @@ impl RunJudge {
             swap,
             swap_delta,
             footprints_share: gap.footprints_bytes as f64 / phys as f64,
-            page_size: if s.system.page_size > 0 {
-                s.system.page_size
+            free_pct: system.free_pct,
+            page_size: if system.page_size > 0 {
+                system.page_size
             } else {
                 4096
             },
@@ -339,6 +367,8 @@ impl RunJudge {
         let first_swap = self.swap.first().map_or(0, |&(_, s)| s);
         let max_swap = self.swap.iter().map(|&(_, s)| s).max().unwrap_or(0);
         let swap_growth = signed_diff(max_swap, first_swap);
+        let scope = self.scope.finish();
+        let oom_killed = scope.as_ref().is_some_and(|s| s.oom_kills > 0);
         let verdict = run_verdict(
             processes
                 .iter()
@@ -347,6 +377,7 @@ impl RunJudge {
                 .unwrap_or_default(),
             swap_growth,
             tolerance,
+            oom_killed,
             self.peak_readable as f64 / phys as f64,
             cfg,
         );
@@ -355,14 +386,21 @@ impl RunJudge {
         } else {
             0.0
         };
-        let summary = match processes.iter().find(|p| p.verdict == verdict) {
+        let mut summary = match processes.iter().find(|p| p.verdict == verdict) {
             Some(p) => format!("{}: {} (pid {})", verdict.label(), p.name, p.pid),
+            None if oom_killed => format!("{}: it did not fit", verdict.label()),
             None => format!(
                 "{}: swap grew {} while the run lasted",
                 verdict.label(),
                 format_bytes(swap_growth)
             ),
         };
+        if let Some(sc) = &scope {
+            summary = format!("{summary} {}", sc.inside());
+            if oom_killed {
+                summary = format!("{summary}; ended by {}", sc.oom_words());
+            }
+        }
         Report {
             verdict,
             summary,
@@ -375,6 +413,7 @@ impl RunJudge {
             swap_tolerance_bytes: tolerance,
             min_free_pct: min_free,
             command: self.command,
+            scope,
             processes,
             footprints: self
                 .footprints
@@ -404,6 +443,8 @@ struct RunSample {
     swap_delta: i64,
     /// Readable footprints over physical memory.
     footprints_share: f64,
+    /// Free memory in % (the scope's where a cgroup limits the run).
+    free_pct: f64,
     page_size: u64,
 }
 
@@ -429,16 +470,20 @@ impl FootprintsSummary {
 }
 
 /// The run's verdict: its worst process's; but when swap grew by the
-/// tolerance and no process explains it (none is overflow or false fit),
-/// the machine's, at the readable footprints' peak share of memory.
+/// tolerance, or the scope's OOM killer ended the run (it did not fit, and
+/// no swap absorbed it), and no process explains it (none is overflow or
+/// false fit), the machine's, at the readable footprints' peak share of
+/// memory.
 fn run_verdict(
     worst_process: State,
     swap_growth: i64,
     tolerance: u64,
+    oom_killed: bool,
     peak_footprints_share: f64,
     cfg: &DetectorConfig,
 ) -> State {
-    if worst_process < State::Overflow && swap_growth >= signed_diff(tolerance, 0) {
+    let did_not_fit = oom_killed || swap_growth >= signed_diff(tolerance, 0);
+    if worst_process < State::Overflow && did_not_fit {
         cfg.swap_verdict(peak_footprints_share)
     } else {
         worst_process

@@ -36,21 +36,33 @@ fn run_verdict_judges_the_machine_when_swap_grew_and_no_process_explains_it() {
     let cfg = DetectorConfig::default();
     let tol = 100;
     assert_eq!(
-        run_verdict(State::Fits, 100, tol, 0.2, &cfg),
+        run_verdict(State::Fits, 100, tol, false, 0.2, &cfg),
         State::FalseFit
     );
     assert_eq!(
-        run_verdict(State::HiddenMemory, 100, tol, 0.9, &cfg),
+        run_verdict(State::HiddenMemory, 100, tol, false, 0.9, &cfg),
         State::Overflow
     );
-    assert_eq!(run_verdict(State::Fits, 99, tol, 0.2, &cfg), State::Fits);
+    assert_eq!(
+        run_verdict(State::Fits, 99, tol, false, 0.2, &cfg),
+        State::Fits
+    );
+    // Killed by its cgroup's OOM killer with no swap grown: it did not fit.
+    assert_eq!(
+        run_verdict(State::Fits, 0, tol, true, 0.88, &cfg),
+        State::Overflow
+    );
+    assert_eq!(
+        run_verdict(State::Fits, 0, tol, true, 0.1, &cfg),
+        State::FalseFit
+    );
     // A process that explains it keeps the run's verdict.
     assert_eq!(
-        run_verdict(State::Overflow, 100, tol, 0.2, &cfg),
+        run_verdict(State::Overflow, 100, tol, false, 0.2, &cfg),
         State::Overflow
     );
     assert_eq!(
-        run_verdict(State::FalseFit, 100, tol, 0.9, &cfg),
+        run_verdict(State::FalseFit, 100, tol, false, 0.9, &cfg),
         State::FalseFit
     );
 }

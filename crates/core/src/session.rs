@@ -133,6 +133,16 @@ impl RecordingSession {
         }
     }
 
+    /// The run's scope as it is once the command exited
+    /// ([`crate::Sampler::scope_now`]): an `oom-kill` event when its OOM
+    /// killer killed since the last sample — what ended the command.
+    pub fn scope_look(&mut self, scope: Option<&crate::probe::Scope>) {
+        if let (Some(scope), None) = (scope, &self.failed) {
+            let r = self.rec.scope_look(scope);
+            self.keep(r);
+        }
+    }
+
     /// The recording ends: the marks still on their way (the reader's last
     /// look, waited for up to a second), and `swapsight mark` no longer
     /// finds it. Events may still be written after.

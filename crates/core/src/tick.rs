@@ -22,6 +22,10 @@ pub struct Tick {
     /// Per-process activity over the detector's window, every process,
     /// sorted by pid.
     pub activity: Vec<Activity>,
+    /// Said once, on the tick where the scope's cgroup files were first
+    /// found unreadable (the host is then the scope).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope_note: Option<String>,
 }
 
 impl Tick {
@@ -55,6 +59,7 @@ impl Tick {
             t_ms: self.sample.t_ms,
             system: self.sample.system,
             processes: kept,
+            scope: self.sample.scope.clone(),
         }
     }
 }

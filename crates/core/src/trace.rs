@@ -651,6 +651,8 @@ struct SampleLine {
     processes: Vec<crate::probe::ProcessSample>,
     #[serde(default)]
     watched: Vec<u32>,
+    #[serde(default)]
+    scope: Option<crate::probe::Scope>,
 }
 
 /// The record of a line the writer wrote as a sample (its first field says
@@ -666,6 +668,7 @@ fn fast_sample(text: &[u8]) -> Option<Record> {
             t_ms: line.t_ms,
             system: line.system,
             processes: line.processes,
+            scope: line.scope,
         },
         watched: line.watched,
     }))

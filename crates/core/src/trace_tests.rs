@@ -30,6 +30,7 @@ fn sample(t_ms: u64) -> Record {
                 footprint_bytes: 1 << 30,
                 ..Default::default()
             }],
+            scope: None,
         },
         watched: vec![42],
     })
@@ -525,4 +526,58 @@ fn counters_are_read_checked_and_cleaned() {
         String::from_utf8(line).unwrap(),
         r#"{"type":"counter","t_ms":10,"name":"q","value":1.0,"unit":"items"}"#
     );
+}
+
+fn scoped_sample(t_ms: u64) -> Record {
+    let Record::Sample(mut ts) = sample(t_ms) else {
+        unreachable!()
+    };
+    ts.sample.scope = Some(crate::probe::Scope {
+        path: "/swapsight-test-42".into(),
+        version: 1,
+        limit_bytes: 256 << 20,
+        usage_bytes: 250 << 20,
+        swap_bytes: Some(t_ms << 20),
+        events: crate::probe::ScopeEvents {
+            max: Some(3),
+            oom_kill: Some(0),
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    Record::Sample(ts)
+}
+
+#[test]
+fn the_scope_is_written_read_and_checked() {
+    let bytes = write_trace(&[sample(0), scoped_sample(500)]);
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert!(
+        text.contains(
+            r#""scope":{"path":"/swapsight-test-42","version":1,"limit_bytes":268435456"#
+        ),
+        "{text}"
+    );
+    let t = read_bytes(&bytes).unwrap();
+    assert_eq!(t.samples[0].sample.scope, None, "no scope: the host");
+    let scope = t.samples[1].sample.scope.as_ref().unwrap();
+    assert_eq!(scope.swap_bytes, Some(500 << 20));
+    assert_eq!(scope.events.max, Some(3));
+    // Out of range, or a version no kernel has: a malformed line.
+    for (from, to) in [
+        (
+            r#""limit_bytes":268435456"#,
+            r#""limit_bytes":18446744073709551615"#,
+        ),
+        (r#""version":1"#, r#""version":7"#),
+        (r#""oom_kill":0"#, r#""oom_kill":9007199254740993"#),
+    ] {
+        let bad = text.replace(from, to);
+        let t = read_bytes(bad.as_bytes()).unwrap();
+        assert_eq!((t.samples.len(), t.bad_lines), (1, 1), "{to}");
+    }
+    // Text from outside is cleaned.
+    let odd = text.replace("/swapsight-test-42", "/job\\u001b[2J");
+    let t = read_bytes(odd.as_bytes()).unwrap();
+    assert_eq!(t.samples[1].sample.scope.as_ref().unwrap().path, "/job?[2J");
 }

@@ -24,4 +24,6 @@ mod realswap;
 mod record;
 mod recording_flags;
 mod report;
+#[cfg(target_os = "linux")]
+mod scope;
 mod serve;

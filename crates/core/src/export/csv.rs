@@ -11,7 +11,7 @@ use super::{ExportError, NextSample, Skeleton, StateTimeline};
 use crate::units::signed_diff;
 
 /// The header row, in order. Documented in `docs/exports.md`.
-pub const COLUMNS: [&str; 18] = [
+pub const COLUMNS: [&str; 21] = [
     "time_s",
     "unix_time_ms",
     "phys_bytes",
@@ -30,7 +30,13 @@ pub const COLUMNS: [&str; 18] = [
     "pageins_per_s",
     "swap_bytes",
     "phase",
+    "scope_limit_bytes",
+    "scope_usage_bytes",
+    "scope_swap_bytes",
 ];
+
+/// The scope's columns, last of a row; empty without a scope.
+const SCOPE_COLUMNS: usize = 3;
 
 /// Writes `trace` as CSV.
 /// Writes the rows of a trace given as its [`Skeleton`] (a first pass) and
@@ -77,11 +83,21 @@ pub fn write(
         let phase = crate::phases::phase_at(&phases, s.t_ms).map_or("", |p| p.name.as_str());
         let phase = text_cell(phase);
         counters.advance(s.t_ms);
+        let figure = |v: Option<u64>| v.map(|b| b.to_string()).unwrap_or_default();
+        let scope: [String; SCOPE_COLUMNS] = match &s.scope {
+            Some(sc) => [
+                sc.limit_bytes.to_string(),
+                sc.usage_bytes.to_string(),
+                figure(sc.swap_bytes),
+            ],
+            None => Default::default(),
+        };
         if s.processes.is_empty() {
             row.clear();
             row.extend(system.iter().cloned());
-            row.resize(COLUMNS.len() - 1, String::new());
+            row.resize(COLUMNS.len() - 1 - SCOPE_COLUMNS, String::new());
             row.push(phase.to_string());
+            row.extend(scope.iter().cloned());
             row.extend(counters.cells());
             w.write_record(&row).map_err(fail)?;
             continue;
@@ -104,8 +120,9 @@ pub fn write(
             row.push(p.footprint_bytes.to_string());
             row.push(p.pageins.to_string());
             row.push(rate);
-            row.push(p.swap_bytes.map(|b| b.to_string()).unwrap_or_default());
+            row.push(figure(p.swap_bytes));
             row.push(phase.to_string());
+            row.extend(scope.iter().cloned());
             row.extend(counters.cells());
             w.write_record(&row).map_err(fail)?;
         }

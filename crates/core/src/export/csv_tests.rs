@@ -59,6 +59,11 @@ fn export_csv_quotes_awkward_names_and_keeps_empty_samples() {
                 ..Default::default()
             },
             processes: vec![],
+            scope: Some(crate::probe::Scope {
+                limit_bytes: 256 << 20,
+                usage_bytes: 200 << 20,
+                ..Default::default()
+            }),
         },
         watched: vec![],
     });
@@ -81,6 +86,13 @@ fn export_csv_quotes_awkward_names_and_keeps_empty_samples() {
     assert_eq!(&empty[0], "1.5");
     assert_eq!(&empty[8], "");
     assert_eq!(empty.len(), COLUMNS.len());
+    // The scope's columns: its figures where the sample has one, else empty.
+    let at = |name: &str| COLUMNS.iter().position(|c| *c == name).unwrap();
+    assert_eq!(&empty[at("scope_limit_bytes")], "268435456");
+    assert_eq!(&empty[at("scope_usage_bytes")], "209715200");
+    assert_eq!(&empty[at("scope_swap_bytes")], "", "not accounted");
+    assert_eq!(&empty[at("phase")], "");
+    assert_eq!(&vm[at("scope_limit_bytes")], "");
 }
 
 #[test]

@@ -229,6 +229,25 @@ fn write_inner<'a>(
             "bytes",
             sys.compressed_bytes.into(),
         )?;
+        if let Some(scope) = &s.scope {
+            o.counter(
+                "scope limit",
+                t,
+                SYSTEM_PID,
+                "bytes",
+                scope.limit_bytes.into(),
+            )?;
+            o.counter(
+                "scope usage",
+                t,
+                SYSTEM_PID,
+                "bytes",
+                scope.usage_bytes.into(),
+            )?;
+            if let Some(swap) = scope.swap_bytes {
+                o.counter("scope swap", t, SYSTEM_PID, "bytes", swap.into())?;
+            }
+        }
         for p in &s.processes {
             if p.pid == SYSTEM_PID {
                 continue;

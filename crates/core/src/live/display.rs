@@ -77,6 +77,10 @@ pub struct Snapshot {
     pub phase: Option<String>,
     /// Phases within the chart's history, in the points' clock.
     pub phases: Vec<crate::phases::Phase>,
+    /// The scope of the pinned (or watched) tree, or of swapsight itself,
+    /// when a memory cgroup limits it: what the detector judges against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<crate::probe::Scope>,
 }
 
 /// One point of the chart history.

@@ -28,6 +28,9 @@ impl Report {
             format_bytes(self.swap_tolerance_bytes as i64),
             self.min_free_pct
         );
+        if let Some(scope) = &self.scope {
+            let _ = writeln!(out, "{}", scope.to_text());
+        }
         let f = &self.footprints;
         let _ = writeln!(
             out,

@@ -25,6 +25,9 @@ pub fn clean(mut record: Record) -> Record {
                 clean_in_place(&mut p.name);
                 p.cmdline.iter_mut().for_each(clean_in_place);
             }
+            if let Some(scope) = &mut ts.sample.scope {
+                clean_in_place(&mut scope.path);
+            }
         }
         Record::Flag(f) => {
             clean_in_place(&mut f.name);

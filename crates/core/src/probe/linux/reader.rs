@@ -3,7 +3,7 @@
 //! flag, stack start) and `/proc/PID/status` (Uid, RssAnon, RssShmem, VmSwap);
 //! once per process (pid and start time, again after an `exec`: a new
 //! `comm` or stack start), `/proc/PID/exe` and `/proc/PID/cmdline` for its
-//! name (`naming`). All parsing is in [`super::parse`] and `naming`; this file
+//! name (`naming`); the scope of a pid from cgroupfs (`cgroup`). All parsing is in [`super::parse`] and `naming`; this file
 //! only reads.
 //!
 //! What keeps a tick cheap: kernel threads are dropped after `stat`; a
@@ -41,13 +41,14 @@ use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use super::cgroup::CgroupFs;
 use super::fd::kept_cap;
 use super::fd::{is_out_of_fds, open_at, raise_fd_limit, read_whole};
 use super::parse::{
     parse_last_pid, parse_meminfo, parse_stat, parse_status, parse_u64, StatusFigures,
 };
 use crate::probe::naming::{split_nul, NameCache, Naming, ARGS_READ_MAX};
-use crate::probe::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
+use crate::probe::{HostInfo, Probe, ProbeError, ProcessSample, Scope, SystemSample};
 
 /// Most `/proc/PID/stat` descriptors kept open between ticks, whatever the
 /// limit: a quarter of the 65,536 the probe raises the soft limit to.
@@ -129,6 +130,10 @@ pub struct NativeProbe {
     /// Descriptors kept open now (`Known::stat`), and at most.
     kept: Arc<AtomicUsize>,
     cap: usize,
+    /// cgroupfs as this process sees it, for [`Probe::scope`].
+    cgroups: CgroupFs,
+    /// `MemTotal` of the last read: a limit at or above it binds nothing.
+    phys_bytes: u64,
 }
 
 impl NativeProbe {
@@ -160,6 +165,8 @@ impl NativeProbe {
             tick: 0,
             kept: Arc::default(),
             cap: 0,
+            cgroups: CgroupFs::system(),
+            phys_bytes: 0,
         };
         probe.system()?; // fail early, with a clear error, where /proc is missing
         probe.cap = kept_cap(raise_fd_limit());
@@ -459,6 +466,7 @@ impl Probe for NativeProbe {
             what: "/proc/meminfo".into(),
             detail: "no MemTotal line".into(),
         })?;
+        self.phys_bytes = info.mem_total_bytes;
         Ok(SystemSample {
             phys_bytes: info.mem_total_bytes,
             free_pct: info.free_pct(),
@@ -524,6 +532,10 @@ impl Probe for NativeProbe {
             page_size: self.page_size,
             hostname,
         })
+    }
+
+    fn scope(&mut self, pid: u32) -> Result<Option<Scope>, ProbeError> {
+        self.cgroups.scope_of(pid, self.phys_bytes)
     }
 }
 
