@@ -310,3 +310,14 @@ fn counter_lines_are_parsed_and_bad_ones_dropped() {
     assert_eq!(counter_line("x", f64::NAN, "bytes"), None);
     assert_eq!(counter_line("x", 1.0, "a b"), None);
 }
+
+#[test]
+fn recordings_started_in_the_same_millisecond_get_inboxes_of_their_own() {
+    let base = Base::new("same-ms");
+    let inboxes: Vec<MarkInbox> = (0..8)
+        .map(|i| MarkInbox::create_in(&base.dir, &base.parent.join(format!("t{i}.jsonl"))).unwrap())
+        .collect();
+    let paths: std::collections::BTreeSet<_> =
+        inboxes.iter().map(|b| b.path().to_owned()).collect();
+    assert_eq!(paths.len(), inboxes.len(), "{paths:?}");
+}

@@ -162,8 +162,22 @@ impl MarkInbox {
     pub fn create_in(base: &RuntimeDir, trace: &Path) -> std::io::Result<MarkInbox> {
         registry::remove_stale(base);
         let pid = std::process::id();
-        let name = format!("rec-{pid}-{}", crate::units::unix_now_ms());
-        rustix::fs::mkdirat(&base.fd, name.as_str(), Mode::from_raw_mode(0o700))?;
+        // Two recordings of one process may start in the same millisecond
+        // (the app's and a test's): the later one takes the next free one.
+        let now = crate::units::unix_now_ms();
+        let mut made = None;
+        for ms in now..now.saturating_add(64) {
+            let name = format!("rec-{pid}-{ms}");
+            match rustix::fs::mkdirat(&base.fd, name.as_str(), Mode::from_raw_mode(0o700)) {
+                Err(rustix::io::Errno::EXIST) => continue,
+                other => {
+                    other?;
+                    made = Some(name);
+                    break;
+                }
+            }
+        }
+        let name = made.ok_or_else(|| std::io::Error::from(std::io::ErrorKind::AlreadyExists))?;
         let dir = rustix::fs::openat(
             &base.fd,
             name.as_str(),

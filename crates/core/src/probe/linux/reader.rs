@@ -25,7 +25,7 @@
 //!
 //! Descriptors are capped: at most a quarter of the open-file limit (after
 //! raising it towards the hard limit, as htop does), and never more than
-//! [`MAX_KEPT`], stay open, for the largest processes, re-ranked each tick;
+//! [`MAX_KEPT`](super::fd::MAX_KEPT), stay open, for the largest processes, re-ranked each tick;
 //! the rest are opened, read and closed each tick. The other three quarters
 //! are for whoever runs the probe (`serve` takes half for connections, the
 //! recordings and the runtime the rest). Under the usual limits (soft raised
@@ -49,10 +49,6 @@ use super::parse::{
 };
 use crate::probe::naming::{split_nul, NameCache, Naming, ARGS_READ_MAX};
 use crate::probe::{HostInfo, Probe, ProbeError, ProcessSample, Scope, SystemSample};
-
-/// Most `/proc/PID/stat` descriptors kept open between ticks, whatever the
-/// limit: a quarter of the 65,536 the probe raises the soft limit to.
-pub const MAX_KEPT: usize = 16_384;
 
 /// The buffer `/proc` files are read into: `stat` is under 1 KiB, `status`
 /// and `meminfo` under 2 KiB, so one read fills it with the whole file.
