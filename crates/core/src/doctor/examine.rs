@@ -13,7 +13,7 @@ use super::linux::{self, Rollup};
 use super::macos;
 use super::tools::{self, Outcome};
 use super::{info, judge, Bracket, ChildInfo, MissingTool, Reading, Report, Row, Tolerance, Unit};
-use crate::probe::linux_parse::{self, StatusFigures};
+use crate::probe::linux::parse::{self as linux_parse, StatusFigures};
 use crate::probe::{Probe, ProbeError, ProcessSample, SystemSample};
 
 const MIB: f64 = 1048576.0;

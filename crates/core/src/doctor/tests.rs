@@ -162,7 +162,7 @@ fn the_child_holds_what_it_was_asked_for_and_ends_with_its_handle() {
     let held = child::Held::spawn(32 << 20, std::time::Duration::from_secs(10)).unwrap();
     let pid = held.pid();
     let status = std::fs::read(format!("/proc/{pid}/status")).unwrap();
-    let anon = crate::probe::linux_parse::parse_status(&status).rss_anon_bytes;
+    let anon = crate::probe::linux::parse::parse_status(&status).rss_anon_bytes;
     assert!(anon >= 32 << 20, "RssAnon {anon}");
     drop(held);
     assert!(std::fs::metadata(format!("/proc/{pid}")).is_err());

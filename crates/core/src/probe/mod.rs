@@ -1,38 +1,41 @@
 //! Platform probes: one call per tick returns the whole machine's memory
 //! picture — system figures plus every process the probe can see.
 //!
-//! The types here are shared by every platform; the backend is picked once,
-//! at compile time, as `sys` (macOS, Linux, or an `unsupported` stub that
-//! returns an error). Each backend keeps its FFI or file reading thin and
-//! hands raw bytes or text to pure `parse_*` functions that Linux tests cover.
+//! The [`Probe`] trait and the types here are shared by every platform. Each
+//! OS has one folder — [`linux`] and [`macos`] — holding its reading, its
+//! pure parsers and its caches; the reading is compiled for that OS only,
+//! the parsers everywhere, so Linux tests cover the macOS layouts too. The
+//! backend is picked once, at compile time, as [`NativeProbe`] (or an
+//! `unsupported` stub that returns an error).
 //!
 //! Per-platform meaning of each figure is in `docs/trace-format.md`.
 
 use serde::{Deserialize, Serialize};
 
-#[cfg(target_os = "linux")]
-#[path = "linux.rs"]
-mod sys;
-
-#[cfg(target_os = "macos")]
-#[path = "macos/mod.rs"]
-mod sys;
-
+pub mod linux;
+pub mod macos;
+pub mod naming;
+/// A probe that plays a script, for tests.
+#[cfg(any(test, feature = "test-support"))]
+pub mod scripted;
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
-#[path = "unsupported.rs"]
-mod sys;
+mod unsupported;
 
 #[cfg(target_os = "linux")]
-mod linux_fd;
-#[cfg(target_os = "linux")]
-mod linux_tree;
+use linux::NativeProbe;
+#[cfg(target_os = "macos")]
+use macos::NativeProbe;
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+use unsupported::NativeProbe;
 
 /// The guard's cheap scan of the process list (pid, ppid, name, start
 /// time). On macOS it keeps the last good list when a scan fails.
 #[cfg(target_os = "linux")]
-pub use linux_tree::{is_zombie, start_time, TreeScan};
-#[cfg(not(target_os = "linux"))]
-pub use sys::{start_time, TreeScan};
+pub use linux::{is_zombie, start_time, TreeScan};
+#[cfg(target_os = "macos")]
+pub use macos::{start_time, TreeScan};
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+pub use unsupported::{start_time, TreeScan};
 
 /// Whether `pid` has exited and waits to be reaped: only Linux says so
 /// cheaply; elsewhere a zombie counts as alive.
@@ -41,13 +44,16 @@ pub fn is_zombie(_pid: u32) -> bool {
     false
 }
 
-pub mod linux_parse;
-pub mod macos_cache;
-pub mod macos_parse;
-pub mod naming;
-/// A probe that plays a script, for tests.
-#[cfg(any(test, feature = "test-support"))]
-pub mod scripted;
+/// A source of samples. Implementations keep buffers and caches between
+/// calls, so one probe should be reused tick after tick.
+pub trait Probe {
+    /// System figures only (cheap; used by the guard's gate).
+    fn system(&mut self) -> Result<SystemSample, ProbeError>;
+    /// System figures plus every visible process.
+    fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError>;
+    /// Facts about the host.
+    fn host(&mut self) -> Result<HostInfo, ProbeError>;
+}
 
 /// The user a process belongs to, from its real, effective and saved uids:
 /// that uid when all three agree, else `None` — a process between users
@@ -291,101 +297,6 @@ impl ProcessSample {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn p(pid: u32) -> ProcessSample {
-        ProcessSample {
-            pid,
-            ..ProcessSample::default()
-        }
-    }
-
-    #[test]
-    fn a_process_between_users_is_nobodys_own() {
-        assert_eq!(owner(1000, 1000, 1000), Some(1000));
-        // sudo run by 1000: its arguments are not root's, nor 1000's alone.
-        assert_eq!(owner(1000, 0, 0), None);
-        assert_eq!(owner(0, 1000, 0), None);
-        assert_eq!(owner(0, 0, 1000), None);
-    }
-
-    #[test]
-    fn only_the_owners_command_line_is_kept() {
-        let with = |uid| ProcessSample {
-            cmdline: Some("db --password=hunter2".into()),
-            uid,
-            ..p(1)
-        };
-        let mut own = with(Some(1000));
-        own.keep_command_of(1000);
-        assert_eq!(own.cmdline.as_deref(), Some("db --password=hunter2"));
-        for uid in [Some(1001), Some(0), None] {
-            let mut other = with(uid);
-            other.keep_command_of(1000);
-            assert_eq!(other.cmdline, None, "{uid:?}");
-        }
-    }
-
-    #[test]
-    fn a_failed_scan_keeps_the_last_known_list() {
-        let mut last = LastKnown::default();
-        assert!(last.update::<()>(Err(())).is_empty());
-        assert_eq!(last.update::<()>(Ok(vec![p(1), p(2)])).len(), 2);
-        // The scan failed: the tree is still there, not gone.
-        let kept = last.update::<()>(Err(()));
-        assert_eq!(kept.iter().map(|q| q.pid).collect::<Vec<_>>(), [1, 2]);
-        // A good scan replaces it, also with an empty list.
-        assert!(last.update::<()>(Ok(vec![])).is_empty());
-    }
-
-    #[test]
-    fn withholding_drops_every_per_process_swap_figure() {
-        let mut q = ProcessSample {
-            footprint_bytes: 10,
-            swap_bytes: Some(1),
-            swapin_bytes: Some(2),
-            decompressions: Some(3),
-            compressed_bytes: Some(4),
-            gpu_bytes: Some(5),
-            ..ProcessSample::default()
-        };
-        assert_eq!(q.swapped_bytes(), Some(1));
-        assert_eq!(q.owned_bytes(), 11);
-        q.withhold_process_swap();
-        assert_eq!(q.swapped_bytes(), None);
-        assert_eq!((q.swapin_bytes, q.decompressions), (None, None));
-        assert_eq!(q.owned_bytes(), 10);
-        // GPU memory is not swap: kept.
-        assert_eq!(q.gpu_bytes, Some(5));
-    }
-
-    #[test]
-    fn used_and_free_bytes_are_over_usable_memory() {
-        let s = SystemSample {
-            phys_bytes: 48 << 30,
-            usable_bytes: 40 << 30,
-            free_pct: 25.0,
-            ..SystemSample::default()
-        };
-        assert_eq!(s.free_bytes(), 10 << 30);
-        assert_eq!(s.used_bytes(), 30 << 30);
-        let linux = SystemSample {
-            phys_bytes: 16 << 30,
-            free_pct: 150.0,
-            ..SystemSample::default()
-        };
-        assert_eq!((linux.free_bytes(), linux.used_bytes()), (16 << 30, 0));
-        let nan = SystemSample {
-            phys_bytes: 16 << 30,
-            free_pct: f64::NAN,
-            ..SystemSample::default()
-        };
-        assert_eq!(nan.used_bytes(), 16 << 30);
-    }
-}
-
 fn yes() -> bool {
     true
 }
@@ -431,17 +342,6 @@ pub enum ProbeError {
     Unsupported,
 }
 
-/// A source of samples. Implementations keep buffers and caches between
-/// calls, so one probe should be reused tick after tick.
-pub trait Probe {
-    /// System figures only (cheap; used by the guard's gate).
-    fn system(&mut self) -> Result<SystemSample, ProbeError>;
-    /// System figures plus every visible process.
-    fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError>;
-    /// Facts about the host.
-    fn host(&mut self) -> Result<HostInfo, ProbeError>;
-}
-
 /// Environment variable that makes [`native`] withhold every per-process
 /// swap figure (`VmSwap`, swap-ins, compressed bytes), so the detector works
 /// as on a Mac that cannot read them. Used by the real-swap tests.
@@ -450,7 +350,7 @@ pub const WITHHOLD_PROCESS_SWAP_ENV: &str = "SWAPSIGHT_WITHHOLD_PROCESS_SWAP";
 /// The probe for the platform this was built for (per-process swap
 /// withheld when [`WITHHOLD_PROCESS_SWAP_ENV`] is `1`).
 pub fn native() -> Result<Box<dyn Probe + Send>, ProbeError> {
-    let probe = sys::NativeProbe::new()?;
+    let probe = NativeProbe::new()?;
     if std::env::var(WITHHOLD_PROCESS_SWAP_ENV).is_ok_and(|v| v == "1") {
         return Ok(Box::new(WithheldProcessSwap(probe)));
     }
@@ -497,3 +397,6 @@ impl LastKnown {
 
 /// Whether this platform reports per-process swap (Linux does; macOS does not).
 pub const MEASURES_PROCESS_SWAP: bool = cfg!(target_os = "linux");
+
+#[cfg(test)]
+mod tests;

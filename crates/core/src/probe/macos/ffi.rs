@@ -3,7 +3,7 @@
 //! Every wrapper makes exactly one call into libSystem, with buffers it owns
 //! or borrows for the duration of the call, and returns the kernel's answer
 //! unconverted (bytes, counts, errno). All conversion lives in
-//! [`super::super::macos_parse`], which the Linux tests cover.
+//! [`super::parse`], which the Linux tests cover.
 
 use std::ffi::CStr;
 use std::io;
@@ -86,8 +86,8 @@ pub fn pid_rusage(pid: pid_t) -> io::Result<Rusage> {
 #[derive(Debug, Clone, Copy)]
 pub struct ShortBsdInfo {
     pub ppid: u32,
-    pub comm: [u8; super::super::macos_parse::MAXCOMLEN],
-    /// [`owner`](super::super::owner) of `pbsi_ruid`, `pbsi_uid`
+    pub comm: [u8; super::parse::MAXCOMLEN],
+    /// [`owner`](crate::probe::owner) of `pbsi_ruid`, `pbsi_uid`
     /// (effective) and `pbsi_svuid`.
     pub uid: Option<u32>,
 }
@@ -122,7 +122,7 @@ pub fn short_bsd_info(pid: pid_t) -> io::Result<ShortBsdInfo> {
         ppid: info.pbsi_ppid,
         // c_char is i8 on both Apple targets; keep the bits.
         comm: info.pbsi_comm.map(|c| c as u8),
-        uid: super::super::owner(info.pbsi_ruid, info.pbsi_uid, info.pbsi_svuid),
+        uid: crate::probe::owner(info.pbsi_ruid, info.pbsi_uid, info.pbsi_svuid),
     })
 }
 
@@ -289,12 +289,7 @@ impl TaskName {
         // SAFETY: `buf` is a live writable array of at least `n` integer_t;
         // the kernel writes at most `n` entries and updates `n`.
         let kr = unsafe {
-            libc::task_info(
-                self.0,
-                super::super::macos_parse::TASK_VM_INFO,
-                buf.as_mut_ptr(),
-                &mut n,
-            )
+            libc::task_info(self.0, super::parse::TASK_VM_INFO, buf.as_mut_ptr(), &mut n)
         };
         (kr, (n as usize).min(buf.len()))
     }
@@ -321,7 +316,7 @@ pub fn uniq_identifier_info(pid: pid_t, buf: &mut [u8]) -> io::Result<usize> {
     let n = unsafe {
         libc::proc_pidinfo(
             pid,
-            super::super::macos_parse::PROC_PIDUNIQIDENTIFIERINFO,
+            super::parse::PROC_PIDUNIQIDENTIFIERINFO,
             0,
             buf.as_mut_ptr().cast::<c_void>(),
             size,

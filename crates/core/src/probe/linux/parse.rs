@@ -57,7 +57,7 @@ pub struct StatusFigures {
     /// `VmSwap`; absent for kernel threads.
     pub vm_swap_bytes: Option<u64>,
     /// The process's user, from the `Uid:` line (real, effective, saved,
-    /// filesystem): [`owner`](super::owner) of the first three.
+    /// filesystem): [`owner`](crate::probe::owner) of the first three.
     pub uid: Option<u32>,
 }
 
@@ -109,7 +109,7 @@ fn parse_uid(ids: &[u8]) -> Option<u32> {
     if ids.next().is_some() {
         return None;
     }
-    super::owner(real, effective, saved)
+    crate::probe::owner(real, effective, saved)
 }
 
 /// Fields of `/proc/PID/stat` swapsight uses.
@@ -249,5 +249,5 @@ pub fn parse_u64(digits: &[u8]) -> Option<u64> {
 }
 
 #[cfg(test)]
-#[path = "linux_parse_tests.rs"]
+#[path = "parse_tests.rs"]
 mod tests;

@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use super::naming::Naming;
+use crate::probe::naming::Naming;
 
 /// What is read once per process.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -104,7 +104,7 @@ pub struct VmStats {
     pub compressed_bytes: u64,
     pub wired_bytes: Option<u64>,
     /// Memory by kind (used, free, cached), when the answer held it.
-    pub memory: Option<super::macos_parse::VmMemory>,
+    pub memory: Option<super::parse::VmMemory>,
 }
 
 /// `host_statistics64` is rate-limited for binaries that are not Apple's:
@@ -159,5 +159,5 @@ impl VmStatsCache {
 }
 
 #[cfg(test)]
-#[path = "macos_cache_tests.rs"]
+#[path = "cache_tests.rs"]
 mod tests;

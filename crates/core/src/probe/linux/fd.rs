@@ -8,7 +8,7 @@ use std::io::{self, Read};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::fs::FileExt;
 
-use super::sys::MAX_KEPT;
+use super::reader::MAX_KEPT;
 
 /// Largest `/proc` file read; the kernel bounds these files far below.
 const READ_MAX: usize = 1 << 20;

@@ -1,5 +1,5 @@
-use super::super::naming::ARGS_RETRIES;
 use super::*;
+use crate::probe::naming::ARGS_RETRIES;
 
 #[test]
 fn sees_itself_with_real_figures() {

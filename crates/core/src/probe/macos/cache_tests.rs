@@ -113,7 +113,7 @@ fn host_statistics_at_most_once_a_second_and_never_when_only_polling() {
 fn a_failed_host_statistics_call_keeps_the_last_figures() {
     let mut cache = VmStatsCache::default();
     let t0 = Instant::now();
-    let memory = crate::probe::macos_parse::VmMemory {
+    let memory = crate::probe::macos::parse::VmMemory {
         free_bytes: 1,
         ..Default::default()
     };

@@ -1,12 +1,12 @@
 use super::*;
 
-const MEMINFO: &[u8] = include_bytes!("../../tests/fixtures/proc-meminfo.txt");
-const STATUS: &[u8] = include_bytes!("../../tests/fixtures/proc-status-python.txt");
-const STATUS_KTHREAD: &[u8] = include_bytes!("../../tests/fixtures/proc-status-kthread.txt");
+const MEMINFO: &[u8] = include_bytes!("../../../tests/fixtures/proc-meminfo.txt");
+const STATUS: &[u8] = include_bytes!("../../../tests/fixtures/proc-status-python.txt");
+const STATUS_KTHREAD: &[u8] = include_bytes!("../../../tests/fixtures/proc-status-kthread.txt");
 /// `sleep` under `setpriv --reuid 65534`, and under `setpriv --ruid 65534
 /// --euid 0` (real uid nobody, effective root, as a setuid program runs).
-const STATUS_NOBODY: &[u8] = include_bytes!("../../tests/fixtures/proc-status-nobody.txt");
-const STATUS_SETUID: &[u8] = include_bytes!("../../tests/fixtures/proc-status-setuid.txt");
+const STATUS_NOBODY: &[u8] = include_bytes!("../../../tests/fixtures/proc-status-nobody.txt");
+const STATUS_SETUID: &[u8] = include_bytes!("../../../tests/fixtures/proc-status-setuid.txt");
 
 #[test]
 fn meminfo_figures_in_bytes() {

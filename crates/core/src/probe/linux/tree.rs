@@ -4,8 +4,8 @@
 
 use std::io::Read;
 
-use super::linux_parse::{parse_stat, parse_u64};
-use super::ProcessSample;
+use super::parse::{parse_stat, parse_u64};
+use crate::probe::ProcessSample;
 
 /// Every live process from `/proc/PID/stat`. Zombies are dead for this
 /// purpose, kernel threads are skipped.

@@ -639,7 +639,7 @@ fn procargs2_survives_short_and_lying_answers() {
     let b = procargs2(100_000, "/bin/x", 0, &many, &[]);
     let n = parse_procargs2(&b).unwrap().argv.len();
     assert!(
-        n < 100_000 && n * 3 >= super::super::naming::ARGS_READ_MAX,
+        n < 100_000 && n * 3 >= crate::probe::naming::ARGS_READ_MAX,
         "{n}"
     );
 }

@@ -3,7 +3,7 @@
 //! flag, stack start) and `/proc/PID/status` (Uid, RssAnon, RssShmem, VmSwap);
 //! once per process (pid and start time, again after an `exec`: a new
 //! `comm` or stack start), `/proc/PID/exe` and `/proc/PID/cmdline` for its
-//! name (`naming`). All parsing is in `linux_parse` and `naming`; this file
+//! name (`naming`). All parsing is in [`super::parse`] and `naming`; this file
 //! only reads.
 //!
 //! What keeps a tick cheap: kernel threads are dropped after `stat`; a
@@ -41,13 +41,13 @@ use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-pub use super::linux_fd::kept_cap;
-use super::linux_fd::{is_out_of_fds, open_at, raise_fd_limit, read_whole};
-use super::linux_parse::{
+use super::fd::kept_cap;
+use super::fd::{is_out_of_fds, open_at, raise_fd_limit, read_whole};
+use super::parse::{
     parse_last_pid, parse_meminfo, parse_stat, parse_status, parse_u64, StatusFigures,
 };
-use super::naming::{split_nul, NameCache, Naming, ARGS_READ_MAX};
-use super::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
+use crate::probe::naming::{split_nul, NameCache, Naming, ARGS_READ_MAX};
+use crate::probe::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
 
 /// Most `/proc/PID/stat` descriptors kept open between ticks, whatever the
 /// limit: a quarter of the 65,536 the probe raises the soft limit to.
@@ -528,5 +528,5 @@ impl Probe for NativeProbe {
 }
 
 #[cfg(test)]
-#[path = "linux_tests.rs"]
+#[path = "reader_tests.rs"]
 mod tests;

@@ -1,6 +1,6 @@
 //! Pure conversions of macOS kernel answers.
 //!
-//! The macOS probe (`macos/mod.rs`, with its raw calls in `macos/ffi.rs`)
+//! The macOS probe (`macos/reader.rs`, with its raw calls in `macos/ffi.rs`)
 //! hands the bytes and integers it gets from the kernel to the functions
 //! here. Nothing in this module calls the OS, so it is compiled and tested on
 //! every platform — that is how the macOS arithmetic is covered by the Linux
@@ -579,7 +579,7 @@ pub struct ProcArgs<'a> {
 /// no-read-procargs entitlement gets a synthetic answer of the same shape
 /// (`sysctl_procargs_no_read`: argc 1, path, one NUL, the path again).
 ///
-/// Arguments are taken until `argc` of them or [`super::naming::ARGS_READ_MAX`]
+/// Arguments are taken until `argc` of them or [`crate::probe::naming::ARGS_READ_MAX`]
 /// bytes; an argument cut by the end of the buffer is kept as far as it
 /// goes. `None` for a buffer shorter than the `argc` word, a negative
 /// `argc` or an empty path.
@@ -598,7 +598,7 @@ pub fn parse_procargs2(buf: &[u8]) -> Option<ProcArgs<'_>> {
     }
     let mut argv = Vec::new();
     let mut taken = 0usize;
-    while argv.len() < argc && at < rest.len() && taken < super::naming::ARGS_READ_MAX {
+    while argv.len() < argc && at < rest.len() && taken < crate::probe::naming::ARGS_READ_MAX {
         let tail = &rest[at..];
         let len = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
         argv.push(&tail[..len]);
@@ -609,5 +609,5 @@ pub fn parse_procargs2(buf: &[u8]) -> Option<ProcArgs<'_>> {
 }
 
 #[cfg(test)]
-#[path = "macos_parse_tests.rs"]
+#[path = "parse_tests.rs"]
 mod tests;

@@ -1,0 +1,22 @@
+//! Linux: everything the probe knows about `/proc`, in one folder.
+//!
+//! - [`parse`]: pure parsers of the `/proc` files, compiled and tested on
+//!   every OS;
+//! - `reader`: the probe itself, which only reads (Linux only);
+//! - `fd`: descriptors kept between ticks and the share of the open-file
+//!   limit they may take (Linux only);
+//! - `tree`: the guard's cheap scan of the process list (Linux only).
+
+pub mod parse;
+
+#[cfg(target_os = "linux")]
+mod fd;
+#[cfg(target_os = "linux")]
+mod reader;
+#[cfg(target_os = "linux")]
+mod tree;
+
+#[cfg(target_os = "linux")]
+pub use reader::NativeProbe;
+#[cfg(target_os = "linux")]
+pub use tree::{is_zombie, start_time, TreeScan};

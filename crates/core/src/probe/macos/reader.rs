@@ -1,0 +1,503 @@
+//! macOS backend: `libproc` and `sysctl` for processes and swap,
+//! `task_info(TASK_VM_INFO)` for each readable process's swap evidence,
+//! `host_statistics64` at most once a second for the compressor.
+//!
+//! | figure | source |
+//! |---|---|
+//! | footprint, file page-ins | `proc_pid_rusage(RUSAGE_INFO_V4)`: `ri_phys_footprint`, `ri_pageins` (EPERM for other users' processes: listed with `readable: false`) |
+//! | swap-ins, decompressions, compressed, GPU memory, outside the footprint, footprint peak | `task_name_for_pid` + `task_info(TASK_VM_INFO)`, by the revision the kernel answers (same user, or root) |
+//! | ppid, short name, owner | `proc_pidinfo(PROC_PIDT_SHORTBSDINFO)` (answers for every user; owner from `pbsi_ruid`, `pbsi_uid`, `pbsi_svuid`) |
+//! | name, command line | `sysctl KERN_PROCARGS2` (exec path and argv; the kernel answers for the caller's own user's processes, or to root) through `naming`, read once per process and again after an `exec`; other users' processes keep `pbsi_comm`, completed from `proc_pidpath` when cut short |
+//! | identity | `p_uniqueid` of `proc_pidinfo(PROC_PIDUNIQIDENTIFIERINFO)` (every user): a reused pid has a new one |
+//! | start time | `p_starttime` of `sysctl kern.proc.pid.<pid>` (`kinfo_proc`), µs since the epoch — read once per new process: that sysctl walks every process in the kernel |
+//! | swap | `sysctl vm.swapusage` |
+//! | free % | `free_count + speculative_count` of `host_statistics64(HOST_VM_INFO64)`, % of `hw.memsize_usable` |
+//! | used (Activity Monitor's "Memory Used") | app (`internal_page_count − purgeable_count`) + `wire_count` + `compressor_page_count`, same answer |
+//! | cached files | `external_page_count + purgeable_count`, same answer |
+//! | available % (the guard's gate) | `sysctl kern.memorystatus_level`: pages neither wired nor compressed, % of `hw.memsize_usable` |
+//! | compressor, wired | `host_statistics64(HOST_VM_INFO64)`, `compressor_page_count` and `wire_count × vm.pagesize` |
+//! | physical memory, page size | `sysctl hw.memsize`, `hw.memsize_usable`, `vm.pagesize`, read once |
+//!
+//! Raw calls are in [`ffi`]; every conversion is in
+//! [`super::parse`], tested on Linux.
+
+use super::ffi;
+
+use std::ffi::CStr;
+use std::io;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use super::cache::{Identities, Identity, VmStats, VmStatsCache};
+use super::parse;
+use crate::probe::naming::{Naming, ARGS_READ_MAX};
+use crate::probe::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
+
+// The pure parsers assume these layouts; check them against `libc`'s Apple
+// declarations at compile time (this is evaluated by `scripts/check-macos`).
+const _: () = assert!(std::mem::size_of::<libc::xsw_usage>() == parse::XSW_USAGE_SIZE);
+const _: () = assert!(
+    std::mem::offset_of!(libc::vm_statistics64, compressor_page_count)
+        == parse::COMPRESSOR_PAGE_COUNT_INDEX * 4
+);
+const _: () =
+    assert!(std::mem::offset_of!(libc::vm_statistics64, wire_count) == parse::WIRE_COUNT_INDEX * 4);
+// `libc` declares the grown struct of macOS 26; revision 1, the part the
+// probe asks for, ends where `swapped_count` starts.
+const _: () = assert!(
+    std::mem::offset_of!(libc::vm_statistics64, swapped_count) == parse::HOST_VM_INFO64_COUNT * 4
+);
+const _: () = assert!(std::mem::size_of::<libc::integer_t>() == 4);
+const _: () = assert!(libc::MAXCOMLEN == parse::MAXCOMLEN);
+const _: () = assert!(libc::PROC_PIDPATHINFO_MAXSIZE as usize == parse::PID_PATH_MAX);
+
+/// Room for one `struct kinfo_proc` (648 bytes on 64-bit macOS).
+const KINFO_PROC_BUFFER: usize = 1024;
+
+/// How many times the pid list is retried with a doubled buffer when it came
+/// back full.
+const PID_LIST_TRIES: usize = 4;
+
+/// `task_info` answer buffer, in `integer_t`: beyond any count asked.
+const TASK_VM_INFO_BUFFER: usize = 128;
+
+/// One cache for the whole process (the app, serve and record may run
+/// several probes): the kernel's rate limit is one window shared by every
+/// third-party process, so each call we save is one left for the others.
+static VM_STATS: Mutex<VmStatsCache> = Mutex::new(VmStatsCache::new());
+
+/// The compressor and wired figures: from the shared cache, refreshed by at
+/// most one `host_statistics64` call a second when `refresh` is set. With
+/// `refresh` off (the guard's gate) no call is made.
+fn vm_stats(host: &ffi::HostPort, page_size: u64, refresh: bool) -> VmStats {
+    let mut cache = VM_STATS.lock().unwrap_or_else(|e| e.into_inner());
+    cache.get(Instant::now(), refresh, || {
+        let mut buf = vec![0; parse::HOST_VM_INFO64_BUFFER];
+        let (kr, count) = host.vm_info64(&mut buf, parse::HOST_VM_INFO64_COUNT);
+        if !parse::mach_answer_usable(kr) {
+            return None;
+        }
+        Some(VmStats {
+            compressed_bytes: parse::compressed_bytes(&buf, count, page_size)?,
+            wired_bytes: parse::wired_bytes(&buf, count, page_size),
+            memory: parse::vm_memory(&buf, count, page_size),
+        })
+    })
+}
+
+/// One process of a scan: identity and tree figures.
+struct Listed {
+    pid: libc::pid_t,
+    ppid: u32,
+    /// Whose process it is (`PROC_PIDT_SHORTBSDINFO`, every tick).
+    uid: Option<u32>,
+    start_time: u64,
+    naming: Naming,
+}
+
+/// The process list with the identity of each process, cheap enough for
+/// the guard: per pid one short BSD info and one unique id per tick; start
+/// time (a kernel-wide walk) and name only for processes not seen before.
+struct ProcessTable {
+    /// Pid buffer for `proc_listallpids`; only the first `n` entries of a
+    /// listing are valid.
+    pids: Vec<libc::pid_t>,
+    /// `proc_pidpath` buffer.
+    path_buf: Vec<u8>,
+    /// `KERN_PROCARGS2` buffer.
+    args_buf: Vec<u8>,
+    identities: Identities,
+}
+
+impl ProcessTable {
+    fn new() -> Self {
+        ProcessTable {
+            pids: Vec::new(),
+            path_buf: vec![0; parse::PID_PATH_MAX],
+            args_buf: Vec::new(),
+            identities: Identities::default(),
+        }
+    }
+
+    /// Lists all pids into `self.pids`; returns how many are valid.
+    fn list_pids(&mut self) -> Result<usize, ProbeError> {
+        let mut capacity = parse::pid_capacity(ffi::pid_count_estimate()).max(self.pids.len());
+        let mut n = 0;
+        for _ in 0..PID_LIST_TRIES {
+            self.pids.resize(capacity, 0);
+            n = ffi::list_all_pids(&mut self.pids).map_err(|e| io_err("proc_listallpids", e))?;
+            if !parse::pid_list_full(n, capacity) {
+                break;
+            }
+            capacity = capacity.saturating_mul(2);
+        }
+        Ok(n.min(self.pids.len()))
+    }
+
+    /// The name of a process not in the cache yet.
+    fn read_name(&mut self, pid: libc::pid_t, comm: &str) -> String {
+        if !comm.is_empty() && !parse::comm_may_be_cut(comm) {
+            return comm.to_owned();
+        }
+        let path_name = match ffi::pid_path(pid, &mut self.path_buf) {
+            Ok(n) => parse::name_from_path(&self.path_buf[..n]),
+            Err(_) => String::new(),
+        };
+        parse::choose_name(comm, &path_name)
+    }
+
+    /// The name and command line of a process not in the cache yet (or
+    /// that exec'd): from its arguments where the kernel shows them (the
+    /// caller's own user's processes, as `ps` does), else its executable
+    /// name.
+    fn read_naming(&mut self, pid: libc::pid_t, comm: &str, owner: Option<u32>) -> Naming {
+        // SAFETY: geteuid cannot fail and touches no memory.
+        let me = unsafe { libc::geteuid() };
+        let size = if parse::procargs_readable(owner, me) {
+            ffi::procargs2_size(pid).unwrap_or(0)
+        } else {
+            0
+        };
+        if size > 0 {
+            // Sized to the whole answer: a shorter buffer gets the tail
+            // (the environment), not the head.
+            self.args_buf.clear();
+            self.args_buf.resize(size.min(parse::ARG_MAX + 4), 0);
+            if let Ok(n) = ffi::procargs2(pid, &mut self.args_buf) {
+                let naming = parse::parse_procargs2(&self.args_buf[..n])
+                    .map(|a| Naming::of(Some(a.exec_path), &a.argv, comm));
+                if self.args_buf.capacity() > ARGS_READ_MAX {
+                    self.args_buf = Vec::new();
+                }
+                if let Some(naming) = naming {
+                    return naming;
+                }
+            }
+        }
+        Naming::of(None, &[], &self.read_name(pid, comm))
+    }
+
+    /// One process, or `None` when it vanished mid-scan (or is a zombie).
+    fn listed(&mut self, pid: libc::pid_t) -> Option<Listed> {
+        let pid_u32 = u32::try_from(pid).ok()?;
+        let (ppid, comm, uid) = match ffi::short_bsd_info(pid) {
+            Ok(info) => (info.ppid, parse::comm_to_string(&info.comm), info.uid),
+            Err(e) if is_gone(&e) => return None,
+            Err(_) => (0, String::new(), None),
+        };
+        let mut uniq = [0u8; parse::PROC_UNIQIDENTIFIERINFO_SIZE];
+        let uniqueid = match ffi::uniq_identifier_info(pid, &mut uniq) {
+            Ok(n) => parse::parse_uniqueid(&uniq[..n]).unwrap_or(0),
+            Err(e) if is_gone(&e) => return None,
+            Err(_) => 0,
+        };
+        if let Some(mut id) = self.identities.known(pid_u32, uniqueid) {
+            // exec keeps the process (and its unique id) but changes comm.
+            if !id.named_for(&comm) {
+                id.naming = self.read_naming(pid, &comm, uid);
+                id.comm = comm;
+                self.identities.insert(pid_u32, uniqueid, id.clone());
+            }
+            return Some(Listed {
+                pid,
+                ppid,
+                uid,
+                start_time: id.start_time,
+                naming: id.naming,
+            });
+        }
+        // New (or reused) pid: the one expensive read.
+        let mut kinfo = [0u8; KINFO_PROC_BUFFER];
+        let start_time = match ffi::kinfo_proc(pid, &mut kinfo) {
+            // The kernel answers no bytes for a pid that no longer exists.
+            Ok(0) => return None,
+            Ok(n) => parse::start_time_from_kinfo_proc(&kinfo[..n]).unwrap_or(0),
+            Err(_) => 0,
+        };
+        let id = match self.identities.same_start(pid_u32, start_time) {
+            Some(id) if id.named_for(&comm) => id,
+            _ => Identity {
+                start_time,
+                naming: self.read_naming(pid, &comm, uid),
+                comm,
+            },
+        };
+        self.identities.insert(pid_u32, uniqueid, id.clone());
+        Some(Listed {
+            pid,
+            ppid,
+            uid,
+            start_time,
+            naming: id.naming,
+        })
+    }
+
+    /// Every live process; forgets the ones that are gone.
+    fn scan(&mut self) -> Result<Vec<Listed>, ProbeError> {
+        let n = self.list_pids()?;
+        self.identities.begin_tick();
+        // Taken out for the scan so `listed` may borrow `self` mutably.
+        let pids = std::mem::take(&mut self.pids);
+        let listed = pids[..n]
+            .iter()
+            .filter_map(|&pid| self.listed(pid))
+            .collect();
+        self.pids = pids;
+        self.identities.end_tick();
+        Ok(listed)
+    }
+}
+
+/// The cheap process scan of the guard: pid, ppid, name and start time of
+/// every live process, and the last good list when a scan fails, so that
+/// one failed scan never makes the guard forget the tree it must stop.
+pub struct TreeScan {
+    table: ProcessTable,
+    last: crate::probe::LastKnown,
+}
+
+impl TreeScan {
+    pub fn new() -> Self {
+        TreeScan {
+            table: ProcessTable::new(),
+            last: crate::probe::LastKnown::default(),
+        }
+    }
+
+    /// Every live process (not zombies), or the last known list on error.
+    pub fn scan(&mut self) -> Vec<ProcessSample> {
+        let result = self.table.scan().map(|listed| {
+            listed
+                .into_iter()
+                .filter_map(|l| {
+                    Some(ProcessSample {
+                        pid: u32::try_from(l.pid).ok()?,
+                        ppid: l.ppid,
+                        name: l.naming.name,
+                        start_time: l.start_time,
+                        ..ProcessSample::default()
+                    })
+                })
+                .collect()
+        });
+        self.last.update(result)
+    }
+}
+
+/// When `pid` started (`p_starttime`, µs since the epoch): with the pid, it
+/// names one process, even after the pid is reused.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let raw = libc::pid_t::try_from(pid).ok()?;
+    let mut kinfo = [0u8; KINFO_PROC_BUFFER];
+    match ffi::kinfo_proc(raw, &mut kinfo) {
+        Ok(0) | Err(_) => None,
+        Ok(n) => parse::start_time_from_kinfo_proc(&kinfo[..n]),
+    }
+}
+
+impl Default for TreeScan {
+    fn default() -> Self {
+        TreeScan::new()
+    }
+}
+
+/// The macOS probe. Keeps its buffers, the host port and the process table
+/// between ticks.
+pub struct NativeProbe {
+    host: ffi::HostPort,
+    phys_bytes: u64,
+    /// `hw.memsize_usable`, the base of `kern.memorystatus_level`.
+    usable_bytes: u64,
+    page_size: u64,
+    table: ProcessTable,
+    /// The count passed to `task_info(TASK_VM_INFO)`: the newest this build
+    /// knows, lowered to the kernel's own after its first answer.
+    task_vm_count: usize,
+    task_vm_buf: Vec<libc::integer_t>,
+}
+
+fn io_err(what: &str, source: io::Error) -> ProbeError {
+    ProbeError::Io {
+        what: what.to_owned(),
+        source,
+    }
+}
+
+fn parse_err(what: &str, detail: impl Into<String>) -> ProbeError {
+    ProbeError::Parse {
+        what: what.to_owned(),
+        detail: detail.into(),
+    }
+}
+
+fn is_gone(err: &io::Error) -> bool {
+    err.raw_os_error() == Some(libc::ESRCH)
+}
+
+/// `sysctlbyname(name)` into `buf`; the bytes the kernel wrote.
+fn sysctl<'b>(name: &CStr, buf: &'b mut [u8]) -> Result<&'b [u8], ProbeError> {
+    let what = || format!("sysctl {}", name.to_string_lossy());
+    let n = ffi::sysctl_by_name(name, buf).map_err(|e| io_err(&what(), e))?;
+    Ok(&buf[..n])
+}
+
+/// An unsigned integer sysctl (4 or 8 bytes).
+fn sysctl_uint(name: &CStr) -> Result<u64, ProbeError> {
+    let mut buf = [0u8; 8];
+    let bytes = sysctl(name, &mut buf)?;
+    parse::parse_sysctl_uint(bytes).ok_or_else(|| {
+        parse_err(
+            &format!("sysctl {}", name.to_string_lossy()),
+            format!("{} bytes, expected 4 or 8", bytes.len()),
+        )
+    })
+}
+
+impl NativeProbe {
+    /// Opens the probe: reads the page size and memory sizes once.
+    pub fn new() -> Result<Self, ProbeError> {
+        let page_size = sysctl_uint(c"vm.pagesize")?;
+        let phys_bytes = sysctl_uint(c"hw.memsize")?;
+        // Older kernels lack it; then the level is over hw.memsize.
+        let usable = sysctl_uint(c"hw.memsize_usable").ok();
+        Ok(NativeProbe {
+            host: ffi::HostPort::acquire(),
+            phys_bytes,
+            usable_bytes: parse::level_base_bytes(phys_bytes, usable),
+            page_size,
+            table: ProcessTable::new(),
+            task_vm_count: parse::TASK_VM_INFO_REV7_COUNT,
+            task_vm_buf: vec![0; TASK_VM_INFO_BUFFER],
+        })
+    }
+
+    /// System figures; `refresh_vm` allows a `host_statistics64` call.
+    fn system_figures(&mut self, refresh_vm: bool) -> Result<SystemSample, ProbeError> {
+        // Room beyond the 32-byte struct, so a larger future struct does not
+        // fail with ENOMEM; only its documented head is read.
+        let mut buf = [0u8; 64];
+        let bytes = sysctl(c"vm.swapusage", &mut buf)?;
+        let (swap_total_bytes, _avail, swap_used_bytes) = parse::parse_xsw_usage(bytes)
+            .ok_or_else(|| {
+                parse_err(
+                    "sysctl vm.swapusage",
+                    format!("{} bytes, expected {}", bytes.len(), parse::XSW_USAGE_SIZE),
+                )
+            })?;
+
+        let mut buf = [0u8; 8];
+        let bytes = sysctl(c"kern.memorystatus_level", &mut buf)?;
+        let level = parse::parse_sysctl_i32(bytes).ok_or_else(|| {
+            parse_err(
+                "sysctl kern.memorystatus_level",
+                format!("{} bytes, expected 4", bytes.len()),
+            )
+        })?;
+
+        let vm = vm_stats(&self.host, self.page_size, refresh_vm);
+        let available_pct = parse::pct_from_level(level);
+        let base = if self.usable_bytes > 0 {
+            self.usable_bytes
+        } else {
+            self.phys_bytes
+        };
+        let memory = vm.memory;
+        Ok(SystemSample {
+            phys_bytes: self.phys_bytes,
+            // Without the kernel's page counts (no answer yet), the level is
+            // the only figure there is, as older versions recorded it.
+            free_pct: memory
+                .and_then(|m| parse::free_pct_of(&m, base))
+                .unwrap_or(available_pct),
+            swap_used_bytes,
+            swap_total_bytes,
+            compressed_bytes: vm.compressed_bytes,
+            page_size: self.page_size,
+            usable_bytes: self.usable_bytes,
+            wired_bytes: vm.wired_bytes,
+            memory_used_bytes: memory.map(|m| m.used_bytes()),
+            app_bytes: memory.map(|m| m.app_bytes),
+            cached_bytes: memory.map(|m| m.cached_bytes),
+            available_pct: Some(available_pct),
+        })
+    }
+
+    /// `TASK_VM_INFO` of a process of the same user; `None` for another
+    /// user's, one that is gone, or an answer too short to parse.
+    fn task_vm_info(&mut self, pid: libc::pid_t) -> Option<parse::TaskVmInfo> {
+        let task = ffi::TaskName::for_pid(pid).ok()?;
+        self.task_vm_buf.fill(0);
+        let (kr, count) = task.vm_info(&mut self.task_vm_buf, self.task_vm_count);
+        if !parse::mach_answer_usable(kr) {
+            return None;
+        }
+        let info = parse::parse_task_vm_info(&self.task_vm_buf, count)?;
+        // The kernel answered its own newest count: ask that from now on.
+        if count < self.task_vm_count {
+            self.task_vm_count = count;
+        }
+        Some(info)
+    }
+
+    /// One listed process with its memory figures.
+    fn process(&mut self, l: Listed) -> Option<ProcessSample> {
+        let (footprint_bytes, pageins, readable) = match ffi::pid_rusage(l.pid) {
+            Ok(r) => (r.phys_footprint, r.pageins, true),
+            Err(e) if is_gone(&e) => return None,
+            // EPERM: another user's process.
+            Err(_) => (0, 0, false),
+        };
+        let vm = if readable {
+            self.task_vm_info(l.pid)
+        } else {
+            None
+        };
+        Some(ProcessSample {
+            pid: u32::try_from(l.pid).ok()?,
+            ppid: l.ppid,
+            name: l.naming.name,
+            cmdline: l.naming.cmdline,
+            uid: l.uid,
+            footprint_bytes,
+            pageins,
+            swap_bytes: None,
+            start_time: l.start_time,
+            readable,
+            swapin_bytes: vm.and_then(|v| v.swapins),
+            decompressions: vm.and_then(|v| v.decompressions),
+            compressed_bytes: vm.map(|v| v.compressed),
+            gpu_bytes: vm.and_then(|v| v.gpu_bytes()),
+            outside_footprint_bytes: vm.and_then(|v| v.outside_footprint_bytes()),
+            footprint_peak_bytes: vm.and_then(|v| v.phys_footprint_peak),
+        })
+    }
+}
+
+impl Probe for NativeProbe {
+    /// Swap and free memory only, with the compressor figures of the shared
+    /// cache: no `host_statistics64` call, so the guard's gate may poll it.
+    fn system(&mut self) -> Result<SystemSample, ProbeError> {
+        self.system_figures(false)
+    }
+
+    fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError> {
+        let system = self.system_figures(true)?;
+        let listed = self.table.scan()?;
+        let processes = listed.into_iter().filter_map(|l| self.process(l)).collect();
+        Ok((system, processes))
+    }
+
+    fn host(&mut self) -> Result<HostInfo, ProbeError> {
+        let mut buf = [0u8; 256];
+        let hostname = match ffi::hostname(&mut buf) {
+            Ok(()) => parse::comm_to_string(&buf),
+            Err(_) => String::new(),
+        };
+        Ok(HostInfo {
+            os: "macos".to_owned(),
+            phys_bytes: self.phys_bytes,
+            page_size: self.page_size,
+            hostname,
+        })
+    }
+}
