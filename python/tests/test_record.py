@@ -203,3 +203,26 @@ def test_compare_and_advise_return_the_clis_json(tmp_path):
     with pytest.raises(swapsight.Error) as e:
         swapsight.compare([tmp_path / "missing.jsonl", runs[0]])
     assert "missing.jsonl" in str(e.value)
+
+
+def test_record_with_torch_writes_the_allocators_figures(tmp_path, monkeypatch):
+    import types
+
+    mps = types.SimpleNamespace(
+        current_allocated_memory=lambda: 1 << 30,
+        driver_allocated_memory=lambda: 3 << 30,
+        recommended_max_memory=lambda: 40 << 30,
+    )
+    torch = types.ModuleType("torch")
+    torch.backends = types.SimpleNamespace(mps=types.SimpleNamespace(is_available=lambda: True))
+    torch.mps = mps
+    torch.cuda = types.SimpleNamespace(is_available=lambda: False)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    with swapsight.record(tmp_path / "run.jsonl", interval="100ms", torch=True) as rec:
+        time.sleep(0.8)
+    import swapsight._counter as c
+
+    assert c._running is None, "the watch stops with the recording"
+    peaks = {x["name"]: x["peak"] for x in rec.report.counters}
+    assert peaks["torch.mps.driver_allocated"] == 3 << 30, peaks
+    assert peaks["torch.mps.recommended_max"] == 40 << 30, peaks

@@ -217,7 +217,14 @@ fn a_live_recording_and_a_cli_recording_of_one_run_are_the_same_lines() {
     use std::time::Instant;
     let dir = tmp("same");
     let hour = Duration::from_secs(3600);
-    // A sampler that ticks once, at the start: the run's ticks are fed here.
+    // A sampler whose probe answers only at the end of the test: the run's
+    // ticks are fed here, and the sampler's own never reach the recording.
+    let (gate, gated) = std::sync::mpsc::channel::<()>();
+    let mut script = crate::probe::scripted::ScriptedProbe::false_fit();
+    let probe = crate::probe::scripted::ScriptedProbe::new(16 << 30, move |_| {
+        let _ = gated.recv();
+        crate::probe::Probe::sample(&mut script).expect("scripted")
+    });
     let cfg = LiveConfig {
         sampler: SamplerConfig {
             interval: hour,
@@ -228,12 +235,7 @@ fn a_live_recording_and_a_cli_recording_of_one_run_are_the_same_lines() {
         recordings_dir: dir.clone(),
         ..LiveConfig::default()
     };
-    let l = Live::start(
-        Box::new(crate::probe::scripted::ScriptedProbe::false_fit()),
-        cfg,
-    )
-    .unwrap();
-    l.wait_snapshot(Duration::from_secs(2)).unwrap();
+    let l = Live::start(Box::new(probe), cfg).unwrap();
     let live_path = l.start_recording(None).unwrap();
     let live_marks = l.mark_path().unwrap();
 
@@ -313,6 +315,7 @@ fn a_live_recording_and_a_cli_recording_of_one_run_are_the_same_lines() {
     for (x, y) in a.iter().zip(&b) {
         assert_eq!(x, y);
     }
+    drop(gate);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
