@@ -514,6 +514,8 @@ fn shown(mut processes: Vec<ProcessReport>) -> Vec<ProcessReport> {
             .cmp(&a.watched)
             .then(b.verdict.cmp(&a.verdict))
             .then(b.peak_footprint_bytes.cmp(&a.peak_footprint_bytes))
+            // Ties in pid order: the same report every time it is asked.
+            .then(a.pid.cmp(&b.pid))
     });
     processes
 }

@@ -86,3 +86,18 @@ fn shown_lists_the_watched_and_the_flagged_watched_first() {
     let pids: Vec<u32> = out.iter().map(|p| p.pid).collect();
     assert_eq!(pids, [7, 6, 5, 4, 3]);
 }
+
+#[test]
+fn processes_that_tie_are_shown_in_pid_order_whatever_order_they_came_in() {
+    let twins = |order: &[u32]| {
+        let out = shown(
+            order
+                .iter()
+                .map(|&pid| listed(pid, State::Overflow, true, 100))
+                .collect(),
+        );
+        out.iter().map(|p| p.pid).collect::<Vec<u32>>()
+    };
+    assert_eq!(twins(&[9, 3, 5]), [3, 5, 9]);
+    assert_eq!(twins(&[5, 9, 3]), [3, 5, 9]);
+}
