@@ -1,12 +1,14 @@
 //! `swapsight record`: sample the machine, watch a command or a pid, write a
 //! trace, show a live status line.
 
+use std::ops::ControlFlow;
 use std::process::{Child, ExitCode};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::session::{self, finished_line, RecordingArgs, StatusLine};
 use crate::{exit, process};
+use swapsight::session::RecordingSession;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -26,6 +28,11 @@ pub struct Args {
     /// Watch a running process (and its descendants) instead of starting one
     #[arg(long, value_name = "PID", conflicts_with = "command")]
     pub pid: Option<u32>,
+    /// Once recording, print the mark path (what $SWAPSIGHT_MARK holds for a
+    /// command; empty when marks are off) as one line on stdout: for a
+    /// program that records itself (Python's swapsight.record())
+    #[arg(long)]
+    pub print_mark_path: bool,
     /// Command to run and watch
     #[arg(last = true, value_name = "CMD ARGS")]
     pub command: Vec<String>,
@@ -64,6 +71,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "swapsight: recording to {} (Ctrl-C to stop)",
         path.display()
     );
+    if args.print_mark_path {
+        // A reader that went away is no reason to stop recording.
+        let _ = print_mark_path(trace.mark_path());
+    }
 
     let (sampler, ticks) = session::start_sampler(probe, args.recording.interval, &header);
     let status = StatusLine::new();
@@ -73,15 +84,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // the trace is incomplete. Without a command there is nothing to wait
     // for, so the recording ends there.
     let mut told = false;
-    let outcome = loop {
+    let between = |trace: &RecordingSession| {
         if stop.load(Ordering::SeqCst) {
-            break Outcome::Interrupted;
+            return Ok(ControlFlow::Break(Outcome::Interrupted));
         }
         if let (false, Some(why)) = (told, trace.failed()) {
             told = true;
             status.clear();
             let Some(c) = child.as_ref() else {
-                break Outcome::TraceFailed;
+                return Ok(ControlFlow::Break(Outcome::TraceFailed));
             };
             eprintln!(
                 "swapsight: {why}; still watching {} (pid {}) until it exits, without recording",
@@ -91,25 +102,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         if let Some(c) = child.as_mut() {
             if let Some(st) = c.try_wait()? {
-                break Outcome::Exited(st);
+                return Ok(ControlFlow::Break(Outcome::Exited(st)));
             }
         } else if let Some(pid) = args.pid {
             if !process::pid_exists(pid) {
-                break Outcome::PidGone(pid);
+                return Ok(ControlFlow::Break(Outcome::PidGone(pid)));
             }
         }
-        match ticks.recv_timeout(Duration::from_millis(100)) {
-            Ok(tick) => {
-                trace.turn(Some(&tick), Instant::now());
-                session::flag_lines(&status, &tick);
-                status.show(&tick, started.elapsed());
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                trace.turn(None, Instant::now());
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break Outcome::SamplerDied,
-        }
+        Ok(ControlFlow::Continue(()))
     };
+    let outcome = session::tick_loop(&ticks, &mut trace, &status, between, |tick| {
+        status.show(tick, started.elapsed());
+        ControlFlow::Continue(())
+    })?
+    .unwrap_or(Outcome::SamplerDied);
     // The last tick's flags are in the trace; end it with what happened,
     // starting with the scope's last word (an OOM kill by the cgroup).
     if matches!(outcome, Outcome::Exited(_)) {
@@ -173,6 +179,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     eprintln!("{}", finished_line(trace.recorder()));
     Ok(code)
+}
+
+/// The mark path as one line on stdout, flushed: the reader waits for it.
+fn print_mark_path(path: Option<&std::path::Path>) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Some(p) = path {
+        out.write_all(p.as_os_str().as_encoded_bytes())?;
+    }
+    out.write_all(b"\n")?;
+    out.flush()?;
+    Ok(())
 }
 
 enum Outcome {

@@ -104,7 +104,7 @@ impl RowFold {
             Record::Sample(s) => self.sample(s),
             Record::Flag(f) => self.flag(f),
             Record::Mark(m) => self.marks.push(m.clone()),
-            Record::Header(_) | Record::Event(_) => {}
+            Record::Header(_) | Record::Event(_) | Record::Counter(_) => {}
         }
     }
 

@@ -315,3 +315,33 @@ fn a_live_recording_and_a_cli_recording_of_one_run_are_the_same_lines() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The app's recordings wrote the default detector settings into their
+/// header whatever the session's detector was; `report` replays a trace
+/// with its header's settings, so they must be the ones in force.
+#[test]
+fn a_live_recording_says_which_detector_settings_it_ran_with() {
+    let dir = tmp("detector");
+    let mut cfg = LiveConfig {
+        recordings_dir: dir.clone(),
+        ..LiveConfig::default()
+    };
+    cfg.sampler.interval = Duration::from_millis(20);
+    cfg.sampler.detector.window_ms = 4_000;
+    let l = Live::start(
+        Box::new(crate::probe::scripted::ScriptedProbe::false_fit()),
+        cfg,
+    )
+    .unwrap();
+    l.wait_snapshot(Duration::from_secs(2)).unwrap();
+    let path = l.start_recording(None).unwrap();
+    l.stop_recording().unwrap();
+    let t = crate::trace::read(&path).unwrap();
+    assert_eq!(t.header().detector.window_ms, 4_000);
+    assert!(
+        t.header().writer.ends_with(" live"),
+        "{}",
+        t.header().writer
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

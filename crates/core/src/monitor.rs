@@ -13,6 +13,10 @@ use crate::tree::WatchTree;
 pub struct Monitor {
     pub tree: WatchTree,
     pub detector: Detector,
+    /// A process never counted as watched though it is in the tree: the
+    /// recorder's own, when it runs inside the tree it watches (Python's
+    /// `swapsight.record()` records its own process, the recorder its child).
+    pub exclude: Option<u32>,
 }
 
 impl Monitor {
@@ -20,12 +24,16 @@ impl Monitor {
         Monitor {
             tree: WatchTree::new(watch),
             detector: Detector::new(cfg),
+            exclude: None,
         }
     }
 
     pub fn step(&mut self, sample: Sample) -> Tick {
         self.tree.update(&sample.processes);
-        let watched = self.tree.pids();
+        let mut watched = self.tree.pids();
+        if let Some(pid) = self.exclude.filter(|&p| Some(p) != self.tree.root()) {
+            watched.remove(&pid);
+        }
         let flags = self.detector.update(&sample, &watched);
         let mut watched: Vec<u32> = watched.into_iter().collect();
         watched.sort_unstable();
@@ -43,3 +51,7 @@ impl Monitor {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "monitor_tests.rs"]
+mod tests;

@@ -16,11 +16,7 @@ use std::time::Instant;
 
 use crate::probe::{HostInfo, ProcessSample};
 use crate::tick::Tick;
-use crate::trace::{Event, Header, Mark, Record, TraceError, TraceSample, TraceWriter};
-
-// Where recordings go and what they are called is the recordings folder's
-// business; these names stay for the shells that record.
-pub use crate::recordings::{default_recordings_dir, default_trace_path};
+use crate::trace::{Counter, Event, Header, Mark, Record, TraceError, TraceSample, TraceWriter};
 
 pub struct Recorder {
     writer: TraceWriter,
@@ -185,17 +181,45 @@ impl Recorder {
         self.mark_at(name, end, Instant::now())
     }
 
-    /// [`Recorder::mark`] at `now`.
-    pub fn mark_at(&mut self, name: &str, end: bool, now: Instant) -> Result<u64, TraceError> {
+    /// Trace time of `now`: the time of the last sample plus what has
+    /// passed since it was written (0 before the first sample), never
+    /// before the last mark or counter.
+    fn instant_ms(&mut self, now: Instant) -> u64 {
         let since = self.last_tick_at.map_or(0, |at| {
             u64::try_from(now.saturating_duration_since(at).as_millis()).unwrap_or(u64::MAX)
         });
         let t_ms = self.last_t_ms.saturating_add(since).max(self.last_mark_ms);
         self.last_mark_ms = t_ms;
+        t_ms
+    }
+
+    /// [`Recorder::mark`] at `now`.
+    pub fn mark_at(&mut self, name: &str, end: bool, now: Instant) -> Result<u64, TraceError> {
+        let t_ms = self.instant_ms(now);
         self.writer.write(&Record::Mark(Mark {
             t_ms,
             name: name.into(),
             end,
+        }))?;
+        Ok(t_ms)
+    }
+}
+
+impl Recorder {
+    /// Writes a counter's value at `now`, placed in time as a mark is.
+    pub fn counter_at(
+        &mut self,
+        name: &str,
+        value: f64,
+        unit: &str,
+        now: Instant,
+    ) -> Result<u64, TraceError> {
+        let t_ms = self.instant_ms(now);
+        self.writer.write(&Record::Counter(Counter {
+            t_ms,
+            name: name.into(),
+            value,
+            unit: unit.into(),
         }))?;
         Ok(t_ms)
     }

@@ -23,6 +23,7 @@ use crate::units::{format_bytes, format_duration, signed_diff};
 use by_phase::PhaseTable;
 
 pub mod by_phase;
+pub mod counters;
 mod process;
 pub mod scope;
 mod text;
@@ -101,6 +102,9 @@ pub struct Report {
     pub footprints: FootprintsSummary,
     /// One row per phase when the trace has marks ([`by_phase`]).
     pub phases: Vec<by_phase::PhaseRow>,
+    /// Peak and last value of each counter the run wrote ([`counters`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<counters::CounterRow>,
     /// The first lines the reader skipped, in words.
     pub problems: Vec<String>,
     /// How many lines the reader skipped in all.
@@ -139,9 +143,23 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
         table.push(s);
     }
     trace.events.iter().for_each(|e| run.note_event(e));
+    let mut log = counters::CounterLog::default();
+    trace.counters.iter().for_each(|c| log.push(c));
+    with_counters(run.finish(&trace.notes()), table.finish(), &log)
+}
+
+/// The report with its phase rows, and the counters over the run and over
+/// each phase.
+fn with_counters(
+    report: Report,
+    mut phases: Vec<by_phase::PhaseRow>,
+    log: &counters::CounterLog,
+) -> Report {
+    log.attach(&mut phases);
     Report {
-        phases: table.finish(),
-        ..run.finish(&trace.notes())
+        phases,
+        counters: log.run(),
+        ..report
     }
 }
 
@@ -163,10 +181,12 @@ pub fn report_stream<R: BufRead + Seek>(
     let mut run = new_judge();
     let mut table = Some(PhaseTable::streaming(new_judge));
     let mut marks = MarkList::default();
+    let mut log = counters::CounterLog::default();
     let mut last_ms = 0;
     while let Some(record) = reader.next_record()? {
         each(&record);
         match record {
+            Record::Counter(c) => log.push(&c),
             Record::Sample(s) => {
                 last_ms = s.sample.t_ms;
                 run.push(&s);
@@ -189,10 +209,7 @@ pub fn report_stream<R: BufRead + Seek>(
     }
     let report = run.finish(reader.notes());
     if let Some(t) = table {
-        return Ok(Report {
-            phases: t.finish(),
-            ..report
-        });
+        return Ok(with_counters(report, t.finish(), &log));
     }
     reader.rewind()?;
     let mut table = PhaseTable::new(&marks.marks, last_ms, new_judge);
@@ -201,10 +218,7 @@ pub fn report_stream<R: BufRead + Seek>(
             table.push_owned(s);
         }
     }
-    Ok(Report {
-        phases: table.finish(),
-        ..report
-    })
+    Ok(with_counters(report, table.finish(), &log))
 }
 
 /// The report of a whole run, without the per-phase table, as a fold over
@@ -411,6 +425,7 @@ impl RunJudge {
                 })
                 .unwrap_or_default(),
             phases: Vec::new(),
+            counters: Vec::new(),
             problems: notes.problems.iter().map(|p| p.to_string()).collect(),
             skipped_lines: notes.bad_lines,
             truncated_last_line: notes.truncated_last_line,

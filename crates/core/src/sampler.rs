@@ -168,6 +168,8 @@ fn run(
     started: Instant,
 ) -> Result<(), ProbeError> {
     let mut monitor = Monitor::new(cfg.watch, cfg.detector.clone());
+    // A recorder inside the tree it watches does not watch itself.
+    monitor.exclude = Some(std::process::id());
     let mut interval = cfg.interval;
     let mut subscribers: Vec<SyncSender<Arc<Tick>>> = Vec::new();
     // `None`: the interval reaches past the end of the clock; no more ticks.

@@ -62,6 +62,7 @@ fn build(
             Record::Flag(f) => trace.flags.push(f),
             Record::Event(e) => trace.events.push(e),
             Record::Mark(m) => trace.marks.push(m),
+            Record::Counter(c) => trace.counters.push(c),
         }
         Ok(())
     })

@@ -467,6 +467,67 @@ fn a_second_pass_skips_the_line_cut_off_in_the_first() {
     assert_eq!((first, second), (1, 1));
 }
 
+#[test]
+fn counters_are_read_checked_and_cleaned() {
+    let counter = |t_ms, name: &str, value, unit: &str| {
+        Record::Counter(Counter {
+            t_ms,
+            name: name.into(),
+            value,
+            unit: unit.into(),
+        })
+    };
+    let mut bytes = write_trace(&[
+        sample(0),
+        counter(
+            10,
+            "mps.driver_allocated",
+            3.0 * (1u64 << 30) as f64,
+            "bytes",
+        ),
+        counter(20, "queue", 2.5, "items"),
+    ]);
+    // No unit: bytes.
+    bytes.extend_from_slice(b"{\"type\":\"counter\",\"t_ms\":30,\"name\":\"q\",\"value\":7}\n");
+    for bad in [
+        r#"{"type":"counter","t_ms":40,"name":"a\u0007b","value":1,"unit":"bytes"}"#,
+        r#"{"type":"counter","t_ms":40,"name":"","value":1,"unit":"bytes"}"#,
+        r#"{"type":"counter","t_ms":40,"name":"x","value":1e300,"unit":"bytes"}"#,
+        r#"{"type":"counter","t_ms":40,"name":"x","value":1,"unit":"by tes"}"#,
+        r#"{"type":"counter","t_ms":40,"name":"x","value":"1","unit":"bytes"}"#,
+    ] {
+        bytes.extend_from_slice(bad.as_bytes());
+        bytes.push(b'\n');
+    }
+    let t = read_bytes(&bytes).unwrap();
+    assert_eq!(t.counters.len(), 3, "{:?}", t.counters);
+    assert_eq!(t.counters[2].unit, "bytes");
+    assert_eq!(t.counters[1].value, 2.5);
+    assert_eq!(t.bad_lines, 5, "{:?}", t.problems);
+    assert!(
+        t.problems[0].detail.contains("counter name"),
+        "{:?}",
+        t.problems
+    );
+    assert!(
+        t.problems[2].detail.contains("out of range"),
+        "{:?}",
+        t.problems
+    );
+    assert!(
+        t.problems[3].detail.contains("counter unit"),
+        "{:?}",
+        t.problems
+    );
+    assert_eq!(t.unknown_records, 0);
+    let line = serde_json::to_vec(&counter(10, "q", 1.0, "items")).unwrap();
+    assert!(!is_unknown_type(&line));
+    assert_eq!(
+        String::from_utf8(line).unwrap(),
+        r#"{"type":"counter","t_ms":10,"name":"q","value":1.0,"unit":"items"}"#
+    );
+}
+
 fn scoped_sample(t_ms: u64) -> Record {
     let Record::Sample(mut ts) = sample(t_ms) else {
         unreachable!()

@@ -234,3 +234,35 @@ fn phases_are_slices_on_a_phases_track() {
         .iter()
         .any(|e| e["ph"] == "X" || e["tid"] == PHASES_TID));
 }
+
+#[test]
+fn counters_are_counter_tracks_in_time_order() {
+    let mut t = synth::seed_offload();
+    let point = |t_ms, value| crate::trace::Counter {
+        t_ms,
+        name: "torch.mps.driver_allocated".into(),
+        value,
+        unit: "bytes".into(),
+    };
+    // Written out of order: exported in time order.
+    t.counters = vec![point(2000, 3e9), point(1000, 1e9)];
+    let v = export(&t);
+    let track: Vec<(u64, f64)> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "C" && e["name"] == "counter torch.mps.driver_allocated")
+        .map(|e| {
+            (
+                e["ts"].as_u64().unwrap(),
+                e["args"]["bytes"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let t0 = t.samples[0].sample.t_ms;
+    assert_eq!(
+        track,
+        [((1000 - t0) * 1000, 1e9), ((2000 - t0) * 1000, 3e9)],
+        "{v:#}"
+    );
+}

@@ -32,6 +32,10 @@ pub struct PhaseRow {
     pub unexplained_peak_bytes: Option<i64>,
     pub samples: usize,
     pub verdict: State,
+    /// Peak and last value of each counter written in the phase
+    /// ([`super::counters`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<super::counters::CounterRow>,
 }
 
 /// The verdict on a run as a fold over its samples: the report's rule on a
@@ -225,6 +229,7 @@ impl<J: Judge> Acc<J> {
             unexplained_peak_bytes: own.unexplained,
             samples: inside.len,
             verdict,
+            counters: Vec::new(),
         }
     }
 }
@@ -391,6 +396,16 @@ pub fn to_text(rows: &[PhaseRow]) -> String {
                 .map_or_else(|| "–".to_string(), format_bytes),
             r.verdict.label()
         );
+        for c in &r.counters {
+            let _ = writeln!(
+                out,
+                "{:<width$}    {}: peak {}, last {}",
+                "",
+                c.name,
+                super::counters::figure(c.peak, &c.unit),
+                super::counters::figure(c.last, &c.unit)
+            );
+        }
     }
     out
 }

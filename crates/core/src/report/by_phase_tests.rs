@@ -175,6 +175,7 @@ fn reference_row(
         unexplained_peak_bytes: unexplained,
         samples: inside.len(),
         verdict,
+        counters: Vec::new(),
     }
 }
 

@@ -61,6 +61,12 @@ impl Report {
                 format_bytes(f.outside_footprint_peak_bytes as i64)
             );
         }
+        if !self.counters.is_empty() {
+            let _ = writeln!(out, "\ncounters:");
+            for line in super::counters::to_text(&self.counters).lines() {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
         if !self.phases.is_empty() {
             let _ = writeln!(out, "\nby phase:");
             for line in super::by_phase::to_text(&self.phases).lines() {

@@ -88,6 +88,28 @@ pub fn check(record: &Record) -> Result<(), String> {
             not_negative("evidence.pageins_per_s", e.pageins_per_s)
         }
         Record::Event(e) => t_ms("t_ms", e.t_ms),
+        Record::Counter(c) => {
+            t_ms("t_ms", c.t_ms)?;
+            if crate::marks::clean_name(c.name.as_bytes()).as_deref() != Some(c.name.as_str()) {
+                return Err(format!(
+                    "counter name is empty, longer than {} characters or holds control characters or bidi controls",
+                    crate::marks::MAX_NAME_CHARS
+                ));
+            }
+            if !crate::marks::is_unit(&c.unit) {
+                return Err(format!(
+                    "counter unit is empty, longer than {} characters or holds characters other than letters, digits and _ % / . -",
+                    crate::marks::MAX_UNIT_CHARS
+                ));
+            }
+            if !crate::marks::is_counter_value(c.value) {
+                return Err(format!(
+                    "counter value {:e} is out of range (at most {MAX_BYTES} either side of 0)",
+                    c.value
+                ));
+            }
+            Ok(())
+        }
         Record::Mark(m) => {
             t_ms("t_ms", m.t_ms)?;
             if crate::marks::clean_name(m.name.as_bytes()).as_deref() != Some(m.name.as_str())

@@ -40,6 +40,10 @@ pub fn clean(mut record: Record) -> Record {
         // `check` refuses a name the rule would change; cleaned all the same,
         // so that this stays the one place every string passes.
         Record::Mark(m) => clean_in_place(&mut m.name),
+        Record::Counter(c) => {
+            clean_in_place(&mut c.name);
+            clean_in_place(&mut c.unit);
+        }
     }
     record
 }

@@ -90,7 +90,7 @@ impl ChartScan {
             Record::Sample(s) => self.sample(s),
             Record::Flag(f) => self.flags.push(f.clone()),
             Record::Mark(m) => self.marks.push(m.clone()),
-            Record::Header(_) | Record::Event(_) => {}
+            Record::Header(_) | Record::Event(_) | Record::Counter(_) => {}
         }
     }
 
