@@ -360,6 +360,7 @@ impl Detector {
             swap_used: sys.swap_used_bytes,
             free_bytes: sys.free_bytes(),
             unexplained: gap.unexplained_bytes,
+            anon: sys.anon_bytes,
         });
         while self
             .sys

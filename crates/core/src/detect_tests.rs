@@ -199,6 +199,55 @@ fn footprint_drop_with_free_rise_is_a_real_release() {
     assert_eq!(d.assessment(3).unwrap().worst, State::Fits);
 }
 
+/// A Linux tick whose kernel says how much memory processes hold
+/// (`AnonPages + Shmem`).
+fn held_sample(t_ms: u64, free_pct: f64, held: u64, procs: Vec<ProcessSample>) -> Sample {
+    let mut s = sample(t_ms, 0, free_pct, procs);
+    s.system.anon_bytes = Some(held);
+    s
+}
+
+#[test]
+fn a_freed_copy_is_not_hidden_memory_though_free_memory_comes_back_late() {
+    // This project's VM: `bytearray(os.urandom(1500 MiB))`, the 1.5 GB
+    // temporary freed; free memory rose 607 MB within the window (a VM that
+    // reclaims and balloons), but the anonymous memory left at once.
+    let mut d = Detector::new(DetectorConfig::default());
+    let none = HashSet::new();
+    for i in 0..20u64 {
+        let (fp, free, held) = if i < 6 {
+            (2900 * MIB, 50.0, 4 * GIB)
+        } else {
+            (
+                1400 * MIB,
+                50.0 + 0.607 / 16.0 * 100.0,
+                4 * GIB - 1500 * MIB,
+            )
+        };
+        d.update(
+            &held_sample(i * 500, free, held, vec![proc(3, fp, 0)]),
+            &none,
+        );
+    }
+    assert_eq!(d.assessment(3).unwrap().worst, State::Fits);
+}
+
+#[test]
+fn memory_handed_to_a_tmpfs_file_is_hidden_memory_though_free_memory_stays() {
+    // The footprint falls by 1.5 GB, free memory does not rise, and what
+    // processes hold does not fall: the pages went to a tmpfs file (Shmem).
+    let mut d = Detector::new(DetectorConfig::default());
+    let none = HashSet::new();
+    for i in 0..20u64 {
+        let fp = if i < 6 { 2900 * MIB } else { 1400 * MIB };
+        d.update(
+            &held_sample(i * 500, 50.0, 4 * GIB, vec![proc(3, fp, 0)]),
+            &none,
+        );
+    }
+    assert_eq!(d.assessment(3).unwrap().state, State::HiddenMemory);
+}
+
 #[test]
 fn reused_pid_starts_fresh() {
     let mut d = Detector::new(DetectorConfig::default());
@@ -673,6 +722,7 @@ fn sys_point(t_ms: u64, swap_used: u64, unexplained: i64) -> window::SysPoint {
         swap_used,
         free_bytes: 0,
         unexplained,
+        anon: None,
     }
 }
 

@@ -10,6 +10,8 @@ mod doctor;
 mod export;
 mod guard;
 mod hardening;
+#[cfg(target_os = "linux")]
+mod hidden_real;
 mod large;
 mod marks;
 mod names;

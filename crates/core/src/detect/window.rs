@@ -16,6 +16,8 @@ pub(super) struct SysPoint {
     pub(super) swap_used: u64,
     pub(super) free_bytes: u64,
     pub(super) unexplained: i64,
+    /// Memory processes hold (Linux `AnonPages + Shmem`), where known.
+    pub(super) anon: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -127,12 +129,20 @@ pub(super) fn hidden_bytes(
     if drop < threshold {
         return 0;
     }
-    let free_then = sys
-        .iter()
-        .find(|s| s.t_ms >= peak.t_ms)
-        .map_or(0, |s| s.free_bytes);
-    let free_now = sys.back().map_or(0, |s| s.free_bytes);
-    let freed = free_now.saturating_sub(free_then);
+    let then = sys.iter().find(|s| s.t_ms >= peak.t_ms);
+    let now_point = sys.back();
+    // Where the kernel says how much memory processes hold (Linux), that
+    // is what a freed copy gives back — at once and in full. Free memory
+    // is not: on a VM that reclaims and balloons it comes back late and in
+    // part, and page cache growing beside it hides the rest.
+    let freed = match (then.and_then(|s| s.anon), now_point.and_then(|s| s.anon)) {
+        (Some(held_then), Some(held_now)) => held_then.saturating_sub(held_now),
+        _ => {
+            let free_then = then.map_or(0, |s| s.free_bytes);
+            let free_now = now_point.map_or(0, |s| s.free_bytes);
+            free_now.saturating_sub(free_then)
+        }
+    };
     if (freed as f64) < cfg.hidden_free_share * drop as f64 {
         drop - freed.min(drop)
     } else {

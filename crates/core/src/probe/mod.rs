@@ -129,6 +129,12 @@ pub struct SystemSample {
     /// held it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub available_pct: Option<f64>,
+    /// Linux: memory processes hold that the kernel cannot drop like file
+    /// cache — `AnonPages + Shmem` of `/proc/meminfo` (a scope's: `anon +
+    /// shmem` of its `memory.stat`). The hidden-memory rule asks it where
+    /// memory that left a footprint went. Absent on macOS and in older traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anon_bytes: Option<u64>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -341,8 +347,8 @@ pub struct Scope {
     /// `memory.stat`. Absent where swap is not accounted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_bytes: Option<u64>,
-    /// Anonymous memory of the scope: v2 `anon` of `memory.stat`, v1
-    /// `total_rss`.
+    /// Anonymous and shared (tmpfs) memory of the scope: v2 `anon + shmem`
+    /// of `memory.stat`, v1 `total_rss + total_shmem`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anon_bytes: Option<u64>,
     /// Cumulative events (counts since the cgroup was made).
@@ -395,6 +401,7 @@ impl Scope {
             swap_total_bytes: self.swap_limit_bytes.unwrap_or(host.swap_total_bytes),
             compressed_bytes: 0,
             page_size: host.page_size,
+            anon_bytes: self.anon_bytes,
             ..SystemSample::default()
         }
     }

@@ -262,7 +262,10 @@ pub fn scope_v2(path: &str, f: &Files, ceiling: u64) -> Option<Scope> {
         },
         usage_bytes: num(&f.current).unwrap_or(0),
         swap_bytes: num(&f.swap_current),
-        anon_bytes: f.stat.as_deref().and_then(|s| flat_key(s, "anon")),
+        anon_bytes: f
+            .stat
+            .as_deref()
+            .and_then(|s| Some(flat_key(s, "anon")?.saturating_add(flat_key(s, "shmem")?))),
         events: f.events.as_deref().map(parse_events_v2).unwrap_or_default(),
     })
 }
@@ -291,7 +294,9 @@ pub fn scope_v1(path: &str, f: &Files, ceiling: u64) -> Option<Scope> {
         swap_limit_bytes,
         usage_bytes,
         swap_bytes,
-        anon_bytes: stat.and_then(|s| flat_key(s, "total_rss")),
+        anon_bytes: stat.and_then(|s| {
+            Some(flat_key(s, "total_rss")?.saturating_add(flat_key(s, "total_shmem")?))
+        }),
         events: ScopeEvents {
             high: None,
             max: num(&f.failcnt),

@@ -274,7 +274,10 @@ fn v1_a_memsw_limit_is_the_swap_limit_and_oom_kills_count() {
         "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n",
     );
     // Without swap accounting in memory.stat, memsw − usage is the swap.
-    t.write(&format!("{d}/memory.stat"), "cache 0\nrss 1\ntotal_rss 1\n");
+    t.write(
+        &format!("{d}/memory.stat"),
+        "cache 0\nrss 1\ntotal_rss 1\ntotal_shmem 0\n",
+    );
     let scope = v1_fs(&t).scope_of(42, HOST).unwrap().unwrap();
     assert_eq!(scope.swap_limit_bytes, Some(0));
     assert_eq!(scope.events.oom_kill, Some(1));

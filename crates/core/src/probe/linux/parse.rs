@@ -12,12 +12,24 @@ pub struct MemInfo {
     pub mem_available_bytes: u64,
     pub swap_total_bytes: u64,
     pub swap_free_bytes: u64,
+    /// `AnonPages`: anonymous memory mapped by processes.
+    pub anon_pages_bytes: Option<u64>,
+    /// `Shmem`: tmpfs and shared memory.
+    pub shmem_bytes: Option<u64>,
 }
 
 impl MemInfo {
     /// Swap in use: `SwapTotal − SwapFree`.
     pub fn swap_used_bytes(&self) -> u64 {
         self.swap_total_bytes.saturating_sub(self.swap_free_bytes)
+    }
+
+    /// Memory processes hold that the kernel cannot drop like file cache:
+    /// `AnonPages + Shmem` (Documentation/filesystems/proc.rst, "meminfo").
+    /// A footprint that falls while this does not moved out of sight (to a
+    /// tmpfs file it keeps, say); one that falls with it was freed.
+    pub fn anon_bytes(&self) -> Option<u64> {
+        Some(self.anon_pages_bytes?.saturating_add(self.shmem_bytes?))
     }
 
     /// Free memory in percent: `MemAvailable / MemTotal × 100`, clamped.
@@ -44,6 +56,10 @@ pub fn parse_meminfo(text: &[u8]) -> Option<MemInfo> {
             info.swap_total_bytes = v;
         } else if let Some(v) = kb_field(line, b"SwapFree:") {
             info.swap_free_bytes = v;
+        } else if let Some(v) = kb_field(line, b"AnonPages:") {
+            info.anon_pages_bytes = Some(v);
+        } else if let Some(v) = kb_field(line, b"Shmem:") {
+            info.shmem_bytes = Some(v);
         }
     }
     saw_total.then_some(info)

@@ -18,6 +18,12 @@ fn meminfo_figures_in_bytes() {
     assert_eq!(m.swap_used_bytes(), (1_048_572 - 86_012) * 1024);
     let pct = m.free_pct();
     assert!((pct - 96.987).abs() < 0.01, "{pct}");
+    // What processes hold: AnonPages + Shmem (ShmemHugePages is not Shmem).
+    assert_eq!(m.anon_bytes(), Some((201_712 + 8_856) * 1024));
+    assert_eq!(
+        parse_meminfo(b"MemTotal: 1 kB\n").unwrap().anon_bytes(),
+        None
+    );
 }
 
 #[test]

@@ -470,6 +470,7 @@ impl Probe for NativeProbe {
             swap_total_bytes: info.swap_total_bytes,
             compressed_bytes: 0,
             page_size: self.page_size,
+            anon_bytes: info.anon_bytes(),
             ..SystemSample::default()
         })
     }
