@@ -91,3 +91,53 @@ def no_recorder(monkeypatch):
 
 def which_python(version):
     return shutil.which(version)
+
+
+def in_ci():
+    """CI=true (or 1): tests that need root and real swap must run."""
+    return os.environ.get("CI") in ("true", "1")
+
+
+@pytest.fixture
+def real_swap():
+    """A swap file and a capped memory cgroup, made and removed by the
+    testkit's ``swapsight-realswap`` (crates/testkit/src/bin: the same
+    set-up as the Rust real-swap tests), whose path scripts/test puts in
+    $SWAPSIGHT_REALSWAP. Yields ``{"cgroup", "version", "swapfile"}``.
+    Outside CI a machine that cannot do it skips the test; under CI=true
+    it fails."""
+    helper = os.environ.get("SWAPSIGHT_REALSWAP")
+    why = None
+    if os.geteuid() != 0:
+        why = "not root"
+    elif not helper or not os.access(helper, os.X_OK):
+        why = ("no swapsight-realswap helper at $SWAPSIGHT_REALSWAP "
+               f"({helper!r}; scripts/test builds it)")
+    if why:
+        if in_ci():
+            pytest.fail(f"real-swap tests must run in CI, but: {why}")
+        pytest.skip(f"real-swap test skipped outside CI: {why}")
+    proc = subprocess.Popen(
+        [helper, "2048", "256"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    line = proc.stdout.readline()
+    if not line:
+        code = proc.wait()
+        err = proc.stderr.read().strip()
+        if code == 3 and not in_ci():
+            pytest.skip(f"real-swap test skipped outside CI: {err}")
+        pytest.fail(f"swapsight-realswap could not set up real swap (exit {code}): {err}")
+    try:
+        yield json.loads(line)
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise

@@ -171,3 +171,26 @@ def test_python_m_swapsight_falls_back_to_path_and_passes_the_exit_code(tmp_path
     )
     assert done.returncode == 1, done.stderr
     assert "no running recording writes" in done.stderr
+
+
+def test_the_pypi_page_names_only_what_the_package_has():
+    """python/README.md (the PyPI page): every `swapsight.NAME` and
+    `.ATTRIBUTE` of a recording or report it shows exists, and every
+    subcommand it lists is one the installed command has."""
+    page = (REPO / "python/README.md").read_text()
+    names = set(re.findall(r"swapsight\.([A-Za-z_]\w*)", page))
+    assert {"record", "phase", "counter", "watch_torch", "Report"} <= names, names
+    missing = sorted(n for n in names if not hasattr(swapsight, n))
+    assert not missing, missing
+    for attr in set(re.findall(r"`rec\.(\w+)", page)):
+        assert hasattr(swapsight.record(), attr), attr
+    for attr in set(re.findall(r"`\.(\w+)\(?", page)):
+        assert hasattr(swapsight.Report, attr), attr
+    listed = re.search(r"command line \(([^)]*)", page).group(1)
+    commands = [c.split()[0] for c in listed.replace("\n", " ").split(",")]
+    assert len(commands) == 11 and commands[-1] == "doctor", commands
+    for c in commands:
+        done = subprocess.run(
+            [installed_binary(), c, "--help"], capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, (c, done.stderr)
