@@ -138,6 +138,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut root_name = program.rsplit('/').next().unwrap_or(program).to_string();
 
     let header = session::header(
+        &*probe,
         host,
         args.recording.interval,
         args.recording.top,

@@ -54,6 +54,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let watch = child.as_ref().map(Child::id).or(args.pid);
 
     let header = session::header(
+        &*probe,
         host,
         args.recording.interval,
         args.recording.top,

@@ -31,8 +31,10 @@ pub struct RecordingArgs {
     pub top: usize,
 }
 
-/// The trace's header for a recording by `verb` (`record`, `guard`).
+/// The trace's header for a recording by `verb` (`record`, `guard`) with
+/// `probe`; says once on stderr when the probe has no memory pressure.
 pub fn header(
+    probe: &dyn swapsight::Probe,
     host: swapsight::probe::HostInfo,
     interval: Duration,
     top: usize,
@@ -44,6 +46,10 @@ pub fn header(
     header.watch_pid = watch;
     header.command = (!command.is_empty()).then(|| command.to_vec());
     header.writer = format!("swapsight {} {verb}", env!("CARGO_PKG_VERSION"));
+    header.pressure_absent = probe.pressure_absent();
+    if let Some(why) = &header.pressure_absent {
+        eprintln!("swapsight: no memory pressure figures: {why}");
+    }
     header
 }
 
@@ -60,6 +66,8 @@ pub fn start_sampler(
             history: 4,
             watch: header.watch_pid,
             detector: header.detector.clone(),
+            pressure: header.pressure.clone(),
+            forecast: header.forecast.clone(),
         },
     );
     let ticks = sampler.subscribe(64);

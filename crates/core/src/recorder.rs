@@ -111,6 +111,7 @@ impl Recorder {
         self.writer.write(&Record::Sample(TraceSample {
             sample,
             watched: tick.watched.clone(),
+            forecast: (!tick.forecast.is_empty()).then_some(tick.forecast),
         }))?;
         self.samples += 1;
         for f in &tick.flags {

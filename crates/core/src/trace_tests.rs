@@ -32,6 +32,7 @@ fn sample(t_ms: u64) -> Record {
             }],
         },
         watched: vec![42],
+        forecast: None,
     })
 }
 

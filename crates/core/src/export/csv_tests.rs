@@ -61,6 +61,7 @@ fn export_csv_quotes_awkward_names_and_keeps_empty_samples() {
             processes: vec![],
         },
         watched: vec![],
+        forecast: None,
     });
     t.samples[1].sample.processes.push(ProcessSample {
         pid: 7,

@@ -12,6 +12,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::pressure::Pressure;
+
 pub mod linux;
 pub mod macos;
 pub mod naming;
@@ -53,6 +55,11 @@ pub trait Probe {
     fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError>;
     /// Facts about the host.
     fn host(&mut self) -> Result<HostInfo, ProbeError>;
+    /// Why samples carry no memory pressure (Linux without PSI, a macOS
+    /// that refuses the level), to be said once; `None` when they do.
+    fn pressure_absent(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The user a process belongs to, from its real, effective and saved uids:
@@ -122,6 +129,10 @@ pub struct SystemSample {
     /// held it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub available_pct: Option<f64>,
+    /// Memory pressure (Linux PSI, the macOS kernel's level) and the level
+    /// in force; absent where the OS gives none — never zeros.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<Pressure>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -375,6 +386,10 @@ impl<P: Probe> Probe for WithheldProcessSwap<P> {
 
     fn host(&mut self) -> Result<HostInfo, ProbeError> {
         self.0.host()
+    }
+
+    fn pressure_absent(&self) -> Option<String> {
+        self.0.pressure_absent()
     }
 }
 

@@ -46,6 +46,7 @@ use super::fd::{is_out_of_fds, open_at, raise_fd_limit, read_whole};
 use super::parse::{
     parse_last_pid, parse_meminfo, parse_stat, parse_status, parse_u64, StatusFigures,
 };
+use super::psi::PsiSource;
 use crate::probe::naming::{split_nul, NameCache, Naming, ARGS_READ_MAX};
 use crate::probe::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
 
@@ -129,6 +130,8 @@ pub struct NativeProbe {
     /// Descriptors kept open now (`Known::stat`), and at most.
     kept: Arc<AtomicUsize>,
     cap: usize,
+    /// `/proc/pressure/memory`, or why there is none.
+    psi: PsiSource,
 }
 
 impl NativeProbe {
@@ -145,9 +148,11 @@ impl NativeProbe {
             .and_then(|p| parse_u64(p.as_os_str().as_encoded_bytes()))
             == Some(u64::from(std::process::id()));
         let loadavg = same_ns.then(|| File::open("/proc/loadavg").ok()).flatten();
+        let mut buf = vec![0; READ_BUF];
+        let psi = PsiSource::open(std::path::Path::new("/proc"), &mut buf);
         let mut probe = NativeProbe {
             page_size: u64::try_from(page_size).unwrap_or(4096),
-            buf: vec![0; READ_BUF],
+            buf,
             args_buf: Vec::new(),
             path: String::with_capacity(32),
             rel: Vec::with_capacity(32),
@@ -160,6 +165,7 @@ impl NativeProbe {
             tick: 0,
             kept: Arc::default(),
             cap: 0,
+            psi,
         };
         probe.system()?; // fail early, with a clear error, where /proc is missing
         probe.cap = kept_cap(raise_fd_limit());
@@ -466,8 +472,13 @@ impl Probe for NativeProbe {
             swap_total_bytes: info.swap_total_bytes,
             compressed_bytes: 0,
             page_size: self.page_size,
+            pressure: self.psi.read(&mut self.buf),
             ..SystemSample::default()
         })
+    }
+
+    fn pressure_absent(&self) -> Option<String> {
+        self.psi.absent().map(str::to_owned)
     }
 
     fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError> {
