@@ -18,7 +18,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -118,6 +118,25 @@ test(title, { timeout: 90_000 }, async () => {
       const hover = (await page.getAttribute(`${flagged} td.col-name`, 'title')) ?? '';
       if (falseFitCmdline) assert.ok(hover.includes(falseFitCmdline), `the name's hover says ${hover}`);
     }
+
+    // Record a few seconds, stop, export the recording as CSV: the menu
+    // offers the formats the Rust side names, and the file is saved under
+    // the name the server gives it.
+    await page.click('#record');
+    await page.waitForSelector('#record.on', { timeout: 5_000 });
+    await page.waitForTimeout(1500);
+    await page.click('#record');
+    await page.waitForFunction(() => !document.querySelector('#export').disabled, null, { timeout: 10_000 });
+    const saved = (await page.textContent('#status')) ?? '';
+    const recording = /to (\S+\.jsonl)\.$/.exec(saved)?.[1];
+    assert.ok(recording, `the status line says ${saved}`);
+    await page.click('#export');
+    const offered = await page.$$eval('#export-menu [data-format]', (bs) => bs.map((b) => b.dataset.format));
+    assert.deepEqual(offered, ['jsonl', 'csv', 'perfetto', 'png']);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-menu [data-format="csv"]')]);
+    assert.equal(download.suggestedFilename(), recording.replace(/\.jsonl$/, '.csv'));
+    const csv = readFileSync(await download.path(), 'utf8');
+    assert.match(csv.split('\n')[0], /^time_s,unix_time_ms,/, `the CSV starts ${csv.slice(0, 80)}`);
 
     // Let the chart draw a few more points, then take the picture.
     await page.waitForTimeout(1500);

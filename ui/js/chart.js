@@ -1,3 +1,4 @@
+// @ts-check
 // The live chart, drawn on a <canvas> with no library: footprint lines of
 // the largest, pinned and flagged processes and swap growth as a filled area
 // on the left axis (bytes), free memory as a dashed line on the right axis
@@ -11,6 +12,7 @@
 // draw). That is ~300 lines of canvas, far less than any charting library.
 
 import { bytes, bytesAxis, duration, pct } from './format.js';
+import { byteTicks, niceStep } from './ticks.js';
 
 const MARGIN = { left: 46, right: 40, top: 10, bottom: 20 };
 const PALETTE = 6; // --series-1 … --series-6
@@ -20,23 +22,6 @@ function css(el, name, fallback) {
   return v || fallback;
 }
 
-/** "Nice" tick step for a range: 1, 2, 2.5 or 5 × a power of ten. */
-function niceStep(range, count) {
-  const raw = range / Math.max(1, count);
-  const pow = Math.pow(10, Math.floor(Math.log10(raw)));
-  for (const m of [1, 2, 2.5, 5, 10]) if (raw <= m * pow) return m * pow;
-  return 10 * pow;
-}
-
-/** Byte ticks on binary-friendly steps (…, 256M, 512M, 1G, 2G, 4G, …). */
-function byteTicks(lo, hi, count) {
-  const MIB = 1024 * 1024;
-  let step = MIB;
-  while ((hi - lo) / step > count) step *= 2;
-  const ticks = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + 1; v += step) ticks.push(v);
-  return ticks;
-}
 
 export class Chart {
   /**
@@ -70,7 +55,10 @@ export class Chart {
     }
   }
 
-  /** Replaces the data. `live` charts show the last `spanMs`; a replay all. */
+  /**
+   * Replaces the data. `live` charts show the last `spanMs`; a replay all.
+   * @param {{ points: any[], names: any[], spanMs?: number, live: boolean, phases?: any[] }} data
+   */
   set({ points, names, spanMs, live, phases }) {
     this.points = points || [];
     this.phases = phases || [];
@@ -134,7 +122,7 @@ export class Chart {
     for (const p of points) for (const [pid, b] of p.footprints) peak.set(pid, Math.max(peak.get(pid) || 0, b));
     const last = points.length ? new Set(points[points.length - 1].footprints.map(([pid]) => pid)) : new Set();
     return [...peak.entries()]
-      .sort((a, b) => (last.has(b[0]) - last.has(a[0])) || b[1] - a[1])
+      .sort((a, b) => Number(last.has(b[0])) - Number(last.has(a[0])) || b[1] - a[1])
       .slice(0, max)
       .map(([pid]) => pid);
   }

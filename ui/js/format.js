@@ -1,5 +1,8 @@
+// @ts-check
 // Numbers as swapsight writes them everywhere (same units as the CLI's
 // reports: binary multiples, written GB / MB / KB).
+
+import { STATES } from './contract.js';
 
 const KIB = 1024;
 const MIB = KIB * 1024;
@@ -48,18 +51,19 @@ export function duration(ms) {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-export const STATE_LABEL = {
-  fits: 'fits',
-  'hidden-memory': 'hidden memory',
-  overflow: 'overflow',
-  'false-fit': 'false fit',
-};
+/** State name → words, as the Rust side writes them. */
+export const STATE_LABEL = Object.fromEntries(STATES.map((s) => [s.name, s.label]));
 
+/** @param {string | null | undefined} s */
 export function stateLabel(s) {
-  return STATE_LABEL[s] || s || '–';
+  return (s && STATE_LABEL[s]) || s || '–';
 }
 
-/** Severity for sorting: fits < hidden memory < overflow < false fit. */
+/**
+ * Severity for sorting, in the detector's order (fits < hidden memory <
+ * overflow < false fit); an unknown state sorts with fits.
+ * @param {string | null | undefined} s
+ */
 export function stateRank(s) {
-  return { fits: 0, 'hidden-memory': 1, overflow: 2, 'false-fit': 3 }[s] ?? 0;
+  return Math.max(0, STATES.findIndex((x) => x.name === s));
 }

@@ -1,26 +1,13 @@
+// @ts-check
 // The per-process table: sortable by clicking a header, filtered by a text
 // box, pinned process first, a state badge whose tooltip is the detector's
 // evidence. Rows are keyed by pid and updated in place (a tooltip or a hover
 // survives the twice-a-second refresh); nodes move only when the order
 // changes. Process names are set as text, never as HTML.
 
-import { bytes, delta, rate, stateLabel, stateRank } from './format.js';
+import { bytes, delta, rate, stateLabel } from './format.js';
+import { COL, COLUMNS, DEFAULT_DIR, visibleRows } from './rows.js';
 
-const COLUMNS = [
-  { key: 'pin', label: '', title: 'Pin a process: watched, kept first, recorded', sortable: false },
-  { key: 'name', label: 'process', value: (r) => r.name.toLowerCase() },
-  { key: 'pid', label: 'pid', value: (r) => r.pid, num: true },
-  { key: 'footprint', label: 'footprint', value: (r) => (r.readable === false ? -1 : r.footprint_bytes), num: true, title: "Memory charged to the process. macOS: phys_footprint (Activity Monitor's Memory), which includes its compressed memory, in RAM or swapped out. Linux: RssAnon + RssShmem, resident only (swapped pages are in VmSwap). Neither counts memory owned outside the footprint." },
-  { key: 'delta', label: 'Δ footprint', value: (r) => r.footprint_delta_bytes, num: true, title: "Change of footprint over the detector's window" },
-  { key: 'pageins', label: 'page-ins/s', value: (r) => r.swapins_per_s ?? r.pageins_per_s, num: true, title: 'macOS: swap-ins per second in pages (TASK_VM_INFO ledger_swapins) where the OS gives them, else file page-ins (ri_pageins, not swap). Linux: major faults per second (majflt), swap and file alike.' },
-  { key: 'swap', label: 'swap (measured)', value: (r) => r.swap_bytes ?? -1, num: true, title: "The process's own swap, as the OS measures it (Linux VmSwap). macOS does not say; its footprint already includes what is compressed or swapped." },
-  { key: 'gpu', label: 'GPU memory', value: (r) => r.gpu_bytes ?? -1, num: true, title: 'macOS: memory the process owns under the "graphics" ledger tag (TASK_VM_INFO), in or out of its footprint. That Metal buffers are tagged so is likely, not established.' },
-  { key: 'outside', label: 'outside the footprint', value: (r) => r.outside_footprint_bytes ?? -1, num: true, title: 'macOS: memory the process owns that its footprint does not count (graphics, neural and media *_nofootprint ledger tags, resident or compressed): hidden memory.' },
-  { key: 'state', label: 'state', value: (r) => stateRank(r.state) * 10 + stateRank(r.worst) },
-];
-
-/** Column index by key. */
-const COL = Object.fromEntries(COLUMNS.map((c, i) => [c.key, i]));
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -36,7 +23,6 @@ function pinIcon() {
   return svg;
 }
 
-const DEFAULT_DIR = { name: 1, pid: 1 }; // text and pid sort ascending first
 
 export class ProcessTable {
   /**
@@ -57,14 +43,14 @@ export class ProcessTable {
     this.buildHead();
     this.tbody = table.tBodies[0] || table.appendChild(document.createElement('tbody'));
     this.tbody.addEventListener('click', (e) => {
-      const btn = e.target.closest('button.pin');
+      const btn = /** @type {Element} */ (e.target).closest('button.pin');
       if (!btn || this.readOnly) return;
-      const tr = btn.closest('tr');
+      const tr = /** @type {HTMLElement} */ (btn.closest('tr'));
       const pid = Number(tr.dataset.pid);
       this.onPin(tr.classList.contains('pinned') ? null : pid);
     });
     this.tbody.addEventListener('mouseover', (e) => {
-      const tr = e.target.closest('tr[data-pid]');
+      const tr = /** @type {HTMLElement | null} */ (/** @type {Element} */ (e.target).closest('tr[data-pid]'));
       this.onHover(tr ? Number(tr.dataset.pid) : null);
     });
     this.tbody.addEventListener('mouseleave', () => this.onHover(null));
@@ -106,7 +92,11 @@ export class ProcessTable {
     this.render();
   }
 
-  /** New rows; `showSwap` when rows carry measured swap. */
+  /**
+   * New rows; `showSwap` when rows carry measured swap.
+   * @param {any[]} rows
+   * @param {{ showSwap?: boolean, readOnly?: boolean }} [opts]
+   */
   update(rows, { showSwap, readOnly } = {}) {
     this.rows = rows || [];
     if (showSwap != null) this.showSwap = showSwap;
@@ -117,21 +107,7 @@ export class ProcessTable {
   }
 
   visibleRows() {
-    const col = COLUMNS.find((c) => c.key === this.sort.key) || COLUMNS[COL.footprint];
-    const f = this.filter;
-    const rows = f
-      ? this.rows.filter((r) => r.name.toLowerCase().includes(f) || String(r.pid).startsWith(f) || (r.cmdline || '').toLowerCase().includes(f))
-      : this.rows.slice();
-    const dir = this.sort.dir;
-    rows.sort((a, b) => {
-      if (a.pinned !== b.pinned) return a.pinned ? -1 : 1;
-      const va = col.value(a);
-      const vb = col.value(b);
-      if (va < vb) return -dir;
-      if (va > vb) return dir;
-      return b.footprint_bytes - a.footprint_bytes || a.pid - b.pid;
-    });
-    return rows;
+    return visibleRows(this.rows, this.filter, this.sort);
   }
 
   render() {
@@ -140,7 +116,7 @@ export class ProcessTable {
     this.table.classList.toggle('read-only', this.readOnly);
     const fpHead = this.ths[COL.footprint].querySelector('.sort');
     fpHead.textContent = this.readOnly ? 'peak footprint' : 'footprint';
-    for (const th of this.ths) {
+    for (const th of /** @type {HTMLElement[]} */ (this.ths)) {
       const on = th.dataset.key === this.sort.key;
       if (th.hasAttribute('aria-sort')) th.setAttribute('aria-sort', on ? (this.sort.dir > 0 ? 'ascending' : 'descending') : 'none');
     }

@@ -1,3 +1,4 @@
+// @ts-check
 // One way to talk to the live session, whoever serves the page.
 //
 // In the menu-bar app (Tauri) a call is an IPC command and updates are the
@@ -7,7 +8,14 @@
 // module knows which transport it runs on — except where a browser cannot do
 // what the app does (native file dialogs): those branches test `inTauri`.
 
-export const inTauri = !!window.__TAURI__;
+import { route } from './routes.js';
+
+export { exportPath } from './routes.js';
+
+/** The app's IPC (Tauri's `withGlobalTauri`); a browser has none. */
+const tauri = /** @type {any} */ (window).__TAURI__;
+
+export const inTauri = !!tauri;
 
 // ------------------------------------------------------------------ token
 // `swapsight serve` may require a bearer token: given in the page URL as
@@ -42,34 +50,6 @@ export function authHeaders(extra = {}) {
 // ------------------------------------------------------------------- HTTP
 const enc = encodeURIComponent;
 
-/** command name + args → [method, path, JSON body or undefined] */
-function route(cmd, args) {
-  switch (cmd) {
-    case 'snapshot':
-      return ['GET', '/api/snapshot'];
-    case 'history':
-      return ['GET', args.seconds != null ? `/api/history?seconds=${enc(args.seconds)}` : '/api/history'];
-    case 'process':
-      return ['GET', `/api/process/${enc(args.pid)}`];
-    case 'pin':
-      return ['POST', '/api/pin', { pid: args.pid ?? null }];
-    case 'reset_baseline':
-      return ['POST', '/api/reset-baseline'];
-    case 'start_recording':
-      return ['POST', '/api/recording/start', { pid: args.pid ?? null }];
-    case 'stop_recording':
-      return ['POST', '/api/recording/stop'];
-    case 'recordings':
-      return ['GET', '/api/recordings'];
-    case 'replay':
-      return ['GET', `/api/recordings/${enc(args.name)}/replay`];
-    case 'report':
-      return ['GET', `/api/recordings/${enc(args.name)}/report`];
-    default:
-      throw new Error(`${cmd} is not available in a browser`);
-  }
-}
-
 async function httpError(res) {
   let msg = `${res.status} ${res.statusText}`.trim();
   try {
@@ -99,7 +79,7 @@ export async function fetchOk(path, init = {}) {
 export async function call(cmd, args = {}) {
   if (inTauri) {
     try {
-      return await window.__TAURI__.core.invoke(cmd, args);
+      return await tauri.core.invoke(cmd, args);
     } catch (e) {
       throw e instanceof Error ? e : new Error(typeof e === 'string' ? e : JSON.stringify(e));
     }
@@ -124,7 +104,7 @@ export function onUpdate(handler) {
   if (inTauri) {
     let stop = null;
     let stopped = false;
-    window.__TAURI__.event.listen('update', (e) => handler(e.payload)).then((unlisten) => {
+    tauri.event.listen('update', (e) => handler(e.payload)).then((unlisten) => {
       if (stopped) unlisten();
       else stop = unlisten;
     });
@@ -143,9 +123,4 @@ export function onUpdate(handler) {
     }
   });
   return () => source.close();
-}
-
-/** URL-safe path of a recording's export in a browser. */
-export function exportPath(name, format) {
-  return `/api/recordings/${enc(name)}/export?format=${enc(format)}`;
 }

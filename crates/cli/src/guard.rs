@@ -18,14 +18,14 @@ use swapsight::guard::{
     stop_line, stop_tree, Budget, Gate, GateState, ProcessControl, Signal, StopPlan, StopReason,
 };
 use swapsight::probe::Probe;
-use swapsight::recorder::Recorder;
 use swapsight::tree::WatchTree;
 use swapsight::units::format_bytes;
 use swapsight::{State, Tick};
 
 use crate::exit;
 use crate::process::{self, Processes, SignalNumber, Signals};
-use crate::session::{self, finished_line, RecordingArgs, StatusLine, TraceSink};
+use crate::session::{self, finished_line, RecordingArgs, StatusLine};
+use swapsight::session::RecordingSession;
 
 /// What a false-fit flag on the guarded tree does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -125,10 +125,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .swap_used_bytes;
     let budget = args.swap_budget.map(|b| Budget::new(b, baseline));
     process::become_subreaper();
-    let mut marks = crate::marking::Marks::open(&path);
     let mut command = std::process::Command::new(program);
     command.args(rest).process_group(0);
-    marks.export(&mut command);
+    let marks = session::open_marks(&path, Some(&mut command));
     let pid = process::spawn_command(&mut command, program)?.id();
     // From here on the guard reaps its children itself (waitpid), the command
     // included: the `Child` handle is not used again.
@@ -140,20 +139,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let header = session::header(
         &*probe,
         host,
-        args.recording.interval,
-        args.recording.top,
+        &args.recording,
         Some(pid),
         &args.command,
         "guard",
     );
-    let mut rec = match Recorder::create(&path, &header) {
-        Ok(r) => TraceSink::new(r),
-        Err(e) => {
-            procs.signal_group(pid, Signal::Kill);
-            procs.wait_main(Duration::from_secs(2));
-            return Err(e.into());
-        }
-    };
+    let mut rec = session::create_trace(&path, &header, marks, || {
+        procs.signal_group(pid, Signal::Kill);
+        procs.wait_main(Duration::from_secs(2));
+    })?;
     if let (Some(gate), Some((free_pct, waited))) = (gate, waited) {
         rec.event("guard-wait", gate.passed_text(free_pct, waited), None, None);
     }
@@ -186,10 +180,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if let Some(st) = procs.main_status {
             break Outcome::Exited(st);
         }
-        marks.pump(&mut rec);
         match ticks.recv_timeout(Duration::from_millis(100)) {
             Ok(tick) => {
-                rec.tick(&tick);
+                rec.turn(Some(&tick), Instant::now());
                 tree.update(&tick.sample.processes);
                 if let Some(p) = tick.sample.processes.iter().find(|p| p.pid == pid) {
                     root_name.clone_from(&p.name);
@@ -217,12 +210,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 status.show_text(&running_text(&tick, started.elapsed(), budget));
             }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                rec.turn(None, Instant::now());
+            }
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break Outcome::SamplerDied,
         }
     };
     status.clear();
-    marks.finish(&mut rec);
+    rec.finish_marks(Instant::now());
     let elapsed = started.elapsed();
 
     let mut plan = StopPlan::new(Signal::Terminate, args.grace);
@@ -295,9 +290,9 @@ enum Outcome {
 
 /// The ticks that came in while the tree was being stopped: the trace shows
 /// swap after the stop too.
-fn drain(ticks: &std::sync::mpsc::Receiver<Arc<Tick>>, rec: &mut TraceSink) {
+fn drain(ticks: &std::sync::mpsc::Receiver<Arc<Tick>>, rec: &mut RecordingSession) {
     while let Ok(tick) = ticks.try_recv() {
-        rec.tick(&tick);
+        rec.turn(Some(&tick), Instant::now());
     }
 }
 

@@ -14,7 +14,6 @@ mod export;
 mod guard;
 mod input;
 mod mark;
-mod marking;
 mod output;
 mod plot;
 mod process;

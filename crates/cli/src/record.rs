@@ -5,9 +5,7 @@ use std::process::{Child, ExitCode};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use swapsight::recorder::Recorder;
-
-use crate::session::{self, finished_line, RecordingArgs, StatusLine, TraceSink};
+use crate::session::{self, finished_line, RecordingArgs, StatusLine};
 use crate::{exit, process};
 
 #[derive(Debug, clap::Args)]
@@ -40,15 +38,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let stop = process::ctrl_c_flag()?;
     let (path, probe, host) = session::open_probe(args.recording.output.as_deref())?;
-    let mut marks = crate::marking::Marks::open(&path);
 
-    let mut child = match args.command.as_slice() {
-        [] => None,
+    let (marks, mut child) = match args.command.as_slice() {
+        [] => (session::open_marks(&path, None), None),
         [program, rest @ ..] => {
             let mut command = std::process::Command::new(program);
             command.args(rest);
-            marks.export(&mut command);
-            Some(process::spawn_command(&mut command, program)?)
+            let marks = session::open_marks(&path, Some(&mut command));
+            (marks, Some(process::spawn_command(&mut command, program)?))
         }
     };
     let watch = child.as_ref().map(Child::id).or(args.pid);
@@ -56,22 +53,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let header = session::header(
         &*probe,
         host,
-        args.recording.interval,
-        args.recording.top,
+        &args.recording,
         watch,
         &args.command,
         "record",
     );
-    let mut trace = match Recorder::create(&path, &header) {
-        Ok(r) => TraceSink::new(r),
-        Err(e) => {
-            if let Some(c) = child.as_mut() {
-                let _ = c.kill();
-                let _ = c.wait();
-            }
-            return Err(e.into());
+    let mut trace = session::create_trace(&path, &header, marks, || {
+        if let Some(c) = child.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
         }
-    };
+    })?;
     if let (Some(c), Some(cmd)) = (child.as_ref(), header.command.as_ref()) {
         trace.event("command-start", cmd.join(" "), Some(c.id()), None);
     }
@@ -113,20 +105,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 break Outcome::PidGone(pid);
             }
         }
-        marks.pump(&mut trace);
         match ticks.recv_timeout(Duration::from_millis(100)) {
             Ok(tick) => {
-                trace.tick(&tick);
+                trace.turn(Some(&tick), Instant::now());
                 session::flag_lines(&status, &tick);
                 status.show(&tick, started.elapsed());
             }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                trace.turn(None, Instant::now());
+            }
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break Outcome::SamplerDied,
         }
     };
     // The last tick's flags are in the trace; end it with what happened.
     let sampler_result = sampler.stop();
-    marks.finish(&mut trace);
+    trace.finish_marks(Instant::now());
     status.clear();
     let code = match outcome {
         Outcome::Exited(st) => {

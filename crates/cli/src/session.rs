@@ -1,14 +1,17 @@
 //! What `record` and `guard` both run around the command: the probe and the
-//! trace path, the trace's header and writer, the sampler, the live status
+//! trace path, the trace's header and the mark inbox (the recording session
+//! itself is core's, `swapsight::session`), the sampler, the live status
 //! line, the flag lines and the finished line.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use swapsight::recorder::{default_trace_path, header_now, Recorder};
+use swapsight::marks::{MarkInbox, ENV_VAR};
+use swapsight::recorder::{default_trace_path, Recorder};
+use swapsight::session::{Plan, RecordingSession};
 use swapsight::trace::Header;
 use swapsight::units::{format_bytes, format_duration};
 use swapsight::{Sampler, SamplerConfig, Tick};
@@ -36,21 +39,59 @@ pub struct RecordingArgs {
 pub fn header(
     probe: &dyn swapsight::Probe,
     host: swapsight::probe::HostInfo,
-    interval: Duration,
-    top: usize,
+    args: &RecordingArgs,
     watch: Option<u32>,
     command: &[String],
     verb: &str,
 ) -> Header {
-    let mut header = header_now(host, interval.as_millis() as u64, top);
-    header.watch_pid = watch;
-    header.command = (!command.is_empty()).then(|| command.to_vec());
-    header.writer = format!("swapsight {} {verb}", env!("CARGO_PKG_VERSION"));
+    let mut header = swapsight::session::header(
+        host,
+        &Plan {
+            interval: args.interval,
+            top_n: args.top,
+            watch,
+            command,
+            verb,
+            detector: swapsight::DetectorConfig::default(),
+        },
+    );
     header.pressure_absent = probe.pressure_absent();
     if let Some(why) = &header.pressure_absent {
         eprintln!("swapsight: no memory pressure figures: {why}");
     }
     header
+}
+
+/// The mark inbox for a recording to `trace`, its path put in `command`'s
+/// environment. Without one (no private runtime directory) the run is
+/// recorded without marks, said once.
+pub fn open_marks(trace: &Path, command: Option<&mut std::process::Command>) -> Option<MarkInbox> {
+    match MarkInbox::create(trace) {
+        Ok(inbox) => {
+            if let Some(c) = command {
+                c.env(ENV_VAR, inbox.path());
+            }
+            Some(inbox)
+        }
+        Err(e) => {
+            eprintln!("swapsight: warning: phase marks are off: {e}");
+            None
+        }
+    }
+}
+
+/// Creates the trace, or says why not after `on_error` (which stops the
+/// command already started).
+pub fn create_trace(
+    path: &Path,
+    header: &Header,
+    marks: Option<MarkInbox>,
+    on_error: impl FnOnce(),
+) -> anyhow::Result<RecordingSession> {
+    RecordingSession::create(path, header, marks).map_err(|e| {
+        on_error();
+        e.into()
+    })
 }
 
 /// The sampler for a recording with `header`, and its ticks.
@@ -97,66 +138,6 @@ pub fn check_command(command: &[String]) -> anyhow::Result<()> {
         ));
     }
     Ok(())
-}
-
-/// The trace while it can be written. After the first failed write (a full
-/// disk) nothing more is written, so no line can land after a partial one;
-/// the failure is kept to be said once.
-pub struct TraceSink {
-    rec: Recorder,
-    failed: Option<String>,
-}
-
-impl TraceSink {
-    pub fn new(rec: Recorder) -> TraceSink {
-        TraceSink { rec, failed: None }
-    }
-
-    pub fn recorder(&self) -> &Recorder {
-        &self.rec
-    }
-
-    /// `cannot write the trace FILE (why)`, once a write has failed.
-    pub fn failed(&self) -> Option<&str> {
-        self.failed.as_deref()
-    }
-
-    pub fn tick(&mut self, tick: &Tick) {
-        if self.failed.is_none() {
-            let r = self.rec.tick(tick);
-            self.keep(r);
-        }
-    }
-
-    pub fn event(
-        &mut self,
-        kind: &str,
-        message: impl Into<String>,
-        pid: Option<u32>,
-        code: Option<i32>,
-    ) {
-        if self.failed.is_none() {
-            let r = self.rec.event(kind, message, pid, code);
-            self.keep(r);
-        }
-    }
-
-    pub fn mark(&mut self, name: &str, end: bool) {
-        if self.failed.is_none() {
-            let r = self.rec.mark(name, end).map(drop);
-            self.keep(r);
-        }
-    }
-
-    fn keep(&mut self, r: Result<(), swapsight::trace::TraceError>) {
-        if let Err(e) = r {
-            let why = std::error::Error::source(&e).map_or_else(String::new, |s| format!(" ({s})"));
-            self.failed = Some(format!(
-                "cannot write the trace {}{why}",
-                self.rec.path().display()
-            ));
-        }
-    }
 }
 
 /// The trace path (`output`, or a dated name in the current folder) and the

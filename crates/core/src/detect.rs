@@ -42,14 +42,18 @@ use serde::{Deserialize, Serialize};
 use crate::probe::{ProcessSample, Sample};
 use crate::units::signed_diff;
 
+mod blame;
+mod episode;
 mod evidence;
 pub use evidence::Evidence;
 
 mod gap;
 mod window;
+use blame::Blame;
+use episode::{debounce, Track};
 pub use gap::{footprint_gap, FootprintGap};
 pub use window::Activity;
-use window::{activity, hidden_bytes, sustained_climb, ProcPoint, SysPoint};
+use window::{activity, hidden_bytes, swap_window, SwapWindow, SysPoint};
 
 /// A process's memory state. Ordered by severity.
 #[derive(
@@ -88,15 +92,16 @@ impl State {
         }
     }
 
+    /// Every state, least severe first (the order of `Ord`).
+    pub const ALL: [State; 4] = [
+        State::Fits,
+        State::HiddenMemory,
+        State::Overflow,
+        State::FalseFit,
+    ];
+
     pub fn parse(s: &str) -> Option<State> {
-        [
-            State::Fits,
-            State::HiddenMemory,
-            State::Overflow,
-            State::FalseFit,
-        ]
-        .into_iter()
-        .find(|st| st.as_str() == s)
+        State::ALL.into_iter().find(|st| st.as_str() == s)
     }
 }
 
@@ -232,49 +237,6 @@ pub struct SystemView {
     pub unexplained_growth_window_bytes: i64,
 }
 
-#[derive(Debug)]
-struct Track {
-    start_time: u64,
-    name: String,
-    history: VecDeque<ProcPoint>,
-    state: State,
-    worst: State,
-    since_ms: u64,
-    /// Instant state that differs from `state`, and since when.
-    pending: Option<(State, u64)>,
-    evidence: Evidence,
-    activity: Activity,
-    seen_tick: u64,
-}
-
-impl Track {
-    fn assessment(&self, pid: u32) -> Assessment {
-        Assessment {
-            pid,
-            name: self.name.clone(),
-            state: self.state,
-            worst: self.worst,
-            evidence: self.evidence.clone(),
-            since_ms: self.since_ms,
-        }
-    }
-
-    fn new(p: &ProcessSample, now: u64) -> Track {
-        Track {
-            start_time: p.start_time,
-            name: p.name.clone(),
-            history: VecDeque::new(),
-            state: State::Fits,
-            worst: State::Fits,
-            since_ms: now,
-            pending: None,
-            evidence: Evidence::default(),
-            activity: Activity::default(),
-            seen_tick: 0,
-        }
-    }
-}
-
 /// The detector. Feed it every sample in order with [`Detector::update`].
 #[derive(Debug)]
 pub struct Detector {
@@ -353,12 +315,39 @@ impl Detector {
     /// states raised or cleared at this tick.
     pub fn update(&mut self, sample: &Sample, watched: &HashSet<u32>) -> Vec<Flag> {
         self.tick += 1;
+        let tick = self.observe_system(sample, watched);
+        let mut flags = Vec::new();
+        for p in &sample.processes {
+            let is_watched = watched.contains(&p.pid);
+            if let Some(flag) = self.assess(p, is_watched, &tick) {
+                flags.push(flag);
+            }
+        }
+        let now_tick = self.tick;
+        self.procs.retain(|_, t| t.seen_tick == now_tick);
+        let worst = self
+            .procs
+            .values()
+            .map(|t| t.state)
+            .max()
+            .unwrap_or_default();
+        self.view = tick.view(worst);
+        flags
+    }
+
+    /// How long a history the windows need.
+    fn keep_ms(&self) -> u64 {
+        self.cfg.window_ms.max(self.cfg.hidden_window_ms)
+    }
+
+    /// Takes the tick's system figures into the history and reads what they
+    /// say for every process: the swap-growth window, the footprint gap, the
+    /// footprints' share and the verdict it gives swap that grew.
+    fn observe_system(&mut self, sample: &Sample, watched: &HashSet<u32>) -> TickFigures {
         let now = sample.t_ms;
         let sys = &sample.system;
         let phys = sys.phys_bytes.max(1);
-        let keep_ms = self.cfg.window_ms.max(self.cfg.hidden_window_ms);
-
-        // System history.
+        let keep_ms = self.keep_ms();
         let baseline = *self.baseline_swap.get_or_insert(sys.swap_used_bytes);
         let gap = footprint_gap(sys, &sample.processes);
         self.sys.push_back(SysPoint {
@@ -374,214 +363,133 @@ impl Detector {
         {
             self.sys.pop_front();
         }
-        let in_window = |p: &&SysPoint| now.saturating_sub(p.t_ms) <= self.cfg.window_ms;
-        let min_swap = self
-            .sys
-            .iter()
-            .filter(in_window)
-            .map(|p| p.swap_used)
-            .min()
-            .unwrap_or(0);
-        let growth_window = signed_diff(sys.swap_used_bytes, min_swap);
-        let sustained = sustained_climb(&self.sys, now, &self.cfg);
-        let tolerance = self.cfg.swap_tolerance_for(phys);
-        let climbing = growth_window >= signed_diff(tolerance, 0) && sustained;
-        let unexplained_growth = gap.unexplained_bytes.saturating_sub(
-            self.sys
-                .iter()
-                .filter(in_window)
-                .map(|p| p.unexplained)
-                .min()
-                .unwrap_or(gap.unexplained_bytes),
-        );
+        let swap = swap_window(&self.sys, now, self.cfg.swap_tolerance_for(phys), &self.cfg);
         // Unreadable processes count 0: a lower bound of the footprints.
         let footprints_share = gap.footprints_bytes as f64 / phys as f64;
-        let explained = self.cfg.swap_verdict(footprints_share) == State::Overflow;
-        let page_size = if sys.page_size > 0 {
-            sys.page_size
-        } else {
-            4096
-        };
-
-        // The watched tree's largest readable member carries the tree's blame.
-        let watched_top = sample
-            .processes
-            .iter()
-            .filter(|p| p.readable && watched.contains(&p.pid))
-            .max_by_key(|p| p.footprint_bytes)
-            .map(|p| p.pid);
-
-        let hidden_drop = self.cfg.hidden_drop_for(phys);
-        let mut flags = Vec::new();
-        for p in &sample.processes {
-            let track = self
-                .procs
-                .entry(p.pid)
-                .or_insert_with(|| Track::new(p, now));
-            if track.start_time != p.start_time {
-                *track = Track::new(p, now);
-            }
-            if track.name != p.name {
-                track.name.clone_from(&p.name);
-            }
-            track.seen_tick = self.tick;
-            track.history.push_back(ProcPoint {
-                t_ms: now,
-                footprint: p.footprint_bytes,
-                pageins: p.pageins,
-                swapins: p.swapin_bytes.map(|b| b / page_size).or(p.decompressions),
-                swapped: p.swapped_bytes(),
-                owned: p.owned_bytes(),
-            });
-            while track
-                .history
-                .front()
-                .is_some_and(|q| now.saturating_sub(q.t_ms) > keep_ms)
-            {
-                track.history.pop_front();
-            }
-
-            let activity = activity(p.pid, &track.history, now, self.cfg.window_ms);
-            track.activity = activity;
-            let hidden = if p.readable {
-                hidden_bytes(&track.history, &self.sys, now, &self.cfg, p, hidden_drop)
+        TickFigures {
+            now,
+            phys_bytes: phys,
+            page_size: if sys.page_size > 0 {
+                sys.page_size
             } else {
-                0
-            };
-            let outside = p.outside_footprint_bytes.unwrap_or(0);
-            let is_watched = watched.contains(&p.pid);
-            let evidence = Evidence {
-                footprint_bytes: p.footprint_bytes,
-                phys_bytes: phys,
-                footprints_share,
-                swap_growth_window_bytes: growth_window,
-                swap_growth_bytes: signed_diff(sys.swap_used_bytes, baseline),
-                window_ms: self.cfg.window_ms,
-                free_pct: sys.free_pct,
-                pageins_per_s: activity.pageins_per_s,
-                footprint_delta_bytes: activity.footprint_delta_bytes,
-                hidden_bytes: hidden,
-                watched: is_watched,
-                swapins_per_s: activity.swapins_per_s,
-                process_swap_delta_bytes: activity.process_swap_delta_bytes,
-                outside_footprint_bytes: outside,
-                gpu_bytes: p.gpu_bytes.unwrap_or(0),
-                unexplained_bytes: gap.unexplained_bytes,
-                footprint_coverage: gap.coverage,
-            };
-            let min_growth = signed_diff(self.cfg.min_growth_bytes, 0);
-            // Swapping in: macOS swap-ins where the OS gives them (file
-            // page-ins are not swap); else page-ins (Linux major faults).
-            let touching = activity.swapins_per_s.unwrap_or(activity.pageins_per_s)
-                >= self.cfg.min_pageins_per_s;
-            // Its own swap grew *and* it owns more than before: a process
-            // whose pages were pushed out by someone else owns no more.
-            let own_swap = activity
-                .process_swap_delta_bytes
-                .is_some_and(|d| d >= min_growth)
-                && activity.owned_delta_bytes >= min_growth;
-            let out_of_sight = outside >= hidden_drop;
-            // Swapping in, own swap growing, hidden memory or being the
-            // watched tree's largest member points at a process whatever its
-            // size; growing alone only explains swap when the footprints fill
-            // memory (overflow): a compiler growing next to someone else's
-            // swap storm is not it.
-            let strong =
-                touching || own_swap || hidden > 0 || out_of_sight || watched_top == Some(p.pid);
-            let growing = activity.footprint_delta_bytes >= min_growth;
-            // Hysteresis: a raised state is kept while swap still grows at the
-            // sustained rate, even below the window tolerance.
-            let held = matches!(track.state, State::FalseFit | State::Overflow) && sustained;
-            // A process the OS denied figures for is never blamed: its zeros
-            // say nothing.
-            let blamed = p.readable && (climbing || held) && (strong || (growing && explained));
-            let instant = if blamed {
-                if explained {
-                    State::Overflow
-                } else {
-                    State::FalseFit
-                }
-            } else if p.readable && (hidden > 0 || out_of_sight) {
-                State::HiddenMemory
-            } else {
-                State::Fits
-            };
-            if let Some(flag) = debounce(track, p.pid, instant, evidence, now, &self.cfg) {
-                flags.push(flag);
-            }
-        }
-        let tick = self.tick;
-        self.procs.retain(|_, t| t.seen_tick == tick);
-        self.view = SystemView {
-            swap_climbing: climbing,
-            swap_growth_window_bytes: growth_window,
+                4096
+            },
+            free_pct: sys.free_pct,
+            swap,
             swap_growth_bytes: signed_diff(sys.swap_used_bytes, baseline),
-            swap_tolerance_bytes: tolerance,
-            footprints_share,
-            worst: self
-                .procs
-                .values()
-                .map(|t| t.state)
-                .max()
-                .unwrap_or_default(),
             gap,
-            unexplained_growth_window_bytes: unexplained_growth,
+            footprints_share,
+            swap_verdict: self.cfg.swap_verdict(footprints_share),
+            hidden_drop_bytes: self.cfg.hidden_drop_for(phys),
+            watched_top: watched_top(sample, watched),
+        }
+    }
+
+    /// One process at this tick: its history, evidence and instant state,
+    /// debounced; the flag when its state changed.
+    fn assess(&mut self, p: &ProcessSample, is_watched: bool, tick: &TickFigures) -> Option<Flag> {
+        let keep_ms = self.keep_ms();
+        let cfg = &self.cfg;
+        let track = self
+            .procs
+            .entry(p.pid)
+            .or_insert_with(|| Track::new(p, tick.now));
+        track.observe(p, tick.now, tick.page_size, keep_ms, self.tick);
+        let activity = activity(p.pid, &track.history, tick.now, cfg.window_ms);
+        track.activity = activity;
+        let hidden = if p.readable {
+            hidden_bytes(
+                &track.history,
+                &self.sys,
+                tick.now,
+                cfg,
+                p,
+                tick.hidden_drop_bytes,
+            )
+        } else {
+            0
         };
-        flags
+        let evidence = tick.evidence(p, &activity, hidden, is_watched, cfg.window_ms);
+        let instant =
+            Blame::of(p, &activity, hidden, track.state, tick, cfg).state(tick.swap_verdict);
+        debounce(track, p.pid, instant, evidence, tick.now, cfg)
     }
 }
 
-/// Raises a state that held for `raise_ms`, clears one after `clear_ms` of
-/// looking fine; returns the flag when the state changed.
-fn debounce(
-    track: &mut Track,
-    pid: u32,
-    instant: State,
-    evidence: Evidence,
+/// The system's figures at one tick, shared by every process's assessment.
+#[derive(Debug, Clone, Copy)]
+struct TickFigures {
     now: u64,
-    cfg: &DetectorConfig,
-) -> Option<Flag> {
-    if instant == track.state {
-        track.pending = None;
-        track.evidence = evidence;
-        return None;
-    }
-    let since = match track.pending {
-        Some((s, since)) if s == instant => since,
-        _ => {
-            track.pending = Some((instant, now));
-            now
+    phys_bytes: u64,
+    page_size: u64,
+    free_pct: f64,
+    swap: SwapWindow,
+    /// System swap growth since the baseline.
+    swap_growth_bytes: i64,
+    gap: FootprintGap,
+    /// Readable footprints over physical memory: a lower bound.
+    footprints_share: f64,
+    /// What swap that grew means at this share: overflow or false fit.
+    swap_verdict: State,
+    /// Footprint drop, or memory outside the footprint, that counts as hidden.
+    hidden_drop_bytes: u64,
+    /// The watched tree's largest readable member.
+    watched_top: Option<u32>,
+}
+
+impl TickFigures {
+    /// The figures behind process `p`'s state at this tick.
+    fn evidence(
+        &self,
+        p: &ProcessSample,
+        activity: &Activity,
+        hidden_bytes: u64,
+        watched: bool,
+        window_ms: u64,
+    ) -> Evidence {
+        Evidence {
+            footprint_bytes: p.footprint_bytes,
+            phys_bytes: self.phys_bytes,
+            footprints_share: self.footprints_share,
+            swap_growth_window_bytes: self.swap.growth_window_bytes,
+            swap_growth_bytes: self.swap_growth_bytes,
+            window_ms,
+            free_pct: self.free_pct,
+            pageins_per_s: activity.pageins_per_s,
+            footprint_delta_bytes: activity.footprint_delta_bytes,
+            hidden_bytes,
+            watched,
+            swapins_per_s: activity.swapins_per_s,
+            process_swap_delta_bytes: activity.process_swap_delta_bytes,
+            outside_footprint_bytes: p.outside_footprint_bytes.unwrap_or(0),
+            gpu_bytes: p.gpu_bytes.unwrap_or(0),
+            unexplained_bytes: self.gap.unexplained_bytes,
+            footprint_coverage: self.gap.coverage,
         }
-    };
-    let needed = if instant == State::Fits {
-        cfg.clear_ms
-    } else if instant < track.state {
-        // A milder non-fits state (false fit → hidden memory) waits like a clear.
-        cfg.clear_ms
-    } else {
-        cfg.raise_ms
-    };
-    if now.saturating_sub(since) < needed {
-        // Not (yet) a change of state, but the figures are current.
-        track.evidence = evidence;
-        return None;
     }
-    let previous = track.state;
-    track.state = instant;
-    track.worst = track.worst.max(instant);
-    track.since_ms = now;
-    track.pending = None;
-    let message = evidence.describe(instant);
-    track.evidence = evidence.clone();
-    Some(Flag {
-        t_ms: now,
-        pid,
-        name: track.name.clone(),
-        state: instant,
-        previous,
-        evidence,
-        message,
-    })
+
+    fn view(&self, worst: State) -> SystemView {
+        SystemView {
+            swap_climbing: self.swap.climbing,
+            swap_growth_window_bytes: self.swap.growth_window_bytes,
+            swap_growth_bytes: self.swap_growth_bytes,
+            swap_tolerance_bytes: self.swap.tolerance_bytes,
+            footprints_share: self.footprints_share,
+            worst,
+            gap: self.gap,
+            unexplained_growth_window_bytes: self.swap.unexplained_growth_bytes,
+        }
+    }
+}
+
+/// The watched tree's largest readable member, which carries the tree's blame.
+fn watched_top(sample: &Sample, watched: &HashSet<u32>) -> Option<u32> {
+    sample
+        .processes
+        .iter()
+        .filter(|p| p.readable && watched.contains(&p.pid))
+        .max_by_key(|p| p.footprint_bytes)
+        .map(|p| p.pid)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Detector tests on hand-made sample streams and the seeds' runs.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 
 use super::*;
 use crate::probe::SystemSample;
@@ -663,4 +663,157 @@ fn the_swap_verdict_is_decided_in_one_place_with_the_line_itself_overflow() {
         ..DetectorConfig::default()
     };
     assert_eq!(tight.swap_verdict(0.3), State::Overflow);
+}
+
+// The pieces of `Detector::update`, each on its own.
+
+fn sys_point(t_ms: u64, swap_used: u64, unexplained: i64) -> window::SysPoint {
+    window::SysPoint {
+        t_ms,
+        swap_used,
+        free_bytes: 0,
+        unexplained,
+    }
+}
+
+#[test]
+fn swap_window_measures_growth_from_the_windows_minimum_and_climbs_only_when_sustained() {
+    let cfg = DetectorConfig::default();
+    // A point older than the window (the lowest swap of all) does not count.
+    let mut sys: VecDeque<_> = [sys_point(0, 0, 0)].into();
+    sys.extend((0..=20).map(|i| sys_point(1_000 + i * 500, GIB + i * 20 * MIB, 5 * MIB as i64)));
+    let now = 11_000;
+    let w = window::swap_window(&sys, now, 128 * MIB, &cfg);
+    // The window holds 1.0 s .. 11.0 s: minimum 1 GiB at 1.0 s, now 1 GiB + 400 MiB.
+    assert_eq!(w.growth_window_bytes, (400 * MIB) as i64);
+    assert!(w.sustained && w.climbing);
+    assert_eq!(w.unexplained_growth_bytes, 0);
+    // The same growth in one burst is not sustained: no climb.
+    let burst: VecDeque<_> = (0..=20)
+        .map(|i| {
+            sys_point(
+                1_000 + i * 500,
+                if i < 20 { GIB } else { GIB + 400 * MIB },
+                0,
+            )
+        })
+        .collect();
+    let w = window::swap_window(&burst, now, 128 * MIB, &cfg);
+    assert_eq!(w.growth_window_bytes, (400 * MIB) as i64);
+    assert!(!w.sustained && !w.climbing);
+    // Sustained but under the tolerance: no climb either.
+    let w = window::swap_window(&sys, now, GIB, &cfg);
+    assert!(w.sustained && !w.climbing);
+}
+
+#[test]
+fn blame_rule_growing_alone_is_blamed_only_when_the_footprints_fill_memory() {
+    let grows = blame::Blame {
+        readable: true,
+        climbing: true,
+        growing: true,
+        ..Default::default()
+    };
+    assert_eq!(grows.state(State::FalseFit), State::Fits);
+    assert_eq!(grows.state(State::Overflow), State::Overflow);
+    let swaps_in = blame::Blame {
+        swapping_in: true,
+        ..grows
+    };
+    assert_eq!(swaps_in.state(State::FalseFit), State::FalseFit);
+}
+
+#[test]
+fn blame_rule_needs_a_climb_or_a_held_state_and_never_blames_the_unreadable() {
+    let carries = blame::Blame {
+        readable: true,
+        carries_tree: true,
+        ..Default::default()
+    };
+    assert_eq!(carries.state(State::FalseFit), State::Fits);
+    let held = blame::Blame {
+        held: true,
+        ..carries
+    };
+    assert_eq!(held.state(State::FalseFit), State::FalseFit);
+    let denied = blame::Blame {
+        readable: false,
+        climbing: true,
+        swapping_in: true,
+        out_of_sight: true,
+        ..Default::default()
+    };
+    assert_eq!(denied.state(State::FalseFit), State::Fits);
+    // Not blamed, memory out of sight or an unmatched drop is hidden memory.
+    for hidden in [
+        blame::Blame {
+            readable: true,
+            out_of_sight: true,
+            ..Default::default()
+        },
+        blame::Blame {
+            readable: true,
+            dropped_unmatched: true,
+            ..Default::default()
+        },
+    ] {
+        assert_eq!(hidden.state(State::FalseFit), State::HiddenMemory);
+        let climbing = blame::Blame {
+            climbing: true,
+            ..hidden
+        };
+        assert_eq!(climbing.state(State::FalseFit), State::FalseFit);
+    }
+}
+
+#[test]
+fn blame_reads_own_swap_only_when_all_it_owns_grew_too() {
+    let cfg = DetectorConfig::default();
+    let mut d = Detector::new(cfg.clone());
+    let figures = d.observe_system(&sample(0, 0, 50.0, vec![]), &HashSet::new());
+    let p = proc(7, GIB, 0);
+    let pushed_out = Activity {
+        pid: 7,
+        process_swap_delta_bytes: Some((200 * MIB) as i64),
+        owned_delta_bytes: 0,
+        ..Default::default()
+    };
+    let b = blame::Blame::of(&p, &pushed_out, 0, State::Fits, &figures, &cfg);
+    assert!(!b.own_swap && !b.swapping_in && !b.growing);
+    let filler = Activity {
+        owned_delta_bytes: (200 * MIB) as i64,
+        ..pushed_out
+    };
+    assert!(blame::Blame::of(&p, &filler, 0, State::Fits, &figures, &cfg).own_swap);
+    // A raised false fit is held only while swap grows at the sustained rate.
+    let b = blame::Blame::of(&p, &filler, 0, State::FalseFit, &figures, &cfg);
+    assert!(!b.held);
+}
+
+#[test]
+fn debounce_raises_after_raise_ms_and_a_milder_state_waits_like_a_clear() {
+    let cfg = DetectorConfig::default();
+    let p = proc(9, GIB, 0);
+    let mut track = episode::Track::new(&p, 0);
+    let ev = Evidence::default();
+    let step = |track: &mut episode::Track, state, t| {
+        episode::debounce(track, 9, state, ev.clone(), t, &cfg).map(|f| (f.previous, f.state))
+    };
+    assert_eq!(step(&mut track, State::FalseFit, 0), None);
+    assert_eq!(step(&mut track, State::FalseFit, cfg.raise_ms - 1), None);
+    assert_eq!(
+        step(&mut track, State::FalseFit, cfg.raise_ms),
+        Some((State::Fits, State::FalseFit))
+    );
+    let t = cfg.raise_ms + 1;
+    assert_eq!(step(&mut track, State::HiddenMemory, t), None);
+    assert_eq!(
+        step(&mut track, State::HiddenMemory, t + cfg.raise_ms),
+        None
+    );
+    assert_eq!(
+        step(&mut track, State::HiddenMemory, t + cfg.clear_ms),
+        Some((State::FalseFit, State::HiddenMemory))
+    );
+    assert_eq!(track.worst, State::FalseFit);
 }

@@ -26,6 +26,7 @@ pub mod recorder;
 pub mod recordings;
 pub mod report;
 pub mod sampler;
+pub mod session;
 /// Made-up traces and runs for tests, benches and the fuzzer.
 #[cfg(any(test, feature = "test-support"))]
 pub mod synth;

@@ -12,10 +12,10 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::probe::{HostInfo, Probe};
-use crate::recorder::{header_now, Recorder};
 use crate::recordings::{self, default_trace_path, Recording, RecordingError};
 use crate::report::Report;
 use crate::sampler::{Sampler, SamplerConfig};
+use crate::session::{self, RecordingSession};
 use crate::tick::Tick;
 use crate::units::unix_now_ms;
 
@@ -98,12 +98,10 @@ struct Inner {
     points: VecDeque<Point>,
     latest: Option<Snapshot>,
     pinned: Option<u32>,
-    recorder: Option<(Recorder, Option<u32>)>,
+    recorder: Option<(RecordingSession, Option<u32>)>,
     last_recording: Option<PathBuf>,
     subscribers: Vec<SyncSender<Arc<Update>>>,
     recording_error: Option<String>,
-    /// Where `swapsight mark` reaches the recording, while one runs.
-    marks: Option<crate::marks::MarkInbox>,
     phases: crate::phases::PhaseLog,
     /// Nobody is looking (the app's popover is closed): see [`Live::set_idle`].
     idle: bool,
@@ -111,6 +109,9 @@ struct Inner {
     /// The interval last asked of the sampler.
     paced: std::time::Duration,
 }
+
+/// How many of the largest processes a live recording keeps each sample.
+pub const RECORDING_TOP_N: usize = 10;
 
 /// How much slower the sampler runs while nobody looks and nothing records.
 pub const IDLE_SLOWDOWN: u32 = 2;
@@ -171,7 +172,6 @@ impl Live {
             last_recording: None,
             subscribers: Vec::new(),
             recording_error: None,
-            marks: None,
             phases: crate::phases::PhaseLog::default(),
         }));
         let shared = Arc::clone(&inner);
@@ -179,7 +179,7 @@ impl Live {
             .name("swapsight-live".into())
             .spawn(move || {
                 for tick in ticks {
-                    on_tick(&shared, &tick);
+                    on_tick(&shared, &tick, std::time::Instant::now());
                 }
             })
             .expect("spawning the live thread");
@@ -326,13 +326,17 @@ impl Live {
             return Err(LiveError::AlreadyRecording(r.path().to_path_buf()));
         }
         let pid = pid.or(inner.pinned);
-        let mut header = header_now(
+        let header = session::header(
             inner.host.clone(),
-            inner.cfg.sampler.interval.as_millis() as u64,
-            10,
+            &session::Plan {
+                interval: inner.cfg.sampler.interval,
+                top_n: RECORDING_TOP_N,
+                watch: pid,
+                command: &[],
+                verb: "live",
+                detector: inner.cfg.sampler.detector.clone(),
+            },
         );
-        header.watch_pid = pid;
-        header.writer = format!("swapsight {} live", env!("CARGO_PKG_VERSION"));
         std::fs::create_dir_all(&inner.cfg.recordings_dir).map_err(|source| {
             crate::trace::TraceError::Write {
                 path: inner.cfg.recordings_dir.clone(),
@@ -340,10 +344,10 @@ impl Live {
             }
         })?;
         let path = default_trace_path(&inner.cfg.recordings_dir, unix_now_ms());
-        let recorder = Recorder::create(&path, &header)?;
         // Without a private runtime dir the recording runs unmarked.
-        inner.marks = crate::marks::MarkInbox::create(&path).ok();
-        inner.recorder = Some((recorder, pid));
+        let marks = crate::marks::MarkInbox::create(&path).ok();
+        let recording = RecordingSession::create(&path, &header, marks)?;
+        inner.recorder = Some((recording, pid));
         inner.recording_error = None;
         repace(&mut inner);
         drop(inner);
@@ -358,22 +362,23 @@ impl Live {
         let mut inner = lock(&self.inner);
         let (mut rec, _) = inner.recorder.take().ok_or(LiveError::NotRecording)?;
         repace(&mut inner);
-        inner.marks = None;
         let now = inner.points.back().map_or(0, |p| p.t_ms);
+        let last = rec.finish_marks(std::time::Instant::now());
+        log_marks(&mut inner.phases, &last, now);
         inner.phases.end(now);
-        let _ = rec.event("recording-stop", "stopped by the user", None, None);
+        rec.event("recording-stop", "stopped by the user", None, None);
         let path = rec.path().to_path_buf();
         inner.last_recording = Some(path.clone());
-        Ok((path, rec.samples()))
+        Ok((path, rec.recorder().samples()))
     }
 
     /// Where a line marks a phase of the ongoing recording (what
     /// `swapsight mark` finds); `None` when not recording.
     pub fn mark_path(&self) -> Option<PathBuf> {
         lock(&self.inner)
-            .marks
+            .recorder
             .as_ref()
-            .map(|m| m.path().to_path_buf())
+            .and_then(|(r, _)| r.mark_path().map(Path::to_path_buf))
     }
 
     /// The last finished recording, for "Export last recording…".
@@ -437,17 +442,27 @@ impl Live {
     }
 }
 
-fn on_tick(shared: &Mutex<Inner>, tick: &Tick) {
+/// The marks a recording wrote, into the live phases at `t_ms` (the
+/// points' clock).
+fn log_marks(log: &mut crate::phases::PhaseLog, marks: &[crate::trace::Mark], t_ms: u64) {
+    for m in marks {
+        if m.end {
+            log.end(t_ms);
+        } else {
+            log.start(&m.name, t_ms);
+        }
+    }
+}
+
+fn on_tick(shared: &Mutex<Inner>, tick: &Tick, now: std::time::Instant) {
     let mut inner = lock(shared);
     let inner = &mut *inner;
     if let Some((rec, _)) = inner.recorder.as_mut() {
-        let mut result = rec.tick(tick);
-        if let (Ok(()), Some(inbox)) = (&result, inner.marks.as_mut()) {
-            result = crate::phases::take_marks(inbox, rec, &mut inner.phases, tick.sample.t_ms);
-        }
-        if let Err(e) = result {
+        let marks = rec.turn(Some(tick), now);
+        log_marks(&mut inner.phases, &marks, tick.sample.t_ms);
+        if let Some(why) = rec.failed() {
             // Keep sampling; the UI shows the error and the trace so far stays.
-            inner.recording_error = Some(e.to_string());
+            inner.recording_error = Some(why.to_string());
             inner.recorder = None;
             repace(inner);
         }
@@ -492,8 +507,8 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
         pinned: inner.pinned,
         recording: inner.recorder.as_ref().map(|(r, pid)| RecordingStatus {
             path: r.path().to_path_buf(),
-            samples: r.samples(),
-            elapsed_ms: r.elapsed_ms(),
+            samples: r.recorder().samples(),
+            elapsed_ms: r.recorder().elapsed_ms(),
             pid: *pid,
         }),
         measures_process_swap: crate::probe::MEASURES_PROCESS_SWAP,

@@ -207,3 +207,111 @@ fn nobody_looking_slows_the_sampler_unless_a_recording_runs() {
     l.set_idle(false);
     assert_eq!(l.interval(), base);
 }
+
+/// The app (and serve) record through [`Live`], `record` and `guard` drive
+/// the session themselves: the same scripted run gives the same lines
+/// either way, header aside (its writer and start time). Issue 24, item 2.
+#[test]
+fn a_live_recording_and_a_cli_recording_of_one_run_are_the_same_lines() {
+    use crate::session::{self, RecordingSession};
+    use std::time::Instant;
+    let dir = tmp("same");
+    let hour = Duration::from_secs(3600);
+    // A sampler that ticks once, at the start: the run's ticks are fed here.
+    let cfg = LiveConfig {
+        sampler: SamplerConfig {
+            interval: hour,
+            history: 2,
+            ..SamplerConfig::default()
+        },
+        rows: 10,
+        recordings_dir: dir.clone(),
+        ..LiveConfig::default()
+    };
+    let l = Live::start(
+        Box::new(crate::probe::scripted::ScriptedProbe::false_fit()),
+        cfg,
+    )
+    .unwrap();
+    l.wait_snapshot(Duration::from_secs(2)).unwrap();
+    let live_path = l.start_recording(None).unwrap();
+    let live_marks = l.mark_path().unwrap();
+
+    let cli_path = dir.join("cli.jsonl");
+    let header = session::header(
+        l.host(),
+        &session::Plan {
+            interval: hour,
+            top_n: RECORDING_TOP_N,
+            watch: None,
+            command: &[],
+            verb: "record",
+            detector: crate::DetectorConfig::default(),
+        },
+    );
+    let inbox = crate::marks::MarkInbox::create(&cli_path).ok();
+    let mut cli = RecordingSession::create(&cli_path, &header, inbox).unwrap();
+    let cli_marks = cli.mark_path().unwrap().to_path_buf();
+
+    // The marks written before each tick (and "tail" before the end).
+    let script: [&[&str]; 6] = [&[], &["load"], &[], &["/"], &["decode", "/decode"], &[]];
+    // Instants past any real one: the stop's own clock reads no time since.
+    let base = Instant::now() + hour;
+    let ticks = crate::synth::scripted_ticks(script.len() as u64, 500);
+    let deliver = |lines: &[&str]| {
+        for line in lines {
+            crate::marks::write_mark(&live_marks, line).unwrap();
+            crate::marks::write_mark(&cli_marks, line).unwrap();
+        }
+        if !lines.is_empty() {
+            // The readers look every 50 ms.
+            std::thread::sleep(Duration::from_millis(400));
+        }
+    };
+    for (i, (tick, lines)) in ticks.iter().zip(script).enumerate() {
+        let now = base + Duration::from_millis(500 * i as u64);
+        deliver(lines);
+        on_tick(&l.inner, tick, now);
+        cli.turn(Some(tick), now);
+        cli.turn(None, now);
+    }
+    deliver(&["tail"]);
+    l.stop_recording().unwrap();
+    let last = base + Duration::from_millis(500 * (ticks.len() as u64 - 1));
+    cli.finish_marks(last);
+    cli.event("recording-stop", "stopped by the user", None, None);
+
+    let lines = |p: &Path| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let (mut a, mut b) = (lines(&live_path), lines(&cli_path));
+    for h in [&mut a[0], &mut b[0]] {
+        h["start_unix_ms"] = 0.into();
+        h["writer"] = "".into();
+    }
+    let marks: Vec<(u64, &str)> = a
+        .iter()
+        .filter(|v| v["type"] == "mark")
+        .map(|v| (v["t_ms"].as_u64().unwrap(), v["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        marks,
+        [
+            (500, "load"),
+            (1500, "load"),
+            (2000, "decode"),
+            (2000, "decode"),
+            (2500, "tail")
+        ],
+        "{a:#?}"
+    );
+    assert_eq!(a.len(), b.len(), "live {a:#?}\ncli {b:#?}");
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x, y);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -110,33 +110,6 @@ impl PhaseLog {
     }
 }
 
-/// Takes the marks waiting in `inbox` into the recording and the live log,
-/// at the time of the tick just written (`t_ms`, the points' clock).
-pub fn take_marks(
-    inbox: &mut crate::marks::MarkInbox,
-    rec: &mut crate::recorder::Recorder,
-    log: &mut PhaseLog,
-    t_ms: u64,
-) -> Result<(), crate::trace::TraceError> {
-    use crate::marks::MarkLine;
-    for line in inbox.poll() {
-        match line {
-            MarkLine::Start(name) => {
-                rec.mark(&name, false)?;
-                log.start(&name, t_ms);
-            }
-            MarkLine::End(name) => {
-                let name = name
-                    .or_else(|| log.current().map(String::from))
-                    .unwrap_or_default();
-                rec.mark(&name, true)?;
-                log.end(t_ms);
-            }
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 #[path = "phases_tests.rs"]
 mod tests;

@@ -102,12 +102,17 @@ impl Recorder {
 
     /// Writes one tick: the kept sample, then its flags.
     pub fn tick(&mut self, tick: &Tick) -> Result<(), TraceError> {
+        self.tick_at(tick, Instant::now())
+    }
+
+    /// [`Recorder::tick`], written at `now` (the clock marks are placed by).
+    pub fn tick_at(&mut self, tick: &Tick, now: Instant) -> Result<(), TraceError> {
         let t0 = *self.t0_ms.get_or_insert(tick.sample.t_ms);
         let mut sample = tick.kept_processes(self.top_n);
         sample.t_ms -= t0.min(sample.t_ms);
         self.cmdlines.strip(&mut sample.processes);
         self.last_t_ms = sample.t_ms;
-        self.last_tick_at = Some(Instant::now());
+        self.last_tick_at = Some(now);
         self.writer.write(&Record::Sample(TraceSample {
             sample,
             watched: tick.watched.clone(),
@@ -145,9 +150,14 @@ impl Recorder {
     /// what has passed since it was written (0 before the first sample).
     /// Returns the mark's time.
     pub fn mark(&mut self, name: &str, end: bool) -> Result<u64, TraceError> {
-        let since = self
-            .last_tick_at
-            .map_or(0, |at| at.elapsed().as_millis() as u64);
+        self.mark_at(name, end, Instant::now())
+    }
+
+    /// [`Recorder::mark`] at `now`.
+    pub fn mark_at(&mut self, name: &str, end: bool, now: Instant) -> Result<u64, TraceError> {
+        let since = self.last_tick_at.map_or(0, |at| {
+            u64::try_from(now.saturating_duration_since(at).as_millis()).unwrap_or(u64::MAX)
+        });
         let t_ms = self.last_t_ms.saturating_add(since).max(self.last_mark_ms);
         self.last_mark_ms = t_ms;
         self.writer.write(&Record::Mark(Mark {

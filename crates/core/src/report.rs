@@ -14,7 +14,8 @@ use serde::Serialize;
 
 use std::io::{BufRead, Seek};
 
-use crate::detect::{Detector, DetectorConfig, State};
+use crate::detect::{Detector, DetectorConfig, FootprintGap, State};
+use crate::probe::Sample;
 use crate::trace::{
     Header, MarkList, ReadNotes, Record, Trace, TraceError, TraceReader, TraceSample,
 };
@@ -22,7 +23,10 @@ use crate::units::{format_bytes, format_duration, saturating_sum, signed_diff};
 use by_phase::PhaseTable;
 
 pub mod by_phase;
+mod process;
 mod text;
+
+use process::Stats;
 
 /// One process's verdict and figures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -115,41 +119,6 @@ pub struct FootprintsSummary {
     pub outside_footprint_peak_bytes: u64,
     /// Peak of the readable processes' GPU memory.
     pub gpu_peak_bytes: u64,
-}
-
-#[derive(Default)]
-struct Stats {
-    name: String,
-    cmdline: Option<String>,
-    watched: bool,
-    first_ms: u64,
-    last_ms: u64,
-    swap_at_first: u64,
-    peak_fp: u64,
-    peak_fp_ms: u64,
-    min_free: f64,
-    first_pageins: u64,
-    last_pageins: u64,
-    prev: Option<(u64, u64)>,
-    peak_rate: f64,
-    /// The samples it was seen in, as runs of indices (first, last) into
-    /// the run's swap series, for "when it grew".
-    seen: Vec<(usize, usize)>,
-    growth_by_state: HashMap<State, i64>,
-    worst: State,
-    hidden: u64,
-    measured_swap: Option<u64>,
-    compressed: Option<u64>,
-    gpu: Option<u64>,
-    outside: Option<u64>,
-    /// (t, swap-ins in pages) of the last sample, for the rate.
-    prev_swapins: Option<(u64, u64)>,
-    peak_swapins_rate: Option<f64>,
-    readable: bool,
-    first_flag: Option<u64>,
-    share_at_max_swap: f64,
-    fp_at_max_swap: u64,
-    max_swap: u64,
 }
 
 /// Builds the report. `cfg` overrides the detector settings the trace was
@@ -275,6 +244,27 @@ impl RunJudge {
     /// Takes the next sample of the run.
     pub fn push(&mut self, ts: &TraceSample) {
         let s = &ts.sample;
+        let watched = ts.watched.iter().copied().collect();
+        self.detector.update(s, &watched);
+        let run = self.note_run(s);
+        for p in &s.processes {
+            let st = self
+                .stats
+                .entry(p.pid)
+                .or_insert_with(|| Stats::new(p, s.t_ms, run.swap));
+            st.watched |= ts.watched.contains(&p.pid);
+            st.note_sample(p, s.t_ms, s.system.free_pct, run.index);
+            st.note_swap(run.swap, run.footprints_share, p.footprint_bytes);
+            st.note_ledgers(p, s.t_ms, run.page_size);
+            if let Some((state, evidence)) = self.detector.state_of(p.pid) {
+                st.note_state(state, evidence.hidden_bytes, run.swap_delta, s.t_ms);
+            }
+        }
+    }
+
+    /// The run's own figures at one sample: its span, swap series, free
+    /// memory and the memory footprints do not explain.
+    fn note_run(&mut self, s: &Sample) -> RunSample {
         let phys = *self.phys.get_or_insert_with(|| {
             Some(s.system.phys_bytes)
                 .filter(|&p| p > 0)
@@ -284,12 +274,9 @@ impl RunJudge {
         let index = self.swap.len();
         self.first_ms.get_or_insert(s.t_ms);
         self.last_ms = s.t_ms;
-        let watched = ts.watched.iter().copied().collect();
-        let detector = &mut self.detector;
-        detector.update(s, &watched);
         let swap = s.system.swap_used_bytes;
         self.swap.push((s.t_ms, swap));
-        let delta = self.prev_swap.map_or(0, |p| signed_diff(swap, p)).max(0);
+        let swap_delta = self.prev_swap.map_or(0, |p| signed_diff(swap, p)).max(0);
         self.prev_swap = Some(swap);
         self.min_free = self.min_free.min(s.system.free_pct);
         self.peak_readable = self.peak_readable.max(saturating_sum(
@@ -299,96 +286,19 @@ impl RunJudge {
                 .map(|p| p.footprint_bytes),
         ));
         let gap = crate::detect::footprint_gap(&s.system, &s.processes);
-        let f = self.footprints.get_or_insert(FootprintsSummary {
-            unexplained_first_bytes: gap.unexplained_bytes,
-            unexplained_peak_bytes: gap.unexplained_bytes,
-            min_coverage: gap.coverage,
-            ..FootprintsSummary::default()
-        });
-        f.unexplained_peak_bytes = f.unexplained_peak_bytes.max(gap.unexplained_bytes);
-        f.min_coverage = f.min_coverage.min(gap.coverage);
-        f.max_unreadable = f.max_unreadable.max(gap.unreadable);
-        f.outside_footprint_peak_bytes = f
-            .outside_footprint_peak_bytes
-            .max(gap.outside_footprint_bytes);
-        f.gpu_peak_bytes = f.gpu_peak_bytes.max(gap.gpu_bytes);
-        let share: f64 = gap.footprints_bytes as f64 / phys as f64;
-        let page_size = if s.system.page_size > 0 {
-            s.system.page_size
-        } else {
-            4096
-        };
-        for p in &s.processes {
-            let st = self.stats.entry(p.pid).or_insert_with(|| Stats {
-                name: p.name.clone(),
-                first_ms: s.t_ms,
-                swap_at_first: swap,
-                min_free: f64::INFINITY,
-                first_pageins: p.pageins,
-                ..Default::default()
-            });
-            st.watched |= ts.watched.contains(&p.pid);
-            st.last_ms = s.t_ms;
-            if p.footprint_bytes > st.peak_fp {
-                st.peak_fp = p.footprint_bytes;
-                st.peak_fp_ms = s.t_ms;
-            }
-            st.min_free = st.min_free.min(s.system.free_pct);
-            st.last_pageins = p.pageins;
-            if let Some((t0, n0)) = st.prev {
-                if s.t_ms > t0 {
-                    let rate = p.pageins.saturating_sub(n0) as f64
-                        / (s.t_ms.saturating_sub(t0) as f64 / 1000.0);
-                    st.peak_rate = st.peak_rate.max(rate);
-                }
-            }
-            st.prev = Some((s.t_ms, p.pageins));
-            match st.seen.last_mut() {
-                Some((_, last)) if *last + 1 >= index => *last = index,
-                _ => st.seen.push((index, index)),
-            }
-            if swap >= st.max_swap {
-                st.max_swap = swap;
-                st.share_at_max_swap = share;
-                st.fp_at_max_swap = p.footprint_bytes;
-            }
-            if let Some(ms) = p.swap_bytes {
-                st.measured_swap = Some(st.measured_swap.unwrap_or(0).max(ms));
-            }
-            let peak = |old: Option<u64>, new: Option<u64>| match (old, new) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
-            st.compressed = peak(st.compressed, p.compressed_bytes);
-            st.gpu = peak(st.gpu, p.gpu_bytes);
-            st.outside = peak(st.outside, p.outside_footprint_bytes);
-            st.readable |= p.readable;
-            if let Some(pages) = p.swapin_bytes.map(|b| b / page_size) {
-                if let Some((t0, n0)) = st.prev_swapins {
-                    if s.t_ms > t0 {
-                        let rate =
-                            pages.saturating_sub(n0) as f64 / ((s.t_ms - t0) as f64 / 1000.0);
-                        st.peak_swapins_rate = Some(st.peak_swapins_rate.unwrap_or(0.0).max(rate));
-                    }
-                }
-                st.prev_swapins = Some((s.t_ms, pages));
-            }
-            if st.name != p.name {
-                // Keep the latest name: a process that exec'd is known by what it became.
-                st.name.clone_from(&p.name);
-            }
-            if p.cmdline.is_some() && st.cmdline != p.cmdline {
-                st.cmdline.clone_from(&p.cmdline);
-            }
-            if let Some((state, evidence)) = detector.state_of(p.pid) {
-                let g = st.growth_by_state.entry(state).or_default();
-                *g = g.saturating_add(delta);
-                st.worst = st.worst.max(state);
-                st.hidden = st.hidden.max(evidence.hidden_bytes);
-                if state != State::Fits && st.first_flag.is_none() {
-                    st.first_flag = Some(s.t_ms);
-                }
-            }
+        self.footprints
+            .get_or_insert_with(|| FootprintsSummary::starting_at(&gap))
+            .note(&gap);
+        RunSample {
+            index,
+            swap,
+            swap_delta,
+            footprints_share: gap.footprints_bytes as f64 / phys as f64,
+            page_size: if s.system.page_size > 0 {
+                s.system.page_size
+            } else {
+                4096
+            },
         }
     }
 
@@ -397,55 +307,35 @@ impl RunJudge {
         let cfg = &self.cfg;
         let phys = self.phys.unwrap_or(self.header_phys.max(1));
         let tolerance = cfg.swap_tolerance_for(phys);
-        let stats = &self.stats;
-        let any_watched = stats.values().any(|s| s.watched);
-        let largest_watched = stats
+        let largest_watched = self
+            .stats
             .iter()
             .filter(|(_, s)| s.watched)
             .max_by_key(|(_, s)| s.peak_fp)
             .map(|(&pid, _)| pid);
-        let mut processes: Vec<ProcessReport> = stats
-            .iter()
-            .map(|(&pid, st)| {
-                let carries = Some(pid) == largest_watched;
-                judge(pid, st, &self.swap, phys, tolerance, cfg, carries)
-            })
-            .collect();
-        // Watched processes (or the top ones when none was watched), plus every
-        // process with a verdict other than fits.
-        let mut by_peak: Vec<(u64, u32)> = processes
-            .iter()
-            .map(|p| (p.peak_footprint_bytes, p.pid))
-            .collect();
-        by_peak.sort_unstable_by(|a, b| b.cmp(a));
-        let top: Vec<u32> = by_peak.iter().take(5).map(|&(_, pid)| pid).collect();
-        processes.retain(|p| {
-            p.verdict != State::Fits
-                || if any_watched {
-                    p.watched && p.peak_footprint_bytes > 0
-                } else {
-                    top.contains(&p.pid)
-                }
-        });
-        processes.sort_by(|a, b| {
-            b.watched
-                .cmp(&a.watched)
-                .then(b.verdict.cmp(&a.verdict))
-                .then(b.peak_footprint_bytes.cmp(&a.peak_footprint_bytes))
-        });
-
+        let processes = shown(
+            self.stats
+                .iter()
+                .map(|(&pid, st)| {
+                    let carries = Some(pid) == largest_watched;
+                    st.report(pid, &self.swap, phys, tolerance, cfg, carries)
+                })
+                .collect(),
+        );
         let first_swap = self.swap.first().map_or(0, |&(_, s)| s);
         let max_swap = self.swap.iter().map(|&(_, s)| s).max().unwrap_or(0);
         let swap_growth = signed_diff(max_swap, first_swap);
-        let mut verdict = processes
-            .iter()
-            .map(|p| p.verdict)
-            .max()
-            .unwrap_or_default();
-        if verdict < State::Overflow && swap_growth >= signed_diff(tolerance, 0) {
-            // Swap grew and no process explains it: judge the machine.
-            verdict = cfg.swap_verdict(self.peak_readable as f64 / phys as f64);
-        }
+        let verdict = run_verdict(
+            processes
+                .iter()
+                .map(|p| p.verdict)
+                .max()
+                .unwrap_or_default(),
+            swap_growth,
+            tolerance,
+            self.peak_readable as f64 / phys as f64,
+            cfg,
+        );
         let min_free = if self.min_free.is_finite() {
             self.min_free
         } else {
@@ -489,6 +379,85 @@ impl RunJudge {
     }
 }
 
+/// What one sample of the run gives each process's figures.
+struct RunSample {
+    /// Its index in the run's swap series.
+    index: usize,
+    /// System swap in use.
+    swap: u64,
+    /// Swap growth since the previous sample (0 when it fell).
+    swap_delta: i64,
+    /// Readable footprints over physical memory.
+    footprints_share: f64,
+    page_size: u64,
+}
+
+impl FootprintsSummary {
+    fn starting_at(gap: &FootprintGap) -> Self {
+        FootprintsSummary {
+            unexplained_first_bytes: gap.unexplained_bytes,
+            unexplained_peak_bytes: gap.unexplained_bytes,
+            min_coverage: gap.coverage,
+            ..FootprintsSummary::default()
+        }
+    }
+
+    fn note(&mut self, gap: &FootprintGap) {
+        self.unexplained_peak_bytes = self.unexplained_peak_bytes.max(gap.unexplained_bytes);
+        self.min_coverage = self.min_coverage.min(gap.coverage);
+        self.max_unreadable = self.max_unreadable.max(gap.unreadable);
+        self.outside_footprint_peak_bytes = self
+            .outside_footprint_peak_bytes
+            .max(gap.outside_footprint_bytes);
+        self.gpu_peak_bytes = self.gpu_peak_bytes.max(gap.gpu_bytes);
+    }
+}
+
+/// The run's verdict: its worst process's; but when swap grew by the
+/// tolerance and no process explains it (none is overflow or false fit),
+/// the machine's, at the readable footprints' peak share of memory.
+fn run_verdict(
+    worst_process: State,
+    swap_growth: i64,
+    tolerance: u64,
+    peak_footprints_share: f64,
+    cfg: &DetectorConfig,
+) -> State {
+    if worst_process < State::Overflow && swap_growth >= signed_diff(tolerance, 0) {
+        cfg.swap_verdict(peak_footprints_share)
+    } else {
+        worst_process
+    }
+}
+
+/// The processes the report lists, in its order: the watched ones (or the
+/// five largest when none was watched) plus every one with a verdict other
+/// than fits; watched first, then by verdict, then by peak footprint.
+fn shown(mut processes: Vec<ProcessReport>) -> Vec<ProcessReport> {
+    let any_watched = processes.iter().any(|p| p.watched);
+    let mut by_peak: Vec<(u64, u32)> = processes
+        .iter()
+        .map(|p| (p.peak_footprint_bytes, p.pid))
+        .collect();
+    by_peak.sort_unstable_by(|a, b| b.cmp(a));
+    let top: Vec<u32> = by_peak.iter().take(5).map(|&(_, pid)| pid).collect();
+    processes.retain(|p| {
+        p.verdict != State::Fits
+            || if any_watched {
+                p.watched && p.peak_footprint_bytes > 0
+            } else {
+                top.contains(&p.pid)
+            }
+    });
+    processes.sort_by(|a, b| {
+        b.watched
+            .cmp(&a.watched)
+            .then(b.verdict.cmp(&a.verdict))
+            .then(b.peak_footprint_bytes.cmp(&a.peak_footprint_bytes))
+    });
+    processes
+}
+
 impl by_phase::Judge for RunJudge {
     fn push(&mut self, s: &TraceSample) {
         RunJudge::push(self, s);
@@ -499,157 +468,10 @@ impl by_phase::Judge for RunJudge {
     }
 }
 
-fn judge(
-    pid: u32,
-    st: &Stats,
-    swap: &[(u64, u64)],
-    phys: u64,
-    tolerance: u64,
-    cfg: &DetectorConfig,
-    carries_tree: bool,
-) -> ProcessReport {
-    let growth = signed_diff(st.max_swap, st.swap_at_first);
-    let (from, to) = growth_span(swap, &st.seen, st.swap_at_first, growth);
-    let ff = st
-        .growth_by_state
-        .get(&State::FalseFit)
-        .copied()
-        .unwrap_or(0);
-    let of = st
-        .growth_by_state
-        .get(&State::Overflow)
-        .copied()
-        .unwrap_or(0);
-    let verdict = if ff > 0 || of > 0 {
-        if of > ff {
-            State::Overflow
-        } else {
-            State::FalseFit
-        }
-    } else if st.worst == State::FalseFit || st.worst == State::Overflow {
-        st.worst
-    } else if carries_tree && growth >= signed_diff(tolerance, 0) {
-        cfg.swap_verdict(st.share_at_max_swap)
-    } else if st.worst == State::HiddenMemory {
-        State::HiddenMemory
-    } else {
-        State::Fits
-    };
-    let duration_s = (st.last_ms.saturating_sub(st.first_ms)) as f64 / 1000.0;
-    let pageins_per_s = if duration_s > 0.0 {
-        st.last_pageins.saturating_sub(st.first_pageins) as f64 / duration_s
-    } else {
-        0.0
-    };
-    let peak = format!(
-        "{} of {} ({:.0} %)",
-        format_bytes(st.peak_fp as i64),
-        format_bytes(phys as i64),
-        st.peak_fp as f64 / phys as f64 * 100.0
-    );
-    let when = match (from, to) {
-        (Some(a), Some(b)) => format!(" between {} and {}", secs(a), secs(b)),
-        _ => String::new(),
-    };
-    let measured = st
-        .measured_swap
-        .filter(|&m| m > 0)
-        .map(|m| {
-            format!(
-                "; measured swap of the process (VmSwap) peaked at {}",
-                format_bytes(m as i64)
-            )
-        })
-        .unwrap_or_default()
-        + &st
-            .outside
-            .filter(|&o| o > 0)
-            .map(|o| {
-                format!(
-                    "; it owned up to {} outside its footprint",
-                    format_bytes(o as i64)
-                )
-            })
-            .unwrap_or_default()
-        + &st
-            .peak_swapins_rate
-            .filter(|&r| r >= 1.0)
-            .map(|r| format!("; swap-ins peaked at {r:.0} pages/s"))
-            .unwrap_or_default();
-    let evidence = match verdict {
-        State::FalseFit => format!(
-            "footprint peaked at {peak} while swap grew {}{when}; all footprints stayed at {:.0} % of memory: false fit — the footprint says it fits, swap says it does not{measured}",
-            format_bytes(growth),
-            st.share_at_max_swap * 100.0
-        ),
-        State::Overflow => format!(
-            "footprint reached {peak} and swap grew {}{when}; all footprints at {:.0} % of memory: overflow — it did not fit, and the footprint shows it{measured}",
-            format_bytes(growth),
-            st.share_at_max_swap * 100.0
-        ),
-        State::HiddenMemory => format!(
-            "footprint fell by {} without free memory rising to match, or memory was owned outside it: hidden memory — the memory is still held but not in the footprint (peak {peak}){measured}",
-            format_bytes(st.hidden as i64)
-        ),
-        State::Fits => format!(
-            "footprint peaked at {peak}; swap grew {} (tolerance {}): fits",
-            format_bytes(growth),
-            format_bytes(tolerance as i64)
-        ),
-    };
-    ProcessReport {
-        pid,
-        name: st.name.clone(),
-        cmdline: st.cmdline.clone(),
-        verdict,
-        watched: st.watched,
-        first_seen_ms: st.first_ms,
-        last_seen_ms: st.last_ms,
-        peak_footprint_bytes: st.peak_fp,
-        peak_footprint_at_ms: st.peak_fp_ms,
-        swap_growth_bytes: growth,
-        swap_growth_from_ms: from,
-        swap_growth_to_ms: to,
-        min_free_pct: if st.min_free.is_finite() {
-            st.min_free
-        } else {
-            0.0
-        },
-        pageins_per_s,
-        peak_pageins_per_s: st.peak_rate,
-        hidden_bytes: st.hidden,
-        measured_swap_peak_bytes: st.measured_swap,
-        peak_swapins_per_s: st.peak_swapins_rate,
-        peak_compressed_bytes: st.compressed,
-        peak_gpu_bytes: st.gpu,
-        peak_outside_footprint_bytes: st.outside,
-        readable: st.readable,
-        first_flag_ms: st.first_flag,
-        evidence,
-    }
-}
-
-/// When swap went from 10 % to 90 % of its growth, over the samples a
-/// process was `seen` in (runs of indices into the run's `swap` series).
-fn growth_span(
-    swap: &[(u64, u64)],
-    seen: &[(usize, usize)],
-    base: u64,
-    growth: i64,
-) -> (Option<u64>, Option<u64>) {
-    if growth <= 0 {
-        return (None, None);
-    }
-    let at = |share: f64| {
-        let level = base as f64 + growth as f64 * share;
-        seen.iter()
-            .flat_map(|&(a, b)| swap.get(a..=b).unwrap_or_default())
-            .find(|&&(_, s)| s as f64 >= level)
-            .map(|&(t, _)| t)
-    };
-    (at(0.1), at(0.9))
-}
-
 fn secs(ms: u64) -> String {
     format_duration(std::time::Duration::from_millis(ms))
 }
+
+#[cfg(test)]
+#[path = "report_tests.rs"]
+mod tests;

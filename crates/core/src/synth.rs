@@ -476,3 +476,22 @@ pub fn to_jsonl(trace: &Trace) -> Vec<u8> {
 #[cfg(test)]
 #[path = "synth_tests.rs"]
 mod tests;
+
+/// `n` ticks of [`crate::probe::scripted::ScriptedProbe::false_fit`],
+/// `interval_ms` apart, stepped through a [`Monitor`] as the sampler steps
+/// them (tests of the recording session, driven without a sampler thread).
+pub fn scripted_ticks(n: u64, interval_ms: u64) -> Vec<crate::tick::Tick> {
+    use crate::probe::Probe;
+    let mut probe = crate::probe::scripted::ScriptedProbe::false_fit();
+    let mut monitor = Monitor::new(None, DetectorConfig::default());
+    (0..n)
+        .map(|i| {
+            let (system, processes) = probe.sample().expect("the script samples");
+            monitor.step(Sample {
+                t_ms: i * interval_ms,
+                system,
+                processes,
+            })
+        })
+        .collect()
+}

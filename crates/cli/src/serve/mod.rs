@@ -32,6 +32,7 @@ mod api;
 mod assets;
 mod auth;
 mod conn;
+pub mod contract;
 mod signal;
 mod sse;
 #[cfg(test)]
@@ -210,24 +211,24 @@ pub fn app(live: Arc<Live>, opts: Options) -> anyhow::Result<App> {
         shutdown: rx,
     });
     let api = Router::new()
-        .route("/snapshot", get(api::snapshot))
-        .route("/history", get(api::history))
-        .route("/process/{pid}", get(api::process))
-        .route("/pin", post(api::pin))
-        .route("/reset-baseline", post(api::reset_baseline))
-        .route("/recording/start", post(api::recording_start))
-        .route("/recording/stop", post(api::recording_stop))
-        .route("/recordings", get(api::recordings))
-        .route("/recordings/{name}/replay", get(api::replay))
-        .route("/recordings/{name}/report", get(api::report))
-        .route("/recordings/{name}/export", get(api::export))
-        .route("/events", get(sse::events))
+        .route(contract::SNAPSHOT.path, get(api::snapshot))
+        .route(contract::HISTORY.path, get(api::history))
+        .route(contract::PROCESS.path, get(api::process))
+        .route(contract::PIN.path, post(api::pin))
+        .route(contract::RESET_BASELINE.path, post(api::reset_baseline))
+        .route(contract::START_RECORDING.path, post(api::recording_start))
+        .route(contract::STOP_RECORDING.path, post(api::recording_stop))
+        .route(contract::RECORDINGS.path, get(api::recordings))
+        .route(contract::REPLAY.path, get(api::replay))
+        .route(contract::REPORT.path, get(api::report))
+        .route(contract::EXPORT.path, get(api::export))
+        .route(contract::EVENTS.path, get(sse::events))
         .fallback(api::not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
         .layer(DefaultBodyLimit::max(api::BODY_LIMIT))
         .layer(axum::middleware::from_fn(api::body_deadline));
     let router = Router::new()
-        .nest("/api", api)
+        .nest(contract::API, api)
         .route("/metrics", get(api::metrics))
         .route("/healthz", get(api::healthz))
         .fallback(assets::asset)

@@ -18,7 +18,7 @@ use swapsight::probe::Probe;
 use swapsight::SamplerConfig;
 use tower::ServiceExt;
 
-use super::{app, App, Options};
+use super::{app, contract, App, Options};
 
 use swapsight_testkit::TempDir as Tmp;
 
@@ -483,18 +483,18 @@ async fn token_is_needed_everywhere_but_healthz() {
         req
     };
     assert_eq!(call(r, get("/healthz")).await.status, StatusCode::OK);
-    let routes: [(Method, &str); 10] = [
-        (Method::GET, "/api/snapshot"),
-        (Method::GET, "/api/history"),
-        (Method::GET, "/api/process/7"),
-        (Method::POST, "/api/pin"),
-        (Method::POST, "/api/reset-baseline"),
-        (Method::GET, "/api/recordings"),
-        (Method::GET, "/api/recordings/x.jsonl/report"),
-        (Method::GET, "/metrics"),
-        (Method::GET, "/"),
-        (Method::GET, "/api/no-such-thing"),
-    ];
+    // Every route of the contract but the event stream (its answer never
+    // ends), and what lies beside the API.
+    let mut routes: Vec<(Method, String)> = contract::ROUTES
+        .iter()
+        .filter(|c| c.command != contract::EVENTS.command)
+        .map(|c| (method_of(c), uri_of(c)))
+        .collect();
+    routes.extend([
+        (Method::GET, "/metrics".to_owned()),
+        (Method::GET, "/".to_owned()),
+        (Method::GET, "/api/no-such-thing".to_owned()),
+    ]);
     for (m, uri) in &routes {
         let a = call(r, request(m.clone(), uri, "")).await;
         a.assert_error(StatusCode::UNAUTHORIZED, "needs its token");
@@ -1486,4 +1486,59 @@ fn the_start_line_never_shows_the_token() {
         "swapsight: serving on http://127.0.0.1:7878/?token=…#token=… \
          (… is the token of SWAPSIGHT_TOKEN; Ctrl-C to stop)"
     );
+}
+
+fn method_of(c: &contract::Route) -> Method {
+    Method::from_bytes(c.method.as_bytes()).unwrap()
+}
+
+/// A route's URI with its path parameters filled in.
+fn uri_of(c: &contract::Route) -> String {
+    let path = c.path.replace("{pid}", "7").replace("{name}", "x.jsonl");
+    format!("{}{path}", contract::API)
+}
+
+/// The UI calls what `ui/js/contract.js` says; the router must answer each
+/// route with that method (not 404, not 405) and refuse the other one.
+#[tokio::test]
+async fn every_route_of_the_contract_answers_its_method_and_refuses_the_other() {
+    let s = server("contract");
+    let r = &s.app.router;
+    s.live.wait_snapshot(Duration::from_secs(5)).unwrap();
+    for c in &contract::ROUTES {
+        let uri = uri_of(c);
+        let method = method_of(c);
+        let body = if c.body.is_empty() {
+            ""
+        } else {
+            r#"{"pid": null}"#
+        };
+        // Status only: the event stream's body never ends.
+        let res = r
+            .clone()
+            .oneshot(request(method.clone(), &uri, body))
+            .await
+            .unwrap();
+        assert_ne!(
+            res.status(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {uri}"
+        );
+        if res.status() == StatusCode::NOT_FOUND {
+            // A missing process or recording, not a missing route.
+            let body = axum::body::to_bytes(res.into_body(), 1 << 20)
+                .await
+                .unwrap();
+            let text = String::from_utf8_lossy(&body);
+            assert!(!text.contains("no such endpoint"), "{method} {uri}: {text}");
+        }
+        let other = if method == Method::GET {
+            Method::POST
+        } else {
+            Method::GET
+        };
+        call(r, request(other.clone(), &uri, ""))
+            .await
+            .assert_error(StatusCode::METHOD_NOT_ALLOWED, "is not allowed on");
+    }
 }

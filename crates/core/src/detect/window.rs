@@ -139,3 +139,56 @@ pub(super) fn hidden_bytes(
         0
     }
 }
+
+/// What system swap did over the window at one tick.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct SwapWindow {
+    /// Swap in use now − the window's minimum.
+    pub(super) growth_window_bytes: i64,
+    /// Swap grew at the minimum rate over most of the last `sustain_ms`
+    /// ([`sustained_climb`]).
+    pub(super) sustained: bool,
+    /// Growth over the window that counts as climbing.
+    pub(super) tolerance_bytes: u64,
+    /// Grew by the tolerance over the window *and* sustained: swap climbs.
+    pub(super) climbing: bool,
+    /// Memory no footprint explains, now − the window's minimum.
+    pub(super) unexplained_growth_bytes: i64,
+}
+
+/// The swap-growth window: swap climbs when it grew by at least
+/// `tolerance_bytes` over `window_ms` (now − the window's minimum) and the
+/// growth was sustained. `sys` is the system history, this tick last.
+pub(super) fn swap_window(
+    sys: &VecDeque<SysPoint>,
+    now: u64,
+    tolerance_bytes: u64,
+    cfg: &DetectorConfig,
+) -> SwapWindow {
+    let Some(current) = sys.back() else {
+        return SwapWindow {
+            tolerance_bytes,
+            ..SwapWindow::default()
+        };
+    };
+    let in_window = || {
+        sys.iter()
+            .filter(move |p| now.saturating_sub(p.t_ms) <= cfg.window_ms)
+    };
+    let min_swap = in_window().map(|p| p.swap_used).min().unwrap_or(0);
+    let growth_window_bytes = signed_diff(current.swap_used, min_swap);
+    let sustained = sustained_climb(sys, now, cfg);
+    let unexplained_growth_bytes = current.unexplained.saturating_sub(
+        in_window()
+            .map(|p| p.unexplained)
+            .min()
+            .unwrap_or(current.unexplained),
+    );
+    SwapWindow {
+        growth_window_bytes,
+        sustained,
+        tolerance_bytes,
+        climbing: growth_window_bytes >= signed_diff(tolerance_bytes, 0) && sustained,
+        unexplained_growth_bytes,
+    }
+}

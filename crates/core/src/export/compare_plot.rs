@@ -10,8 +10,8 @@ use plotters::style::RGBColor;
 
 use super::plot::Decimator;
 use super::plot::{
-    axis_format, draw_err, encode_png, nice_ceiling, one_line, register_fonts, ImageFormat, FAMILY,
-    GB, INK, MUTED, PALETTE,
+    axis_format, draw_err, nice_ceiling, one_line, register_fonts, render_picture, ImageFormat,
+    Picture, FAMILY, GB, INK, MUTED, PALETTE,
 };
 use super::ExportError;
 use crate::compare::{align, boundaries, watched_footprint, Comparison};
@@ -106,26 +106,20 @@ pub fn render_series(
     height: u32,
     format: ImageFormat,
 ) -> Result<Vec<u8>, ExportError> {
-    match format {
-        ImageFormat::Svg => {
-            let mut out = String::new();
-            {
-                let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
-                draw(&root, traces, cmp)?;
-                root.present().map_err(draw_err)?;
-            }
-            Ok(out.into_bytes())
-        }
-        ImageFormat::Png => {
-            let mut rgb = vec![0u8; width as usize * height as usize * 3];
-            {
-                let root =
-                    BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area();
-                draw(&root, traces, cmp)?;
-                root.present().map_err(draw_err)?;
-            }
-            encode_png(&rgb, width, height, ::png::Compression::default())
-        }
+    render_picture(format, width, height, &ComparisonPicture { traces, cmp })
+}
+
+struct ComparisonPicture<'a> {
+    traces: &'a [RunSeries],
+    cmp: &'a Comparison,
+}
+
+impl Picture for ComparisonPicture<'_> {
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, plotters::coord::Shift>,
+    ) -> Result<(), ExportError> {
+        draw(root, self.traces, self.cmp)
     }
 }
 

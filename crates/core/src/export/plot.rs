@@ -160,51 +160,82 @@ impl Chart {
 
     /// Draws the chart as a PNG file's bytes.
     pub fn png(&self, opts: &PlotOptions) -> Result<Vec<u8>, ExportError> {
-        opts.check()?;
-        let (w, h) = (opts.width, opts.height);
-        let mut rgb = vec![0u8; w as usize * h as usize * 3];
-        {
-            let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
-            draw(&root, self, opts)?;
-            root.present().map_err(draw_err)?;
-        }
-        encode_png(&rgb, w, h, ::png::Compression::Fast)
+        self.render(opts, ImageFormat::Png)
     }
 
     /// Draws the chart as an SVG document.
     pub fn svg(&self, opts: &PlotOptions) -> Result<String, ExportError> {
-        opts.check()?;
-        let mut out = String::new();
-        {
-            let root =
-                SVGBackend::with_string(&mut out, (opts.width, opts.height)).into_drawing_area();
-            draw(&root, self, opts)?;
-            root.present().map_err(draw_err)?;
-        }
-        Ok(out)
+        let bytes = self.render(opts, ImageFormat::Svg)?;
+        String::from_utf8(bytes).map_err(draw_err)
     }
 
     /// Either format, as bytes.
     pub fn render(&self, opts: &PlotOptions, format: ImageFormat) -> Result<Vec<u8>, ExportError> {
-        match format {
-            ImageFormat::Png => self.png(opts),
-            ImageFormat::Svg => self.svg(opts).map(String::into_bytes),
+        opts.check()?;
+        render_picture(
+            format,
+            opts.width,
+            opts.height,
+            &ChartPicture { chart: self, opts },
+        )
+    }
+}
+
+struct ChartPicture<'a> {
+    chart: &'a Chart,
+    opts: &'a PlotOptions,
+}
+
+impl Picture for ChartPicture<'_> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ExportError> {
+        draw(root, self.chart, self.opts)
+    }
+}
+
+/// Something drawn on any plotters backend: the chart, the comparison.
+pub(super) trait Picture {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ExportError>;
+}
+
+/// Draws `picture` as a PNG file's or an SVG document's bytes: the one
+/// place either image is made (one PNG encoder, one compression).
+pub(super) fn render_picture(
+    format: ImageFormat,
+    w: u32,
+    h: u32,
+    picture: &impl Picture,
+) -> Result<Vec<u8>, ExportError> {
+    match format {
+        ImageFormat::Svg => {
+            let mut out = String::new();
+            {
+                let root = SVGBackend::with_string(&mut out, (w, h)).into_drawing_area();
+                picture.draw(&root)?;
+                root.present().map_err(draw_err)?;
+            }
+            Ok(out.into_bytes())
+        }
+        ImageFormat::Png => {
+            let mut rgb = vec![0u8; w as usize * h as usize * 3];
+            {
+                let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+                picture.draw(&root)?;
+                root.present().map_err(draw_err)?;
+            }
+            encode_png(&rgb, w, h)
         }
     }
 }
 
-/// An RGB picture as a PNG file's bytes.
-pub(super) fn encode_png(
-    rgb: &[u8],
-    w: u32,
-    h: u32,
-    compression: ::png::Compression,
-) -> Result<Vec<u8>, ExportError> {
+/// An RGB picture as a PNG file's bytes. Fast compression: a chart is
+/// flat colour, so the stronger levels save little and cost several times
+/// the time.
+fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, ExportError> {
     let mut out = Vec::with_capacity(rgb.len() / 8);
     let mut enc = ::png::Encoder::new(&mut out, w, h);
     enc.set_color(::png::ColorType::Rgb);
     enc.set_depth(::png::BitDepth::Eight);
-    enc.set_compression(compression);
+    enc.set_compression(::png::Compression::Fast);
     let png_err = |e: ::png::EncodingError| ExportError::Draw(format!("PNG encoding: {e}"));
     let mut writer = enc.write_header().map_err(png_err)?;
     writer.write_image_data(rgb).map_err(png_err)?;

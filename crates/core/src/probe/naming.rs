@@ -13,7 +13,9 @@
 //! [`crate::text`]) and are capped.
 
 mod cache;
+mod grammar;
 pub use cache::{NameCache, ARGS_RETRIES};
+use grammar::{Grammar, Target};
 
 /// Longest display name, in characters; longer ones end in `…`. Keeps
 /// `/metrics` labels and table cells bounded.
@@ -164,18 +166,9 @@ fn base_str(arg: &[u8]) -> String {
     String::from_utf8_lossy(base_name(arg)).into_owned()
 }
 
-/// Interpreters whose first operand is a script, by executable name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Python,
-    Node,
-    Ruby,
-    Perl,
-    Java,
-    Shell,
-}
-
-fn kind_of(program: &str) -> Option<Kind> {
+/// The argument syntax of `program` when it is an interpreter whose first
+/// operand is a script (by executable name).
+fn grammar_of(program: &str) -> Option<&'static Grammar> {
     let p = program.to_ascii_lowercase();
     // python, python3, python3.12, pythonw, pypy3; ruby3.2; perl5.36.
     let versioned = |stem: &str| {
@@ -185,17 +178,17 @@ fn kind_of(program: &str) -> Option<Kind> {
         })
     };
     if versioned("python") || versioned("pypy") {
-        Some(Kind::Python)
+        Some(&grammar::PYTHON)
     } else if p == "node" || p == "nodejs" {
-        Some(Kind::Node)
+        Some(&grammar::NODE)
     } else if versioned("ruby") {
-        Some(Kind::Ruby)
+        Some(&grammar::RUBY)
     } else if versioned("perl") {
-        Some(Kind::Perl)
+        Some(&grammar::PERL)
     } else if p == "java" {
-        Some(Kind::Java)
+        Some(&grammar::JAVA)
     } else if ["sh", "bash", "dash", "zsh", "ksh", "mksh", "fish"].contains(&p.as_str()) {
-        Some(Kind::Shell)
+        Some(&grammar::SHELL)
     } else {
         None
     }
@@ -256,14 +249,7 @@ fn what_it_runs(program: &str, args: &[&[u8]]) -> Option<(String, Option<String>
     if WRAPPERS.contains(&program) {
         return Some((wrapped(args)?, Some(format!("{program} run"))));
     }
-    let target = match kind_of(program)? {
-        Kind::Python => python(args),
-        Kind::Node => node(args),
-        Kind::Ruby => short_options(args, "IrCEFKTU", "e", "0lW", "xi"),
-        Kind::Perl => short_options(args, "IMm", "eE", "0l", "ixCdDV"),
-        Kind::Java => java(args),
-        Kind::Shell => shell(args),
-    }?;
+    let target = grammar::walk(args, grammar_of(program)?)?;
     match target {
         Target::Script(i) => {
             let script = base_str(args[i]);
@@ -281,25 +267,6 @@ fn what_it_runs(program: &str, args: &[&[u8]]) -> Option<(String, Option<String>
         Target::Label(label) => Some((label, Some(program.to_owned()))),
         Target::Inline(opt) => Some((format!("{program} {opt}"), None)),
     }
-}
-
-/// What an interpreter's arguments point at.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Target {
-    /// The script is `args[i]`.
-    Script(usize),
-    /// `-m module`, a jar's main class.
-    Label(String),
-    /// Code given inline, under this option (`-c`, `-e`).
-    Inline(&'static str),
-}
-
-fn module(name: &[u8]) -> Target {
-    Target::Label(format!("-m {}", String::from_utf8_lossy(name)))
-}
-
-fn inline(opt: &'static str) -> Target {
-    Target::Inline(opt)
 }
 
 /// `wrapper [opts] run [opts] command [args]`: the command, named by its own
@@ -344,212 +311,6 @@ fn wrapped(args: &[&[u8]]) -> Option<String> {
 
 fn is_wrapper_value_option(arg: &[u8]) -> bool {
     WRAPPER_VALUE_OPTIONS.iter().any(|o| o.as_bytes() == arg)
-}
-
-/// Python: `python [opts] (-c cmd | -m mod | script | -) [args]`. Options
-/// taking a value: `-W`, `-X`, `--check-hash-based-pycs`; short options may
-/// be clustered (`-uX dev`, `-Wignore`).
-fn python(args: &[&[u8]]) -> Option<Target> {
-    let mut i = 0;
-    while let Some(arg) = args.get(i) {
-        if *arg == b"--check-hash-based-pycs" {
-            i += 2;
-            continue;
-        }
-        if arg.starts_with(b"--") {
-            if *arg == b"--" {
-                i += 1;
-                break;
-            }
-            i += 1; // --help, --version: no script anyway
-            continue;
-        }
-        if arg.len() < 2 || arg[0] != b'-' {
-            break;
-        }
-        let mut skip_next = false;
-        for (j, &c) in arg.iter().enumerate().skip(1) {
-            let attached = j + 1 < arg.len();
-            match c {
-                b'c' => return Some(inline("-c")),
-                b'm' if attached => return Some(module(&arg[j + 1..])),
-                b'm' => return args.get(i + 1).map(|m| module(m)),
-                b'W' | b'X' | b'Q' => {
-                    skip_next = !attached;
-                    break;
-                }
-                _ => {}
-            }
-        }
-        i += if skip_next { 2 } else { 1 };
-    }
-    match args.get(i) {
-        Some(a) if *a != b"-" && !a.is_empty() => Some(Target::Script(i)),
-        _ => None,
-    }
-}
-
-/// Node: `node [opts] (-e code | -p code | script) [args]`.
-fn node(args: &[&[u8]]) -> Option<Target> {
-    const VALUE: &[&[u8]] = &[
-        b"-r",
-        b"--require",
-        b"--import",
-        b"--loader",
-        b"--experimental-loader",
-        b"-C",
-        b"--conditions",
-        b"--input-type",
-        b"--title",
-        b"--env-file",
-        b"--inspect-port",
-        b"--redirect-warnings",
-        b"--stack-size",
-        b"--max-old-space-size",
-    ];
-    let mut i = 0;
-    while let Some(arg) = args.get(i) {
-        match *arg {
-            b"--" => {
-                i += 1;
-                break;
-            }
-            b"-e" | b"--eval" => return Some(inline("-e")),
-            b"-p" | b"--print" => return Some(inline("-p")),
-            a if VALUE.contains(&a) => i += 2,
-            a if a.starts_with(b"-") && a.len() > 1 => i += 1,
-            _ => break,
-        }
-    }
-    match args.get(i) {
-        Some(a) if *a != b"-" && !a.is_empty() => Some(Target::Script(i)),
-        _ => None,
-    }
-}
-
-/// Ruby and Perl: clustered short options (`-lane`). `value` take the
-/// rest of the cluster or the next argument, `code` mean code on the command
-/// line, `digits` may be followed by digits (`-0777`, `-W2`), `rest` take
-/// the rest of the cluster (`-i.bak`).
-fn short_options(
-    args: &[&[u8]],
-    value: &str,
-    code: &str,
-    digits: &str,
-    rest: &str,
-) -> Option<Target> {
-    let mut i = 0;
-    while let Some(arg) = args.get(i) {
-        if *arg == b"--" {
-            i += 1;
-            break;
-        }
-        if arg.starts_with(b"--") {
-            i += 1;
-            continue;
-        }
-        if arg.len() < 2 || arg[0] != b'-' {
-            break;
-        }
-        let mut skip_next = false;
-        let mut j = 1;
-        while let Some(&c) = arg.get(j) {
-            let c = char::from(c);
-            if code.contains(c) {
-                return Some(inline(if c == 'E' { "-E" } else { "-e" }));
-            }
-            if value.contains(c) {
-                skip_next = j + 1 == arg.len();
-                break;
-            }
-            if rest.contains(c) {
-                break;
-            }
-            j += 1;
-            if digits.contains(c) {
-                while arg.get(j).is_some_and(u8::is_ascii_digit) {
-                    j += 1;
-                }
-            }
-        }
-        i += if skip_next { 2 } else { 1 };
-    }
-    match args.get(i) {
-        Some(a) if *a != b"-" && !a.is_empty() => Some(Target::Script(i)),
-        _ => None,
-    }
-}
-
-/// Java: `java [opts] (-jar file.jar | -m module[/class] | class) [args]`;
-/// a class is named by its last component (`GradleDaemon`).
-fn java(args: &[&[u8]]) -> Option<Target> {
-    const VALUE: &[&[u8]] = &[
-        b"-cp",
-        b"-classpath",
-        b"--class-path",
-        b"-p",
-        b"--module-path",
-        b"--upgrade-module-path",
-        b"--add-modules",
-        b"--add-opens",
-        b"--add-exports",
-        b"--add-reads",
-        b"--patch-module",
-        b"--limit-modules",
-        b"--enable-native-access",
-    ];
-    let mut i = 0;
-    while let Some(arg) = args.get(i) {
-        match *arg {
-            b"-jar" => return args.get(i + 1).map(|_| Target::Script(i + 1)),
-            b"-m" | b"--module" => return args.get(i + 1).map(|m| module(m)),
-            a if VALUE.contains(&a) => i += 2,
-            a if a.starts_with(b"-") => i += 1,
-            class => {
-                let class = String::from_utf8_lossy(class);
-                let last = class.rsplit('.').next().unwrap_or(&class);
-                return Some(Target::Label(last.to_owned()));
-            }
-        }
-    }
-    None
-}
-
-/// Shells: `sh [opts] (-c cmd | script) [args]`; `-o`/`-O`/`+o`/`+O` and
-/// `--rcfile`/`--init-file` take a value; `-c` may sit in a cluster
-/// (`-lc`); `-s` reads commands from standard input.
-fn shell(args: &[&[u8]]) -> Option<Target> {
-    let mut i = 0;
-    while let Some(arg) = args.get(i) {
-        match *arg {
-            b"--" | b"-" => {
-                i += 1;
-                break;
-            }
-            b"--rcfile" | b"--init-file" => {
-                i += 2;
-                continue;
-            }
-            a if a.starts_with(b"--") => {
-                i += 1;
-                continue;
-            }
-            a if a.len() >= 2 && (a[0] == b'-' || a[0] == b'+') => {
-                if a[1..].contains(&b'c') && a[0] == b'-' {
-                    return Some(inline("-c"));
-                }
-                if a[1..].contains(&b's') && a[0] == b'-' {
-                    return None;
-                }
-                let value = a[1..].iter().any(|&c| c == b'o' || c == b'O');
-                i += if value { 2 } else { 1 };
-            }
-            _ => break,
-        }
-    }
-    args.get(i)
-        .filter(|a| !a.is_empty())
-        .map(|_| Target::Script(i))
 }
 
 /// Control and bidi characters as `?` (as `ps` shows control characters;

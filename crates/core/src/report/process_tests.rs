@@ -1,0 +1,95 @@
+use super::*;
+
+const MIB: u64 = 1 << 20;
+
+fn grew_under(pairs: &[(State, i64)]) -> Stats {
+    Stats {
+        growth_by_state: pairs.iter().copied().collect(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn hindsight_takes_the_state_under_which_most_swap_grew_a_tie_to_false_fit() {
+    let cfg = DetectorConfig::default();
+    let verdict = |pairs: &[(State, i64)], worst| {
+        let st = Stats {
+            worst,
+            ..grew_under(pairs)
+        };
+        st.verdict(128 * MIB, &cfg, false)
+    };
+    let mib = MIB as i64;
+    assert_eq!(
+        verdict(
+            &[(State::FalseFit, 100 * mib), (State::Overflow, 300 * mib)],
+            State::Overflow
+        ),
+        State::Overflow
+    );
+    assert_eq!(
+        verdict(
+            &[(State::FalseFit, 300 * mib), (State::Overflow, 100 * mib)],
+            State::Overflow
+        ),
+        State::FalseFit
+    );
+    assert_eq!(
+        verdict(
+            &[(State::FalseFit, mib), (State::Overflow, mib)],
+            State::Overflow
+        ),
+        State::FalseFit
+    );
+    // Raised, but swap did not grow under it: the worst raised state.
+    assert_eq!(
+        verdict(&[(State::Fits, 900 * mib)], State::Overflow),
+        State::Overflow
+    );
+    assert_eq!(verdict(&[], State::HiddenMemory), State::HiddenMemory);
+    assert_eq!(verdict(&[], State::Fits), State::Fits);
+}
+
+#[test]
+fn hindsight_judges_the_tree_carrier_on_the_whole_run_when_no_tick_climbed() {
+    let cfg = DetectorConfig::default();
+    let tolerance = 128 * MIB;
+    let st = |growth: u64, share: f64| Stats {
+        swap_at_first: GIB_BASE,
+        max_swap: GIB_BASE + growth,
+        share_at_max_swap: share,
+        ..Default::default()
+    };
+    assert_eq!(
+        st(tolerance, 0.2).verdict(tolerance, &cfg, true),
+        State::FalseFit
+    );
+    assert_eq!(
+        st(tolerance, 0.9).verdict(tolerance, &cfg, true),
+        State::Overflow
+    );
+    // Below the tolerance, or not the tree's largest member: it fits.
+    assert_eq!(
+        st(tolerance - 1, 0.2).verdict(tolerance, &cfg, true),
+        State::Fits
+    );
+    assert_eq!(
+        st(tolerance, 0.2).verdict(tolerance, &cfg, false),
+        State::Fits
+    );
+}
+
+const GIB_BASE: u64 = 1 << 30;
+
+#[test]
+fn growth_span_is_when_swap_went_from_a_tenth_to_nine_tenths_while_seen() {
+    let swap: Vec<(u64, u64)> = (0..10).map(|i| (i * 1000, i * 100)).collect();
+    // Seen throughout: 10 % of 900 above 0 is reached at 100 (1 s), 90 % at 900 (9 s).
+    assert_eq!(
+        growth_span(&swap, &[(0, 9)], 0, 900),
+        (Some(1000), Some(9000))
+    );
+    // Seen only in the first half: 90 % is never reached while it was seen.
+    assert_eq!(growth_span(&swap, &[(0, 4)], 0, 900), (Some(1000), None));
+    assert_eq!(growth_span(&swap, &[(0, 9)], 0, 0), (None, None));
+}

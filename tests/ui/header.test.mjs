@@ -1,0 +1,93 @@
+// The header's figures: one model for the live view and the replay.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { liveFigures, replayFigures } from '../../ui/js/header.js';
+
+const GIB = 1024 ** 3;
+const MIB = 1024 ** 2;
+
+const snapshot = {
+  state: 'false-fit',
+  title: '⚠ false fit · swap +10 GB',
+  phase: 'denoise',
+  process_count: 412,
+  system: { free_pct: 6.4, phys_bytes: 48 * GIB, swap_used_bytes: 12 * GIB, compressed_bytes: 3 * GIB },
+  view: {
+    swap_growth_bytes: 10 * GIB,
+    swap_growth_window_bytes: 2 * GIB,
+    swap_tolerance_bytes: 256 * MIB,
+    swap_climbing: true,
+    footprints_share: 0.385,
+    unexplained_growth_window_bytes: 1 * GIB,
+    gap: { unexplained_bytes: 20 * GIB, coverage: 0.48, unreadable: 3, used_bytes: 40 * GIB, footprints_bytes: 20 * GIB, wired_bytes: 4 * GIB },
+  },
+};
+
+test('a false fit live: low free memory, swap climbing, the gap growing', () => {
+  const f = liveFigures(snapshot);
+  assert.equal(f.state, 'false-fit');
+  assert.equal(f.stateTitle, 'Menu bar: ⚠ false fit · swap +10 GB');
+  assert.deepEqual(f.free, { text: '6 %', sub: 'of 48.0 GB', flag: true });
+  assert.equal(f.swap.text, '12.0 GB');
+  assert.equal(f.swap.sub, '⇡10.0 GB since baseline');
+  assert.match(f.swap.title, /Swap grew 2.0 GB in the detector's window \(tolerance 256 MB\)/);
+  assert.equal(f.swap.flag, true);
+  assert.equal(f.compressed, '3.0 GB');
+  assert.equal(f.gap.text, '20.0 GB');
+  assert.equal(f.gap.sub, 'footprints: 48 % of used · ⇡1.0 GB in window · 3 unreadable');
+  assert.match(f.gap.title, /^used 40.0 GB − readable footprints 20.0 GB\nwired 4.0 GB\n/);
+  assert.equal(f.gap.flag, true);
+  assert.deepEqual(f.count, { text: '412', sub: 'footprints 39 % of RAM' });
+  assert.equal(f.phase, 'phase: denoise');
+});
+
+test('a quiet machine: nothing flagged, no gap, no compressor, no phase', () => {
+  const quiet = {
+    ...snapshot,
+    state: 'fits',
+    title: '',
+    phase: null,
+    system: { ...snapshot.system, free_pct: 60, compressed_bytes: 0 },
+    view: { ...snapshot.view, swap_growth_bytes: -MIB * 5, swap_climbing: false, gap: null, footprints_share: 0 },
+  };
+  const f = liveFigures(quiet);
+  assert.equal(f.stateTitle, 'Nothing flagged');
+  assert.equal(f.free.flag, false);
+  assert.equal(f.swap.sub, '⇣5 MB since baseline');
+  assert.equal(f.swap.flag, false);
+  assert.equal(f.compressed, null);
+  assert.equal(f.gap, null);
+  assert.equal(f.count.sub, '');
+  assert.equal(f.phase, null);
+});
+
+test("a replay shows the run's own figures and its phases", () => {
+  const r = {
+    report: {
+      verdict: 'overflow',
+      min_free_pct: 3,
+      phys_bytes: 16 * GIB,
+      swap_growth_bytes: 4 * GIB,
+      swap_tolerance_bytes: 256 * MIB,
+      duration_ms: 192400,
+      processes: [{}, {}, {}],
+      footprints: { unexplained_growth_bytes: 0, unexplained_peak_bytes: 2 * GIB, min_coverage: 0.9 },
+    },
+    phases: ['load', 'encode', 'denoise', 'decode', 'save'].map((name) => ({ name })),
+  };
+  const f = replayFigures(r);
+  assert.equal(f.state, 'overflow');
+  assert.equal(f.stateTitle, 'Verdict of the run: overflow');
+  assert.deepEqual(f.free, { text: '3 %', sub: 'lowest, of 16.0 GB', flag: true });
+  assert.equal(f.swap.text, '⇡4.0 GB');
+  assert.equal(f.swap.sub, 'grew during the run (3m12s)');
+  assert.equal(f.swap.flag, true);
+  assert.equal(f.compressed, null);
+  assert.equal(f.gap.text, '0 KB');
+  assert.equal(f.gap.sub, 'grew to 2.0 GB; footprints ≥ 90 % of used');
+  assert.deepEqual(f.count, { text: '3', sub: 'in the trace' });
+  assert.equal(f.phase, 'phases: load, encode, denoise, decode, …');
+  assert.equal(replayFigures({ ...r, phases: [] }).phase, null);
+  assert.equal(replayFigures({ ...r, report: { ...r.report, footprints: null } }).gap, null);
+});

@@ -1,0 +1,97 @@
+// @ts-check
+// The live view: the machine now, updated by the session's events, and the
+// Record button.
+
+import { call } from './transport.js';
+import { duration } from './format.js';
+import { liveFigures, renderHeader } from './header.js';
+import { $, app, chart, fail, say, setLastRecording, table } from './page.js';
+
+const HISTORY_S = 300;
+
+/** @param {any[]} rows */
+function namesOf(rows) {
+  return rows.map((r) => [r.pid, r.name]);
+}
+
+/** @param {any} s */
+function renderLive(s) {
+  renderHeader(liveFigures(s));
+  table.update(s.processes, { showSwap: s.measures_process_swap, readOnly: false });
+}
+
+/** @param {any} s */
+export function renderRecording(s) {
+  const rec = s && s.recording;
+  const btn = $('#record');
+  btn.classList.toggle('on', !!rec);
+  /** @type {HTMLElement} */ (btn.querySelector('.label')).textContent = rec ? 'Stop' : 'Record';
+  btn.title = rec
+    ? `Stop recording (${rec.path})`
+    : "Record the whole machine (and the pinned process's tree) to a trace";
+  $('#rec-status').textContent = rec
+    ? `${duration(rec.elapsed_ms).replace(/\.\ds$/, 's')} · ${rec.samples} samples${rec.pid ? ` · pid ${rec.pid}` : ''}`
+    : '';
+}
+
+/** @param {any} u an update: {snapshot, point, notices} */
+export function onLiveUpdate(u) {
+  app.snapshot = u.snapshot;
+  renderRecording(u.snapshot);
+  if (app.mode !== 'live') return;
+  renderLive(u.snapshot);
+  chart.setPhases(u.snapshot.phases);
+  chart.push(u.point, namesOf(u.snapshot.processes));
+}
+
+export async function loadLive() {
+  const [snap, points] = await Promise.all([call('snapshot'), call('history', { seconds: HISTORY_S })]);
+  // When the figures arrived: the app's benchmark splits an open's time by it.
+  if (!performance.getEntriesByName('live-data').length) performance.mark('live-data');
+  if (snap) {
+    app.snapshot = snap;
+    renderLive(snap);
+    renderRecording(snap);
+  }
+  chart.set({ points: points || [], names: snap ? namesOf(snap.processes) : [], spanMs: HISTORY_S * 1000, live: true, phases: snap ? snap.phases : [] });
+  // Where the history drawn starts: the same after the popover is rebuilt.
+  document.body.dataset.historyFrom = points && points.length ? String(points[0].t_ms) : '';
+  if (snap) markPainted();
+}
+
+/**
+ * `body[data-painted]`: when (epoch ms) the first frame with current figures
+ * and the history was on screen. The popover is rebuilt at every open (the
+ * app closes it when it hides), so this is how long an open took; the app's
+ * benchmark and end-to-end test read it. Two frames: the callback of the
+ * second runs once the first has been painted.
+ */
+function markPainted() {
+  if (document.body.dataset.painted) return;
+  requestAnimationFrame(() =>
+    requestAnimationFrame(() => {
+      document.body.dataset.painted = String(Math.round(performance.timeOrigin + performance.now()));
+    }),
+  );
+}
+
+export async function toggleRecording() {
+  const btn = /** @type {HTMLButtonElement} */ ($('#record'));
+  btn.disabled = true;
+  try {
+    if (app.snapshot && app.snapshot.recording) {
+      const r = await call('stop_recording');
+      setLastRecording(r.name);
+      say(`Saved ${r.samples} samples to ${r.name}.`);
+      if (app.snapshot) app.snapshot.recording = null;
+    } else {
+      const r = await call('start_recording', {});
+      say(`Recording to ${r.name}…`);
+    }
+  } catch (e) {
+    fail(e);
+  } finally {
+    btn.disabled = false;
+    renderRecording(app.snapshot);
+  }
+}
