@@ -136,7 +136,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut tree = WatchTree::new(Some(std::process::id()));
     let mut root_name = program.rsplit('/').next().unwrap_or(program).to_string();
 
-    let header = session::header(
+    let mut header = session::header(
         &*probe,
         host,
         &args.recording,
@@ -144,6 +144,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &args.command,
         "guard",
     );
+    header.forecast.swap_budget_bytes = args.swap_budget;
+    header.forecast.swap_start_bytes = Some(baseline);
     let mut rec = session::create_trace(&path, &header, marks, || {
         procs.signal_group(pid, Signal::Kill);
         procs.wait_main(Duration::from_secs(2));

@@ -32,6 +32,9 @@ pub struct RecordingArgs {
     /// Also keep the N largest processes in each sample
     #[arg(long, default_value_t = 10, value_name = "N", value_parser = crate::args::count, allow_hyphen_values = true)]
     pub top: usize,
+    /// Linux: how long PSI must stay over a threshold before the pressure level rises (docs/detector.md)
+    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = crate::args::duration, allow_hyphen_values = true)]
+    pub pressure_hold: Duration,
 }
 
 /// The trace's header for a recording by `verb` (`record`, `guard`) with
@@ -55,6 +58,7 @@ pub fn header(
             detector: swapsight::DetectorConfig::default(),
         },
     );
+    header.pressure.hold_ms = u64::try_from(args.pressure_hold.as_millis()).unwrap_or(u64::MAX);
     header.pressure_absent = probe.pressure_absent();
     if let Some(why) = &header.pressure_absent {
         eprintln!("swapsight: no memory pressure figures: {why}");

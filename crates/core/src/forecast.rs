@@ -47,6 +47,10 @@ pub struct ForecastConfig {
     /// The guard's swap budget: growth of swap in use since the start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub swap_budget_bytes: Option<u64>,
+    /// Swap in use the budget counts from (the guard's baseline, read just
+    /// before the command started); absent: the first sample's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swap_start_bytes: Option<u64>,
     /// Whether swap has a fixed size to run out of (Linux `SwapTotal`).
     /// macOS grows swap files on demand, so its total is no wall.
     pub swap_full: bool,
@@ -62,6 +66,7 @@ impl Default for ForecastConfig {
             horizon_ms: 300_000,
             free_floor_pct: 5.0,
             swap_budget_bytes: None,
+            swap_start_bytes: None,
             swap_full: !cfg!(target_os = "macos"),
         }
     }
@@ -314,25 +319,23 @@ impl Forecaster {
     pub fn step(&mut self, t_ms: u64, sys: &SystemSample) -> (Forecast, Vec<Limit>) {
         let t = i64::try_from(t_ms).unwrap_or(i64::MAX);
         let swap = i64::try_from(sys.swap_used_bytes).unwrap_or(i64::MAX);
-        let base = sys.base_bytes();
-        let used = i64::try_from(base.saturating_sub(sys.free_bytes())).unwrap_or(i64::MAX);
+        let used = used_bytes(sys);
         let swap_slope = self.swap.push(t, swap, &self.cfg);
         let used_slope = self.used.push(t, used, &self.cfg);
-        let start = *self.swap_start.get_or_insert(swap);
+        let first = self
+            .cfg
+            .swap_start_bytes
+            .map_or(swap, |b| i64::try_from(b).unwrap_or(i64::MAX));
+        self.swap_start.get_or_insert(first);
+        let limits = self.limits(sys);
 
-        let mut f = Forecast::default();
-        if let Some(budget) = self.cfg.swap_budget_bytes {
-            let limit = start.saturating_add(i64::try_from(budget).unwrap_or(i64::MAX));
-            f.swap_budget_s = self.swap.eta(swap_slope, limit);
-        }
-        let floor_pct = self.cfg.free_floor_pct.clamp(0.0, 100.0);
-        let floor = (base as f64 * floor_pct / 100.0) as u64;
-        let used_limit = i64::try_from(base.saturating_sub(floor)).unwrap_or(i64::MAX);
-        f.free_floor_s = self.used.eta(used_slope, used_limit);
-        if self.cfg.swap_full && sys.swap_total_bytes > 0 {
-            let total = i64::try_from(sys.swap_total_bytes).unwrap_or(i64::MAX);
-            f.swap_full_s = self.swap.eta(swap_slope, total);
-        }
+        let f = Forecast {
+            swap_budget_s: limits[Limit::SwapBudget.index()]
+                .and_then(|l| self.swap.eta(swap_slope, l)),
+            free_floor_s: limits[Limit::FreeFloor.index()]
+                .and_then(|l| self.used.eta(used_slope, l)),
+            swap_full_s: limits[Limit::SwapFull.index()].and_then(|l| self.swap.eta(swap_slope, l)),
+        };
 
         let horizon = self.cfg.horizon_ms as f64 / 1000.0;
         let mut fired = Vec::new();
@@ -352,9 +355,120 @@ impl Forecaster {
         (f, fired)
     }
 
+    /// Each limit as the value of its series (swap in use; memory not
+    /// free), `None` where there is no such limit.
+    fn limits(&self, sys: &SystemSample) -> [Option<i64>; 3] {
+        let to_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        let budget = self
+            .cfg
+            .swap_budget_bytes
+            .and_then(|b| self.swap_start.map(|start| start.saturating_add(to_i64(b))));
+        let base = sys.base_bytes();
+        let floor_pct = self.cfg.free_floor_pct.clamp(0.0, 100.0);
+        let floor = (base as f64 * floor_pct / 100.0) as u64;
+        let floor = Some(to_i64(base.saturating_sub(floor)));
+        let full =
+            (self.cfg.swap_full && sys.swap_total_bytes > 0).then(|| to_i64(sys.swap_total_bytes));
+        [budget, floor, full]
+    }
+
+    /// The limits `sys` has reached (or passed).
+    pub fn reached(&self, sys: &SystemSample) -> Vec<Limit> {
+        let now = [
+            i64::try_from(sys.swap_used_bytes).unwrap_or(i64::MAX),
+            used_bytes(sys),
+            i64::try_from(sys.swap_used_bytes).unwrap_or(i64::MAX),
+        ];
+        let limits = self.limits(sys);
+        Limit::ALL
+            .into_iter()
+            .filter(|l| limits[l.index()].is_some_and(|lim| now[l.index()] >= lim))
+            .collect()
+    }
+
     /// Whether `limit`'s forecast is under the horizon now.
     pub fn firing(&self, limit: Limit) -> bool {
         self.firing[limit.index()]
+    }
+}
+
+/// Memory not free: the base of `free_pct` less free memory.
+fn used_bytes(sys: &SystemSample) -> i64 {
+    i64::try_from(sys.base_bytes().saturating_sub(sys.free_bytes())).unwrap_or(i64::MAX)
+}
+
+/// How a forecast did, for `report`: when it first fired (its time left
+/// under the horizon), what it said then, and when the limit was really
+/// reached. Fields may be added in later versions.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Outcome {
+    pub limit: Limit,
+    /// When the forecast first fired, ms since the start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fired_ms: Option<u64>,
+    /// Its estimate then, seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate_s: Option<f64>,
+    /// When the limit was first reached, ms since the start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reached_ms: Option<u64>,
+}
+
+impl Outcome {
+    /// Time from the forecast firing to the limit being reached.
+    pub fn lead_s(&self) -> Option<f64> {
+        let (fired, reached) = (self.fired_ms?, self.reached_ms?);
+        (reached >= fired).then(|| (reached - fired) as f64 / 1000.0)
+    }
+
+    /// How far off the estimate was, as a share of the real time left
+    /// (+0.2: it said 20 % more time than there was).
+    pub fn error(&self) -> Option<f64> {
+        let lead = self.lead_s().filter(|l| *l > 0.0)?;
+        Some((self.estimate_s? - lead) / lead)
+    }
+}
+
+/// Replays the forecaster over a run and notes each limit's [`Outcome`]:
+/// the report's view of time to trouble.
+#[derive(Debug, Clone, Default)]
+pub struct Replay {
+    forecaster: Forecaster,
+    outcomes: [Option<Outcome>; 3],
+}
+
+impl Replay {
+    pub fn new(cfg: ForecastConfig) -> Self {
+        Replay {
+            forecaster: Forecaster::new(cfg),
+            outcomes: [None; 3],
+        }
+    }
+
+    pub fn push(&mut self, t_ms: u64, sys: &SystemSample) {
+        let (forecast, fired) = self.forecaster.step(t_ms, sys);
+        let blank = |limit| Outcome {
+            limit,
+            fired_ms: None,
+            estimate_s: None,
+            reached_ms: None,
+        };
+        for limit in fired {
+            let o = self.outcomes[limit.index()].get_or_insert_with(|| blank(limit));
+            if o.fired_ms.is_none() && o.reached_ms.is_none() {
+                o.fired_ms = Some(t_ms);
+                o.estimate_s = forecast.get(limit);
+            }
+        }
+        for limit in self.forecaster.reached(sys) {
+            let o = self.outcomes[limit.index()].get_or_insert_with(|| blank(limit));
+            o.reached_ms.get_or_insert(t_ms);
+        }
+    }
+
+    /// The limits that fired or were reached, in [`Limit::ALL`] order.
+    pub fn finish(self) -> Vec<Outcome> {
+        self.outcomes.into_iter().flatten().collect()
     }
 }
 

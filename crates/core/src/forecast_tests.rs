@@ -287,3 +287,45 @@ fn etas_read_short() {
     assert_eq!(short_eta(0.3), "now");
     assert_eq!(short_eta(f64::INFINITY), "a long while");
 }
+
+#[test]
+fn a_replay_says_when_it_fired_how_early_and_how_far_off() {
+    // 20 MiB/s from 100 MiB, budget 256 MiB (356 in use at 12.8 s); the
+    // horizon 10 s: fires once the time left is under 10 s
+    let cfg = ForecastConfig {
+        horizon_ms: 10_000,
+        ..budget(256)
+    };
+    let mut replay = Replay::new(cfg);
+    for i in 0..40u64 {
+        let t = i as f64 * 0.5;
+        replay.push(i * 500, &sys(100.0 + 20.0 * t, 8192.0));
+    }
+    let outcomes = replay.finish();
+    let o = outcomes
+        .iter()
+        .find(|o| o.limit == Limit::SwapBudget)
+        .unwrap();
+    assert_eq!(o.fired_ms, Some(3000), "rising from 3 s, 9.8 s left then");
+    assert_eq!(o.reached_ms, Some(13_000));
+    assert_eq!(o.lead_s(), Some(10.0));
+    let err = o.error().unwrap();
+    assert!(err.abs() < 0.05, "{err}");
+    assert!(outcomes.iter().all(|o| o.limit != Limit::FreeFloor));
+}
+
+#[test]
+fn a_limit_reached_without_warning_is_said_so() {
+    // one jump past the budget: reached, never fired
+    let mut replay = Replay::new(budget(256));
+    for i in 0..20u64 {
+        let swap = if i < 10 { 100.0 } else { 600.0 };
+        replay.push(i * 500, &sys(swap, 8192.0));
+    }
+    let o = replay.finish()[0];
+    assert_eq!(
+        (o.limit, o.fired_ms, o.reached_ms),
+        (Limit::SwapBudget, None, Some(5000))
+    );
+    assert_eq!(o.lead_s(), None);
+}

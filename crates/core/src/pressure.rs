@@ -230,6 +230,99 @@ impl PressureGauge {
     }
 }
 
+/// Time spent at each level over a run or a phase, and the highest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct LevelTimes {
+    pub peak: Level,
+    pub normal_ms: u64,
+    pub warning_ms: u64,
+    pub critical_ms: u64,
+}
+
+impl LevelTimes {
+    fn add(&mut self, level: Level, dt_ms: u64) {
+        self.peak = self.peak.max(level);
+        let slot = match level {
+            Level::Normal => &mut self.normal_ms,
+            Level::Warning => &mut self.warning_ms,
+            Level::Critical => &mut self.critical_ms,
+        };
+        *slot = slot.saturating_add(dt_ms);
+    }
+
+    pub fn ms_at(&self, level: Level) -> u64 {
+        match level {
+            Level::Normal => self.normal_ms,
+            Level::Warning => self.warning_ms,
+            Level::Critical => self.critical_ms,
+        }
+    }
+}
+
+/// Memory pressure over a run or a phase, for `report`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct PressureSummary {
+    #[serde(flatten)]
+    pub levels: LevelTimes,
+    /// Highest PSI `some` / `full` avg10 seen (Linux).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub some_avg10_peak: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_avg10_peak: Option<f64>,
+    /// Time some tasks stalled on memory over the span (growth of PSI
+    /// `some` total), in ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub some_stall_ms: Option<u64>,
+}
+
+/// Folds samples' pressure into a [`PressureSummary`]. The level is the
+/// one the trace recorded (what the live monitor decided); a trace without
+/// it has it derived again by a [`PressureGauge`]. Each sample counts for
+/// the time since the one before it, at its own level.
+#[derive(Debug, Clone, Default)]
+pub struct PressureFold {
+    gauge: PressureGauge,
+    last_t: Option<u64>,
+    summary: Option<PressureSummary>,
+    some_first_us: Option<u64>,
+}
+
+impl PressureFold {
+    pub fn new(cfg: PressureConfig) -> Self {
+        PressureFold {
+            gauge: PressureGauge::new(cfg),
+            ..PressureFold::default()
+        }
+    }
+
+    pub fn push(&mut self, t_ms: u64, pressure: Option<&Pressure>) {
+        let derived = self.gauge.step(t_ms, pressure);
+        let dt = self.last_t.map_or(0, |last| t_ms.saturating_sub(last));
+        self.last_t = Some(t_ms);
+        let Some(p) = pressure else { return };
+        let Some(level) = p.level.or(derived) else {
+            return;
+        };
+        let s = self.summary.get_or_insert_with(PressureSummary::default);
+        s.levels.add(level, dt);
+        let peak = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        s.some_avg10_peak = peak(s.some_avg10_peak, p.some.map(|l| l.avg10));
+        s.full_avg10_peak = peak(s.full_avg10_peak, p.full.map(|l| l.avg10));
+        if let Some(total) = p.some.map(|l| l.total_us) {
+            let first = *self.some_first_us.get_or_insert(total);
+            s.some_stall_ms = Some(total.saturating_sub(first) / 1000);
+        }
+    }
+
+    /// `None` when no sample carried pressure.
+    pub fn finish(self) -> Option<PressureSummary> {
+        self.summary
+    }
+}
+
 #[cfg(test)]
 #[path = "pressure_tests.rs"]
 mod tests;

@@ -125,3 +125,52 @@ fn level_names_parse_and_print() {
         "\"warning\""
     );
 }
+
+#[test]
+fn a_fold_counts_time_at_each_level_and_the_stall() {
+    let mut fold = PressureFold::new(quick());
+    let at = |some10: f64, total_us: u64, level: Level| Pressure {
+        some: Some(PsiLine {
+            avg10: some10,
+            avg60: 0.0,
+            total_us,
+        }),
+        level: Some(level),
+        ..Pressure::default()
+    };
+    fold.push(0, Some(&at(1.0, 1_000_000, Level::Normal)));
+    fold.push(1000, Some(&at(12.0, 1_200_000, Level::Normal)));
+    fold.push(3000, Some(&at(15.0, 1_700_000, Level::Warning)));
+    fold.push(3500, Some(&at(45.0, 2_000_000, Level::Critical)));
+    let s = fold.finish().unwrap();
+    assert_eq!(s.levels.peak, Level::Critical);
+    assert_eq!(
+        (
+            s.levels.normal_ms,
+            s.levels.warning_ms,
+            s.levels.critical_ms
+        ),
+        (1000, 2000, 500)
+    );
+    assert_eq!(s.some_avg10_peak, Some(45.0));
+    assert_eq!(s.some_stall_ms, Some(1000));
+    assert_eq!(s.full_avg10_peak, None);
+}
+
+#[test]
+fn a_fold_without_pressure_is_none_and_old_traces_are_derived() {
+    assert_eq!(PressureFold::default().finish(), None);
+    let mut fold = PressureFold::new(quick());
+    for i in 0..10 {
+        fold.push(i * 500, None);
+    }
+    assert_eq!(fold.finish(), None);
+    // PSI recorded without a level (an older writer): derived again
+    let mut fold = PressureFold::new(quick());
+    for i in 0..10 {
+        fold.push(i * 500, Some(&psi(15.0, 0.0)));
+    }
+    let s = fold.finish().unwrap();
+    assert_eq!(s.levels.peak, Level::Warning);
+    assert_eq!((s.levels.normal_ms, s.levels.warning_ms), (1500, 3000));
+}
