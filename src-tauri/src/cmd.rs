@@ -1,5 +1,5 @@
 //! The commands the web view may invoke: each translates one [`Live`] method
-//! into JSON — the views of `swapsight::views` and `Live`, the ones
+//! into JSON — the views of `swapsight::answers` and `Live`, the ones
 //! `swapsight serve` answers over HTTP — so `ui/js/transport.js` needs no
 //! per-transport code beyond the call itself. Errors are strings a UI shows
 //! as they are. Only `open_trace` and `export_recording` exist just here:
@@ -14,9 +14,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use swapsight::answers::{Done, Pinned, ProcessView, Recording, RecordingInfo};
 use swapsight::live::{self, Live, Point, Replay, Snapshot};
 use swapsight::report::Report;
-use swapsight::views::{Done, Pinned, ProcessView, Recording, RecordingInfo};
 use tauri::{AppHandle, Manager, Runtime, State};
 use tauri_plugin_dialog::DialogExt;
 

@@ -27,6 +27,7 @@ pub mod cmd;
 pub mod export;
 #[cfg(target_os = "linux")]
 pub mod linux;
+pub mod placement;
 pub mod tray;
 pub mod window;
 
@@ -43,7 +44,7 @@ pub struct Options {
     /// [`window`]); also taken when the tray cannot be built.
     pub window_mode: bool,
     /// Where recordings go; default
-    /// `swapsight::recorder::default_recordings_dir()` (shared with serve).
+    /// `swapsight::recordings::default_recordings_dir()` (shared with serve).
     pub recordings_dir: Option<PathBuf>,
     /// How long a hidden popover stays built ([`window::KEEP`]).
     pub popover_keep: std::time::Duration,
@@ -158,7 +159,7 @@ fn setup<R: Runtime>(app: &mut App<R>, opts: Options) -> Result<(), Box<dyn std:
             // The folder `swapsight serve` uses too, so either lists both.
             let dir = opts
                 .recordings_dir
-                .unwrap_or_else(swapsight::recorder::default_recordings_dir);
+                .unwrap_or_else(swapsight::recordings::default_recordings_dir);
             log!("sampling; recordings go to {}", dir.display());
             Arc::new(Live::start_native(dir)?)
         }

@@ -16,7 +16,7 @@ use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_autostart::ManagerExt as _;
 
 use crate::export::{self, ExportFormat};
-use crate::window;
+use crate::{placement, window};
 
 /// Id of the one tray icon.
 pub const ID: &str = "swapsight";
@@ -146,11 +146,7 @@ fn on_icon<R: Runtime>(tray: &TrayIcon<R>, event: TrayIconEvent) {
         TrayIconEvent::Click { rect, .. }
         | TrayIconEvent::Enter { rect, .. }
         | TrayIconEvent::Move { rect, .. }
-        | TrayIconEvent::Leave { rect, .. } => {
-            // tray-icon sends physical units, so the scale is not used.
-            app.state::<window::Mode>()
-                .set_tray_rect(window::Rect::from_tauri(rect, 1.0));
-        }
+        | TrayIconEvent::Leave { rect, .. } => keep_tray_rect(app, rect),
         _ => {}
     }
     if let TrayIconEvent::Click {
@@ -163,15 +159,20 @@ fn on_icon<R: Runtime>(tray: &TrayIcon<R>, event: TrayIconEvent) {
     }
 }
 
+/// Where the icon is, for the popover's placement.
+fn keep_tray_rect<R: Runtime>(app: &AppHandle<R>, rect: &tauri::Rect) {
+    // tray-icon gives physical units, so the scale is not used.
+    app.state::<window::Mode>()
+        .set_tray_rect(placement::Rect::from_tauri(rect, 1.0));
+}
+
 fn on_menu<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
     let live = app.state::<Arc<Live>>();
     match event.id().as_ref() {
         "open" => {
             // No icon event may have come yet to say where the icon is.
             if let Some(rect) = app.try_state::<Tray<R>>().and_then(|t| t.rect()) {
-                // tray-icon gives physical units, so the scale is not used.
-                let mode = app.state::<window::Mode>();
-                mode.set_tray_rect(window::Rect::from_tauri(&rect, 1.0));
+                keep_tray_rect(app, &rect);
             }
             window::show(app)
         }

@@ -11,13 +11,14 @@
 //! | 126 | the command could not be run (not executable) |
 //! | 127 | the command was not found |
 //! | 128+N | the command (or swapsight) was ended by signal N |
+//!
+//! The guard's stop codes (10, 11, and 1 for a probe or trace that failed)
+//! are decided with their reasons, in `swapsight::guard::StopReason::exit_code`.
 
 use std::process::ExitCode;
 
 pub const ERROR: u8 = 1;
 pub const USAGE: u8 = 2;
-pub const BUDGET: u8 = 10;
-pub const FALSE_FIT: u8 = 11;
 pub const WAIT_TIMEOUT: u8 = 12;
 pub const NOT_EXECUTABLE: u8 = 126;
 pub const NOT_FOUND: u8 = 127;

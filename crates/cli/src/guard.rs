@@ -2,12 +2,16 @@
 //! exactly as `record` does, and stop its whole process tree when swap has
 //! grown past a budget (or, on request, when the detector flags a false fit).
 //!
-//! Glue only: the gate, the budget, the stop line and the loop that stops a
-//! tree are in `swapsight::guard`; the process table, `kill(2)`, reaping and
-//! the child subreaper (on Linux, so that any descendant orphaned by its
-//! parent — a `setsid` daemon, a child forked just before its parent died —
-//! is re-parented to the guard and stays in its tree) are in `process`.
+//! Glue only: the gate, the budget, the decision to stop
+//! (`StopRules::decide`, with each reason's exit code), the stop line and the
+//! loop that stops a tree are in `swapsight::guard`; the loop over the
+//! ticks, shared with `record`, is `session::tick_loop`; the process table,
+//! `kill(2)`, reaping and the child subreaper (on Linux, so that any
+//! descendant orphaned by its parent — a `setsid` daemon, a child forked
+//! just before its parent died — is re-parented to the guard and stays in
+//! its tree) are in `process`.
 
+use std::ops::ControlFlow;
 use std::os::unix::process::CommandExt;
 use std::process::{ExitCode, ExitStatus};
 use std::sync::Arc;
@@ -15,12 +19,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use swapsight::guard::{
-    stop_line, stop_tree, Budget, Gate, GateState, ProcessControl, Signal, StopPlan, StopReason,
+    stop_line, stop_tree, Budget, Decision, Gate, GateState, ProcessControl, Signal, StopPlan,
+    StopReason, StopRules,
 };
 use swapsight::probe::Probe;
 use swapsight::tree::WatchTree;
 use swapsight::units::format_bytes;
-use swapsight::{State, Tick};
+use swapsight::Tick;
 
 use crate::exit;
 use crate::process::{self, Processes, SignalNumber, Signals};
@@ -124,6 +129,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .context("cannot read swap in use")?
         .swap_used_bytes;
     let budget = args.swap_budget.map(|b| Budget::new(b, baseline));
+    let rules = StopRules {
+        budget,
+        stop_on_false_fit: args.on_false_fit == OnFalseFit::Stop,
+    };
     process::become_subreaper();
     let mut command = std::process::Command::new(program);
     command.args(rest).process_group(0);
@@ -168,56 +177,39 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
 
     let (sampler, ticks) = session::start_sampler(probe, args.recording.interval, &header);
-    let outcome = loop {
+    let between = |rec: &RecordingSession| {
         if let Some(sig) = signals.received() {
-            break Outcome::Stop(StopReason::Signal { name: sig.name() }, sig);
+            let reason = StopReason::Signal { name: sig.name() };
+            return Ok(ControlFlow::Break(Outcome::Stop(reason, sig)));
         }
         // A run the trace can no longer follow is stopped as for the
         // budget: a write error never leaves the tree running unwatched.
         if let Some(why) = rec.failed() {
             let why = why.to_string();
-            break Outcome::Stop(StopReason::TraceFailed { why }, Signal::Terminate);
+            let reason = StopReason::TraceFailed { why };
+            return Ok(ControlFlow::Break(Outcome::Stop(reason, Signal::Terminate)));
         }
         procs.reap();
         if let Some(st) = procs.main_status {
-            break Outcome::Exited(st);
+            return Ok(ControlFlow::Break(Outcome::Exited(st)));
         }
-        match ticks.recv_timeout(Duration::from_millis(100)) {
-            Ok(tick) => {
-                rec.turn(Some(&tick), Instant::now());
-                tree.update(&tick.sample.processes);
-                if let Some(p) = tick.sample.processes.iter().find(|p| p.pid == pid) {
-                    root_name.clone_from(&p.name);
-                }
-                let mut reason = None;
-                session::flag_lines(&status, &tick);
-                for f in &tick.flags {
-                    let ours = tick.watched.contains(&f.pid) || tree.contains(f.pid);
-                    if args.on_false_fit == OnFalseFit::Stop && f.state == State::FalseFit && ours {
-                        reason.get_or_insert(StopReason::FalseFit {
-                            pid: f.pid,
-                            name: f.name.clone(),
-                        });
-                    }
-                }
-                let swap_used = tick.sample.system.swap_used_bytes;
-                if let Some((b, grown)) = budget.and_then(|b| Some((b, b.spent(swap_used)?))) {
-                    reason = Some(StopReason::Budget {
-                        grown_bytes: grown,
-                        budget_bytes: b.budget_bytes,
-                    });
-                }
-                if let Some(reason) = reason {
-                    break Outcome::Stop(reason, Signal::Terminate);
-                }
-                status.show_text(&running_text(&tick, started.elapsed(), budget));
+        Ok(ControlFlow::Continue(()))
+    };
+    let on_tick = |tick: &Tick| {
+        tree.update(&tick.sample.processes);
+        if let Some(p) = tick.sample.processes.iter().find(|p| p.pid == pid) {
+            root_name.clone_from(&p.name);
+        }
+        match rules.decide(tick, |member| tree.contains(member)) {
+            Decision::Stop(reason) => ControlFlow::Break(Outcome::Stop(reason, Signal::Terminate)),
+            Decision::Continue => {
+                status.show_text(&running_text(tick, started.elapsed(), rules.budget));
+                ControlFlow::Continue(())
             }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                rec.turn(None, Instant::now());
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break Outcome::SamplerDied,
         }
     };
+    let outcome = session::tick_loop(&ticks, &mut rec, &status, between, on_tick)?
+        .unwrap_or(Outcome::SamplerDied);
     status.clear();
     rec.finish_marks(Instant::now());
     let elapsed = started.elapsed();
@@ -244,13 +236,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let report = stop_tree(&mut procs, &mut tree, &plan);
             let line = stop_line(&reason, elapsed, (pid, &root_name), &report);
             let code = match &reason {
-                StopReason::Budget { .. } => exit::BUDGET,
-                StopReason::FalseFit { .. } => exit::FALSE_FIT,
                 StopReason::TraceFailed { .. } => {
                     procs.wait_main(Duration::from_secs(1));
                     return Err(exit::fail(exit::ERROR, line));
                 }
-                _ => 128u8.wrapping_add(first.number() as u8),
+                // A signal's code is 128 + its number, the platform's.
+                _ => reason
+                    .exit_code()
+                    .unwrap_or_else(|| 128u8.wrapping_add(first.number() as u8)),
             };
             eprintln!("swapsight: {line}");
             rec.event("guard-stop", line, Some(pid), Some(i32::from(code)));

@@ -1,12 +1,14 @@
 //! `swapsight record`: sample the machine, watch a command or a pid, write a
 //! trace, show a live status line.
 
+use std::ops::ControlFlow;
 use std::process::{Child, ExitCode};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::session::{self, finished_line, RecordingArgs, StatusLine};
 use crate::{exit, process};
+use swapsight::session::RecordingSession;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -80,15 +82,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // the trace is incomplete. Without a command there is nothing to wait
     // for, so the recording ends there.
     let mut told = false;
-    let outcome = loop {
+    let between = |trace: &RecordingSession| {
         if stop.load(Ordering::SeqCst) {
-            break Outcome::Interrupted;
+            return Ok(ControlFlow::Break(Outcome::Interrupted));
         }
         if let (false, Some(why)) = (told, trace.failed()) {
             told = true;
             status.clear();
             let Some(c) = child.as_ref() else {
-                break Outcome::TraceFailed;
+                return Ok(ControlFlow::Break(Outcome::TraceFailed));
             };
             eprintln!(
                 "swapsight: {why}; still watching {} (pid {}) until it exits, without recording",
@@ -98,25 +100,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         if let Some(c) = child.as_mut() {
             if let Some(st) = c.try_wait()? {
-                break Outcome::Exited(st);
+                return Ok(ControlFlow::Break(Outcome::Exited(st)));
             }
         } else if let Some(pid) = args.pid {
             if !process::pid_exists(pid) {
-                break Outcome::PidGone(pid);
+                return Ok(ControlFlow::Break(Outcome::PidGone(pid)));
             }
         }
-        match ticks.recv_timeout(Duration::from_millis(100)) {
-            Ok(tick) => {
-                trace.turn(Some(&tick), Instant::now());
-                session::flag_lines(&status, &tick);
-                status.show(&tick, started.elapsed());
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                trace.turn(None, Instant::now());
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break Outcome::SamplerDied,
-        }
+        Ok(ControlFlow::Continue(()))
     };
+    let outcome = session::tick_loop(&ticks, &mut trace, &status, between, |tick| {
+        status.show(tick, started.elapsed());
+        ControlFlow::Continue(())
+    })?
+    .unwrap_or(Outcome::SamplerDied);
     // The last tick's flags are in the trace; end it with what happened.
     let sampler_result = sampler.stop();
     trace.finish_marks(Instant::now());

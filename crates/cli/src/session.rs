@@ -1,16 +1,18 @@
 //! What `record` and `guard` both run around the command: the probe and the
 //! trace path, the trace's header and the mark inbox (the recording session
-//! itself is core's, `swapsight::session`), the sampler, the live status
-//! line, the flag lines and the finished line.
+//! itself is core's, `swapsight::session`), the sampler, the loop over its
+//! ticks, the live status line, the flag lines and the finished line.
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use swapsight::marks::{MarkInbox, ENV_VAR};
-use swapsight::recorder::{default_trace_path, Recorder};
+use swapsight::recorder::Recorder;
+use swapsight::recordings::default_trace_path;
 use swapsight::session::{Plan, RecordingSession};
 use swapsight::trace::Header;
 use swapsight::units::{format_bytes, format_duration};
@@ -117,6 +119,40 @@ pub fn start_sampler(
     );
     let ticks = sampler.subscribe(64);
     (sampler, ticks)
+}
+
+/// The loop `record` and `guard` share. Before each wait for a tick,
+/// `between` may end it (a signal, the command's exit, a trace that can no
+/// longer be written); each turn of the recording session takes the tick
+/// (or none, after a wait with none) and the marks that came in; a tick's
+/// flags are said above the status line, and the tick is handed to
+/// `on_tick`, which may end the loop. `None` when the sampler stopped
+/// sending ticks (it died).
+pub fn tick_loop<T>(
+    ticks: &Receiver<Arc<Tick>>,
+    rec: &mut RecordingSession,
+    status: &StatusLine,
+    mut between: impl FnMut(&RecordingSession) -> anyhow::Result<ControlFlow<T>>,
+    mut on_tick: impl FnMut(&Tick) -> ControlFlow<T>,
+) -> anyhow::Result<Option<T>> {
+    loop {
+        if let ControlFlow::Break(end) = between(rec)? {
+            return Ok(Some(end));
+        }
+        match ticks.recv_timeout(Duration::from_millis(100)) {
+            Ok(tick) => {
+                rec.turn(Some(&tick), Instant::now());
+                flag_lines(status, &tick);
+                if let ControlFlow::Break(end) = on_tick(&tick) {
+                    return Ok(Some(end));
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                rec.turn(None, Instant::now());
+            }
+            Err(RecvTimeoutError::Disconnected) => return Ok(None),
+        }
+    }
 }
 
 /// One line per flag of the tick, above the status line.

@@ -2,27 +2,22 @@
 //! whole process tree once swap has grown past a budget.
 //!
 //! Everything here is platform-free so that tests can drive it: the
-//! free-memory [`Gate`], the swap [`Budget`], the one-line stop message
-//! ([`stop_line`]) and the loop that stops a process tree ([`stop_tree`]),
-//! written against the small [`ProcessControl`] trait. The shell supplies the
-//! real process table and `kill(2)`; the tests supply a simulated one.
-//!
-//! Stopping a tree so that nothing survives is harder than signalling a
-//! process group: descendants may have moved to another group or session
-//! (`setsid`), may ignore `SIGTERM`, and may fork between the moment the
-//! process list was read and the moment a signal lands. [`stop_tree`]
-//! therefore works from the [`WatchTree`] (members remembered by pid and
-//! start time, children found by parent pid), re-reads the process list every
-//! round and signals new children as they appear; before `SIGKILL` it first
-//! freezes every member with `SIGSTOP`, so that no member can fork a child
-//! that would be orphaned — and lost — by the kill.
+//! free-memory [`Gate`], the swap [`Budget`], what stops a running tree
+//! ([`StopRules::decide`]: continue, or stop with a [`StopReason`] and its
+//! exit code), the one-line stop message ([`stop_line`]) and the loop that
+//! stops a process tree so that nothing survives ([`stop_tree`], in
+//! `guard/stop_tree.rs`, written against the small [`ProcessControl`]
+//! trait). The shell supplies the real process table and `kill(2)`; the
+//! tests supply a simulated one.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::Duration;
 
-use crate::probe::ProcessSample;
-use crate::tree::WatchTree;
+use crate::detect::State;
+use crate::tick::Tick;
 use crate::units::{format_bytes, format_duration};
+
+mod stop_tree;
+pub use stop_tree::{stop_tree, ProcessControl, Signal, StopPlan, StopReport};
 
 /// The free-memory gate: the command starts once at least `want_pct` % of
 /// memory is free, or the guard gives up after `timeout`.
@@ -126,28 +121,100 @@ impl Budget {
     }
 }
 
-/// Why the guard stops a tree.
+/// The guard's settings that stop a running tree: `--swap-budget` and
+/// `--on-false-fit stop`. A new stop rule is a setting here, one check in
+/// [`StopRules::decide`] and a [`StopReason`] with its exit code.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StopRules {
+    /// Stop once swap grew past it.
+    pub budget: Option<Budget>,
+    /// Stop once a member of the tree is flagged a false fit.
+    pub stop_on_false_fit: bool,
+}
+
+/// What the guard does after a tick.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Keep watching.
+    Continue,
+    /// Stop the tree, for this reason (its exit code:
+    /// [`StopReason::exit_code`]).
+    Stop(StopReason),
+}
+
+impl StopRules {
+    /// The decision at one tick. `in_tree` says whether a pid belongs to the
+    /// guarded tree (the tick's watched pids count as members too). The
+    /// rules in order of precedence: the budget, then a false fit (the first
+    /// flag of the tick on a member).
+    pub fn decide(&self, tick: &Tick, in_tree: impl Fn(u32) -> bool) -> Decision {
+        self.budget_spent(tick)
+            .or_else(|| self.false_fit(tick, in_tree))
+            .map_or(Decision::Continue, Decision::Stop)
+    }
+
+    fn budget_spent(&self, tick: &Tick) -> Option<StopReason> {
+        let budget = self.budget?;
+        let grown = budget.spent(tick.sample.system.swap_used_bytes)?;
+        Some(StopReason::Budget {
+            grown_bytes: grown,
+            budget_bytes: budget.budget_bytes,
+        })
+    }
+
+    fn false_fit(&self, tick: &Tick, in_tree: impl Fn(u32) -> bool) -> Option<StopReason> {
+        if !self.stop_on_false_fit {
+            return None;
+        }
+        let f = tick.flags.iter().find(|f| {
+            f.state == State::FalseFit && (tick.watched.contains(&f.pid) || in_tree(f.pid))
+        })?;
+        Some(StopReason::FalseFit {
+            pid: f.pid,
+            name: f.name.clone(),
+        })
+    }
+}
+
+/// Why the guard stops a tree, and with which exit code
+/// ([`StopReason::exit_code`]; docs/guard.md lists them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StopReason {
-    /// Swap grew past the budget.
+    /// Swap grew past the budget (`--swap-budget`). Exit code 10.
     Budget { grown_bytes: u64, budget_bytes: u64 },
     /// The detector flagged a member of the tree as a false fit
-    /// (`--on-false-fit stop`).
+    /// (`--on-false-fit stop`). Exit code 11.
     FalseFit { pid: u32, name: String },
     /// The guard itself was sent a signal (Ctrl-C, `kill`); `name` is e.g.
-    /// `SIGINT`.
+    /// `SIGINT`. Exit code 128 + the signal's number.
     Signal { name: &'static str },
-    /// The memory probe failed: the budget can no longer be enforced.
+    /// The memory probe failed: the budget can no longer be enforced. Exit
+    /// code 1.
     ProbeFailed { why: String },
     /// The trace could not be written (a full disk): the run would go on
     /// unrecorded, so it is stopped. `why` names the file and the error.
+    /// Exit code 1.
     TraceFailed { why: String },
-    /// The command exited by itself but left processes running.
+    /// The command exited by itself but left processes running. The exit
+    /// code is the command's own.
     Leftovers,
 }
 
 impl StopReason {
+    /// The guard's exit code for this stop; `None` where it is not the
+    /// guard's to choose: 128 + the signal's number for
+    /// [`StopReason::Signal`] (the number is the platform's), the command's
+    /// own for [`StopReason::Leftovers`].
+    pub fn exit_code(&self) -> Option<u8> {
+        match self {
+            StopReason::Budget { .. } => Some(10),
+            StopReason::FalseFit { .. } => Some(11),
+            StopReason::ProbeFailed { .. } | StopReason::TraceFailed { .. } => Some(1),
+            StopReason::Signal { .. } | StopReason::Leftovers => None,
+        }
+    }
+
     /// The first half of the stop line: why, and after how long.
     pub fn why(&self, elapsed: Duration) -> String {
         let after = format_duration(elapsed);
@@ -236,214 +303,6 @@ pub fn stop_line(
         ));
     }
     line
-}
-
-/// The signals [`stop_tree`] sends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Signal {
-    Interrupt,
-    Terminate,
-    Kill,
-    Stop,
-    Continue,
-}
-
-impl Signal {
-    pub fn name(self) -> &'static str {
-        match self {
-            Signal::Interrupt => "SIGINT",
-            Signal::Terminate => "SIGTERM",
-            Signal::Kill => "SIGKILL",
-            Signal::Stop => "SIGSTOP",
-            Signal::Continue => "SIGCONT",
-        }
-    }
-}
-
-/// What [`stop_tree`] needs from the operating system.
-pub trait ProcessControl {
-    /// Every process alive now (not zombies), with pid, ppid, start time and
-    /// name filled in.
-    fn scan(&mut self) -> Vec<ProcessSample>;
-    /// Sends `signal` to one process; a process that is gone is not an error.
-    fn signal(&mut self, pid: u32, signal: Signal);
-    /// Sends `signal` to a process group.
-    fn signal_group(&mut self, pgid: u32, signal: Signal);
-    /// Lets `d` pass (and reaps the guard's own exited children).
-    fn pause(&mut self, d: Duration);
-    /// Monotonic time, from any origin.
-    fn elapsed(&self) -> Duration;
-}
-
-/// How to stop a tree.
-#[derive(Debug, Clone)]
-pub struct StopPlan {
-    /// Sent first: `SIGTERM`, or the signal the guard itself received.
-    pub first: Signal,
-    /// How long members may take to exit before `SIGKILL`.
-    pub grace: Duration,
-    /// How long to keep sending `SIGKILL` before giving up on a process
-    /// (one stuck in the kernel cannot die until it returns).
-    pub kill_wait: Duration,
-    /// Time between rounds of re-reading the process list.
-    pub poll: Duration,
-    /// The command's process group, signalled as a whole besides each member.
-    pub group: Option<u32>,
-    /// Pids never signalled: the guard itself (the root of its watch tree).
-    pub exclude: HashSet<u32>,
-}
-
-impl StopPlan {
-    pub fn new(first: Signal, grace: Duration) -> Self {
-        StopPlan {
-            first,
-            grace,
-            kill_wait: Duration::from_secs(5),
-            poll: Duration::from_millis(50),
-            group: None,
-            exclude: HashSet::new(),
-        }
-    }
-}
-
-/// What [`stop_tree`] did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StopReport {
-    /// Every process of the tree that was signalled: pid → name.
-    pub stopped: BTreeMap<u32, String>,
-    /// Those still alive after the grace period (sent `SIGKILL`).
-    pub killed: BTreeSet<u32>,
-    /// Those still alive when the guard gave up (`kill_wait` after the first
-    /// `SIGKILL`).
-    pub survivors: Vec<u32>,
-    pub took: Duration,
-}
-
-/// How many times one freeze re-reads the process list for new children.
-const FREEZE_PASSES: usize = 10;
-/// Time for `SIGSTOP` to land before the process list is read again.
-const FREEZE_SETTLE: Duration = Duration::from_millis(5);
-
-/// Stops every process of `tree` (except `plan.exclude`):
-///
-/// 1. `plan.first` (then `SIGCONT`, so that a stopped member can act on it)
-///    to the process group and to every member; the process list is re-read
-///    every `plan.poll` and each new child of a member gets the same, until
-///    no member is alive or `plan.grace` has passed;
-/// 2. then, every round: freeze the tree with `SIGSTOP` (re-reading until no
-///    new child shows up), `SIGKILL` the group and every member, until none is
-///    alive or `plan.kill_wait` has passed.
-///
-/// The tree is brought up to date by every read of the process list; give it
-/// a root whose orphans come back to it (the guard as a Linux subreaper) and
-/// a member whose parent died between two reads is still found.
-pub fn stop_tree(
-    ctl: &mut dyn ProcessControl,
-    tree: &mut WatchTree,
-    plan: &StopPlan,
-) -> StopReport {
-    let t0 = ctl.elapsed();
-    let mut report = StopReport::default();
-    // Phase 1: the polite signal, once to each member.
-    let mut told: HashSet<(u32, u64)> = HashSet::new();
-    loop {
-        let live = live_members(ctl, tree, plan);
-        if live.is_empty() {
-            report.took = ctl.elapsed().saturating_sub(t0);
-            return report;
-        }
-        if told.is_empty() {
-            if let Some(g) = plan.group {
-                ctl.signal_group(g, plan.first);
-                ctl.signal_group(g, Signal::Continue);
-            }
-        }
-        for p in &live {
-            report
-                .stopped
-                .entry(p.pid)
-                .or_insert_with(|| p.name.clone());
-            if told.insert((p.pid, p.start_time)) {
-                ctl.signal(p.pid, plan.first);
-                ctl.signal(p.pid, Signal::Continue);
-            }
-        }
-        if ctl.elapsed().saturating_sub(t0) >= plan.grace {
-            break;
-        }
-        ctl.pause(plan.poll);
-    }
-    // Phase 2: freeze, then kill, until nothing is left.
-    let t1 = ctl.elapsed();
-    loop {
-        let live = freeze(ctl, tree, plan, &mut report);
-        if live.is_empty() {
-            break;
-        }
-        if ctl.elapsed().saturating_sub(t1) >= plan.kill_wait {
-            report.survivors = live.iter().map(|p| p.pid).collect();
-            break;
-        }
-        if let Some(g) = plan.group {
-            ctl.signal_group(g, Signal::Kill);
-        }
-        for p in &live {
-            report.killed.insert(p.pid);
-            ctl.signal(p.pid, Signal::Kill);
-        }
-        ctl.pause(plan.poll);
-    }
-    report.took = ctl.elapsed().saturating_sub(t0);
-    report
-}
-
-/// Reads the process list, updates the tree, returns its live members.
-fn live_members(
-    ctl: &mut dyn ProcessControl,
-    tree: &mut WatchTree,
-    plan: &StopPlan,
-) -> Vec<ProcessSample> {
-    let procs = ctl.scan();
-    tree.update(&procs);
-    procs
-        .into_iter()
-        .filter(|p| p.pid > 1 && tree.contains(p.pid) && !plan.exclude.contains(&p.pid))
-        .collect()
-}
-
-/// `SIGSTOP`s every member, re-reading the list until no new member shows
-/// up: a stopped process cannot fork, and a stopped parent keeps its
-/// children's parent pid pointing into the tree.
-fn freeze(
-    ctl: &mut dyn ProcessControl,
-    tree: &mut WatchTree,
-    plan: &StopPlan,
-    report: &mut StopReport,
-) -> Vec<ProcessSample> {
-    if let Some(g) = plan.group {
-        ctl.signal_group(g, Signal::Stop);
-    }
-    let mut frozen: HashSet<(u32, u64)> = HashSet::new();
-    let mut live = Vec::new();
-    for _ in 0..FREEZE_PASSES {
-        live = live_members(ctl, tree, plan);
-        let mut new = false;
-        for p in &live {
-            report
-                .stopped
-                .entry(p.pid)
-                .or_insert_with(|| p.name.clone());
-            if frozen.insert((p.pid, p.start_time)) {
-                ctl.signal(p.pid, Signal::Stop);
-                new = true;
-            }
-        }
-        if !new {
-            break;
-        }
-        ctl.pause(FREEZE_SETTLE);
-    }
-    live
 }
 
 #[cfg(test)]

@@ -1,5 +1,9 @@
 use super::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::detect::{Evidence, Flag};
+use crate::probe::{ProcessSample, Sample, SystemSample};
+use crate::tree::WatchTree;
 
 const GUARD: u32 = 100;
 const INIT: u32 = 1;
@@ -461,5 +465,116 @@ fn the_gate_opens_waits_and_times_out() {
     assert_eq!(
         half.passed_text(41.0, Duration::from_millis(2500)),
         "waited 2.5s for 40.5 % free memory (now 41.0 %)"
+    );
+}
+
+/// A tick with swap in use at `swap_used` and these flags, `watched` the
+/// tick's watched pids.
+fn tick(swap_used: u64, watched: &[u32], flags: &[(u32, State)]) -> Tick {
+    Tick {
+        sample: Sample {
+            t_ms: 0,
+            system: SystemSample {
+                swap_used_bytes: swap_used,
+                ..Default::default()
+            },
+            processes: Vec::new(),
+        },
+        watched: watched.to_vec(),
+        flags: flags
+            .iter()
+            .map(|&(pid, state)| Flag {
+                t_ms: 0,
+                pid,
+                name: format!("p{pid}"),
+                state,
+                previous: State::Fits,
+                evidence: Evidence::default(),
+                message: String::new(),
+            })
+            .collect(),
+        view: Default::default(),
+        flagged: Vec::new(),
+        activity: Vec::new(),
+        forecast: Default::default(),
+        forecast_fired: Vec::new(),
+    }
+}
+
+#[test]
+fn the_guard_continues_within_the_budget_and_stops_past_it_with_code_10() {
+    let rules = StopRules {
+        budget: Some(Budget::new(512 << 20, 1 << 30)),
+        stop_on_false_fit: false,
+    };
+    let nobody = |_| false;
+    assert_eq!(
+        rules.decide(&tick((1 << 30) + (512 << 20), &[], &[]), nobody),
+        Decision::Continue
+    );
+    let stop = rules.decide(&tick((1 << 30) + (512 << 20) + 1, &[], &[]), nobody);
+    assert_eq!(
+        stop,
+        Decision::Stop(StopReason::Budget {
+            grown_bytes: (512 << 20) + 1,
+            budget_bytes: 512 << 20,
+        })
+    );
+    let Decision::Stop(reason) = stop else {
+        unreachable!()
+    };
+    assert_eq!(reason.exit_code(), Some(10));
+    // Without a budget swap can grow as it likes.
+    assert_eq!(
+        StopRules::default().decide(&tick(u64::MAX, &[], &[]), nobody),
+        Decision::Continue
+    );
+}
+
+#[test]
+fn a_false_fit_stops_only_when_asked_and_only_for_a_member_of_the_tree() {
+    let ff = |pid| tick(0, &[7], &[(3, State::Overflow), (pid, State::FalseFit)]);
+    let in_tree = |pid| pid == 8;
+    let warn = StopRules::default();
+    assert_eq!(warn.decide(&ff(7), in_tree), Decision::Continue);
+    let stop = StopRules {
+        stop_on_false_fit: true,
+        ..StopRules::default()
+    };
+    // A bystander's false fit is not the tree's.
+    assert_eq!(stop.decide(&ff(9), in_tree), Decision::Continue);
+    for member in [7, 8] {
+        let decision = stop.decide(&ff(member), in_tree);
+        let reason = StopReason::FalseFit {
+            pid: member,
+            name: format!("p{member}"),
+        };
+        assert_eq!(reason.exit_code(), Some(11));
+        assert_eq!(decision, Decision::Stop(reason));
+    }
+    // The budget comes first when both are broken at one tick.
+    let both = StopRules {
+        budget: Some(Budget::new(0, 0)),
+        stop_on_false_fit: true,
+    };
+    let mut t = ff(7);
+    t.sample.system.swap_used_bytes = 1;
+    assert!(matches!(
+        both.decide(&t, in_tree),
+        Decision::Stop(StopReason::Budget { .. })
+    ));
+}
+
+#[test]
+fn each_stop_reason_says_its_exit_code() {
+    assert_eq!(StopReason::Signal { name: "SIGINT" }.exit_code(), None);
+    assert_eq!(StopReason::Leftovers.exit_code(), None);
+    assert_eq!(
+        StopReason::ProbeFailed { why: "x".into() }.exit_code(),
+        Some(1)
+    );
+    assert_eq!(
+        StopReason::TraceFailed { why: "x".into() }.exit_code(),
+        Some(1)
     );
 }

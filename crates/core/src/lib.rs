@@ -9,6 +9,7 @@
 //! [`monitor::Monitor`]) → sinks.
 
 pub mod advise;
+pub mod answers;
 pub mod compare;
 pub mod detect;
 pub mod doctor;
@@ -35,7 +36,6 @@ pub mod tick;
 pub mod trace;
 pub mod tree;
 pub mod units;
-pub mod views;
 
 pub use detect::{Detector, DetectorConfig, State};
 pub use monitor::Monitor;

@@ -19,13 +19,13 @@ use crate::session::{self, RecordingSession};
 use crate::tick::Tick;
 use crate::units::unix_now_ms;
 
+mod display;
 mod own_commands;
 mod replay;
-mod view;
 
+pub use display::{notice_of, title, Notice, Point, RecordingStatus, Row, Snapshot, Update};
 pub use own_commands::keep_commands_in_jsonl;
 pub use replay::{replay, replay_trace, Replay};
-pub use view::{notice_of, title, Notice, Point, RecordingStatus, Row, Snapshot, Update};
 
 /// How a live session runs.
 #[derive(Debug, Clone)]
@@ -468,7 +468,7 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick, now: std::time::Instant) {
         }
     }
     let snapshot = snapshot_of(tick, inner);
-    let point = view::point_of(tick, &snapshot, inner.cfg.chart_processes);
+    let point = display::point_of(tick, &snapshot, inner.cfg.chart_processes);
     let keep_ms = inner.cfg.history_secs * 1000;
     while inner
         .points
@@ -478,7 +478,7 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick, now: std::time::Instant) {
         inner.points.pop_front();
     }
     inner.points.push_back(point.clone());
-    let notices = tick.flags.iter().filter_map(view::notice_of).collect();
+    let notices = tick.flags.iter().filter_map(display::notice_of).collect();
     inner.latest = Some(snapshot.clone());
     let update = Arc::new(Update {
         snapshot,
@@ -494,7 +494,7 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick, now: std::time::Instant) {
 }
 
 fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
-    let rows = view::rows_of(tick, inner.cfg.rows, inner.pinned, &inner.host);
+    let rows = display::rows_of(tick, inner.cfg.rows, inner.pinned, &inner.host);
     let state = tick.view.worst;
     Snapshot {
         t_ms: tick.sample.t_ms,

@@ -18,10 +18,6 @@ use crate::probe::{HostInfo, ProcessSample};
 use crate::tick::Tick;
 use crate::trace::{Event, Header, Mark, Record, TraceError, TraceSample, TraceWriter};
 
-// Where recordings go and what they are called is the recordings folder's
-// business; these names stay for the shells that record.
-pub use crate::recordings::{default_recordings_dir, default_trace_path};
-
 pub struct Recorder {
     writer: TraceWriter,
     top_n: usize,

@@ -110,3 +110,9 @@ fn trace_names_carry_utc_date_and_time() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(civil_from_days(11_016), (2000, 2, 29));
 }
+
+#[test]
+fn default_recordings_dir_is_under_the_data_dir() {
+    let d = default_recordings_dir();
+    assert!(d.ends_with("swapsight-recordings"), "{}", d.display());
+}

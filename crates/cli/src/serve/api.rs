@@ -18,11 +18,11 @@ use axum::Json;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::json;
+use swapsight::answers::{Done, Pinned, ProcessView, RecordingInfo};
 use swapsight::export::{prometheus, ExportError, ExportFormat, ExportOptions};
 use swapsight::live::{keep_commands_in_jsonl, LiveError, Snapshot};
 use swapsight::recordings::{file_name, Recording, RecordingError};
 use swapsight::trace::{TraceError, TraceReader};
-use swapsight::views::{Done, Pinned, ProcessView, RecordingInfo};
 
 use super::unique_keys;
 use super::State as AppState;

@@ -115,8 +115,6 @@ pub fn check_token(token: &str) -> Result<(), String> {
     Ok(())
 }
 
-pub use swapsight::recordings::default_recordings_dir;
-
 /// How the server behaves; [`Options::default`] is what `serve` runs with.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -267,7 +265,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ),
         ));
     }
-    let dir = args.recordings.unwrap_or_else(default_recordings_dir);
+    let dir = args
+        .recordings
+        .unwrap_or_else(swapsight::recordings::default_recordings_dir);
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("cannot create the recordings folder {}", dir.display()))?;
     let dir = dir

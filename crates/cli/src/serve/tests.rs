@@ -993,12 +993,6 @@ fn tokens_and_addresses() {
     assert!(super::addr("localhost:x").is_err());
 }
 
-#[test]
-fn default_recordings_dir_is_under_the_data_dir() {
-    let d = super::default_recordings_dir();
-    assert!(d.ends_with("swapsight-recordings"), "{}", d.display());
-}
-
 #[tokio::test]
 async fn a_body_over_the_limit_is_the_apis_json_413() {
     let s = server("big");

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::view::{with_advice, Point, Row};
+use super::display::{with_advice, Point, Row};
 use super::LiveError;
 use crate::report::Report;
 use crate::trace::Trace;

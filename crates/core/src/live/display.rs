@@ -1,6 +1,7 @@
 //! What a UI draws of the live session, and how a tick becomes it: the
 //! table's rows, the header figures ([`Snapshot`]), a chart point, the
-//! menu-bar title and the notifications.
+//! menu-bar title and the notifications. (The answers to the session's
+//! commands are `crate::answers`.)
 
 use std::path::PathBuf;
 

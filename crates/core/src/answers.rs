@@ -1,6 +1,8 @@
-//! What the UI reads back from a command of the live session, defined once
-//! so that the menu-bar app's commands and `swapsight serve`'s routes answer
-//! the same JSON by construction. The larger views — [`Snapshot`],
+//! The answers to the live session's commands: what the UI reads back from
+//! a command (`pin`, `reset_baseline`, a recording started or stopped, one
+//! process), defined once so that the menu-bar app's commands and
+//! `swapsight serve`'s routes answer the same JSON by construction. What the
+//! UI draws of each tick is `live/display.rs`. The larger views — [`Snapshot`],
 //! [`Point`], [`Replay`] — are [`Live`]'s own; recordings in the folder are
 //! listed as [`Recording`]s. No view here carries a path of the machine: a
 //! recording is named by its file name in the folder.
@@ -69,5 +71,5 @@ impl RecordingInfo {
 }
 
 #[cfg(test)]
-#[path = "views_tests.rs"]
+#[path = "answers_tests.rs"]
 mod tests;

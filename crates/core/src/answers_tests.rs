@@ -6,7 +6,7 @@ fn j(v: impl Serialize) -> serde_json::Value {
 }
 
 #[test]
-fn small_views_as_json() {
+fn small_answers_as_json() {
     assert_eq!(j(Pinned { pinned: Some(7) }), json!({ "pinned": 7 }));
     assert_eq!(j(Pinned { pinned: None }), json!({ "pinned": null }));
     assert_eq!(j(Done::OK), json!({ "ok": true }));
