@@ -177,3 +177,93 @@ fn a_steady_filler_is_forecast_before_the_swap_budget_and_stalls_show_in_psi() {
         .all(|r| r.some_total_us.is_some() && r.level.is_some()));
     drop(rs);
 }
+
+/// The guard-stop event of a trace: its time, message and code.
+fn guard_stop(trace: &Path) -> (u64, String, i64) {
+    let text = std::fs::read_to_string(trace).unwrap();
+    let v = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["type"] == "event" && v["kind"] == "guard-stop")
+        .expect("a guard-stop event");
+    (
+        v["t_ms"].as_u64().unwrap(),
+        v["message"].as_str().unwrap().to_string(),
+        v["code"].as_i64().unwrap(),
+    )
+}
+
+#[test]
+fn stop_before_stops_the_filler_before_its_swap_budget_with_13() {
+    let Some(rs) = RealSwap::new(2048, 256) else {
+        return;
+    };
+    let dir = TempDir::new("stop-before-real");
+    let trace = dir.join("sb.jsonl");
+    let out = guard_512m_with(&trace, &["--stop-before", "10s"], &steady_filler(&rs));
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(13), "{err}");
+    assert!(err.contains("the forecast put the swap budget "), "{err}");
+    let (stop_ms, message, code) = guard_stop(&trace);
+    assert_eq!(code, 13);
+    assert!(message.contains("(under 10.0s)"), "{message}");
+    let (rows, start) = rows(&trace);
+    let at_stop = rows.iter().rfind(|r| r.t_ms <= stop_ms).unwrap();
+    let grown = at_stop.swap_used.saturating_sub(start);
+    eprintln!(
+        "stopped at {:.2} s with swap grown {} MiB: {message}",
+        stop_ms as f64 / 1000.0,
+        grown / MIB
+    );
+    assert!(grown < 512 * MIB, "grew {} MiB by the stop", grown / MIB);
+    assert!(grown > 64 * MIB, "stopped before the filler swapped at all");
+}
+
+#[test]
+fn stop_at_pressure_stops_a_thrashing_tree_on_real_psi_with_14() {
+    let Some(rs) = RealSwap::new(2048, 256) else {
+        return;
+    };
+    let dir = TempDir::new("stop-pressure-real");
+    let trace = dir.join("sp.jsonl");
+    // Three processes sweeping every page of 64 MiB and a filler sweeping
+    // every page of 768 MiB, in 256 MiB: they take turns at the swap file,
+    // stalled most of the time.
+    let fill = memfill();
+    let fill = fill.to_str().unwrap();
+    let script = format!(
+        "for i in 1 2 3; do python3 {fill} --mb 64 --chunk-mb 8 --stride-pages 1 --hold 120 & done; \
+         exec python3 {fill} --mb 768 --chunk-mb 8 --stride-pages 1 --hold 120"
+    );
+    let out = swapsight()
+        .args([
+            "guard",
+            "--stop-at-pressure",
+            "warning",
+            "--pressure-hold",
+            "3s",
+        ])
+        .args(["--interval", "250ms", "-o"])
+        .arg(&trace)
+        .arg("--")
+        .args(rs.wrap(&["sh", "-c", &script]))
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(14), "{err}");
+    let (stop_ms, message, code) = guard_stop(&trace);
+    assert_eq!(code, 14);
+    assert!(message.contains("memory pressure reached "), "{message}");
+    let (rows, _) = rows(&trace);
+    let at_stop = rows.iter().rfind(|r| r.t_ms <= stop_ms).unwrap();
+    let level = at_stop.level.as_deref().unwrap();
+    assert!(level == "warning" || level == "critical", "{at_stop:?}");
+    // The level left normal on PSI: some avg10 over the 10 % line.
+    let some = at_stop.some_avg10.unwrap();
+    assert!(some >= 10.0, "{at_stop:?}");
+    assert_eq!(rows[0].level.as_deref(), Some("normal"));
+    eprintln!(
+        "stopped at {:.2} s at {level}, PSI some avg10 {some:.2}: {message}",
+        stop_ms as f64 / 1000.0
+    );
+}
