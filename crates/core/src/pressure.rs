@@ -56,6 +56,19 @@ impl Level {
         }
     }
 
+    /// The level of a `DISPATCH_MEMORYPRESSURE_*` / `NOTE_MEMORYSTATUS_
+    /// PRESSURE_*` flag (what `kern.memorystatus_vm_pressure_level` and a
+    /// `DISPATCH_SOURCE_TYPE_MEMORYPRESSURE` source answer): 1, 2, 4;
+    /// `None` for anything else — an unknown value is not normal.
+    pub fn from_dispatch(flag: u32) -> Option<Level> {
+        match flag {
+            1 => Some(Level::Normal),
+            2 => Some(Level::Warning),
+            4 => Some(Level::Critical),
+            _ => None,
+        }
+    }
+
     /// Index in [`Level::ALL`].
     pub fn index(self) -> usize {
         self as usize

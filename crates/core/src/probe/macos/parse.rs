@@ -216,12 +216,7 @@ pub fn parse_sysctl_i32(buf: &[u8]) -> Option<i32> {
 /// 0x1, `_WARN` 0x2 (internal Warning and Urgent), `_CRITICAL` 0x4. `None`
 /// for anything else — an unknown value is not "normal".
 pub fn parse_pressure_level(buf: &[u8]) -> Option<Level> {
-    match u32::from_le_bytes(buf.try_into().ok()?) {
-        1 => Some(Level::Normal),
-        2 => Some(Level::Warning),
-        4 => Some(Level::Critical),
-        _ => None,
-    }
+    Level::from_dispatch(u32::from_le_bytes(buf.try_into().ok()?))
 }
 
 /// `kern.memorystatus_level` (already a percentage: pages neither wired
