@@ -11,12 +11,18 @@
 Run the pipeline under ``swapsight record -o run.jsonl -- python gen.py``
 (the ``swapsight`` command comes with this package; ``python -m swapsight``
 runs it too) and ``swapsight report run.jsonl`` prints one row per phase.
-Without a running recording every call is a cheap no-op that never raises.
+``swapsight.counter(name, value)`` writes a named figure (bytes by default)
+into the recording, and ``swapsight.watch_torch()`` samples the PyTorch
+allocator's figures there. ``with swapsight.record("run.jsonl") as rec:`` records this process from
+inside it and sets ``rec.report``. Without a running recording every call is
+a cheap no-op that never raises.
 Every name: docs/python.md.
 """
 
+from ._counter import TorchWatch, counter, watch_torch
 from ._names import MAX_NAME_CHARS, clean_name
 from ._phase import end_phase, mark, phase
+from ._record import Error, Report, advise, compare, record
 from ._writer import ENV_VAR
 
 
@@ -33,10 +39,18 @@ __version__ = _version()
 
 __all__ = [
     "ENV_VAR",
+    "Error",
     "MAX_NAME_CHARS",
+    "Report",
+    "TorchWatch",
     "__version__",
+    "advise",
     "clean_name",
+    "compare",
+    "counter",
     "end_phase",
     "mark",
     "phase",
+    "record",
+    "watch_torch",
 ]

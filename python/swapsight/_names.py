@@ -67,6 +67,15 @@ def clean_name(name):
     Not a str: ``str(name)`` (bytes are decoded as UTF-8 with U+FFFD for what
     is invalid). Never raises for a str or bytes.
     """
+    text = clean_text(name)
+    if text.startswith("/"):
+        text = "?" + text[1:]
+    return text
+
+
+def clean_text(name):
+    """:func:`clean_name` without the rule for a leading '/' (which only a
+    phase line needs): a counter's name as the trace will show it."""
     if isinstance(name, (bytes, bytearray, memoryview)):
         text = bytes(name[: _PREFIX * 4]).decode("utf-8", "replace")
     elif isinstance(name, str):
@@ -74,7 +83,4 @@ def clean_name(name):
     else:
         text = str(name)
     text = _lossy(text.lstrip(_WHITE_SPACE)[:_PREFIX]).strip(_WHITE_SPACE)
-    text = _UNSAFE.sub("?", text[:MAX_NAME_CHARS]).strip(_WHITE_SPACE)
-    if text.startswith("/"):
-        text = "?" + text[1:]
-    return text
+    return _UNSAFE.sub("?", text[:MAX_NAME_CHARS]).strip(_WHITE_SPACE)

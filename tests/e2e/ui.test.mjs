@@ -11,7 +11,9 @@
 //   SWAPSIGHT_FALSE_FIT_NAME how that row's name must start (optional)
 //   SWAPSIGHT_FALSE_FIT_CMDLINE what that row's name must show on hover (optional)
 //   SWAPSIGHT_SCREENSHOT     where to save a PNG of the page (optional)
-//   CHROMIUM                 the browser [default: /usr/bin/chromium]
+//   CHROMIUM                 the browser [default: /usr/bin/chromium; the Rust
+//                            harness passes what swapsight_testkit::browser()
+//                            found, Google Chrome on Ubuntu's runners]
 //
 // crates/cli/tests/cli/serve.rs starts the server and a real false fit (a
 // memory cgroup over a swap file) and runs this.

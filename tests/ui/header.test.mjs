@@ -114,3 +114,18 @@ test('pressure and time to trouble in the live header; absent when the OS gives 
   assert.equal(none.pressure, null);
   assert.equal(none.trouble, null);
 });
+
+test('inside a memory cgroup: free memory and swap are the scope\'s', () => {
+  const scoped = {
+    ...snapshot,
+    scope: { path: '/kubepods/pod1', version: 2, limit_bytes: 256 * MIB, usage_bytes: 240 * MIB, swap_bytes: 500 * MIB },
+  };
+  const f = liveFigures(scoped);
+  assert.equal(f.free.text, '6 %');
+  assert.equal(f.free.sub, 'inside a 256 MiB cgroup limit');
+  assert.equal(f.free.title, 'cgroup v2 /kubepods/pod1: 240 MB used of 256 MiB; its swap 500 MB');
+  assert.equal(f.free.flag, true);
+  assert.equal(f.swap.text, '500 MB');
+  // Without a scope, the host's.
+  assert.equal(liveFigures(snapshot).free.sub, 'of 48.0 GB');
+});

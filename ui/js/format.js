@@ -33,6 +33,17 @@ export function bytesAxis(b) {
   return `${Math.round(b / KIB)}K`;
 }
 
+/**
+ * A limit as people set it: `256 MiB`, `16 GiB` when it is a whole number of
+ * them (a cgroup limit usually is), else as `bytes` (units.rs format_limit).
+ * @param {number} b
+ */
+export function limit(b) {
+  if (b >= GIB && b % GIB === 0) return `${b / GIB} GiB`;
+  if (b >= MIB && b % MIB === 0) return `${b / MIB} MiB`;
+  return bytes(b);
+}
+
 export function pct(p) {
   return p == null ? '–' : `${Math.round(p)} %`;
 }

@@ -4,7 +4,7 @@
 // what each figure says, from a snapshot or a replay — so `node --test`
 // covers them; `renderHeader` only writes them into the page.
 
-import { bytes, duration, eta, pct, stateLabel } from './format.js';
+import { bytes, duration, eta, limit, pct, stateLabel } from './format.js';
 
 /**
  * @typedef {{ text: string, sub: string, title?: string, flag?: boolean }} Figure
@@ -28,12 +28,16 @@ export function liveFigures(s) {
   const arrow = growth > 0 ? '⇡' : growth < 0 ? '⇣' : '';
   const comp = sys.compressed_bytes || 0;
   const share = view.footprints_share;
+  const scope = s.scope || null;
+  const swapUsed = scope && scope.swap_bytes != null ? scope.swap_bytes : sys.swap_used_bytes;
   return {
     state: s.state,
     stateTitle: s.title ? `Menu bar: ${s.title}` : 'Nothing flagged',
-    free: { text: pct(sys.free_pct), sub: `of ${bytes(sys.phys_bytes)}`, flag: sys.free_pct < 15 },
+    free: scope
+      ? scopeFree(scope)
+      : { text: pct(sys.free_pct), sub: `of ${bytes(sys.phys_bytes)}`, flag: sys.free_pct < 15 },
     swap: {
-      text: bytes(sys.swap_used_bytes),
+      text: bytes(swapUsed),
       sub: `${arrow}${bytes(Math.abs(growth))} since baseline`,
       title: `Swap grew ${bytes(view.swap_growth_window_bytes)} in the detector's window (tolerance ${bytes(view.swap_tolerance_bytes)})`,
       flag: !!view.swap_climbing,
@@ -90,6 +94,25 @@ function livePressure(p) {
       ? 'Share of time tasks stalled waiting for memory over the last 10 s (Linux PSI); the level is derived from it (docs/detector.md)'
       : 'macOS kern.memorystatus_vm_pressure_level',
     flag: p.level !== 'normal',
+  };
+}
+
+/**
+ * Free memory inside the scope — the memory cgroup the run is judged
+ * against (docs/detector.md, "Scope"): limit − usage, of its limit.
+ * @param {any} scope
+ * @returns {Figure}
+ */
+function scopeFree(scope) {
+  const free = scope.limit_bytes > 0
+    ? Math.max(0, scope.limit_bytes - scope.usage_bytes) * 100 / scope.limit_bytes
+    : 0;
+  const swap = scope.swap_bytes != null ? `; its swap ${bytes(scope.swap_bytes)}` : '';
+  return {
+    text: pct(free),
+    sub: `inside a ${limit(scope.limit_bytes)} cgroup limit`,
+    title: `cgroup v${scope.version} ${scope.path}: ${bytes(scope.usage_bytes)} used of ${limit(scope.limit_bytes)}${swap}`,
+    flag: free < 15,
   };
 }
 

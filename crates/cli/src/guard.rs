@@ -135,7 +135,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .context("cannot read swap in use")?
         .swap_used_bytes;
     let budget = args.swap_budget.map(|b| Budget::new(b, baseline));
-    let rules = StopRules {
+    let mut rules = StopRules {
         budget,
         stop_before: args.stop_before,
         stop_at_pressure: args.stop_at_pressure,
@@ -236,6 +236,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 rec.event("guard-stop", line, Some(pid), None);
             }
             drain(&ticks, &mut rec);
+            rec.scope_look(sampler.scope_now().as_ref());
             rec.event("command-exit", format!("{st}"), Some(pid), st.code());
             exit::from_status(st)
         }

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 mod advise;
 mod args;
 mod compare;
+mod counter;
 mod doctor;
 mod exit;
 mod export;
@@ -77,6 +78,8 @@ enum Command {
     Advise(advise::Args),
     /// Mark the start (or --end) of a phase in the running recording.
     Mark(mark::Args),
+    /// Write a named figure (bytes, items, …) into the running recording.
+    Counter(counter::Args),
     /// Serve the live UI, a JSON + SSE API and Prometheus /metrics over HTTP.
     Serve(serve::Args),
     /// Set swapsight's figures beside the OS's own tools and say where they disagree.
@@ -96,6 +99,7 @@ fn main() -> ExitCode {
         Command::Plot(a) => plot::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Mark(a) => mark::run(a),
+        Command::Counter(a) => counter::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Advise(a) => advise::run(a),
         Command::Doctor(a) => doctor::run(a),

@@ -1,9 +1,9 @@
 //! `swapsight mark`: mark a phase in the running recording from any shell.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use swapsight::marks::{clean_name, running, trace_key, write_mark};
+use swapsight::marks::{clean_name, running, trace_key, write_mark, Running};
 
 use crate::exit;
 
@@ -45,27 +45,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             format!("a phase name cannot start with '/' ({name:?}); to end a phase, use --end"),
         ));
     }
-    let recorders = running();
-    let target = match &args.trace {
-        Some(t) => {
-            let want = trace_key(t);
-            recorders
-                .into_iter()
-                .find(|r| r.trace == want)
-                .ok_or_else(|| {
-                    exit::fail(
-                        exit::ERROR,
-                        format!("no running recording writes {}", t.display()),
-                    )
-                })?
-        }
-        None => recorders.into_iter().next().ok_or_else(|| {
-            exit::fail(
-                exit::ERROR,
-                "no recording is running: start one with swapsight record (or guard)",
-            )
-        })?,
-    };
+    let target = recording(args.trace.as_deref())?;
     let line = if args.end { format!("/{name}") } else { name };
     write_mark(&target.mark_path, &line).map_err(|e| {
         exit::fail(
@@ -81,4 +61,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         target.pid
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The running recording that writes `trace`, else the newest of this
+/// user's; one clear line when there is none.
+pub fn recording(trace: Option<&Path>) -> anyhow::Result<Running> {
+    let recorders = running();
+    match trace {
+        Some(t) => {
+            let want = trace_key(t);
+            recorders
+                .into_iter()
+                .find(|r| r.trace == want)
+                .ok_or_else(|| {
+                    exit::fail(
+                        exit::ERROR,
+                        format!("no running recording writes {}", t.display()),
+                    )
+                })
+        }
+        None => recorders.into_iter().next().ok_or_else(|| {
+            exit::fail(
+                exit::ERROR,
+                "no recording is running: start one with swapsight record (or guard)",
+            )
+        }),
+    }
 }

@@ -28,6 +28,11 @@ pub struct Args {
     /// Watch a running process (and its descendants) instead of starting one
     #[arg(long, value_name = "PID", conflicts_with = "command")]
     pub pid: Option<u32>,
+    /// Once recording, print the mark path (what $SWAPSIGHT_MARK holds for a
+    /// command; empty when marks are off) as one line on stdout: for a
+    /// program that records itself (Python's swapsight.record())
+    #[arg(long)]
+    pub print_mark_path: bool,
     /// Command to run and watch
     #[arg(last = true, value_name = "CMD ARGS")]
     pub command: Vec<String>,
@@ -73,6 +78,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "swapsight: recording to {} (Ctrl-C to stop)",
         path.display()
     );
+    if args.print_mark_path {
+        // A reader that went away is no reason to stop recording.
+        let _ = print_mark_path(trace.mark_path());
+    }
 
     let (sampler, ticks) = session::start_sampler(probe, args.recording.interval, &header);
     let status = StatusLine::new();
@@ -114,7 +123,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ControlFlow::Continue(())
     })?
     .unwrap_or(Outcome::SamplerDied);
-    // The last tick's flags are in the trace; end it with what happened.
+    // The last tick's flags are in the trace; end it with what happened,
+    // starting with the scope's last word (an OOM kill by the cgroup).
+    if matches!(outcome, Outcome::Exited(_)) {
+        trace.scope_look(sampler.scope_now().as_ref());
+    }
     let sampler_result = sampler.stop();
     trace.finish_marks(Instant::now());
     status.clear();
@@ -173,6 +186,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     eprintln!("{}", finished_line(trace.recorder()));
     Ok(code)
+}
+
+/// The mark path as one line on stdout, flushed: the reader waits for it.
+fn print_mark_path(path: Option<&std::path::Path>) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Some(p) = path {
+        out.write_all(p.as_os_str().as_encoded_bytes())?;
+    }
+    out.write_all(b"\n")?;
+    out.flush()?;
+    Ok(())
 }
 
 enum Outcome {

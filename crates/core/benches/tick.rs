@@ -62,6 +62,7 @@ fn main() {
             t_ms,
             system,
             processes,
+            scope: None,
         });
         std::hint::black_box(tick.activity.len());
     });

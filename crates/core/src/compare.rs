@@ -34,6 +34,9 @@ pub struct RunRow {
     pub first_flagged_ms: Option<u64>,
     /// The run's phase names in order (empty without marks).
     pub phases: Vec<String>,
+    /// Peak and last value of each counter the run wrote (its report's).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<crate::report::counters::CounterRow>,
 }
 
 /// The comparison.
@@ -104,7 +107,7 @@ impl RowFold {
             Record::Sample(s) => self.sample(s),
             Record::Flag(f) => self.flag(f),
             Record::Mark(m) => self.marks.push(m.clone()),
-            Record::Header(_) | Record::Event(_) => {}
+            Record::Header(_) | Record::Event(_) | Record::Counter(_) => {}
         }
     }
 
@@ -154,6 +157,7 @@ impl RowFold {
                 .into_iter()
                 .map(|p| p.name)
                 .collect(),
+            counters: report.counters.clone(),
         }
     }
 }
@@ -315,10 +319,36 @@ impl Comparison {
         for r in &rows {
             out += &line(r);
         }
+        for (label, peaks) in self.counter_peaks() {
+            out += &format!("counters of {label}: {peaks}\n");
+        }
         for n in self.notes() {
             out += &format!("note: {n}\n");
         }
         out
+    }
+
+    /// Each run with counters and its counters' peaks in words:
+    /// `("eager", "pool peak 3.0 GB; queue peak 12 items")`.
+    fn counter_peaks(&self) -> Vec<(&str, String)> {
+        self.runs
+            .iter()
+            .filter(|r| !r.counters.is_empty())
+            .map(|r| {
+                let peaks: Vec<String> = r
+                    .counters
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "{} peak {}",
+                            c.name,
+                            crate::report::counters::figure(c.peak, &c.unit)
+                        )
+                    })
+                    .collect();
+                (r.label.as_str(), peaks.join("; "))
+            })
+            .collect()
     }
 
     pub fn to_markdown(&self) -> String {
@@ -328,6 +358,9 @@ impl Comparison {
         for r in &self.runs {
             let c = cells(r).map(|c| esc(&c));
             out += &format!("| {} |\n", c.join(" | "));
+        }
+        for (label, peaks) in self.counter_peaks() {
+            out += &format!("\nCounters of {}: {}\n", esc(label), esc(&peaks));
         }
         for n in self.notes() {
             out += &format!("\n_Note: {}._\n", esc(&n));

@@ -124,3 +124,36 @@ fn labels_from_file_names_are_cleaned() {
         assert!(!out.contains(['\u{1b}', '\u{7}', synth::BIDI]), "{out}");
     }
 }
+
+#[test]
+fn each_run_carries_its_counters_peaks() {
+    let with = {
+        let mut t = synth::seed_staged();
+        let t0 = t.samples[0].sample.t_ms;
+        t.counters = [(t0, 1e9), (t0 + 1000, 3.0 * (1u64 << 30) as f64)]
+            .iter()
+            .map(|&(t_ms, value)| crate::trace::Counter {
+                t_ms,
+                name: "pool".into(),
+                value,
+                unit: "bytes".into(),
+            })
+            .collect();
+        row("with", &t, &crate::report::report(&t, None))
+    };
+    let c = compare(vec![with, run_row("without")]);
+    assert_eq!(c.runs[0].counters[0].peak, 3.0 * (1u64 << 30) as f64);
+    assert!(c.runs[1].counters.is_empty());
+    let text = c.to_text();
+    assert!(
+        text.contains("counters of with: pool peak 3.0 GB\n"),
+        "{text}"
+    );
+    assert!(!text.contains("counters of without"), "{text}");
+    assert!(c
+        .to_markdown()
+        .contains("Counters of with: pool peak 3.0 GB"));
+    let json: serde_json::Value = serde_json::from_str(&c.render(TableFormat::Json)).unwrap();
+    assert_eq!(json["runs"][0]["counters"][0]["name"], "pool");
+    assert!(json["runs"][1].get("counters").is_none());
+}

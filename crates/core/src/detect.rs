@@ -51,7 +51,7 @@ mod gap;
 mod window;
 use blame::Blame;
 use episode::{debounce, Track};
-pub use gap::{footprint_gap, FootprintGap};
+pub use gap::{footprint_gap, judged, FootprintGap, Judged};
 pub use window::Activity;
 use window::{activity, hidden_bytes, swap_window, SwapWindow, SysPoint};
 
@@ -246,6 +246,8 @@ pub struct Detector {
     baseline_swap: Option<u64>,
     view: SystemView,
     tick: u64,
+    /// The scope the history was taken in (`None`: the host).
+    scope: Option<crate::probe::Scope>,
 }
 
 impl Detector {
@@ -257,6 +259,7 @@ impl Detector {
             baseline_swap: None,
             view: SystemView::default(),
             tick: 0,
+            scope: None,
         }
     }
 
@@ -345,11 +348,13 @@ impl Detector {
     /// footprints' share and the verdict it gives swap that grew.
     fn observe_system(&mut self, sample: &Sample, watched: &HashSet<u32>) -> TickFigures {
         let now = sample.t_ms;
-        let sys = &sample.system;
+        self.enter_scope(sample.scope.as_ref());
+        let Judged { system, gap } =
+            judged(sample, &|pid| watched.contains(&pid), !watched.is_empty());
+        let sys = &system;
         let phys = sys.phys_bytes.max(1);
         let keep_ms = self.keep_ms();
         let baseline = *self.baseline_swap.get_or_insert(sys.swap_used_bytes);
-        let gap = footprint_gap(sys, &sample.processes);
         self.sys.push_back(SysPoint {
             t_ms: now,
             swap_used: sys.swap_used_bytes,
@@ -382,6 +387,24 @@ impl Detector {
             swap_verdict: self.cfg.swap_verdict(footprints_share),
             hidden_drop_bytes: self.cfg.hidden_drop_for(phys),
             watched_top: watched_top(sample, watched),
+            scoped: sample.scope.is_some() && !watched.is_empty(),
+        }
+    }
+
+    /// A run that enters another scope (its command joined a cgroup, or
+    /// left it) starts its system history again: the scope's swap and free
+    /// memory are not the host's, and a window across the change would
+    /// compare one with the other.
+    fn enter_scope(&mut self, scope: Option<&crate::probe::Scope>) {
+        let same = match (&self.scope, scope) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a.same_cgroup(b),
+            _ => false,
+        };
+        if !same {
+            self.sys.clear();
+            self.baseline_swap = None;
+            self.scope = scope.cloned();
         }
     }
 
@@ -410,8 +433,8 @@ impl Detector {
             0
         };
         let evidence = tick.evidence(p, &activity, hidden, is_watched, cfg.window_ms);
-        let instant =
-            Blame::of(p, &activity, hidden, track.state, tick, cfg).state(tick.swap_verdict);
+        let instant = Blame::of(p, &activity, hidden, track.state, is_watched, tick, cfg)
+            .state(tick.swap_verdict);
         debounce(track, p.pid, instant, evidence, tick.now, cfg)
     }
 }
@@ -435,6 +458,9 @@ struct TickFigures {
     hidden_drop_bytes: u64,
     /// The watched tree's largest readable member.
     watched_top: Option<u32>,
+    /// Judged against the watched tree's scope: the processes outside the
+    /// tree are outside it.
+    scoped: bool,
 }
 
 impl TickFigures {

@@ -33,6 +33,7 @@ fn sample(t_ms: u64, swap: u64, free_pct: f64, procs: Vec<ProcessSample>) -> Sam
             ..Default::default()
         },
         processes: procs,
+        scope: None,
     }
 }
 
@@ -724,6 +725,27 @@ fn blame_rule_growing_alone_is_blamed_only_when_the_footprints_fill_memory() {
 }
 
 #[test]
+fn blame_rule_never_holds_a_scope_against_a_process_outside_it() {
+    // A compiler outside the watched tree's cgroup, swapping in and growing
+    // while the cgroup's swap climbs: the cgroup's swap is not its.
+    let outside = blame::Blame {
+        readable: true,
+        climbing: true,
+        swapping_in: true,
+        growing: true,
+        dropped_unmatched: true,
+        outside_scope: true,
+        ..Default::default()
+    };
+    assert_eq!(outside.state(State::Overflow), State::Fits);
+    let inside = blame::Blame {
+        outside_scope: false,
+        ..outside
+    };
+    assert_eq!(inside.state(State::Overflow), State::Overflow);
+}
+
+#[test]
 fn blame_rule_needs_a_climb_or_a_held_state_and_never_blames_the_unreadable() {
     let carries = blame::Blame {
         readable: true,
@@ -778,15 +800,15 @@ fn blame_reads_own_swap_only_when_all_it_owns_grew_too() {
         owned_delta_bytes: 0,
         ..Default::default()
     };
-    let b = blame::Blame::of(&p, &pushed_out, 0, State::Fits, &figures, &cfg);
+    let b = blame::Blame::of(&p, &pushed_out, 0, State::Fits, false, &figures, &cfg);
     assert!(!b.own_swap && !b.swapping_in && !b.growing);
     let filler = Activity {
         owned_delta_bytes: (200 * MIB) as i64,
         ..pushed_out
     };
-    assert!(blame::Blame::of(&p, &filler, 0, State::Fits, &figures, &cfg).own_swap);
+    assert!(blame::Blame::of(&p, &filler, 0, State::Fits, false, &figures, &cfg).own_swap);
     // A raised false fit is held only while swap grows at the sustained rate.
-    let b = blame::Blame::of(&p, &filler, 0, State::FalseFit, &figures, &cfg);
+    let b = blame::Blame::of(&p, &filler, 0, State::FalseFit, false, &figures, &cfg);
     assert!(!b.held);
 }
 

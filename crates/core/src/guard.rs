@@ -93,13 +93,16 @@ fn pct_text(pct: f64) -> String {
     format!("{} %", (pct * 100.0).round() / 100.0)
 }
 
-/// The swap budget: how much system swap may grow over its level when the
-/// command started.
+/// The swap budget: how much swap may grow over its level when the command
+/// started — system swap, or the scope's own where a memory cgroup holds the
+/// command and accounts its swap (`memory.swap.current`, v1 `total_swap`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
     pub budget_bytes: u64,
     /// System swap in use when the command started.
     pub baseline_bytes: u64,
+    /// The scope's swap when the command was first seen in it.
+    pub scope_baseline_bytes: Option<u64>,
 }
 
 impl Budget {
@@ -107,6 +110,21 @@ impl Budget {
         Budget {
             budget_bytes,
             baseline_bytes,
+            scope_baseline_bytes: None,
+        }
+    }
+
+    /// The growth that counts at this sample, once it is *more* than the
+    /// budget: the scope's swap where the sample has a scope with swap of
+    /// its own (its growth since the first such sample), else the system's.
+    pub fn spent_in(&mut self, sample: &crate::probe::Sample) -> Option<u64> {
+        match sample.scope.as_ref().and_then(|s| s.swap_bytes) {
+            Some(swap) => {
+                let base = *self.scope_baseline_bytes.get_or_insert(swap);
+                let growth = swap.saturating_sub(base);
+                (growth > self.budget_bytes).then_some(growth)
+            }
+            None => self.spent(sample.system.swap_used_bytes),
         }
     }
 
@@ -160,7 +178,7 @@ impl StopRules {
     /// rules in order of precedence: the budget, then the forecast
     /// (`stop_before`), then the pressure level, then a false fit (the first
     /// flag of the tick on a member).
-    pub fn decide(&self, tick: &Tick, in_tree: impl Fn(u32) -> bool) -> Decision {
+    pub fn decide(&mut self, tick: &Tick, in_tree: impl Fn(u32) -> bool) -> Decision {
         self.budget_spent(tick)
             .or_else(|| self.forecast_near(tick))
             .or_else(|| self.pressure_reached(tick))
@@ -186,9 +204,9 @@ impl StopRules {
         (level >= at).then_some(StopReason::Pressure { level })
     }
 
-    fn budget_spent(&self, tick: &Tick) -> Option<StopReason> {
-        let budget = self.budget?;
-        let grown = budget.spent(tick.sample.system.swap_used_bytes)?;
+    fn budget_spent(&mut self, tick: &Tick) -> Option<StopReason> {
+        let budget = self.budget.as_mut()?;
+        let grown = budget.spent_in(&tick.sample)?;
         Some(StopReason::Budget {
             grown_bytes: grown,
             budget_bytes: budget.budget_bytes,

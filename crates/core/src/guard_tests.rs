@@ -434,6 +434,39 @@ fn the_budget_is_spent_only_past_it() {
 }
 
 #[test]
+fn the_budget_counts_the_scopes_own_swap_when_it_has_it() {
+    use crate::probe::{Sample, Scope, SystemSample};
+    let sample = |host_swap: u64, scope_swap: Option<u64>| Sample {
+        system: SystemSample {
+            swap_used_bytes: host_swap,
+            ..SystemSample::default()
+        },
+        scope: Some(Scope {
+            limit_bytes: 256 << 20,
+            swap_bytes: scope_swap,
+            ..Scope::default()
+        }),
+        ..Sample::default()
+    };
+    let mut b = Budget::new(512 << 20, 1 << 30);
+    // The host's swap grows by others' pages: not the job's.
+    assert_eq!(b.spent_in(&sample(4 << 30, Some(100 << 20))), None);
+    assert_eq!(
+        b.spent_in(&sample(4 << 30, Some(600 << 20))),
+        None,
+        "500 MiB grown"
+    );
+    assert_eq!(
+        b.spent_in(&sample(1 << 30, Some(700 << 20))),
+        Some(600 << 20),
+        "the scope's growth since it was first seen"
+    );
+    // A scope that does not account swap: the system's counts.
+    let mut b = Budget::new(512 << 20, 1 << 30);
+    assert_eq!(b.spent_in(&sample(2 << 30, None)), Some(1 << 30));
+}
+
+#[test]
 fn the_gate_opens_waits_and_times_out() {
     let g = Gate {
         want_pct: 40.0,
@@ -479,6 +512,7 @@ fn tick(swap_used: u64, watched: &[u32], flags: &[(u32, State)]) -> Tick {
                 ..Default::default()
             },
             processes: Vec::new(),
+            scope: None,
         },
         watched: watched.to_vec(),
         flags: flags
@@ -498,12 +532,13 @@ fn tick(swap_used: u64, watched: &[u32], flags: &[(u32, State)]) -> Tick {
         activity: Vec::new(),
         forecast: Default::default(),
         forecast_fired: Vec::new(),
+        scope_note: None,
     }
 }
 
 #[test]
 fn the_guard_continues_within_the_budget_and_stops_past_it_with_code_10() {
-    let rules = StopRules {
+    let mut rules = StopRules {
         budget: Some(Budget::new(512 << 20, 1 << 30)),
         ..StopRules::default()
     };
@@ -535,9 +570,9 @@ fn the_guard_continues_within_the_budget_and_stops_past_it_with_code_10() {
 fn a_false_fit_stops_only_when_asked_and_only_for_a_member_of_the_tree() {
     let ff = |pid| tick(0, &[7], &[(3, State::Overflow), (pid, State::FalseFit)]);
     let in_tree = |pid| pid == 8;
-    let warn = StopRules::default();
+    let mut warn = StopRules::default();
     assert_eq!(warn.decide(&ff(7), in_tree), Decision::Continue);
-    let stop = StopRules {
+    let mut stop = StopRules {
         stop_on_false_fit: true,
         ..StopRules::default()
     };
@@ -553,7 +588,7 @@ fn a_false_fit_stops_only_when_asked_and_only_for_a_member_of_the_tree() {
         assert_eq!(decision, Decision::Stop(reason));
     }
     // The budget comes first when both are broken at one tick.
-    let both = StopRules {
+    let mut both = StopRules {
         budget: Some(Budget::new(0, 0)),
         stop_on_false_fit: true,
         ..StopRules::default()
@@ -583,7 +618,7 @@ fn each_stop_reason_says_its_exit_code() {
 #[test]
 fn stop_before_acts_on_the_budget_and_floor_forecasts_with_code_13() {
     use crate::forecast::{Forecast, Limit};
-    let rules = StopRules {
+    let mut rules = StopRules {
         stop_before: Some(Duration::from_secs(10)),
         ..StopRules::default()
     };
@@ -645,11 +680,11 @@ fn stop_at_pressure_acts_on_the_level_with_code_14_and_never_without_one() {
         });
         t
     };
-    let warn = StopRules {
+    let mut warn = StopRules {
         stop_at_pressure: Some(Level::Warning),
         ..StopRules::default()
     };
-    let crit = StopRules {
+    let mut crit = StopRules {
         stop_at_pressure: Some(Level::Critical),
         ..StopRules::default()
     };
@@ -663,11 +698,7 @@ fn stop_at_pressure_acts_on_the_level_with_code_14_and_never_without_one() {
         crit.decide(&at(Some(Level::Warning)), nobody),
         Decision::Continue
     );
-    for (rules, level) in [
-        (&warn, Level::Warning),
-        (&warn, Level::Critical),
-        (&crit, Level::Critical),
-    ] {
+    for (rules, level) in [(&mut warn, Level::Warning), (&mut crit, Level::Critical)] {
         let d = rules.decide(&at(Some(level)), nobody);
         assert_eq!(d, Decision::Stop(StopReason::Pressure { level }));
     }
@@ -705,7 +736,7 @@ fn the_macos_kernel_level_from_a_scripted_probe_stops_the_guard() {
         (sys, Vec::new())
     });
     let mut monitor = Monitor::new(None, crate::DetectorConfig::default());
-    let rules = StopRules {
+    let mut rules = StopRules {
         stop_at_pressure: Some(Level::Warning),
         ..StopRules::default()
     };
@@ -716,6 +747,7 @@ fn the_macos_kernel_level_from_a_scripted_probe_stops_the_guard() {
             t_ms: n * 500,
             system,
             processes,
+            ..Sample::default()
         });
         if let Decision::Stop(reason) = rules.decide(&t, |_| false) {
             assert_eq!(
@@ -730,4 +762,38 @@ fn the_macos_kernel_level_from_a_scripted_probe_stops_the_guard() {
         assert_eq!(t.sample.system.pressure.unwrap().level, Some(Level::Normal));
     }
     assert_eq!(stopped_at, Some(4));
+}
+
+#[test]
+fn the_guards_decision_counts_the_scopes_swap_where_it_has_its_own() {
+    let scoped = |host_swap: u64, scope_swap: u64| {
+        let mut t = tick(host_swap, &[], &[]);
+        t.sample.scope = Some(crate::probe::Scope {
+            limit_bytes: 256 << 20,
+            swap_bytes: Some(scope_swap),
+            ..crate::probe::Scope::default()
+        });
+        t
+    };
+    let mut rules = StopRules {
+        budget: Some(Budget::new(512 << 20, 1 << 30)),
+        ..StopRules::default()
+    };
+    let nobody = |_| false;
+    // The host's swap tripled, the job's cgroup swap barely moved.
+    assert_eq!(
+        rules.decide(&scoped(1 << 30, 0), nobody),
+        Decision::Continue
+    );
+    assert_eq!(
+        rules.decide(&scoped(3 << 30, 64 << 20), nobody),
+        Decision::Continue
+    );
+    assert_eq!(
+        rules.decide(&scoped(3 << 30, 600 << 20), nobody),
+        Decision::Stop(StopReason::Budget {
+            grown_bytes: 600 << 20,
+            budget_bytes: 512 << 20,
+        })
+    );
 }

@@ -536,6 +536,7 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
             tick.sample.t_ms,
         ),
         forecast: tick.forecast,
+        scope: tick.sample.scope.clone(),
     }
 }
 

@@ -279,7 +279,14 @@ fn a_live_recording_and_a_cli_recording_of_one_run_are_the_same_lines() {
     use std::time::Instant;
     let dir = tmp("same");
     let hour = Duration::from_secs(3600);
-    // A sampler that ticks once, at the start: the run's ticks are fed here.
+    // A sampler whose probe answers only at the end of the test: the run's
+    // ticks are fed here, and the sampler's own never reach the recording.
+    let (gate, gated) = std::sync::mpsc::channel::<()>();
+    let mut script = crate::probe::scripted::ScriptedProbe::false_fit();
+    let probe = crate::probe::scripted::ScriptedProbe::new(16 << 30, move |_| {
+        let _ = gated.recv();
+        crate::probe::Probe::sample(&mut script).expect("scripted")
+    });
     let cfg = LiveConfig {
         sampler: SamplerConfig {
             interval: hour,
@@ -290,12 +297,7 @@ fn a_live_recording_and_a_cli_recording_of_one_run_are_the_same_lines() {
         recordings_dir: dir.clone(),
         ..LiveConfig::default()
     };
-    let l = Live::start(
-        Box::new(crate::probe::scripted::ScriptedProbe::false_fit()),
-        cfg,
-    )
-    .unwrap();
-    l.wait_snapshot(Duration::from_secs(2)).unwrap();
+    let l = Live::start(Box::new(probe), cfg).unwrap();
     let live_path = l.start_recording(None).unwrap();
     let live_marks = l.mark_path().unwrap();
 
@@ -375,6 +377,37 @@ fn a_live_recording_and_a_cli_recording_of_one_run_are_the_same_lines() {
     for (x, y) in a.iter().zip(&b) {
         assert_eq!(x, y);
     }
+    drop(gate);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The app's recordings wrote the default detector settings into their
+/// header whatever the session's detector was; `report` replays a trace
+/// with its header's settings, so they must be the ones in force.
+#[test]
+fn a_live_recording_says_which_detector_settings_it_ran_with() {
+    let dir = tmp("detector");
+    let mut cfg = LiveConfig {
+        recordings_dir: dir.clone(),
+        ..LiveConfig::default()
+    };
+    cfg.sampler.interval = Duration::from_millis(20);
+    cfg.sampler.detector.window_ms = 4_000;
+    let l = Live::start(
+        Box::new(crate::probe::scripted::ScriptedProbe::false_fit()),
+        cfg,
+    )
+    .unwrap();
+    l.wait_snapshot(Duration::from_secs(2)).unwrap();
+    let path = l.start_recording(None).unwrap();
+    l.stop_recording().unwrap();
+    let t = crate::trace::read(&path).unwrap();
+    assert_eq!(t.header().detector.window_ms, 4_000);
+    assert!(
+        t.header().writer.ends_with(" live"),
+        "{}",
+        t.header().writer
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -47,16 +47,67 @@ pub const ENV_VAR: &str = "SWAPSIGHT_MARK";
 pub const MAX_NAME_CHARS: usize = 64;
 /// Marks a second kept (a burst of this many, refilled at this rate).
 pub const MAX_PER_SECOND: u32 = 50;
+/// Counter values a second kept (a burst of this many, refilled at this
+/// rate), apart from the marks' own allowance.
+pub const MAX_COUNTERS_PER_SECOND: u32 = 50;
+/// Longest counter unit, in characters.
+pub const MAX_UNIT_CHARS: usize = 16;
+/// What starts a counter line in the mark file: `#counter VALUE UNIT NAME`.
+pub const COUNTER_PREFIX: &str = "#counter ";
 /// Bytes read from the mark file per look; the rest of a larger write is dropped.
 pub const MAX_READ_BYTES: u64 = 64 * 1024;
 
 /// One line written to the mark file, cleaned.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum MarkLine {
     /// A phase starts.
     Start(String),
     /// The current phase ends (`/` or `/NAME`; the name is informative).
     End(Option<String>),
+    /// A counter's value now (`#counter VALUE UNIT NAME`).
+    Counter {
+        name: String,
+        value: f64,
+        unit: String,
+    },
+}
+
+/// A counter unit: 1 to [`MAX_UNIT_CHARS`] ASCII letters, digits or
+/// `_ % / . -` (a unit is shown beside figures and in CSV headers).
+pub fn is_unit(unit: &str) -> bool {
+    (1..=MAX_UNIT_CHARS).contains(&unit.len())
+        && unit
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_%/.-".contains(&b))
+}
+
+/// A counter value a trace may hold: finite, at most 2^53 either side of 0
+/// (what a double and the web UI hold exactly as an integer).
+pub fn is_counter_value(value: f64) -> bool {
+    value.is_finite() && value.abs() <= crate::trace::MAX_BYTES as f64
+}
+
+/// The line that writes a counter into the mark file; `None` when the name
+/// is empty once cleaned, the unit is not a unit or the value is out of
+/// range. The name goes last, cleaned, so it may hold spaces.
+pub fn counter_line(name: &str, value: f64, unit: &str) -> Option<String> {
+    let name = clean_name(name.as_bytes())?;
+    (is_unit(unit) && is_counter_value(value))
+        .then(|| format!("{COUNTER_PREFIX}{value} {unit} {name}"))
+}
+
+/// Parses what follows [`COUNTER_PREFIX`]; `None` when malformed.
+fn parse_counter(rest: &[u8]) -> Option<MarkLine> {
+    let text = std::str::from_utf8(rest).ok()?;
+    let mut parts = text.trim_start().splitn(3, ' ');
+    let value: f64 = parts.next()?.parse().ok()?;
+    let unit = parts.next()?;
+    let name = clean_name(parts.next()?.as_bytes())?;
+    (is_unit(unit) && is_counter_value(value)).then(|| MarkLine::Counter {
+        name,
+        value,
+        unit: unit.to_string(),
+    })
 }
 
 /// A phase name as it may appear anywhere: control and bidi characters
@@ -78,6 +129,9 @@ pub fn clean_name(raw: &[u8]) -> Option<String> {
 /// Parses one line of the mark file (without its newline).
 pub fn parse_line(raw: &[u8]) -> Option<MarkLine> {
     let trimmed = raw.trim_ascii();
+    if let Some(rest) = trimmed.strip_prefix(COUNTER_PREFIX.as_bytes()) {
+        return parse_counter(rest);
+    }
     if let Some(rest) = trimmed.strip_prefix(b"/") {
         return Some(MarkLine::End(clean_name(rest)));
     }

@@ -268,3 +268,56 @@ fn a_bidi_override_in_a_mark_is_replaced() {
         Some("load?ing".into())
     );
 }
+
+#[test]
+fn counter_lines_are_parsed_and_bad_ones_dropped() {
+    let line = counter_line("mps driver\u{7}", 1234.0, "bytes").unwrap();
+    assert_eq!(line, "#counter 1234 bytes mps driver?");
+    assert_eq!(
+        parse_line(line.as_bytes()),
+        Some(MarkLine::Counter {
+            name: "mps driver?".into(),
+            value: 1234.0,
+            unit: "bytes".into()
+        })
+    );
+    assert_eq!(
+        parse_line(b"#counter 2.5 items queue"),
+        Some(MarkLine::Counter {
+            name: "queue".into(),
+            value: 2.5,
+            unit: "items".into()
+        })
+    );
+    for bad in [
+        &b"#counter NaN bytes x"[..],
+        b"#counter inf bytes x",
+        b"#counter 1e300 bytes x",
+        b"#counter 1 by\xfftes x",
+        b"#counter 1 bytes",
+        b"#counter 1 bytes    ",
+        b"#counter x bytes y",
+        b"#counter 1 averyveryverylongunit x",
+    ] {
+        assert_eq!(parse_line(bad), None, "{}", String::from_utf8_lossy(bad));
+    }
+    // Not the prefix: a phase, as before counters.
+    assert_eq!(
+        parse_line(b"#counterfeit"),
+        Some(MarkLine::Start("#counterfeit".into()))
+    );
+    assert_eq!(counter_line("", 1.0, "bytes"), None);
+    assert_eq!(counter_line("x", f64::NAN, "bytes"), None);
+    assert_eq!(counter_line("x", 1.0, "a b"), None);
+}
+
+#[test]
+fn recordings_started_in_the_same_millisecond_get_inboxes_of_their_own() {
+    let base = Base::new("same-ms");
+    let inboxes: Vec<MarkInbox> = (0..8)
+        .map(|i| MarkInbox::create_in(&base.dir, &base.parent.join(format!("t{i}.jsonl"))).unwrap())
+        .collect();
+    let paths: std::collections::BTreeSet<_> =
+        inboxes.iter().map(|b| b.path().to_owned()).collect();
+    assert_eq!(paths.len(), inboxes.len(), "{paths:?}");
+}

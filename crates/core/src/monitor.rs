@@ -19,6 +19,10 @@ pub struct Monitor {
     pub pressure: PressureGauge,
     /// Time to trouble.
     pub forecaster: Forecaster,
+    /// A process never counted as watched though it is in the tree: the
+    /// recorder's own, when it runs inside the tree it watches (Python's
+    /// `swapsight.record()` records its own process, the recorder its child).
+    pub exclude: Option<u32>,
 }
 
 impl Monitor {
@@ -28,6 +32,7 @@ impl Monitor {
             detector: Detector::new(cfg),
             pressure: PressureGauge::new(PressureConfig::default()),
             forecaster: Forecaster::new(ForecastConfig::default()),
+            exclude: None,
         }
     }
 
@@ -58,7 +63,10 @@ impl Monitor {
         }
         let (forecast, forecast_fired) = self.forecaster.step(sample.t_ms, &sample.system);
         self.tree.update(&sample.processes);
-        let watched = self.tree.pids();
+        let mut watched = self.tree.pids();
+        if let Some(pid) = self.exclude.filter(|&p| Some(p) != self.tree.root()) {
+            watched.remove(&pid);
+        }
         let flags = self.detector.update(&sample, &watched);
         let mut watched: Vec<u32> = watched.into_iter().collect();
         watched.sort_unstable();
@@ -74,6 +82,11 @@ impl Monitor {
             activity,
             forecast,
             forecast_fired,
+            scope_note: None,
         }
     }
 }
+
+#[cfg(test)]
+#[path = "monitor_tests.rs"]
+mod tests;

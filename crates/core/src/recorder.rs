@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use crate::probe::{HostInfo, ProcessSample};
 use crate::tick::Tick;
-use crate::trace::{Event, Header, Mark, Record, TraceError, TraceSample, TraceWriter};
+use crate::trace::{Counter, Event, Header, Mark, Record, TraceError, TraceSample, TraceWriter};
 
 pub struct Recorder {
     writer: TraceWriter,
@@ -31,6 +31,8 @@ pub struct Recorder {
     /// Time of the last mark: marks never go back in time, though the
     /// delay between a sample and its writing varies from tick to tick.
     last_mark_ms: u64,
+    /// The scope's `oom_kill` count at the last sample.
+    oom_kills: Option<u64>,
 }
 
 /// Drops a command line the previous sample already gave for the same
@@ -80,6 +82,7 @@ impl Recorder {
             cmdlines: CmdlineOnce::default(),
             last_tick_at: None,
             last_mark_ms: 0,
+            oom_kills: None,
         })
     }
 
@@ -115,12 +118,42 @@ impl Recorder {
             forecast: (!tick.forecast.is_empty()).then_some(tick.forecast),
         }))?;
         self.samples += 1;
+        if let Some(note) = &tick.scope_note {
+            self.event("scope-unreadable", note.clone(), None, None)?;
+        }
+        if let Some(message) = self.oom_killed(tick.sample.scope.as_ref()) {
+            self.event("oom-kill", message, None, None)?;
+        }
         for f in &tick.flags {
             let mut f = f.clone();
             f.t_ms = self.last_t_ms;
             self.writer.write(&Record::Flag(f))?;
         }
         Ok(())
+    }
+
+    /// A look at the scope off the tick schedule (the sampler's
+    /// [`crate::Sampler::scope_now`] once the command exited): an `oom-kill`
+    /// event when its OOM killer killed since the last sample.
+    pub fn scope_look(&mut self, scope: &crate::probe::Scope) -> Result<(), TraceError> {
+        match self.oom_killed(Some(scope)) {
+            Some(message) => self.event("oom-kill", message, None, None),
+            None => Ok(()),
+        }
+    }
+
+    /// "the cgroup's OOM killer killed 1 process in …" when the scope's
+    /// `oom_kill` count rose since the last sample.
+    fn oom_killed(&mut self, scope: Option<&crate::probe::Scope>) -> Option<String> {
+        let scope = scope?;
+        let now = scope.events.oom_kill?;
+        let before = self.oom_kills.replace(now)?;
+        let killed = now.checked_sub(before).filter(|&n| n > 0)?;
+        Some(format!(
+            "the cgroup's OOM killer killed {killed} {} in {}",
+            if killed == 1 { "process" } else { "processes" },
+            scope.describe()
+        ))
     }
 
     /// Writes an event at the time of the last sample.
@@ -149,17 +182,45 @@ impl Recorder {
         self.mark_at(name, end, Instant::now())
     }
 
-    /// [`Recorder::mark`] at `now`.
-    pub fn mark_at(&mut self, name: &str, end: bool, now: Instant) -> Result<u64, TraceError> {
+    /// Trace time of `now`: the time of the last sample plus what has
+    /// passed since it was written (0 before the first sample), never
+    /// before the last mark or counter.
+    fn instant_ms(&mut self, now: Instant) -> u64 {
         let since = self.last_tick_at.map_or(0, |at| {
             u64::try_from(now.saturating_duration_since(at).as_millis()).unwrap_or(u64::MAX)
         });
         let t_ms = self.last_t_ms.saturating_add(since).max(self.last_mark_ms);
         self.last_mark_ms = t_ms;
+        t_ms
+    }
+
+    /// [`Recorder::mark`] at `now`.
+    pub fn mark_at(&mut self, name: &str, end: bool, now: Instant) -> Result<u64, TraceError> {
+        let t_ms = self.instant_ms(now);
         self.writer.write(&Record::Mark(Mark {
             t_ms,
             name: name.into(),
             end,
+        }))?;
+        Ok(t_ms)
+    }
+}
+
+impl Recorder {
+    /// Writes a counter's value at `now`, placed in time as a mark is.
+    pub fn counter_at(
+        &mut self,
+        name: &str,
+        value: f64,
+        unit: &str,
+        now: Instant,
+    ) -> Result<u64, TraceError> {
+        let t_ms = self.instant_ms(now);
+        self.writer.write(&Record::Counter(Counter {
+            t_ms,
+            name: name.into(),
+            value,
+            unit: unit.into(),
         }))?;
         Ok(t_ms)
     }

@@ -21,14 +21,17 @@ use crate::probe::Sample;
 use crate::trace::{
     Header, MarkList, ReadNotes, Record, Trace, TraceError, TraceReader, TraceSample,
 };
-use crate::units::{format_bytes, format_duration, saturating_sum, signed_diff};
+use crate::units::{format_bytes, format_duration, signed_diff};
 use by_phase::PhaseTable;
 
 pub mod by_phase;
+pub mod counters;
 mod process;
+pub mod scope;
 mod text;
 
 use process::Stats;
+use scope::{ScopeFold, ScopeSummary};
 
 /// One process's verdict and figures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -91,6 +94,10 @@ pub struct Report {
     pub min_free_pct: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<Vec<String>>,
+    /// The memory cgroup the run was judged against (its limit is
+    /// `phys_bytes`, its swap the swap); absent: the host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<ScopeSummary>,
     pub processes: Vec<ProcessReport>,
     /// Memory not explained by footprints, at the first sample and at its
     /// peak, and how much of used memory the readable footprints covered.
@@ -104,6 +111,9 @@ pub struct Report {
     pub forecasts: Vec<Outcome>,
     /// One row per phase when the trace has marks ([`by_phase`]).
     pub phases: Vec<by_phase::PhaseRow>,
+    /// Peak and last value of each counter the run wrote ([`counters`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<counters::CounterRow>,
     /// The first lines the reader skipped, in words.
     pub problems: Vec<String>,
     /// How many lines the reader skipped in all.
@@ -141,9 +151,24 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
         run.push(s);
         table.push(s);
     }
+    trace.events.iter().for_each(|e| run.note_event(e));
+    let mut log = counters::CounterLog::default();
+    trace.counters.iter().for_each(|c| log.push(c));
+    with_counters(run.finish(&trace.notes()), table.finish(), &log)
+}
+
+/// The report with its phase rows, and the counters over the run and over
+/// each phase.
+fn with_counters(
+    report: Report,
+    mut phases: Vec<by_phase::PhaseRow>,
+    log: &counters::CounterLog,
+) -> Report {
+    log.attach(&mut phases);
     Report {
-        phases: table.finish(),
-        ..run.finish(&trace.notes())
+        phases,
+        counters: log.run(),
+        ..report
     }
 }
 
@@ -165,10 +190,12 @@ pub fn report_stream<R: BufRead + Seek>(
     let mut run = new_judge();
     let mut table = Some(PhaseTable::streaming(new_judge));
     let mut marks = MarkList::default();
+    let mut log = counters::CounterLog::default();
     let mut last_ms = 0;
     while let Some(record) = reader.next_record()? {
         each(&record);
         match record {
+            Record::Counter(c) => log.push(&c),
             Record::Sample(s) => {
                 last_ms = s.sample.t_ms;
                 run.push(&s);
@@ -176,6 +203,7 @@ pub fn report_stream<R: BufRead + Seek>(
                     t.push_owned(s);
                 }
             }
+            Record::Event(e) => run.note_event(&e),
             Record::Mark(m) => {
                 let kept = marks.marks.len();
                 marks.push(m);
@@ -190,10 +218,7 @@ pub fn report_stream<R: BufRead + Seek>(
     }
     let report = run.finish(reader.notes());
     if let Some(t) = table {
-        return Ok(Report {
-            phases: t.finish(),
-            ..report
-        });
+        return Ok(with_counters(report, t.finish(), &log));
     }
     reader.rewind()?;
     let mut table = PhaseTable::new(&marks.marks, last_ms, new_judge);
@@ -202,10 +227,7 @@ pub fn report_stream<R: BufRead + Seek>(
             table.push_owned(s);
         }
     }
-    Ok(Report {
-        phases: table.finish(),
-        ..report
-    })
+    Ok(with_counters(report, table.finish(), &log))
 }
 
 /// The report of a whole run, without the per-phase table, as a fold over
@@ -230,6 +252,7 @@ pub struct RunJudge {
     swap: Vec<(u64, u64)>,
     pressure: PressureFold,
     forecast: Replay,
+    scope: ScopeFold,
 }
 
 impl RunJudge {
@@ -251,6 +274,7 @@ impl RunJudge {
             swap: Vec::new(),
             pressure: PressureFold::new(header.pressure.clone()),
             forecast: Replay::new(header.forecast.clone()),
+            scope: ScopeFold::default(),
         }
     }
 
@@ -261,14 +285,14 @@ impl RunJudge {
         self.detector.update(s, &watched);
         self.pressure.push(s.t_ms, s.system.pressure.as_ref());
         self.forecast.push(s.t_ms, &s.system);
-        let run = self.note_run(s);
+        let run = self.note_run(s, &ts.watched);
         for p in &s.processes {
             let st = self
                 .stats
                 .entry(p.pid)
                 .or_insert_with(|| Stats::new(p, s.t_ms, run.swap));
             st.watched |= ts.watched.contains(&p.pid);
-            st.note_sample(p, s.t_ms, s.system.free_pct, run.index);
+            st.note_sample(p, s.t_ms, run.free_pct, run.index);
             st.note_swap(run.swap, run.footprints_share, p.footprint_bytes);
             st.note_ledgers(p, s.t_ms, run.page_size);
             if let Some((state, evidence)) = self.detector.state_of(p.pid) {
@@ -277,11 +301,33 @@ impl RunJudge {
         }
     }
 
+    /// Takes an event of the run: an `oom-kill` the recorder saw at its last
+    /// look, after the samples.
+    pub fn note_event(&mut self, e: &crate::trace::Event) {
+        if e.kind == "oom-kill" {
+            self.scope.note_oom_event(e.t_ms);
+        }
+    }
+
     /// The run's own figures at one sample: its span, swap series, free
     /// memory and the memory footprints do not explain.
-    fn note_run(&mut self, s: &Sample) -> RunSample {
+    fn note_run(&mut self, s: &Sample, watched: &[u32]) -> RunSample {
+        let judged = crate::detect::judged(s, &|pid| watched.contains(&pid), !watched.is_empty());
+        let system = judged.system;
+        // A run that enters its cgroup after it started (a command that
+        // joins one first thing): its memory figures start again there.
+        if self.scope.enters(s.scope.as_ref()) {
+            self.footprints = None;
+            self.min_free = f64::INFINITY;
+        }
+        self.scope.note(s.scope.as_ref(), s.t_ms);
+        // The host's memory from the first sample; a scope's limit, once a
+        // sample has one, is the memory the run has.
+        if s.scope.is_some() {
+            self.phys = Some(system.phys_bytes.max(1));
+        }
         let phys = *self.phys.get_or_insert_with(|| {
-            Some(s.system.phys_bytes)
+            Some(system.phys_bytes)
                 .filter(|&p| p > 0)
                 .unwrap_or(self.header_phys)
                 .max(1)
@@ -289,18 +335,13 @@ impl RunJudge {
         let index = self.swap.len();
         self.first_ms.get_or_insert(s.t_ms);
         self.last_ms = s.t_ms;
-        let swap = s.system.swap_used_bytes;
+        let swap = system.swap_used_bytes;
         self.swap.push((s.t_ms, swap));
         let swap_delta = self.prev_swap.map_or(0, |p| signed_diff(swap, p)).max(0);
         self.prev_swap = Some(swap);
-        self.min_free = self.min_free.min(s.system.free_pct);
-        self.peak_readable = self.peak_readable.max(saturating_sum(
-            s.processes
-                .iter()
-                .filter(|p| p.readable)
-                .map(|p| p.footprint_bytes),
-        ));
-        let gap = crate::detect::footprint_gap(&s.system, &s.processes);
+        self.min_free = self.min_free.min(system.free_pct);
+        let gap = judged.gap;
+        self.peak_readable = self.peak_readable.max(gap.footprints_bytes);
         self.footprints
             .get_or_insert_with(|| FootprintsSummary::starting_at(&gap))
             .note(&gap);
@@ -309,8 +350,9 @@ impl RunJudge {
             swap,
             swap_delta,
             footprints_share: gap.footprints_bytes as f64 / phys as f64,
-            page_size: if s.system.page_size > 0 {
-                s.system.page_size
+            free_pct: system.free_pct,
+            page_size: if system.page_size > 0 {
+                system.page_size
             } else {
                 4096
             },
@@ -340,6 +382,8 @@ impl RunJudge {
         let first_swap = self.swap.first().map_or(0, |&(_, s)| s);
         let max_swap = self.swap.iter().map(|&(_, s)| s).max().unwrap_or(0);
         let swap_growth = signed_diff(max_swap, first_swap);
+        let scope = self.scope.finish();
+        let oom_killed = scope.as_ref().is_some_and(|s| s.oom_kills > 0);
         let verdict = run_verdict(
             processes
                 .iter()
@@ -348,6 +392,7 @@ impl RunJudge {
                 .unwrap_or_default(),
             swap_growth,
             tolerance,
+            oom_killed,
             self.peak_readable as f64 / phys as f64,
             cfg,
         );
@@ -356,14 +401,21 @@ impl RunJudge {
         } else {
             0.0
         };
-        let summary = match processes.iter().find(|p| p.verdict == verdict) {
+        let mut summary = match processes.iter().find(|p| p.verdict == verdict) {
             Some(p) => format!("{}: {} (pid {})", verdict.label(), p.name, p.pid),
+            None if oom_killed => format!("{}: it did not fit", verdict.label()),
             None => format!(
                 "{}: swap grew {} while the run lasted",
                 verdict.label(),
                 format_bytes(swap_growth)
             ),
         };
+        if let Some(sc) = &scope {
+            summary = format!("{summary} {}", sc.inside());
+            if oom_killed {
+                summary = format!("{summary}; ended by {}", sc.oom_words());
+            }
+        }
         Report {
             verdict,
             summary,
@@ -376,6 +428,7 @@ impl RunJudge {
             swap_tolerance_bytes: tolerance,
             min_free_pct: min_free,
             command: self.command,
+            scope,
             processes,
             footprints: self
                 .footprints
@@ -389,6 +442,7 @@ impl RunJudge {
             pressure: self.pressure.finish(),
             forecasts: self.forecast.finish(),
             phases: Vec::new(),
+            counters: Vec::new(),
             problems: notes.problems.iter().map(|p| p.to_string()).collect(),
             skipped_lines: notes.bad_lines,
             truncated_last_line: notes.truncated_last_line,
@@ -406,6 +460,8 @@ struct RunSample {
     swap_delta: i64,
     /// Readable footprints over physical memory.
     footprints_share: f64,
+    /// Free memory in % (the scope's where a cgroup limits the run).
+    free_pct: f64,
     page_size: u64,
 }
 
@@ -431,16 +487,20 @@ impl FootprintsSummary {
 }
 
 /// The run's verdict: its worst process's; but when swap grew by the
-/// tolerance and no process explains it (none is overflow or false fit),
-/// the machine's, at the readable footprints' peak share of memory.
+/// tolerance, or the scope's OOM killer ended the run (it did not fit, and
+/// no swap absorbed it), and no process explains it (none is overflow or
+/// false fit), the machine's, at the readable footprints' peak share of
+/// memory.
 fn run_verdict(
     worst_process: State,
     swap_growth: i64,
     tolerance: u64,
+    oom_killed: bool,
     peak_footprints_share: f64,
     cfg: &DetectorConfig,
 ) -> State {
-    if worst_process < State::Overflow && swap_growth >= signed_diff(tolerance, 0) {
+    let did_not_fit = oom_killed || swap_growth >= signed_diff(tolerance, 0);
+    if worst_process < State::Overflow && did_not_fit {
         cfg.swap_verdict(peak_footprints_share)
     } else {
         worst_process
@@ -471,6 +531,8 @@ fn shown(mut processes: Vec<ProcessReport>) -> Vec<ProcessReport> {
             .cmp(&a.watched)
             .then(b.verdict.cmp(&a.verdict))
             .then(b.peak_footprint_bytes.cmp(&a.peak_footprint_bytes))
+            // Ties in pid order: the same report every time it is asked.
+            .then(a.pid.cmp(&b.pid))
     });
     processes
 }

@@ -36,21 +36,33 @@ fn run_verdict_judges_the_machine_when_swap_grew_and_no_process_explains_it() {
     let cfg = DetectorConfig::default();
     let tol = 100;
     assert_eq!(
-        run_verdict(State::Fits, 100, tol, 0.2, &cfg),
+        run_verdict(State::Fits, 100, tol, false, 0.2, &cfg),
         State::FalseFit
     );
     assert_eq!(
-        run_verdict(State::HiddenMemory, 100, tol, 0.9, &cfg),
+        run_verdict(State::HiddenMemory, 100, tol, false, 0.9, &cfg),
         State::Overflow
     );
-    assert_eq!(run_verdict(State::Fits, 99, tol, 0.2, &cfg), State::Fits);
+    assert_eq!(
+        run_verdict(State::Fits, 99, tol, false, 0.2, &cfg),
+        State::Fits
+    );
+    // Killed by its cgroup's OOM killer with no swap grown: it did not fit.
+    assert_eq!(
+        run_verdict(State::Fits, 0, tol, true, 0.88, &cfg),
+        State::Overflow
+    );
+    assert_eq!(
+        run_verdict(State::Fits, 0, tol, true, 0.1, &cfg),
+        State::FalseFit
+    );
     // A process that explains it keeps the run's verdict.
     assert_eq!(
-        run_verdict(State::Overflow, 100, tol, 0.2, &cfg),
+        run_verdict(State::Overflow, 100, tol, false, 0.2, &cfg),
         State::Overflow
     );
     assert_eq!(
-        run_verdict(State::FalseFit, 100, tol, 0.9, &cfg),
+        run_verdict(State::FalseFit, 100, tol, false, 0.9, &cfg),
         State::FalseFit
     );
 }
@@ -129,4 +141,19 @@ fn a_trace_without_pressure_reports_none() {
     let r = report(&crate::synth::seed_offload(), None);
     assert_eq!(r.pressure, None);
     assert!(!r.to_text().contains("pressure:"));
+}
+
+#[test]
+fn processes_that_tie_are_shown_in_pid_order_whatever_order_they_came_in() {
+    let twins = |order: &[u32]| {
+        let out = shown(
+            order
+                .iter()
+                .map(|&pid| listed(pid, State::Overflow, true, 100))
+                .collect(),
+        );
+        out.iter().map(|p| p.pid).collect::<Vec<u32>>()
+    };
+    assert_eq!(twins(&[9, 3, 5]), [3, 5, 9]);
+    assert_eq!(twins(&[5, 9, 3]), [3, 5, 9]);
 }

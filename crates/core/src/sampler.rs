@@ -58,6 +58,7 @@ enum Command {
     ResetBaseline,
     Watch(Option<u32>),
     Interval(Duration),
+    ScopeNow(SyncSender<Option<crate::probe::Scope>>),
     Stop,
 }
 
@@ -128,6 +129,16 @@ impl Sampler {
         let _ = self.commands.send(Command::Watch(pid));
     }
 
+    /// The run's scope read now, off the tick schedule: a recording's last
+    /// look once its command exited (a command its cgroup's OOM killer
+    /// killed is gone before the next tick; its cgroup still counts the
+    /// kill). `None` when the host is the scope or the sampler stopped.
+    pub fn scope_now(&self) -> Option<crate::probe::Scope> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.commands.send(Command::ScopeNow(tx)).ok()?;
+        rx.recv_timeout(Duration::from_secs(5)).ok().flatten()
+    }
+
     /// A handle that changes the interval, for whoever decides the pace.
     pub fn pacer(&self) -> Pacer {
         Pacer(self.commands.clone())
@@ -167,11 +178,14 @@ fn run(
     let mut monitor = Monitor::new(cfg.watch, cfg.detector.clone())
         .with_pressure(cfg.pressure.clone())
         .with_forecast(cfg.forecast.clone());
+    // A recorder inside the tree it watches does not watch itself.
+    monitor.exclude = Some(std::process::id());
     let mut interval = cfg.interval;
     let mut subscribers: Vec<SyncSender<Arc<Tick>>> = Vec::new();
     // `None`: the interval reaches past the end of the clock; no more ticks.
     let mut next = Some(Instant::now());
     let mut failures = 0u32;
+    let mut scopes = ScopeWatch::default();
     loop {
         // Sleep until the next deadline, serving commands meanwhile.
         loop {
@@ -189,6 +203,9 @@ fn run(
                         next = Some(Instant::now());
                     }
                     interval = d;
+                }
+                Ok(Command::ScopeNow(reply)) => {
+                    let _ = reply.try_send(scopes.read(probe, monitor.tree.root()).0);
                 }
                 Ok(Command::Stop) | Err(RecvTimeoutError::Disconnected) => return Ok(()),
                 Err(RecvTimeoutError::Timeout) => break,
@@ -214,11 +231,15 @@ fn run(
             }
         };
         let t_ms = now.duration_since(started).as_millis() as u64;
-        let tick = Arc::new(monitor.step(Sample {
+        let (scope, scope_note) = scopes.read(probe, monitor.tree.root());
+        let mut tick = monitor.step(Sample {
             t_ms,
             system,
             processes,
-        }));
+            scope,
+        });
+        tick.scope_note = scope_note;
+        let tick = Arc::new(tick);
         if let Ok(mut r) = ring.lock() {
             if r.len() >= cfg.history.max(1) {
                 r.pop_front();
@@ -229,6 +250,39 @@ fn run(
             Ok(()) | Err(TrySendError::Full(_)) => true,
             Err(TrySendError::Disconnected(_)) => false,
         });
+    }
+}
+
+/// Reads the run's scope each tick: the watched tree's root's, else
+/// swapsight's own (a container limits it too). Where the cgroup files
+/// cannot be read the host is the scope, and that is said once.
+#[derive(Debug, Default)]
+pub struct ScopeWatch {
+    said: bool,
+}
+
+impl ScopeWatch {
+    /// The scope of `root` (or of this process), and the note to say once
+    /// when it cannot be read.
+    pub fn read(
+        &mut self,
+        probe: &mut dyn Probe,
+        root: Option<u32>,
+    ) -> (Option<crate::probe::Scope>, Option<String>) {
+        let pid = root.unwrap_or_else(std::process::id);
+        match probe.scope(pid) {
+            Ok(scope) => (scope, None),
+            Err(e) if !self.said => {
+                self.said = true;
+                let why = std::error::Error::source(&e)
+                    .map_or_else(|| e.to_string(), |s| format!("{e}: {s}"));
+                let note = format!(
+                    "the memory cgroup of pid {pid} cannot be read ({why}); judging against the host"
+                );
+                (None, Some(crate::text::clean(&note).into_owned()))
+            }
+            Err(_) => (None, None),
+        }
     }
 }
 

@@ -4,7 +4,8 @@
 //! whoever wrote it. It holds the rules that used to live once per shell and
 //! had drifted apart: the trace's header, the phase marks taken from the
 //! mark inbox (with the `marks-dropped` event, and the last look when the
-//! recording ends), and the latch that stops writing after the first failed
+//! recording ends), the counters that come the same way (with their own
+//! `counters-dropped` event), and the latch that stops writing after the first failed
 //! write (a full disk), so no line can land after a partial one.
 //!
 //! A shell calls [`RecordingSession::turn`] on every turn of its loop, with
@@ -57,6 +58,8 @@ pub struct RecordingSession {
     current: Option<String>,
     /// Dropped marks already told in a `marks-dropped` event.
     dropped_told: u64,
+    /// Dropped counter values already told in a `counters-dropped` event.
+    counters_told: u64,
     failed: Option<String>,
 }
 
@@ -74,6 +77,7 @@ impl RecordingSession {
             marks,
             current: None,
             dropped_told: 0,
+            counters_told: 0,
             failed: None,
         })
     }
@@ -129,6 +133,16 @@ impl RecordingSession {
         }
     }
 
+    /// The run's scope as it is once the command exited
+    /// ([`crate::Sampler::scope_now`]): an `oom-kill` event when its OOM
+    /// killer killed since the last sample — what ended the command.
+    pub fn scope_look(&mut self, scope: Option<&crate::probe::Scope>) {
+        if let (Some(scope), None) = (scope, &self.failed) {
+            let r = self.rec.scope_look(scope);
+            self.keep(r);
+        }
+    }
+
     /// The recording ends: the marks still on their way (the reader's last
     /// look, waited for up to a second), and `swapsight mark` no longer
     /// finds it. Events may still be written after.
@@ -149,6 +163,13 @@ impl RecordingSession {
         let mut written = Vec::new();
         for line in lines {
             let (name, end) = match line {
+                MarkLine::Counter { name, value, unit } => {
+                    if self.failed.is_none() {
+                        let r = self.rec.counter_at(&name, value, &unit, now).map(drop);
+                        self.keep(r);
+                    }
+                    continue;
+                }
                 MarkLine::Start(name) => {
                     self.current = Some(name.clone());
                     (name, false)
@@ -171,11 +192,25 @@ impl RecordingSession {
         written
     }
 
-    /// A `marks-dropped` event when more were dropped since the last one.
+    /// A `marks-dropped` (`counters-dropped`) event when more marks
+    /// (counter values) were dropped since the last one.
     fn tell_dropped(&mut self) {
-        let Some(dropped) = self.marks.as_ref().map(MarkInbox::dropped) else {
+        let Some(inbox) = self.marks.as_ref() else {
             return;
         };
+        let (dropped, counters) = (inbox.dropped(), inbox.counters_dropped());
+        if counters > self.counters_told {
+            self.counters_told = counters;
+            self.event(
+                "counters-dropped",
+                format!(
+                    "{counters} counter values dropped in all: over {} a second",
+                    crate::marks::MAX_COUNTERS_PER_SECOND
+                ),
+                None,
+                None,
+            );
+        }
         if dropped > self.dropped_told {
             self.dropped_told = dropped;
             self.event(

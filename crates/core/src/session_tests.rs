@@ -137,3 +137,35 @@ fn after_the_first_failed_write_nothing_more_is_written() {
     assert!(!text.contains("recording-stop"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn counters_come_through_the_mark_path_with_their_own_allowance() {
+    let dir = tmp("counters");
+    let path = dir.join("t.jsonl");
+    let mut s = session(&path);
+    let ticks = crate::synth::scripted_ticks(1, 500);
+    s.turn(Some(&ticks[0]), Instant::now());
+    let mark_path = s.mark_path().unwrap().to_path_buf();
+    crate::marks::write_mark(&mark_path, "fill").unwrap();
+    let burst: Vec<String> = (0..70)
+        .map(|i| crate::marks::counter_line("pool", f64::from(i), "bytes").unwrap())
+        .collect();
+    crate::marks::write_mark(&mark_path, &burst.join("\n")).unwrap();
+    s.finish_marks(Instant::now());
+    let k = kinds(&path);
+    let counters = k.iter().filter(|k| *k == "counter:pool").count();
+    assert!((1..=50).contains(&counters), "{k:?}");
+    assert!(
+        k.contains(&"mark:fill".to_string()),
+        "the phase is not crowded out: {k:?}"
+    );
+    assert!(k.contains(&"event:counters-dropped".to_string()), "{k:?}");
+    assert!(!k.contains(&"event:marks-dropped".to_string()), "{k:?}");
+    let t = crate::trace::read(&path).unwrap();
+    assert_eq!(t.counters[0].value, 0.0);
+    assert_eq!(t.counters[0].unit, "bytes");
+    let r = crate::report::report(&t, None);
+    assert_eq!(r.counters[0].name, "pool");
+    assert_eq!(r.counters[0].points, counters);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -62,6 +62,7 @@ fn build(
             Record::Flag(f) => trace.flags.push(f),
             Record::Event(e) => trace.events.push(e),
             Record::Mark(m) => trace.marks.push(m),
+            Record::Counter(c) => trace.counters.push(c),
         }
         Ok(())
     })
@@ -127,6 +128,7 @@ fn emit(
                 ..SystemSample::default()
             },
             processes,
+            scope: None,
         };
         let tick = monitor.step(sample);
         sink(Record::Sample(TraceSample {
@@ -491,6 +493,7 @@ pub fn scripted_ticks(n: u64, interval_ms: u64) -> Vec<crate::tick::Tick> {
                 t_ms: i * interval_ms,
                 system,
                 processes,
+                scope: None,
             })
         })
         .collect()

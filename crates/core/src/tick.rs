@@ -28,6 +28,10 @@ pub struct Tick {
     /// Limits whose forecast went under the horizon at this tick (once per
     /// episode: for notifications).
     pub forecast_fired: Vec<Limit>,
+    /// Said once, on the tick where the scope's cgroup files were first
+    /// found unreadable (the host is then the scope).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope_note: Option<String>,
 }
 
 impl Tick {
@@ -61,6 +65,7 @@ impl Tick {
             t_ms: self.sample.t_ms,
             system: self.sample.system,
             processes: kept,
+            scope: self.sample.scope.clone(),
         }
     }
 }

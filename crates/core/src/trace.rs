@@ -145,6 +145,27 @@ pub struct Mark {
     pub end: bool,
 }
 
+/// A named figure at an instant — what the PyTorch allocator holds, a
+/// queue's length — written by `swapsight.counter()` or `swapsight counter`
+/// through the mark path. Added in schema 1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Counter {
+    pub t_ms: u64,
+    pub name: String,
+    pub value: f64,
+    /// What `value` counts (`bytes`, `items`, `%`, …).
+    #[serde(default = "bytes_unit")]
+    pub unit: String,
+}
+
+fn bytes_unit() -> String {
+    "bytes".into()
+}
+
+/// Most counter points a reader keeps; the rest are counted in
+/// [`Trace::counters_dropped`].
+pub const MAX_COUNTERS: usize = 200_000;
+
 /// Most marks a reader keeps; the rest are counted in [`Trace::marks_dropped`].
 pub const MAX_MARKS: usize = 100_000;
 
@@ -157,6 +178,7 @@ pub enum Record {
     Flag(Flag),
     Event(Event),
     Mark(Mark),
+    Counter(Counter),
 }
 
 /// Errors that make a trace unreadable as a whole (one bad line is not one).
@@ -286,6 +308,10 @@ pub struct Trace {
     pub marks: Vec<Mark>,
     /// Marks past [`MAX_MARKS`], counted and not kept.
     pub marks_dropped: usize,
+    /// Counter points, in the order written (at most [`MAX_COUNTERS`]).
+    pub counters: Vec<Counter>,
+    /// Counter points past [`MAX_COUNTERS`], counted and not kept.
+    pub counters_dropped: usize,
     /// The first [`KEPT_PROBLEMS`] malformed lines, skipped.
     pub problems: Vec<LineProblem>,
     /// How many lines were malformed and skipped in all.
@@ -347,6 +373,8 @@ pub fn read_all<R: BufRead>(mut reader: TraceReader<R>) -> Result<Trace, TraceEr
             Record::Flag(f) => trace.flags.push(f),
             Record::Event(e) => trace.events.push(e),
             Record::Mark(m) => marks.push(m),
+            Record::Counter(c) if trace.counters.len() < MAX_COUNTERS => trace.counters.push(c),
+            Record::Counter(_) => trace.counters_dropped += 1,
         }
     }
     (trace.marks, trace.marks_dropped) = (marks.marks, marks.dropped);
@@ -643,6 +671,8 @@ struct SampleLine {
     watched: Vec<u32>,
     #[serde(default)]
     forecast: Option<Forecast>,
+    #[serde(default)]
+    scope: Option<crate::probe::Scope>,
 }
 
 /// The record of a line the writer wrote as a sample (its first field says
@@ -658,6 +688,7 @@ fn fast_sample(text: &[u8]) -> Option<Record> {
             t_ms: line.t_ms,
             system: line.system,
             processes: line.processes,
+            scope: line.scope,
         },
         watched: line.watched,
         forecast: line.forecast,
@@ -784,7 +815,7 @@ fn is_unknown_type(text: &[u8]) -> bool {
     serde_json::from_slice::<Typed>(text).is_ok_and(|t| {
         !matches!(
             t.kind.as_str(),
-            "header" | "sample" | "flag" | "event" | "mark"
+            "header" | "sample" | "flag" | "event" | "mark" | "counter"
         )
     })
 }

@@ -30,6 +30,7 @@ fn sample(t_ms: u64) -> Record {
                 footprint_bytes: 1 << 30,
                 ..Default::default()
             }],
+            scope: None,
         },
         watched: vec![42],
         forecast: None,
@@ -465,4 +466,119 @@ fn a_second_pass_skips_the_line_cut_off_in_the_first() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!((first, second), (1, 1));
+}
+
+#[test]
+fn counters_are_read_checked_and_cleaned() {
+    let counter = |t_ms, name: &str, value, unit: &str| {
+        Record::Counter(Counter {
+            t_ms,
+            name: name.into(),
+            value,
+            unit: unit.into(),
+        })
+    };
+    let mut bytes = write_trace(&[
+        sample(0),
+        counter(
+            10,
+            "mps.driver_allocated",
+            3.0 * (1u64 << 30) as f64,
+            "bytes",
+        ),
+        counter(20, "queue", 2.5, "items"),
+    ]);
+    // No unit: bytes.
+    bytes.extend_from_slice(b"{\"type\":\"counter\",\"t_ms\":30,\"name\":\"q\",\"value\":7}\n");
+    for bad in [
+        r#"{"type":"counter","t_ms":40,"name":"a\u0007b","value":1,"unit":"bytes"}"#,
+        r#"{"type":"counter","t_ms":40,"name":"","value":1,"unit":"bytes"}"#,
+        r#"{"type":"counter","t_ms":40,"name":"x","value":1e300,"unit":"bytes"}"#,
+        r#"{"type":"counter","t_ms":40,"name":"x","value":1,"unit":"by tes"}"#,
+        r#"{"type":"counter","t_ms":40,"name":"x","value":"1","unit":"bytes"}"#,
+    ] {
+        bytes.extend_from_slice(bad.as_bytes());
+        bytes.push(b'\n');
+    }
+    let t = read_bytes(&bytes).unwrap();
+    assert_eq!(t.counters.len(), 3, "{:?}", t.counters);
+    assert_eq!(t.counters[2].unit, "bytes");
+    assert_eq!(t.counters[1].value, 2.5);
+    assert_eq!(t.bad_lines, 5, "{:?}", t.problems);
+    assert!(
+        t.problems[0].detail.contains("counter name"),
+        "{:?}",
+        t.problems
+    );
+    assert!(
+        t.problems[2].detail.contains("out of range"),
+        "{:?}",
+        t.problems
+    );
+    assert!(
+        t.problems[3].detail.contains("counter unit"),
+        "{:?}",
+        t.problems
+    );
+    assert_eq!(t.unknown_records, 0);
+    let line = serde_json::to_vec(&counter(10, "q", 1.0, "items")).unwrap();
+    assert!(!is_unknown_type(&line));
+    assert_eq!(
+        String::from_utf8(line).unwrap(),
+        r#"{"type":"counter","t_ms":10,"name":"q","value":1.0,"unit":"items"}"#
+    );
+}
+
+fn scoped_sample(t_ms: u64) -> Record {
+    let Record::Sample(mut ts) = sample(t_ms) else {
+        unreachable!()
+    };
+    ts.sample.scope = Some(crate::probe::Scope {
+        path: "/swapsight-test-42".into(),
+        version: 1,
+        limit_bytes: 256 << 20,
+        usage_bytes: 250 << 20,
+        swap_bytes: Some(t_ms << 20),
+        events: crate::probe::ScopeEvents {
+            max: Some(3),
+            oom_kill: Some(0),
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    Record::Sample(ts)
+}
+
+#[test]
+fn the_scope_is_written_read_and_checked() {
+    let bytes = write_trace(&[sample(0), scoped_sample(500)]);
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert!(
+        text.contains(
+            r#""scope":{"path":"/swapsight-test-42","version":1,"limit_bytes":268435456"#
+        ),
+        "{text}"
+    );
+    let t = read_bytes(&bytes).unwrap();
+    assert_eq!(t.samples[0].sample.scope, None, "no scope: the host");
+    let scope = t.samples[1].sample.scope.as_ref().unwrap();
+    assert_eq!(scope.swap_bytes, Some(500 << 20));
+    assert_eq!(scope.events.max, Some(3));
+    // Out of range, or a version no kernel has: a malformed line.
+    for (from, to) in [
+        (
+            r#""limit_bytes":268435456"#,
+            r#""limit_bytes":18446744073709551615"#,
+        ),
+        (r#""version":1"#, r#""version":7"#),
+        (r#""oom_kill":0"#, r#""oom_kill":9007199254740993"#),
+    ] {
+        let bad = text.replace(from, to);
+        let t = read_bytes(bad.as_bytes()).unwrap();
+        assert_eq!((t.samples.len(), t.bad_lines), (1, 1), "{to}");
+    }
+    // Text from outside is cleaned.
+    let odd = text.replace("/swapsight-test-42", "/job\\u001b[2J");
+    let t = read_bytes(odd.as_bytes()).unwrap();
+    assert_eq!(t.samples[1].sample.scope.as_ref().unwrap().path, "/job?[2J");
 }

@@ -132,6 +132,20 @@ pub fn format_bytes(bytes: i64) -> String {
     }
 }
 
+/// A limit as people set it: `256 MiB`, `16 GiB` when it is a whole number
+/// of them (a cgroup limit usually is), else as [`format_bytes`].
+pub fn format_limit(bytes: u64) -> String {
+    const MIB_U: u64 = 1 << 20;
+    const GIB_U: u64 = 1 << 30;
+    if bytes >= GIB_U && bytes % GIB_U == 0 {
+        format!("{} GiB", bytes / GIB_U)
+    } else if bytes >= MIB_U && bytes % MIB_U == 0 {
+        format!("{} MiB", bytes / MIB_U)
+    } else {
+        format_bytes(i64::try_from(bytes).unwrap_or(i64::MAX))
+    }
+}
+
 /// The compact form for a menu-bar title: `2.1G`, `640M`.
 pub fn format_bytes_short(bytes: u64) -> String {
     let b = bytes as f64;

@@ -72,3 +72,12 @@ fn a_growth_has_a_sign_only_when_it_changed() {
     );
     assert_eq!(format_growth(0), format_bytes(0));
 }
+
+#[test]
+fn a_limit_is_shown_in_the_unit_it_was_set_in() {
+    assert_eq!(format_limit(256 << 20), "256 MiB");
+    assert_eq!(format_limit(16 << 30), "16 GiB");
+    assert_eq!(format_limit(1536 << 20), "1536 MiB");
+    assert_eq!(format_limit(300_000_000), format_bytes(300_000_000));
+    assert_eq!(format_limit(u64::MAX), format_bytes(i64::MAX));
+}

@@ -1,7 +1,16 @@
 //! Test harness shared by swapsight's test suites (the CLI's and the app's):
 //! temp dirs, the skip-or-fail rule, and real swap — a swap file plus a
-//! memory cgroup (cgroup v1) whose limit is below what a process fills, so
-//! its pages go to swap while its footprint stays low.
+//! memory cgroup whose limit is below what a process fills, so its pages go
+//! to swap while its footprint stays low.
+//!
+//! The cgroup is made where the machine has the memory controller: cgroup v1
+//! (`/sys/fs/cgroup/memory`, `memory.limit_in_bytes`) or cgroup v2 (a child
+//! of the root `/sys/fs/cgroup`, or of a delegated cgroup named by
+//! `SWAPSIGHT_TEST_CGROUP_PARENT`, with `+memory` written to the parent's
+//! `cgroup.subtree_control`, then `memory.max` and `memory.swap.max`;
+//! Documentation/admin-guide/cgroup-v2.rst, "Enabling and Disabling",
+//! "Memory Interface Files"). A v2 parent other than the root must hold no
+//! processes of its own ("no internal process" rule).
 //!
 //! Real-swap tests need root. Outside CI they skip with a note when they
 //! cannot run; with `CI=true` they must run, so a missing capability fails.
@@ -158,43 +167,87 @@ pub struct RealSwap {
     _file_lock: FileLock,
     pub swapfile: PathBuf,
     pub cgroup: PathBuf,
+    /// The cgroup version the cgroup was made in: 1 or 2.
+    pub version: u8,
 }
 
 #[cfg(target_os = "linux")]
-const CGROUP_ROOT: &str = "/sys/fs/cgroup/memory";
+const CGROUP_V1_ROOT: &str = "/sys/fs/cgroup/memory";
+#[cfg(target_os = "linux")]
+const CGROUP_V2_ROOT: &str = "/sys/fs/cgroup";
+/// A delegated v2 cgroup to make the test cgroups in, instead of the root.
+pub const CGROUP_PARENT_ENV: &str = "SWAPSIGHT_TEST_CGROUP_PARENT";
 #[cfg(target_os = "linux")]
 const PREFIX: &str = "swapsight-test";
+
+/// Whether the filler may swap: the real-swap tests let it; an OOM test
+/// takes swap away so its cgroup's limit kills it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CgroupSwap {
+    Allowed,
+    None,
+}
+
+/// Where the machine has the memory controller: the folder to make test
+/// cgroups in and its version, or why there is none.
+#[cfg(target_os = "linux")]
+pub fn memory_cgroup_parent() -> Result<(PathBuf, u8), String> {
+    let v1 = Path::new(CGROUP_V1_ROOT);
+    if v1.join("memory.limit_in_bytes").exists() {
+        return Ok((v1.to_path_buf(), 1));
+    }
+    let parent = std::env::var_os(CGROUP_PARENT_ENV)
+        .map_or_else(|| PathBuf::from(CGROUP_V2_ROOT), PathBuf::from);
+    let controllers = std::fs::read_to_string(parent.join("cgroup.controllers")).map_err(|e| {
+        format!(
+            "no cgroup v1 memory controller at {CGROUP_V1_ROOT}, and no cgroup v2 at {} ({e})",
+            parent.display()
+        )
+    })?;
+    if !controllers.split_whitespace().any(|c| c == "memory") {
+        return Err(format!(
+            "the memory controller is not available in {} (cgroup.controllers: {})",
+            parent.display(),
+            controllers.trim()
+        ));
+    }
+    Ok((parent, 2))
+}
 
 #[cfg(target_os = "linux")]
 impl RealSwap {
     /// `None` (with a note) when this machine cannot run real-swap tests and
     /// we are not in CI; a panic in CI.
     pub fn new(swap_mib: u64, limit_mib: u64) -> Option<RealSwap> {
+        RealSwap::with(swap_mib, limit_mib, CgroupSwap::Allowed)
+    }
+
+    /// [`RealSwap::new`], saying whether the cgroup may swap.
+    pub fn with(swap_mib: u64, limit_mib: u64, swap: CgroupSwap) -> Option<RealSwap> {
         let lock = SWAP_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-        let why_not = if !is_root() {
-            Some("not root")
-        } else if !Path::new(CGROUP_ROOT)
-            .join("memory.limit_in_bytes")
-            .exists()
-        {
-            Some("no cgroup v1 memory controller at /sys/fs/cgroup/memory")
+        let found = if is_root() {
+            memory_cgroup_parent()
         } else {
-            None
+            Err("not root".into())
         };
-        if let Some(why) = why_not {
-            assert!(!in_ci(), "real-swap tests must run in CI, but: {why}");
-            eprintln!("note: real-swap test skipped outside CI: {why}");
-            return None;
-        }
+        let (parent, version) = match found {
+            Ok(found) => found,
+            Err(why) => {
+                assert!(!in_ci(), "real-swap tests must run in CI, but: {why}");
+                eprintln!("note: real-swap test skipped outside CI: {why}");
+                return None;
+            }
+        };
         let file_lock = FileLock::acquire(SWAP_LOCK_FILE);
-        cleanup_stale();
+        cleanup_stale(&parent);
         let swapfile = PathBuf::from(format!("/var/tmp/{PREFIX}-{}.swap", std::process::id()));
-        let cgroup = Path::new(CGROUP_ROOT).join(format!("{PREFIX}-{}", std::process::id()));
+        let cgroup = parent.join(format!("{PREFIX}-{}", std::process::id()));
         let rs = RealSwap {
             _lock: lock,
             _file_lock: file_lock,
             swapfile,
             cgroup,
+            version,
         };
         run_ok(
             "fallocate",
@@ -211,13 +264,56 @@ impl RealSwap {
         .unwrap();
         run_ok("mkswap", &[rs.swapfile.to_str().unwrap()]);
         run_ok("swapon", &[rs.swapfile.to_str().unwrap()]);
+        if version == 2 {
+            // cgroup-v2.rst: a controller is enabled for the children by
+            // writing "+memory" to the parent's cgroup.subtree_control.
+            write_cgroup(&parent.join("cgroup.subtree_control"), "+memory");
+        }
         std::fs::create_dir_all(&rs.cgroup).expect("create memory cgroup");
-        std::fs::write(
-            rs.cgroup.join("memory.limit_in_bytes"),
-            format!("{}", limit_mib * MIB),
-        )
-        .expect("set limit");
+        let limit = (limit_mib * MIB).to_string();
+        match (version, swap) {
+            (1, swap) => {
+                write_cgroup(&rs.cgroup.join("memory.limit_in_bytes"), &limit);
+                if swap == CgroupSwap::None {
+                    // memory+swap no more than memory: nothing may swap.
+                    write_cgroup(&rs.cgroup.join("memory.memsw.limit_in_bytes"), &limit);
+                }
+            }
+            (_, swap) => {
+                write_cgroup(&rs.cgroup.join("memory.max"), &limit);
+                let swap_max = match swap {
+                    CgroupSwap::Allowed => "max",
+                    CgroupSwap::None => "0",
+                };
+                write_cgroup(&rs.cgroup.join("memory.swap.max"), swap_max);
+            }
+        }
         Some(rs)
+    }
+
+    /// The cgroup's path as `/proc/PID/cgroup` shows it (v1: in the memory
+    /// hierarchy; v2: in the unified one).
+    pub fn cgroup_path(&self) -> String {
+        let root = match self.version {
+            1 => CGROUP_V1_ROOT,
+            _ => CGROUP_V2_ROOT,
+        };
+        let rel = self.cgroup.strip_prefix(root).unwrap_or(&self.cgroup);
+        format!("/{}", rel.display())
+    }
+
+    /// Processes of the cgroup killed by its OOM killer so far: v2
+    /// `oom_kill` of `memory.events`, v1 of `memory.oom_control`.
+    pub fn oom_kills(&self) -> u64 {
+        let file = match self.version {
+            1 => "memory.oom_control",
+            _ => "memory.events",
+        };
+        std::fs::read_to_string(self.cgroup.join(file))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("oom_kill ")?.trim().parse().ok())
+            .unwrap_or(0)
     }
 
     /// `sh -c` that joins the cgroup, then execs `args` (same pid).
@@ -289,7 +385,13 @@ fn owner_gone(name: &str) -> bool {
 }
 
 #[cfg(target_os = "linux")]
-fn cleanup_stale() {
+fn write_cgroup(file: &Path, value: &str) {
+    std::fs::write(file, value)
+        .unwrap_or_else(|e| panic!("write {value:?} to {}: {e}", file.display()));
+}
+
+#[cfg(target_os = "linux")]
+fn cleanup_stale(cgroup_parent: &Path) {
     let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
     for line in swaps.lines().skip(1) {
         if let Some(file) = line
@@ -301,7 +403,7 @@ fn cleanup_stale() {
             let _ = std::fs::remove_file(file);
         }
     }
-    if let Ok(dir) = std::fs::read_dir(CGROUP_ROOT) {
+    if let Ok(dir) = std::fs::read_dir(cgroup_parent) {
         for e in dir.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             if name.starts_with(PREFIX) && owner_gone(&name) {
@@ -335,6 +437,45 @@ pub fn skip_unless_ci(test: &str, why_not: Option<String>) -> Option<()> {
             None
         }
     }
+}
+
+/// Where the test browsers are looked for, in order, after `$CHROMIUM`:
+/// Debian's Chromium, then Google Chrome (what GitHub's Ubuntu runners
+/// ship), then Ubuntu's `chromium-browser`.
+pub const BROWSERS: [&str; 4] = [
+    "/usr/bin/chromium",
+    "/usr/bin/google-chrome",
+    "/usr/bin/google-chrome-stable",
+    "/usr/bin/chromium-browser",
+];
+
+/// A Chromium-family browser that runs headless: `$CHROMIUM` when set, else
+/// the first of [`BROWSERS`] that is a real browser. Ubuntu 24.04's
+/// `chromium` and `chromium-browser` packages are transition stubs for a
+/// snap — a shell script that asks for snapd, which does not run on a CI
+/// runner — so a script that mentions `snap` is skipped.
+pub fn browser() -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os("CHROMIUM") {
+        return Ok(PathBuf::from(path));
+    }
+    BROWSERS
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file() && !is_snap_stub(p))
+        .ok_or_else(|| {
+            format!(
+                "no Chromium or Google Chrome at {} (or set CHROMIUM)",
+                BROWSERS.join(", ")
+            )
+        })
+}
+
+/// A launcher script that hands over to a snap, not a browser.
+fn is_snap_stub(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let read = std::fs::File::open(path).and_then(|f| f.take(64 * 1024).read_to_end(&mut head));
+    read.is_ok() && head.starts_with(b"#!") && head.windows(4).any(|w| w == b"snap")
 }
 
 /// The first `name` on PATH.

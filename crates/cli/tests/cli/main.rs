@@ -26,4 +26,6 @@ mod realswap;
 mod record;
 mod recording_flags;
 mod report;
+#[cfg(target_os = "linux")]
+mod scope;
 mod serve;

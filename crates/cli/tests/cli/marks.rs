@@ -405,3 +405,60 @@ fn a_trace_whose_folder_is_deleted_mid_run_is_a_write_error() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("deleted"), "{err}");
 }
+
+#[test]
+fn counters_reach_the_trace_and_the_report_per_phase() {
+    let dir = TempDir::new("counters");
+    let trace = dir.join("t.jsonl");
+    let bin = env!("CARGO_BIN_EXE_swapsight");
+    let out = record_sh(
+        &dir,
+        &trace,
+        &format!(
+            "echo load > \"$SWAPSIGHT_MARK\"; sleep 0.3; \
+             {bin} counter pool 1G; sleep 0.3; echo fill > \"$SWAPSIGHT_MARK\"; sleep 0.3; \
+             {bin} counter pool 3G; {bin} counter queue 2.5 --unit items; sleep 0.3; \
+             printf '#counter 2147483648 bytes pool\\n' > \"$SWAPSIGHT_MARK\"; sleep 0.3"
+        ),
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let r = report_json(&trace);
+    let run = r["counters"].as_array().expect("the run's counters");
+    assert_eq!(run[0]["name"], "pool", "{r:#}");
+    assert_eq!(run[0]["peak"], 3.0 * f64::from(1u32 << 30), "{r:#}");
+    assert_eq!(run[0]["last"], 2.0 * f64::from(1u32 << 30), "{r:#}");
+    assert_eq!(run[1]["unit"], "items", "{r:#}");
+    let phases = r["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2, "{r:#}");
+    assert_eq!(
+        phases[0]["counters"][0]["peak"],
+        f64::from(1u32 << 30),
+        "{r:#}"
+    );
+    assert_eq!(
+        phases[1]["counters"][0]["peak"],
+        3.0 * f64::from(1u32 << 30),
+        "{r:#}"
+    );
+    let text = stdout_of(&swapsight().arg("report").arg(&trace).output().unwrap());
+    assert!(text.contains("pool: peak 3.0 GB, last 2.0 GB"), "{text}");
+    assert!(text.contains("queue: peak 2.50 items"), "{text}");
+}
+
+#[test]
+fn a_bad_counter_gets_one_line_and_a_usage_code() {
+    let dir = TempDir::new("counters-bad");
+    for (args, code, says) in [
+        (&["counter", "x", "abc"][..], 2, "bad value \"abc\""),
+        (&["counter", "x", "1e300"], 2, "a finite number"),
+        (&["counter", "x", "1", "--unit", "a b"], 2, "bad unit"),
+        (&["counter", "   ", "1", "--unit", "items"], 2, "empty"),
+        (&["counter", "x", "1"], 1, "no recording is running"),
+    ] {
+        let out = isolated(&dir).args(args).output().unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}

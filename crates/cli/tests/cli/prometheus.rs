@@ -657,7 +657,7 @@ fn screenshot(prom: &Prometheus, exprs: &[&str], range: &str, png: &Path) {
         })
         .collect();
     let url = format!("http://{}/graph?{}", prom.addr, graphs.join("&"));
-    let out = Command::new("chromium")
+    let out = Command::new(browser().expect("a browser for the screenshot"))
         .args([
             "--headless",
             "--no-sandbox",

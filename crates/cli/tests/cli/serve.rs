@@ -788,9 +788,7 @@ fn browser_ready(e2e: &Path) -> Result<(), String> {
     if !node.status.success() {
         return Err("node does not run".into());
     }
-    if !Path::new(CHROMIUM).exists() {
-        return Err(format!("no Chromium at {CHROMIUM}"));
-    }
+    browser()?;
     if !e2e.join("node_modules/playwright-core").exists() {
         let out = try_output(
             Command::new("npm")
@@ -804,9 +802,6 @@ fn browser_ready(e2e: &Path) -> Result<(), String> {
     }
     Ok(())
 }
-
-#[cfg(target_os = "linux")]
-const CHROMIUM: &str = "/usr/bin/chromium";
 
 #[cfg(target_os = "linux")]
 #[test]
@@ -905,7 +900,7 @@ fn node_test(root: &Path, s: &Serving, envs: &[(&str, &str)]) -> Result<(), Stri
         .args(["--test", "--test-reporter=tap", "tests/e2e/"])
         .current_dir(root)
         .env("SWAPSIGHT_URL", &s.url)
-        .env("CHROMIUM", CHROMIUM)
+        .env("CHROMIUM", browser().expect("checked by browser_ready"))
         .env_remove("SWAPSIGHT_SCREENSHOT")
         .env_remove("SWAPSIGHT_FALSE_FIT_PID")
         .env_remove("SWAPSIGHT_FALSE_FIT_NAME")

@@ -8,9 +8,21 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The binary, judging runs against the host (`SWAPSIGHT_SCOPE=host`): the
+/// real-swap tests put their filler in a memory cgroup to keep its memory
+/// out of its footprint, as a Mac's GPU driver does, and ask what the host
+/// sees. The tests of the scope itself use [`swapsight_in_scope`].
 pub fn swapsight() -> Command {
+    let mut c = swapsight_in_scope();
+    c.env("SWAPSIGHT_SCOPE", "host");
+    c
+}
+
+/// The binary as a user runs it: a run in a memory cgroup is judged against
+/// its limit.
+pub fn swapsight_in_scope() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_swapsight"));
-    c.stdin(Stdio::null());
+    c.stdin(Stdio::null()).env_remove("SWAPSIGHT_SCOPE");
     c
 }
 

@@ -35,6 +35,10 @@ pub(super) struct Blame {
     pub(super) carries_tree: bool,
     /// Its footprint grew by `min_growth_bytes` over the window.
     pub(super) growing: bool,
+    /// The tick is judged against the watched tree's scope (a memory
+    /// cgroup) and this process is not of the tree: the scope's swap and
+    /// limit are not its own, so nothing of it is held against it.
+    pub(super) outside_scope: bool,
 }
 
 impl Blame {
@@ -46,6 +50,7 @@ impl Blame {
         activity: &Activity,
         hidden_bytes: u64,
         raised: State,
+        is_watched: bool,
         tick: &TickFigures,
         cfg: &DetectorConfig,
     ) -> Blame {
@@ -64,6 +69,7 @@ impl Blame {
             out_of_sight: p.outside_footprint_bytes.unwrap_or(0) >= tick.hidden_drop_bytes,
             carries_tree: tick.watched_top == Some(p.pid),
             growing: activity.footprint_delta_bytes >= min_growth,
+            outside_scope: tick.scoped && !is_watched,
         }
     }
 
@@ -84,6 +90,9 @@ impl Blame {
     /// [`DetectorConfig::swap_verdict`]) says which. Not blamed, a drop or
     /// memory out of sight is hidden memory; else it fits.
     pub(super) fn state(&self, swap_verdict: State) -> State {
+        if self.outside_scope {
+            return State::Fits;
+        }
         let blamed = self.readable
             && (self.climbing || self.held)
             && (self.strong() || (self.growing && swap_verdict == State::Overflow));

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::probe::{ProcessSample, SystemSample};
+use crate::probe::{ProcessSample, Sample, SystemSample};
 use crate::units::signed_diff;
 
 /// Memory not explained by footprints: used memory against the sum of the
@@ -35,9 +35,50 @@ pub struct FootprintGap {
     pub compressor_bytes: u64,
 }
 
+/// What one tick is judged against: the host, or the run's scope.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Judged {
+    /// The memory, free memory and swap the run has: the scope's where a
+    /// memory cgroup limits it ([`crate::probe::Scope::as_system`]), else
+    /// the host's.
+    pub system: SystemSample,
+    /// Used memory against the footprints of the processes that live in it.
+    pub gap: FootprintGap,
+}
+
+/// The one rule for what a tick is judged against, which the detector,
+/// `report` and the views share. Without a scope: the host and every
+/// process. With one: the scope's limit is the memory, its usage the used
+/// memory, its swap the swap, and the footprints counted are those of the
+/// processes it holds — the watched tree (`watched`), whose root the scope
+/// was read for, or every process when nothing is watched (swapsight's own
+/// scope: in a container, what it sees is what the container holds).
+pub fn judged(sample: &Sample, watched: &dyn Fn(u32) -> bool, any_watched: bool) -> Judged {
+    match &sample.scope {
+        None => Judged {
+            system: sample.system,
+            gap: footprint_gap(&sample.system, &sample.processes),
+        },
+        Some(scope) => {
+            let system = scope.as_system(&sample.system);
+            let inside = sample
+                .processes
+                .iter()
+                .filter(|p| !any_watched || watched(p.pid));
+            Judged {
+                system,
+                gap: footprint_gap(&system, inside),
+            }
+        }
+    }
+}
+
 /// The footprint gap of one tick. Pure, so the UI, report and detector show
 /// the same figure.
-pub fn footprint_gap(system: &SystemSample, processes: &[ProcessSample]) -> FootprintGap {
+pub fn footprint_gap<'a>(
+    system: &SystemSample,
+    processes: impl IntoIterator<Item = &'a ProcessSample>,
+) -> FootprintGap {
     let mut gap = FootprintGap {
         used_bytes: system.used_bytes(),
         wired_bytes: system.wired_bytes,

@@ -5,6 +5,7 @@
 //! ([`crate::compare::align`]) and the phases are labelled along the top,
 //! so that "decode" lines up with "decode" however long each run took.
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::RGBColor;
 
@@ -134,64 +135,10 @@ fn draw<DB: DrawingBackend>(
         (true, Some(t)) => t.boundaries.clone(),
         _ => Vec::new(),
     };
-    let runs: Vec<Run> = traces
-        .iter()
-        .zip(&cmp.runs)
-        .enumerate()
-        .map(|(i, (t, row))| {
-            let own: &[f64] = if reference.is_empty() {
-                &[]
-            } else {
-                &t.boundaries
-            };
-            let x = |secs: f64| align(secs, own, &reference);
-            Run {
-                label: one_line(&row.label),
-                colour: PALETTE[i % PALETTE.len()],
-                footprint: t.footprint.iter().map(|&(s, b)| (x(s), b / GB)).collect(),
-                growth: t.growth.iter().map(|&(s, b)| (x(s), b / GB)).collect(),
-            }
-        })
-        .collect();
-    let all = runs
-        .iter()
-        .flat_map(|r| r.footprint.iter().chain(&r.growth));
-    let (mut x_min, mut x_max, mut y_min, mut y_max) = (0.0f64, 1.0f64, 0.0f64, 0.1f64);
-    for &(x, y) in all {
-        x_min = x_min.min(x);
-        x_max = x_max.max(x);
-        y_min = y_min.min(y);
-        y_max = y_max.max(y);
-    }
-    // Headroom for the phase labels and the legend above the lines.
-    let y_max = nice_ceiling(y_max * 1.3);
-    let y_min = if y_min < 0.0 {
-        -nice_ceiling(-y_min * 1.1)
-    } else {
-        0.0
-    };
-    let verdicts: Vec<String> = cmp
-        .runs
-        .iter()
-        .map(|r| format!("{}: {}", one_line(&r.label), r.verdict.label()))
-        .collect();
+    let runs = aligned_runs(traces, cmp, &reference);
+    let (x_min, x_max, y_min, y_max) = bounds(&runs);
     let (top, body) = root.split_vertically(70);
-    top.draw(&Text::new(
-        format!("swapsight compare — {} runs", cmp.runs.len()),
-        (16, 10),
-        (FAMILY, 24).into_font().style(FontStyle::Bold).color(&INK),
-    ))
-    .map_err(draw_err)?;
-    let mut sub = verdicts.join(" · ");
-    if cmp.hosts_differ {
-        sub.push_str("  (different hosts)");
-    }
-    top.draw(&Text::new(
-        sub,
-        (16, 42),
-        (FAMILY, 15).into_font().color(&MUTED),
-    ))
-    .map_err(draw_err)?;
+    draw_heading(&top, cmp)?;
     let x_desc = if reference.is_empty() {
         "time from each run's start (s)".to_string()
     } else {
@@ -220,31 +167,8 @@ fn draw<DB: DrawingBackend>(
         .light_line_style(TRANSPARENT)
         .draw()
         .map_err(draw_err)?;
-    // Phase boundaries (the first run's), labelled at the top.
-    if !reference.is_empty() {
-        let names = &cmp.runs[0].phases;
-        for (i, name) in names.iter().enumerate() {
-            let (a, b) = (reference[2 * i], reference[2 * i + 1]);
-            let shade = if i % 2 == 0 {
-                RGBColor(120, 120, 200).mix(0.08)
-            } else {
-                RGBColor(120, 120, 200).mix(0.16)
-            };
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(a, y_min), (b, y_max)],
-                    shade.filled(),
-                )))
-                .map_err(draw_err)?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    format!(" {}", one_line(name)),
-                    (a, y_max - (y_max - y_min) * 0.01),
-                    (FAMILY, 14).into_font().color(&MUTED),
-                )))
-                .map_err(draw_err)?;
-        }
-    }
+    let names = cmp.runs.first().map_or(&[][..], |r| &r.phases[..]);
+    draw_phases(&mut chart, &reference, names, (y_min, y_max))?;
     for r in &runs {
         let c = r.colour;
         chart
@@ -272,6 +196,114 @@ fn draw<DB: DrawingBackend>(
         .label_font((FAMILY, 14).into_font().color(&INK))
         .draw()
         .map_err(draw_err)?;
+    Ok(())
+}
+
+/// Each run's lines in GB, its time stretched phase by phase onto the
+/// `reference` boundaries (the first run's) when the runs share phases.
+fn aligned_runs(traces: &[RunSeries], cmp: &Comparison, reference: &[f64]) -> Vec<Run> {
+    traces
+        .iter()
+        .zip(&cmp.runs)
+        .enumerate()
+        .map(|(i, (t, row))| {
+            let own: &[f64] = if reference.is_empty() {
+                &[]
+            } else {
+                &t.boundaries
+            };
+            let x = |secs: f64| align(secs, own, reference);
+            Run {
+                label: one_line(&row.label),
+                colour: PALETTE[i % PALETTE.len()],
+                footprint: t.footprint.iter().map(|&(s, b)| (x(s), b / GB)).collect(),
+                growth: t.growth.iter().map(|&(s, b)| (x(s), b / GB)).collect(),
+            }
+        })
+        .collect()
+}
+
+/// The axes' ranges: every point, from 0, with headroom above for the
+/// phase labels and the legend.
+fn bounds(runs: &[Run]) -> (f64, f64, f64, f64) {
+    let all = runs
+        .iter()
+        .flat_map(|r| r.footprint.iter().chain(&r.growth));
+    let (mut x_min, mut x_max, mut y_min, mut y_max) = (0.0f64, 1.0f64, 0.0f64, 0.1f64);
+    for &(x, y) in all {
+        x_min = x_min.min(x);
+        x_max = x_max.max(x);
+        y_min = y_min.min(y);
+        y_max = y_max.max(y);
+    }
+    let y_max = nice_ceiling(y_max * 1.3);
+    let y_min = if y_min < 0.0 {
+        -nice_ceiling(-y_min * 1.1)
+    } else {
+        0.0
+    };
+    (x_min, x_max, y_min, y_max)
+}
+
+/// The title and each run's verdict.
+fn draw_heading<DB: DrawingBackend>(
+    top: &DrawingArea<DB, plotters::coord::Shift>,
+    cmp: &Comparison,
+) -> Result<(), ExportError> {
+    top.draw(&Text::new(
+        format!("swapsight compare — {} runs", cmp.runs.len()),
+        (16, 10),
+        (FAMILY, 24).into_font().style(FontStyle::Bold).color(&INK),
+    ))
+    .map_err(draw_err)?;
+    let verdicts: Vec<String> = cmp
+        .runs
+        .iter()
+        .map(|r| format!("{}: {}", one_line(&r.label), r.verdict.label()))
+        .collect();
+    let mut sub = verdicts.join(" · ");
+    if cmp.hosts_differ {
+        sub.push_str("  (different hosts)");
+    }
+    top.draw(&Text::new(
+        sub,
+        (16, 42),
+        (FAMILY, 15).into_font().color(&MUTED),
+    ))
+    .map_err(draw_err)?;
+    Ok(())
+}
+
+/// The reference run's phases as shaded bands, named at the top.
+fn draw_phases<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    reference: &[f64],
+    names: &[String],
+    (y_min, y_max): (f64, f64),
+) -> Result<(), ExportError> {
+    for (i, name) in names.iter().enumerate() {
+        let (Some(&a), Some(&b)) = (reference.get(2 * i), reference.get(2 * i + 1)) else {
+            break;
+        };
+        let shade = if i % 2 == 0 {
+            RGBColor(120, 120, 200).mix(0.08)
+        } else {
+            RGBColor(120, 120, 200).mix(0.16)
+        };
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(a, y_min), (b, y_max)],
+                shade.filled(),
+            )))
+            .map_err(draw_err)?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                format!(" {}", one_line(name)),
+                (a, y_max - (y_max - y_min) * 0.01),
+                (FAMILY, 14).into_font().color(&MUTED),
+            )))
+            .map_err(draw_err)?;
+    }
     Ok(())
 }
 

@@ -11,7 +11,7 @@ use super::{ExportError, NextSample, Skeleton, StateTimeline};
 use crate::units::signed_diff;
 
 /// The header row, in order. Documented in `docs/exports.md`.
-pub const COLUMNS: [&str; 18] = [
+pub const COLUMNS: [&str; 21] = [
     "time_s",
     "unix_time_ms",
     "phys_bytes",
@@ -30,7 +30,13 @@ pub const COLUMNS: [&str; 18] = [
     "pageins_per_s",
     "swap_bytes",
     "phase",
+    "scope_limit_bytes",
+    "scope_usage_bytes",
+    "scope_swap_bytes",
 ];
+
+/// The scope's columns, last of a row; empty without a scope.
+const SCOPE_COLUMNS: usize = 3;
 
 /// Writes `trace` as CSV.
 /// Writes the rows of a trace given as its [`Skeleton`] (a first pass) and
@@ -48,7 +54,13 @@ pub fn write(
         ::csv::ErrorKind::Io(e) => ExportError::io("csv")(e),
         other => ExportError::io("csv")(std::io::Error::other(format!("{other:?}"))),
     };
-    w.write_record(COLUMNS).map_err(fail)?;
+    let mut counters = CounterColumns::new(&trace.counters);
+    let header: Vec<String> = COLUMNS
+        .iter()
+        .map(|c| (*c).to_string())
+        .chain(counters.header())
+        .collect();
+    w.write_record(&header).map_err(fail)?;
     let start_unix_ms = trace.header.as_ref().map_or(0, |h| h.start_unix_ms);
     let first_swap = trace.first.map_or(0, |(_, swap)| swap);
     let states = StateTimeline::from_flags(&trace.flags);
@@ -70,11 +82,23 @@ pub fn write(
         ];
         let phase = crate::phases::phase_at(&phases, s.t_ms).map_or("", |p| p.name.as_str());
         let phase = text_cell(phase);
+        counters.advance(s.t_ms);
+        let figure = |v: Option<u64>| v.map(|b| b.to_string()).unwrap_or_default();
+        let scope: [String; SCOPE_COLUMNS] = match &s.scope {
+            Some(sc) => [
+                sc.limit_bytes.to_string(),
+                sc.usage_bytes.to_string(),
+                figure(sc.swap_bytes),
+            ],
+            None => Default::default(),
+        };
         if s.processes.is_empty() {
             row.clear();
             row.extend(system.iter().cloned());
-            row.resize(COLUMNS.len() - 1, String::new());
+            row.resize(COLUMNS.len() - 1 - SCOPE_COLUMNS, String::new());
             row.push(phase.to_string());
+            row.extend(scope.iter().cloned());
+            row.extend(counters.cells());
             w.write_record(&row).map_err(fail)?;
             continue;
         }
@@ -96,12 +120,75 @@ pub fn write(
             row.push(p.footprint_bytes.to_string());
             row.push(p.pageins.to_string());
             row.push(rate);
-            row.push(p.swap_bytes.map(|b| b.to_string()).unwrap_or_default());
+            row.push(figure(p.swap_bytes));
             row.push(phase.to_string());
+            row.extend(scope.iter().cloned());
+            row.extend(counters.cells());
             w.write_record(&row).map_err(fail)?;
         }
     }
     w.flush().map_err(io)
+}
+
+/// A column per counter the trace holds (the first
+/// [`crate::report::counters::MAX_NAMES`] names, in the order first
+/// written), after the fixed ones: `counter:NAME:UNIT`, holding on each row
+/// the counter's last value at or before the sample (empty before its
+/// first). Without counters, no column.
+struct CounterColumns<'a> {
+    names: Vec<(&'a str, &'a str)>,
+    /// (t_ms, column, value), in time order.
+    points: Vec<(u64, usize, f64)>,
+    next: usize,
+    now: Vec<Option<f64>>,
+}
+
+impl<'a> CounterColumns<'a> {
+    fn new(counters: &'a [crate::trace::Counter]) -> Self {
+        let mut names: Vec<(&str, &str)> = Vec::new();
+        let mut points = Vec::with_capacity(counters.len());
+        for c in counters {
+            let column = match names.iter().position(|(n, _)| *n == c.name) {
+                Some(i) => i,
+                None if names.len() < crate::report::counters::MAX_NAMES => {
+                    names.push((&c.name, &c.unit));
+                    names.len() - 1
+                }
+                None => continue,
+            };
+            points.push((c.t_ms, column, c.value));
+        }
+        points.sort_by_key(|p| p.0);
+        CounterColumns {
+            now: vec![None; names.len()],
+            names,
+            points,
+            next: 0,
+        }
+    }
+
+    fn header(&self) -> impl Iterator<Item = String> + '_ {
+        self.names
+            .iter()
+            .map(|(name, unit)| format!("counter:{name}:{unit}"))
+    }
+
+    /// Takes the values written up to `t_ms`.
+    fn advance(&mut self, t_ms: u64) {
+        while let Some(&(t, column, value)) = self.points.get(self.next) {
+            if t > t_ms {
+                break;
+            }
+            self.now[column] = Some(value);
+            self.next += 1;
+        }
+    }
+
+    fn cells(&self) -> impl Iterator<Item = String> + '_ {
+        self.now
+            .iter()
+            .map(|v| v.map(|v| decimal(v, 3)).unwrap_or_default())
+    }
 }
 
 /// A text cell from outside (a process name, a phase, a run's label or

@@ -59,6 +59,11 @@ fn export_csv_quotes_awkward_names_and_keeps_empty_samples() {
                 ..Default::default()
             },
             processes: vec![],
+            scope: Some(crate::probe::Scope {
+                limit_bytes: 256 << 20,
+                usage_bytes: 200 << 20,
+                ..Default::default()
+            }),
         },
         watched: vec![],
         forecast: None,
@@ -82,6 +87,13 @@ fn export_csv_quotes_awkward_names_and_keeps_empty_samples() {
     assert_eq!(&empty[0], "1.5");
     assert_eq!(&empty[8], "");
     assert_eq!(empty.len(), COLUMNS.len());
+    // The scope's columns: its figures where the sample has one, else empty.
+    let at = |name: &str| COLUMNS.iter().position(|c| *c == name).unwrap();
+    assert_eq!(&empty[at("scope_limit_bytes")], "268435456");
+    assert_eq!(&empty[at("scope_usage_bytes")], "209715200");
+    assert_eq!(&empty[at("scope_swap_bytes")], "", "not accounted");
+    assert_eq!(&empty[at("phase")], "");
+    assert_eq!(&vm[at("scope_limit_bytes")], "");
 }
 
 #[test]
@@ -167,4 +179,47 @@ fn text_cells_that_start_a_formula_get_a_quote() {
     for s in ["python", "", "1-1", "a=b", " =x", "'=x"] {
         assert!(matches!(text_cell(s), Cow::Borrowed(b) if b == s), "{s}");
     }
+}
+
+#[test]
+fn each_counter_is_a_column_holding_its_last_value() {
+    let mut t = synth::seed_offload();
+    let t0 = t.samples[0].sample.t_ms;
+    let t1 = t.samples[1].sample.t_ms;
+    let point = |t_ms, name: &str, value, unit: &str| crate::trace::Counter {
+        t_ms,
+        name: name.into(),
+        value,
+        unit: unit.into(),
+    };
+    // Out of order on purpose; "=cmd" cannot start a cell as a formula.
+    t.counters = vec![
+        point(t1, "pool", 3e9, "bytes"),
+        point(t0, "pool", 1e9, "bytes"),
+        point(t1, "=cmd", 2.5, "items"),
+    ];
+    let text = csv_of(&t);
+    let mut r = ::csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header[..COLUMNS.len()], COLUMNS);
+    assert_eq!(
+        header[COLUMNS.len()..],
+        ["counter:pool:bytes", "counter:=cmd:items"]
+    );
+    let rows: Vec<::csv::StringRecord> = r.records().map(|r| r.unwrap()).collect();
+    let at = |t_s: u64| {
+        rows.iter()
+            .find(|r| r[0] == *(t_s as f64 / 1000.0).to_string())
+            .unwrap()
+            .clone()
+    };
+    let first = at(t0);
+    assert_eq!(&first[COLUMNS.len()], "1000000000");
+    assert_eq!(&first[COLUMNS.len() + 1], "", "no value before the first");
+    let second = at(t1);
+    assert_eq!(&second[COLUMNS.len()], "3000000000");
+    assert_eq!(&second[COLUMNS.len() + 1], "2.5");
+    // Without counters, the columns are as they were.
+    let plain = csv_of(&synth::seed_offload());
+    assert_eq!(plain.lines().next().unwrap(), COLUMNS.join(","));
 }

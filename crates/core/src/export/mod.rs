@@ -70,6 +70,10 @@ pub struct Skeleton {
     pub flags: Vec<crate::detect::Flag>,
     pub events: Vec<crate::trace::Event>,
     pub marks: crate::trace::MarkList,
+    /// Counter values, the first [`crate::trace::MAX_COUNTERS`] (the rest
+    /// are counted in `counters_dropped`).
+    pub counters: Vec<crate::trace::Counter>,
+    pub counters_dropped: usize,
     /// Time and swap in use at the first sample.
     pub first: Option<(u64, u64)>,
     pub last_ms: u64,
@@ -92,6 +96,8 @@ impl Skeleton {
                 marks: trace.marks.clone(),
                 dropped: trace.marks_dropped,
             },
+            counters: trace.counters.clone(),
+            counters_dropped: trace.counters_dropped,
             ..Skeleton::default()
         };
         for s in &trace.samples {
@@ -109,6 +115,10 @@ impl Skeleton {
             Record::Flag(f) => self.flags.push(f),
             Record::Event(e) => self.events.push(e),
             Record::Mark(m) => self.marks.push(m),
+            Record::Counter(c) if self.counters.len() < crate::trace::MAX_COUNTERS => {
+                self.counters.push(c);
+            }
+            Record::Counter(_) => self.counters_dropped += 1,
         }
     }
 

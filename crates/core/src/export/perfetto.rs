@@ -229,6 +229,25 @@ fn write_inner<'a>(
             "bytes",
             sys.compressed_bytes.into(),
         )?;
+        if let Some(scope) = &s.scope {
+            o.counter(
+                "scope limit",
+                t,
+                SYSTEM_PID,
+                "bytes",
+                scope.limit_bytes.into(),
+            )?;
+            o.counter(
+                "scope usage",
+                t,
+                SYSTEM_PID,
+                "bytes",
+                scope.usage_bytes.into(),
+            )?;
+            if let Some(swap) = scope.swap_bytes {
+                o.counter("scope swap", t, SYSTEM_PID, "bytes", swap.into())?;
+            }
+        }
         for p in &s.processes {
             if p.pid == SYSTEM_PID {
                 continue;
@@ -253,6 +272,7 @@ fn write_inner<'a>(
         event(&mut o, e, us(e.t_ms).max(last_ts))?;
     }
     phases(&mut o, trace, &us)?;
+    counters(&mut o, trace, &us)?;
     let mut w = o.w;
     w.write_all(b"\n]}\n")?;
     w.flush()
@@ -333,6 +353,23 @@ fn phases<W: Write>(
             s: None,
             args: json!({ "phase": p.name }),
         })?;
+    }
+    Ok(())
+}
+
+/// Each counter of the trace as a counter track of the system pid, named
+/// `counter NAME` (Perfetto adds the unit), its values in time order.
+fn counters<W: Write>(
+    o: &mut Out<W>,
+    trace: &Skeleton,
+    us: &impl Fn(u64) -> u64,
+) -> std::io::Result<()> {
+    let mut sorted: Vec<&crate::trace::Counter> = trace.counters.iter().collect();
+    sorted.sort_by_key(|c| c.t_ms);
+    for c in sorted {
+        let name = format!("counter {}", c.name);
+        let value = serde_json::Number::from_f64(c.value).map_or(Value::Null, Value::Number);
+        o.counter(&name, us(c.t_ms), SYSTEM_PID, &c.unit, value)?;
     }
     Ok(())
 }

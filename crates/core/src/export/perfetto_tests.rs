@@ -160,6 +160,32 @@ fn export_perfetto_measured_swap_is_its_own_track() {
 }
 
 #[test]
+fn export_perfetto_the_scope_is_three_system_tracks() {
+    let mut t = synth::seed_staged();
+    t.samples.truncate(3);
+    t.samples[1].sample.scope = Some(crate::probe::Scope {
+        limit_bytes: 256 << 20,
+        usage_bytes: 200 << 20,
+        swap_bytes: Some(64 << 20),
+        ..Default::default()
+    });
+    let v = export(&t);
+    let on = |name: &str| -> Vec<Value> {
+        v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["name"] == name && e["pid"] == 0)
+            .cloned()
+            .collect()
+    };
+    assert_eq!(on("scope limit").len(), 1, "only the sample that has one");
+    assert_eq!(on("scope limit")[0]["args"]["bytes"], 256 << 20);
+    assert_eq!(on("scope usage")[0]["args"]["bytes"], 200 << 20);
+    assert_eq!(on("scope swap")[0]["args"]["bytes"], 64 << 20);
+}
+
+#[test]
 fn phases_are_slices_on_a_phases_track() {
     let mut t = synth::seed_offload();
     t.marks = vec![
@@ -207,4 +233,36 @@ fn phases_are_slices_on_a_phases_track() {
         .unwrap()
         .iter()
         .any(|e| e["ph"] == "X" || e["tid"] == PHASES_TID));
+}
+
+#[test]
+fn counters_are_counter_tracks_in_time_order() {
+    let mut t = synth::seed_offload();
+    let point = |t_ms, value| crate::trace::Counter {
+        t_ms,
+        name: "torch.mps.driver_allocated".into(),
+        value,
+        unit: "bytes".into(),
+    };
+    // Written out of order: exported in time order.
+    t.counters = vec![point(2000, 3e9), point(1000, 1e9)];
+    let v = export(&t);
+    let track: Vec<(u64, f64)> = v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "C" && e["name"] == "counter torch.mps.driver_allocated")
+        .map(|e| {
+            (
+                e["ts"].as_u64().unwrap(),
+                e["args"]["bytes"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let t0 = t.samples[0].sample.t_ms;
+    assert_eq!(
+        track,
+        [((1000 - t0) * 1000, 1e9), ((2000 - t0) * 1000, 3e9)],
+        "{v:#}"
+    );
 }

@@ -432,6 +432,25 @@ fn draw<DB: DrawingBackend>(
         }
     }
 
+    // The scope's limit: the memory the run had, a line across.
+    if let Some((y, words)) = &data.limit {
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(0.0, *y), (x_max, *y)],
+                px(10.0) as u32,
+                px(6.0) as u32,
+                INK.stroke_width(px(2.0) as u32),
+            ))
+            .map_err(draw_err)?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                format!(" {words}"),
+                (0.0, *y + (y_max - y_min) * 0.035),
+                (FAMILY, px(14.0)).into_font().color(&INK),
+            )))
+            .map_err(draw_err)?;
+    }
+
     draw_legend(&bottom, &entries, &rows, &legend_font, w, &px)?;
     Ok(())
 }

@@ -145,6 +145,9 @@ pub fn render(snap: &Snapshot<'_>, max_processes: usize) -> String {
         let _ = writeln!(out, "{name} {}", number(value));
     }
     pressure(&mut out, snap);
+    if let Some(scope) = &snap.sample.scope {
+        scope_series(&mut out, scope);
+    }
 
     let procs = pick(snap, max_processes);
     let labels: Vec<String> = procs
@@ -266,6 +269,41 @@ fn pressure(out: &mut String, snap: &Snapshot<'_>) {
                 limit.as_str(),
                 number(secs)
             );
+        }
+    }
+}
+
+/// Longest `scope` label value: a cgroup path, cut at a character boundary.
+pub const SCOPE_LABEL_MAX_CHARS: usize = 128;
+
+/// The run's scope (one memory cgroup, so one series per family: the
+/// `scope` label is bounded by construction, and its value by
+/// [`SCOPE_LABEL_MAX_CHARS`]).
+fn scope_series(out: &mut String, scope: &crate::probe::Scope) {
+    let mut path: String = scope.path.chars().take(SCOPE_LABEL_MAX_CHARS).collect();
+    if scope.path.chars().count() > SCOPE_LABEL_MAX_CHARS {
+        path.pop();
+        path.push('…');
+    }
+    let l = format!(
+        "scope=\"{}\",version=\"{}\"",
+        escape_label(&path),
+        scope.version
+    );
+    let e = &scope.events;
+    let series: [(&str, &str, &str, Option<u64>); 7] = [
+        ("swapsight_scope_limit_bytes", "gauge", "Memory limit of the run's scope, the memory cgroup it is judged against (v2 memory.max, else memory.high; v1 memory.limit_in_bytes).", Some(scope.limit_bytes)),
+        ("swapsight_scope_usage_bytes", "gauge", "Memory charged to the scope (v2 memory.current, v1 memory.usage_in_bytes).", Some(scope.usage_bytes)),
+        ("swapsight_scope_swap_bytes", "gauge", "Swap of the scope (v2 memory.swap.current, v1 total_swap of memory.stat).", scope.swap_bytes),
+        ("swapsight_scope_swap_limit_bytes", "gauge", "The scope's own swap limit (v2 memory.swap.max; v1 memsw limit less the memory limit).", scope.swap_limit_bytes),
+        ("swapsight_scope_high_bytes", "gauge", "The scope's memory.high throttle (v2).", scope.high_bytes),
+        ("swapsight_scope_limit_hits_total", "counter", "Times the scope's usage hit its limit (v2 memory.events max, v1 memory.failcnt).", e.max),
+        ("swapsight_scope_oom_kills_total", "counter", "Processes of the scope killed by an OOM killer (oom_kill of v2 memory.events, v1 memory.oom_control).", e.oom_kill),
+    ];
+    for (name, kind, help, value) in series {
+        if let Some(v) = value {
+            family(out, name, kind, help);
+            let _ = writeln!(out, "{name}{{{l}}} {v}");
         }
     }
 }

@@ -278,3 +278,46 @@ fn no_pressure_and_no_forecast_export_nothing_that_reads_as_calm() {
         assert!(!text.contains(absent), "{absent} in\n{text}");
     }
 }
+
+#[test]
+fn export_prometheus_shows_the_scope_with_one_bounded_label() {
+    let mut t = synth::seed_offload();
+    let long = format!("/kubepods/{}\"\n", "x".repeat(300));
+    t.samples.last_mut().unwrap().sample.scope = Some(crate::probe::Scope {
+        path: long,
+        version: 2,
+        limit_bytes: 16 << 30,
+        usage_bytes: 15 << 30,
+        swap_bytes: Some(3 << 30),
+        events: crate::probe::ScopeEvents {
+            max: Some(12),
+            oom_kill: Some(1),
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    let text = render(&Snapshot::from_trace(&t).unwrap(), DEFAULT_MAX_PROCESSES);
+    let scrape = parse(&text);
+    let series: Vec<_> = scrape
+        .samples
+        .iter()
+        .filter(|s| s.metric.starts_with("swapsight_scope_"))
+        .collect();
+    // limit, usage, swap, limit hits, OOM kills: one series each.
+    assert_eq!(series.len(), 5, "{text}");
+    let label = series[0].labels.get("scope").unwrap();
+    assert!(label.chars().count() <= SCOPE_LABEL_MAX_CHARS, "{label}");
+    assert!(label.ends_with('…'));
+    assert_eq!(
+        value(&scrape, "swapsight_scope_limit_bytes", &[("version", "2")]),
+        Some((16u64 << 30) as f64)
+    );
+    assert_eq!(
+        value(&scrape, "swapsight_scope_oom_kills_total", &[]),
+        Some(1.0)
+    );
+    // No scope, no series.
+    let t = synth::seed_offload();
+    let text = render(&Snapshot::from_trace(&t).unwrap(), DEFAULT_MAX_PROCESSES);
+    assert!(!text.contains("swapsight_scope_"), "{text}");
+}

@@ -81,6 +81,10 @@ pub struct Snapshot {
     pub phases: Vec<crate::phases::Phase>,
     /// Time to trouble now (each limit absent when not at this rate).
     pub forecast: Forecast,
+    /// The scope of the pinned (or watched) tree, or of swapsight itself,
+    /// when a memory cgroup limits it: what the detector judges against.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<crate::probe::Scope>,
 }
 
 /// One point of the chart history.

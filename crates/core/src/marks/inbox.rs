@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use super::registry::{self, RuntimeDir};
-use super::{split_lines, MarkLine, RateLimit, MAX_PER_SECOND, MAX_READ_BYTES};
+use super::{
+    split_lines, MarkLine, RateLimit, MAX_COUNTERS_PER_SECOND, MAX_PER_SECOND, MAX_READ_BYTES,
+};
 
 /// How often the reader looks for new marks: with the recorder's own
 /// 100 ms turn, a mark is in the trace within 150 ms of its write.
@@ -42,6 +44,8 @@ struct Counts {
     cut: AtomicU64,
     /// Mark paths that were not a regular file (a FIFO, a link, a folder).
     refused: AtomicU64,
+    /// Counter lines over their own rate limit (or the queue).
+    counters_dropped: AtomicU64,
 }
 
 /// One look at the mark file: the synchronous part, on the reader thread.
@@ -52,6 +56,7 @@ pub(crate) struct Looker {
     previous: Option<File>,
     generation: u64,
     limit: RateLimit,
+    counter_limit: RateLimit,
     counts: Arc<Counts>,
 }
 
@@ -78,10 +83,16 @@ impl Looker {
         let now = Instant::now();
         let mut out = Vec::new();
         for line in split_lines(&bytes) {
-            if self.limit.allow(now) {
+            let (limit, dropped) = match line {
+                MarkLine::Counter { .. } => {
+                    (&mut self.counter_limit, &self.counts.counters_dropped)
+                }
+                _ => (&mut self.limit, &self.counts.dropped),
+            };
+            if limit.allow(now) {
                 out.push(line);
             } else {
-                self.counts.dropped.fetch_add(1, Ordering::Relaxed);
+                dropped.fetch_add(1, Ordering::Relaxed);
             }
         }
         out
@@ -151,8 +162,22 @@ impl MarkInbox {
     pub fn create_in(base: &RuntimeDir, trace: &Path) -> std::io::Result<MarkInbox> {
         registry::remove_stale(base);
         let pid = std::process::id();
-        let name = format!("rec-{pid}-{}", crate::units::unix_now_ms());
-        rustix::fs::mkdirat(&base.fd, name.as_str(), Mode::from_raw_mode(0o700))?;
+        // Two recordings of one process may start in the same millisecond
+        // (the app's and a test's): the later one takes the next free one.
+        let now = crate::units::unix_now_ms();
+        let mut made = None;
+        for ms in now..now.saturating_add(64) {
+            let name = format!("rec-{pid}-{ms}");
+            match rustix::fs::mkdirat(&base.fd, name.as_str(), Mode::from_raw_mode(0o700)) {
+                Err(rustix::io::Errno::EXIST) => continue,
+                other => {
+                    other?;
+                    made = Some(name);
+                    break;
+                }
+            }
+        }
+        let name = made.ok_or_else(|| std::io::Error::from(std::io::ErrorKind::AlreadyExists))?;
         let dir = rustix::fs::openat(
             &base.fd,
             name.as_str(),
@@ -170,6 +195,7 @@ impl MarkInbox {
             previous: None,
             generation: 0,
             limit: RateLimit::new(MAX_PER_SECOND),
+            counter_limit: RateLimit::new(MAX_COUNTERS_PER_SECOND),
             counts: counts.clone(),
         };
         let (line_tx, lines) = mpsc::sync_channel(QUEUE);
@@ -201,6 +227,12 @@ impl MarkInbox {
         self.counts.dropped.load(Ordering::Relaxed)
             + self.counts.cut.load(Ordering::Relaxed)
             + self.counts.refused.load(Ordering::Relaxed)
+    }
+
+    /// Counter values dropped so far: over their rate limit, or while the
+    /// queue was full.
+    pub fn counters_dropped(&self) -> u64 {
+        self.counts.counters_dropped.load(Ordering::Relaxed)
     }
 
     /// The marks the reader took since the last call; never blocks.
@@ -243,8 +275,13 @@ fn read_marks(
             Err(RecvTimeoutError::Timeout)
         );
         for line in looker.look() {
+            let counts = &looker.counts;
+            let dropped = match line {
+                MarkLine::Counter { .. } => &counts.counters_dropped,
+                _ => &counts.dropped,
+            };
             if let Err(TrySendError::Full(_)) = lines.try_send(line) {
-                looker.counts.dropped.fetch_add(1, Ordering::Relaxed);
+                dropped.fetch_add(1, Ordering::Relaxed);
             }
         }
         if last {

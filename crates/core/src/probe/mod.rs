@@ -60,6 +60,14 @@ pub trait Probe {
     fn pressure_absent(&self) -> Option<String> {
         None
     }
+
+    /// The [`Scope`] of `pid`: the innermost memory cgroup holding it with a
+    /// limit below the host's memory. `Ok(None)`: the host is the scope (no
+    /// limit, or an OS without cgroups). `Err`: the cgroup files cannot be
+    /// read; the caller judges against the host and says so once.
+    fn scope(&mut self, _pid: u32) -> Result<Option<Scope>, ProbeError> {
+        Ok(None)
+    }
 }
 
 /// The user a process belongs to, from its real, effective and saved uids:
@@ -315,6 +323,110 @@ fn is_true(b: &bool) -> bool {
     *b
 }
 
+/// The scope of a run: the innermost memory cgroup (a container, a Slurm
+/// job, a systemd slice) whose limit holds the watched tree — or swapsight
+/// itself when nothing is watched. Its limit is the run's RAM, its usage and
+/// swap the used memory and swap. Read from cgroupfs by
+/// [`linux::cgroup`]; the meaning of each figure per cgroup version is in
+/// `docs/trace-format.md`. Fields may be added in later versions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Scope {
+    /// The cgroup's path in its hierarchy, as `/proc/PID/cgroup` shows it.
+    pub path: String,
+    /// cgroup version: 1 or 2.
+    pub version: u8,
+    /// The memory limit: v2 `memory.max` (else `memory.high`), v1
+    /// `memory.limit_in_bytes`.
+    pub limit_bytes: u64,
+    /// v2 `memory.high`, where set below the host's memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high_bytes: Option<u64>,
+    /// The scope's own swap limit: v2 `memory.swap.max`; v1
+    /// `memory.memsw.limit_in_bytes − memory.limit_in_bytes`. Absent: no
+    /// limit of its own (the host's swap is the bound).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_limit_bytes: Option<u64>,
+    /// Memory charged to the scope: v2 `memory.current`, v1
+    /// `memory.usage_in_bytes` (page cache included).
+    pub usage_bytes: u64,
+    /// The scope's swap: v2 `memory.swap.current`, v1 `total_swap` of
+    /// `memory.stat`. Absent where swap is not accounted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_bytes: Option<u64>,
+    /// Anonymous memory of the scope: v2 `anon` of `memory.stat`, v1
+    /// `total_rss`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anon_bytes: Option<u64>,
+    /// Cumulative events (counts since the cgroup was made).
+    #[serde(default)]
+    pub events: ScopeEvents,
+}
+
+/// A scope's cumulative events: v2 `memory.events`; v1 `memory.failcnt`
+/// (as `max`) and `oom_kill` of `memory.oom_control`. Absent: the kernel
+/// does not count it for that version.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScopeEvents {
+    /// Times the processes were throttled over `memory.high` (v2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high: Option<u64>,
+    /// Times usage was about to go over the limit (v2 `max`, v1 `failcnt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<u64>,
+    /// Times usage reached the limit and an allocation was about to fail (v2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oom: Option<u64>,
+    /// Processes of the scope killed by an OOM killer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oom_kill: Option<u64>,
+}
+
+impl Scope {
+    /// The scope's free memory: limit − usage.
+    pub fn free_bytes(&self) -> u64 {
+        self.limit_bytes.saturating_sub(self.usage_bytes)
+    }
+
+    /// Free memory in % of the limit.
+    pub fn free_pct(&self) -> f64 {
+        if self.limit_bytes == 0 {
+            return 0.0;
+        }
+        self.free_bytes() as f64 * 100.0 / self.limit_bytes as f64
+    }
+
+    /// The scope as the memory a run has, for judging it: the limit is the
+    /// memory, limit − usage the free memory, the scope's swap the swap (the
+    /// host's where the cgroup does not account swap), its swap limit the
+    /// swap there is (else the host's).
+    pub fn as_system(&self, host: &SystemSample) -> SystemSample {
+        SystemSample {
+            phys_bytes: self.limit_bytes.max(1),
+            free_pct: self.free_pct(),
+            swap_used_bytes: self.swap_bytes.unwrap_or(host.swap_used_bytes),
+            swap_total_bytes: self.swap_limit_bytes.unwrap_or(host.swap_total_bytes),
+            compressed_bytes: 0,
+            page_size: host.page_size,
+            ..SystemSample::default()
+        }
+    }
+
+    /// Whether `other` is the same cgroup.
+    pub fn same_cgroup(&self, other: &Scope) -> bool {
+        self.version == other.version && self.path == other.path
+    }
+
+    /// "a 256 MiB cgroup limit (v1 /swapsight-test-42)".
+    pub fn describe(&self) -> String {
+        format!(
+            "a {} cgroup limit (v{} {})",
+            crate::units::format_limit(self.limit_bytes),
+            self.version,
+            self.path
+        )
+    }
+}
+
 /// One tick: system figures and the processes seen. `t_ms` counts from the
 /// sampler's (or trace's) start.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -324,6 +436,9 @@ pub struct Sample {
     pub system: SystemSample,
     #[serde(rename = "procs")]
     pub processes: Vec<ProcessSample>,
+    /// The run's scope when a memory cgroup limits it; absent: the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Scope>,
 }
 
 /// Facts about the host that do not change between ticks.
@@ -358,14 +473,43 @@ pub enum ProbeError {
 /// as on a Mac that cannot read them. Used by the real-swap tests.
 pub const WITHHOLD_PROCESS_SWAP_ENV: &str = "SWAPSIGHT_WITHHOLD_PROCESS_SWAP";
 
+/// Environment variable that makes [`native`] judge every run against the
+/// host when it is `host`, even inside a memory cgroup with a limit: the
+/// scope is never read. For a job whose cgroup limit is not the question
+/// (and for the real-swap tests that use a cgroup to keep memory out of a
+/// process's footprint, as a Mac's GPU driver does).
+pub const SCOPE_ENV: &str = "SWAPSIGHT_SCOPE";
+
 /// The probe for the platform this was built for (per-process swap
-/// withheld when [`WITHHOLD_PROCESS_SWAP_ENV`] is `1`).
+/// withheld when [`WITHHOLD_PROCESS_SWAP_ENV`] is `1`; no scope when
+/// [`SCOPE_ENV`] is `host`).
 pub fn native() -> Result<Box<dyn Probe + Send>, ProbeError> {
     let probe = NativeProbe::new()?;
-    if std::env::var(WITHHOLD_PROCESS_SWAP_ENV).is_ok_and(|v| v == "1") {
-        return Ok(Box::new(WithheldProcessSwap(probe)));
+    let withhold = std::env::var(WITHHOLD_PROCESS_SWAP_ENV).is_ok_and(|v| v == "1");
+    let host = std::env::var(SCOPE_ENV).is_ok_and(|v| v == "host");
+    Ok(match (withhold, host) {
+        (false, false) => Box::new(probe),
+        (true, false) => Box::new(WithheldProcessSwap(probe)),
+        (false, true) => Box::new(HostScope(probe)),
+        (true, true) => Box::new(HostScope(WithheldProcessSwap(probe))),
+    })
+}
+
+/// A probe whose runs are judged against the host: it reads no scope.
+pub struct HostScope<P>(pub P);
+
+impl<P: Probe> Probe for HostScope<P> {
+    fn system(&mut self) -> Result<SystemSample, ProbeError> {
+        self.0.system()
     }
-    Ok(Box::new(probe))
+
+    fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError> {
+        self.0.sample()
+    }
+
+    fn host(&mut self) -> Result<HostInfo, ProbeError> {
+        self.0.host()
+    }
 }
 
 /// A probe whose processes carry no per-process swap figures.
@@ -390,6 +534,10 @@ impl<P: Probe> Probe for WithheldProcessSwap<P> {
 
     fn pressure_absent(&self) -> Option<String> {
         self.0.pressure_absent()
+    }
+
+    fn scope(&mut self, pid: u32) -> Result<Option<Scope>, ProbeError> {
+        self.0.scope(pid)
     }
 }
 

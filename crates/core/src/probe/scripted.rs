@@ -1,14 +1,16 @@
 //! A probe that plays a script instead of reading the machine: for tests of
 //! the sampler, the live session and the shells (app, serve), and for demos.
 
-use super::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
+use super::{HostInfo, Probe, ProbeError, ProcessSample, Scope, SystemSample};
 
 type Script = Box<dyn FnMut(u64) -> (SystemSample, Vec<ProcessSample>) + Send>;
+type ScopeScript = Box<dyn FnMut(u32, u64) -> Result<Option<Scope>, ProbeError> + Send>;
 
 pub struct ScriptedProbe {
     tick: u64,
     script: Script,
     host: HostInfo,
+    scope: Option<ScopeScript>,
 }
 
 impl ScriptedProbe {
@@ -26,7 +28,18 @@ impl ScriptedProbe {
                 page_size: 4096,
                 hostname: "scripted".into(),
             },
+            scope: None,
         }
+    }
+
+    /// `scope(pid, n)` answers [`Probe::scope`] at the n-th sample
+    /// (without it, the host is the scope).
+    pub fn with_scope(
+        mut self,
+        scope: impl FnMut(u32, u64) -> Result<Option<Scope>, ProbeError> + Send + 'static,
+    ) -> Self {
+        self.scope = Some(Box::new(scope));
+        self
     }
 
     /// A 16 GiB machine with 50 processes (pid N has N MiB of footprint);
@@ -104,5 +117,12 @@ impl Probe for ScriptedProbe {
 
     fn host(&mut self) -> Result<HostInfo, ProbeError> {
         Ok(self.host.clone())
+    }
+
+    fn scope(&mut self, pid: u32) -> Result<Option<Scope>, ProbeError> {
+        match &mut self.scope {
+            Some(scope) => scope(pid, self.tick),
+            None => Ok(None),
+        }
     }
 }

@@ -38,6 +38,10 @@ pub struct PhaseRow {
     /// pressure figures.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pressure: Option<PressureSummary>,
+    /// Peak and last value of each counter written in the phase
+    /// ([`super::counters`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counters: Vec<super::counters::CounterRow>,
 }
 
 /// The verdict on a run as a fold over its samples: the report's rule on a
@@ -236,6 +240,7 @@ impl<J: Judge> Acc<J> {
             samples: inside.len,
             verdict,
             pressure: self.pressure.finish(),
+            counters: Vec::new(),
         }
     }
 }
@@ -410,6 +415,16 @@ pub fn to_text(rows: &[PhaseRow]) -> String {
             r.pressure.map_or("–", |p| p.levels.peak.as_str()),
             r.verdict.label()
         );
+        for c in &r.counters {
+            let _ = writeln!(
+                out,
+                "{:<width$}    {}: peak {}, last {}",
+                "",
+                c.name,
+                super::counters::figure(c.peak, &c.unit),
+                super::counters::figure(c.last, &c.unit)
+            );
+        }
     }
     out
 }

@@ -182,6 +182,7 @@ fn reference_row(
             }
             fold.finish()
         },
+        counters: Vec::new(),
     }
 }
 

@@ -30,6 +30,9 @@ impl Report {
             format_bytes(self.swap_tolerance_bytes as i64),
             self.min_free_pct
         );
+        if let Some(scope) = &self.scope {
+            let _ = writeln!(out, "{}", scope.to_text());
+        }
         let f = &self.footprints;
         let _ = writeln!(
             out,
@@ -65,6 +68,12 @@ impl Report {
         }
         for o in &self.forecasts {
             let _ = writeln!(out, "{}", forecast_line(o));
+        }
+        if !self.counters.is_empty() {
+            let _ = writeln!(out, "\ncounters:");
+            for line in super::counters::to_text(&self.counters).lines() {
+                let _ = writeln!(out, "  {line}");
+            }
         }
         if !self.phases.is_empty() {
             let _ = writeln!(out, "\nby phase:");

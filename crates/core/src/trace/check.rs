@@ -39,6 +39,29 @@ pub fn check(record: &Record) -> Result<(), String> {
             if let Some(pct) = sys.available_pct {
                 percent("sys.available_pct", pct)?;
             }
+            if let Some(sc) = &s.scope {
+                if !(1..=2).contains(&sc.version) {
+                    return Err(format!("scope.version {} is not 1 or 2", sc.version));
+                }
+                if sc.path.chars().count() > crate::probe::linux::cgroup::PATH_MAX {
+                    return Err("scope.path is longer than 4096 characters".into());
+                }
+                bytes("scope.limit_bytes", sc.limit_bytes)?;
+                bytes("scope.high_bytes", sc.high_bytes.unwrap_or(0))?;
+                bytes("scope.swap_limit_bytes", sc.swap_limit_bytes.unwrap_or(0))?;
+                bytes("scope.usage_bytes", sc.usage_bytes)?;
+                bytes("scope.swap_bytes", sc.swap_bytes.unwrap_or(0))?;
+                bytes("scope.anon_bytes", sc.anon_bytes.unwrap_or(0))?;
+                let e = &sc.events;
+                for (name, v) in [
+                    ("scope.events.high", e.high),
+                    ("scope.events.max", e.max),
+                    ("scope.events.oom", e.oom),
+                    ("scope.events.oom_kill", e.oom_kill),
+                ] {
+                    bytes(name, v.unwrap_or(0))?;
+                }
+            }
             for p in &s.processes {
                 let in_proc = |e: String| format!("process {}: {e}", p.pid);
                 bytes("footprint_bytes", p.footprint_bytes).map_err(in_proc)?;
@@ -65,6 +88,28 @@ pub fn check(record: &Record) -> Result<(), String> {
             not_negative("evidence.pageins_per_s", e.pageins_per_s)
         }
         Record::Event(e) => t_ms("t_ms", e.t_ms),
+        Record::Counter(c) => {
+            t_ms("t_ms", c.t_ms)?;
+            if crate::marks::clean_name(c.name.as_bytes()).as_deref() != Some(c.name.as_str()) {
+                return Err(format!(
+                    "counter name is empty, longer than {} characters or holds control characters or bidi controls",
+                    crate::marks::MAX_NAME_CHARS
+                ));
+            }
+            if !crate::marks::is_unit(&c.unit) {
+                return Err(format!(
+                    "counter unit is empty, longer than {} characters or holds characters other than letters, digits and _ % / . -",
+                    crate::marks::MAX_UNIT_CHARS
+                ));
+            }
+            if !crate::marks::is_counter_value(c.value) {
+                return Err(format!(
+                    "counter value {:e} is out of range (at most {MAX_BYTES} either side of 0)",
+                    c.value
+                ));
+            }
+            Ok(())
+        }
         Record::Mark(m) => {
             t_ms("t_ms", m.t_ms)?;
             if crate::marks::clean_name(m.name.as_bytes()).as_deref() != Some(m.name.as_str())

@@ -25,6 +25,9 @@ pub fn clean(mut record: Record) -> Record {
                 clean_in_place(&mut p.name);
                 p.cmdline.iter_mut().for_each(clean_in_place);
             }
+            if let Some(scope) = &mut ts.sample.scope {
+                clean_in_place(&mut scope.path);
+            }
         }
         Record::Flag(f) => {
             clean_in_place(&mut f.name);
@@ -37,6 +40,10 @@ pub fn clean(mut record: Record) -> Record {
         // `check` refuses a name the rule would change; cleaned all the same,
         // so that this stays the one place every string passes.
         Record::Mark(m) => clean_in_place(&mut m.name),
+        Record::Counter(c) => {
+            clean_in_place(&mut c.name);
+            clean_in_place(&mut c.unit);
+        }
     }
     record
 }

@@ -43,6 +43,9 @@ pub(crate) struct ChartData {
     pub y_min: f64,
     pub y_max: f64,
     pub phases: Vec<Phase>,
+    /// The run's scope's memory limit, GB, and its words, when a memory
+    /// cgroup limited it (the last limit the trace gave): a line across.
+    pub limit: Option<(f64, String)>,
 }
 
 /// The chart of `trace` with the `processes` largest processes, every
@@ -87,14 +90,14 @@ impl ChartScan {
             Record::Sample(s) => self.sample(s),
             Record::Flag(f) => self.flags.push(f.clone()),
             Record::Mark(m) => self.marks.push(m.clone()),
-            Record::Header(_) | Record::Event(_) => {}
+            Record::Header(_) | Record::Event(_) | Record::Counter(_) => {}
         }
     }
 
     fn sample(&mut self, s: &TraceSample) {
         let t = s.sample.t_ms;
         self.first
-            .get_or_insert((t, s.sample.system.swap_used_bytes));
+            .get_or_insert((t, judged_system(s).swap_used_bytes));
         self.last_ms = t;
         self.latest_ms = self.latest_ms.max(t);
         self.picker.push(s);
@@ -102,6 +105,16 @@ impl ChartScan {
             self.last_seen.insert(p.pid, t);
         }
     }
+}
+
+/// The swap and free memory a sample is judged on, as `report` judges it:
+/// its scope's where a memory cgroup limits the run, else the host's.
+fn judged_system(s: &TraceSample) -> crate::probe::SystemSample {
+    let sample = &s.sample;
+    sample
+        .scope
+        .as_ref()
+        .map_or(sample.system, |scope| scope.as_system(&sample.system))
 }
 
 /// A line's points: all of them, or thinned to a chart's width as they come.
@@ -152,6 +165,7 @@ pub struct ChartLines {
     growth: Line,
     free: Line,
     lines: Vec<ProcessLine>,
+    limit_bytes: Option<u64>,
 }
 
 impl ChartLines {
@@ -180,16 +194,20 @@ impl ChartLines {
             growth: Line::new(x_max, buckets),
             free: Line::new(x_max, buckets),
             lines,
+            limit_bytes: None,
         }
     }
 
     /// Takes the next sample.
     pub fn push(&mut self, s: &TraceSample) {
         let x = s.sample.t_ms.saturating_sub(self.t0) as f64 / 1000.0;
-        let g = s.sample.system.swap_used_bytes as f64 - self.swap0 as f64;
+        if let Some(scope) = &s.sample.scope {
+            self.limit_bytes = Some(scope.limit_bytes);
+        }
+        let sys = judged_system(s);
+        let g = sys.swap_used_bytes as f64 - self.swap0 as f64;
         self.growth.push((x, g / GB));
-        self.free
-            .push((x, s.sample.system.free_pct.clamp(0.0, 100.0)));
+        self.free.push((x, sys.free_pct.clamp(0.0, 100.0)));
         for line in &mut self.lines {
             match s.sample.processes.iter().find(|q| q.pid == line.pid) {
                 Some(q) => line
@@ -217,8 +235,15 @@ impl ChartLines {
             growth,
             free,
             lines,
+            limit_bytes,
             ..
         } = self;
+        let limit = limit_bytes.map(|b| {
+            (
+                b as f64 / GB,
+                format!("cgroup limit {}", crate::units::format_limit(b)),
+            )
+        });
         let growth = growth.finish();
         let free = free.finish();
         let series: Vec<Series> = picked
@@ -271,6 +296,7 @@ impl ChartLines {
             .flat_map(|s| s.segments.iter().flatten())
             .chain(growth.iter())
             .map(|&(_, y)| y)
+            .chain(limit.as_ref().map(|&(y, _)| y))
             .fold(0.0f64, f64::max);
         let y_bottom = growth.iter().map(|&(_, y)| y).fold(0.0f64, f64::min);
         let y_max = nice_ceiling((y_top * 1.1).max(0.1));
@@ -293,6 +319,7 @@ impl ChartLines {
             y_min,
             y_max,
             phases: spans,
+            limit,
         }
     }
 }

@@ -70,3 +70,22 @@ fn a_process_missing_from_a_sample_breaks_its_line() {
     assert_eq!(d.series[0].segments.len(), 2);
     assert_eq!(d.series[0].segments[0].len(), 2);
 }
+
+#[test]
+fn a_scoped_run_draws_its_limit_within_the_range() {
+    let mut t = synth::seed_staged();
+    // A 64 GiB limit: above every line of the 48 GB seed run.
+    for s in &mut t.samples {
+        s.sample.scope = Some(crate::probe::Scope {
+            limit_bytes: 64 << 30,
+            ..Default::default()
+        });
+    }
+    let d = chart_data(&t, &report(&t, None), 3);
+    let (y, words) = d.limit.clone().expect("the limit line");
+    assert_eq!(y, 64.0 * (1u64 << 30) as f64 / GB);
+    assert_eq!(words, "cgroup limit 64 GiB");
+    assert!(d.y_max >= y, "{} < {y}", d.y_max);
+    let t = synth::seed_staged();
+    assert_eq!(chart_data(&t, &report(&t, None), 3).limit, None);
+}

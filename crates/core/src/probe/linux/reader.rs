@@ -3,7 +3,7 @@
 //! flag, stack start) and `/proc/PID/status` (Uid, RssAnon, RssShmem, VmSwap);
 //! once per process (pid and start time, again after an `exec`: a new
 //! `comm` or stack start), `/proc/PID/exe` and `/proc/PID/cmdline` for its
-//! name (`naming`). All parsing is in [`super::parse`] and `naming`; this file
+//! name (`naming`); the scope of a pid from cgroupfs (`cgroup`). All parsing is in [`super::parse`] and `naming`; this file
 //! only reads.
 //!
 //! What keeps a tick cheap: kernel threads are dropped after `stat`; a
@@ -25,7 +25,7 @@
 //!
 //! Descriptors are capped: at most a quarter of the open-file limit (after
 //! raising it towards the hard limit, as htop does), and never more than
-//! [`MAX_KEPT`], stay open, for the largest processes, re-ranked each tick;
+//! [`MAX_KEPT`](super::fd::MAX_KEPT), stay open, for the largest processes, re-ranked each tick;
 //! the rest are opened, read and closed each tick. The other three quarters
 //! are for whoever runs the probe (`serve` takes half for connections, the
 //! recordings and the runtime the rest). Under the usual limits (soft raised
@@ -41,6 +41,7 @@ use std::io::{self, Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use super::cgroup::CgroupFs;
 use super::fd::kept_cap;
 use super::fd::{is_out_of_fds, open_at, raise_fd_limit, read_whole};
 use super::parse::{
@@ -48,11 +49,7 @@ use super::parse::{
 };
 use super::psi::PsiSource;
 use crate::probe::naming::{split_nul, NameCache, Naming, ARGS_READ_MAX};
-use crate::probe::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
-
-/// Most `/proc/PID/stat` descriptors kept open between ticks, whatever the
-/// limit: a quarter of the 65,536 the probe raises the soft limit to.
-pub const MAX_KEPT: usize = 16_384;
+use crate::probe::{HostInfo, Probe, ProbeError, ProcessSample, Scope, SystemSample};
 
 /// The buffer `/proc` files are read into: `stat` is under 1 KiB, `status`
 /// and `meminfo` under 2 KiB, so one read fills it with the whole file.
@@ -132,6 +129,10 @@ pub struct NativeProbe {
     cap: usize,
     /// `/proc/pressure/memory`, or why there is none.
     psi: PsiSource,
+    /// cgroupfs as this process sees it, for [`Probe::scope`].
+    cgroups: CgroupFs,
+    /// `MemTotal` of the last read: a limit at or above it binds nothing.
+    phys_bytes: u64,
 }
 
 impl NativeProbe {
@@ -166,6 +167,8 @@ impl NativeProbe {
             kept: Arc::default(),
             cap: 0,
             psi,
+            cgroups: CgroupFs::system(),
+            phys_bytes: 0,
         };
         probe.system()?; // fail early, with a clear error, where /proc is missing
         probe.cap = kept_cap(raise_fd_limit());
@@ -465,6 +468,7 @@ impl Probe for NativeProbe {
             what: "/proc/meminfo".into(),
             detail: "no MemTotal line".into(),
         })?;
+        self.phys_bytes = info.mem_total_bytes;
         Ok(SystemSample {
             phys_bytes: info.mem_total_bytes,
             free_pct: info.free_pct(),
@@ -535,6 +539,10 @@ impl Probe for NativeProbe {
             page_size: self.page_size,
             hostname,
         })
+    }
+
+    fn scope(&mut self, pid: u32) -> Result<Option<Scope>, ProbeError> {
+        self.cgroups.scope_of(pid, self.phys_bytes)
     }
 }
 

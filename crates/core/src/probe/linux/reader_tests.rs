@@ -1,4 +1,5 @@
 use super::*;
+use crate::probe::linux::fd::MAX_KEPT;
 use crate::probe::naming::ARGS_RETRIES;
 
 #[test]

@@ -1,3 +1,4 @@
+use super::on_macos::MacRead;
 use super::*;
 
 #[test]

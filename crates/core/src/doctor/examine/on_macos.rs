@@ -1,0 +1,203 @@
+//! The doctor on macOS: what `footprint`, `top`, `vm_stat`, `sysctl` and
+//! `memory_pressure` say, read between the two probe samples, and the rows
+//! comparing them with swapsight's figures.
+
+use super::*;
+
+pub(super) struct MacRead {
+    pub(super) memsize: Reading<u64>,
+    pub(super) vm_stat: Reading<macos::VmStat>,
+    pub(super) swapusage: Reading<macos::SwapUsage>,
+    pub(super) pressure: Reading<f64>,
+    pub(super) child_footprint: Reading<macos::Printed>,
+    pub(super) child_top: Reading<macos::Printed>,
+    /// The largest readable process, with `footprint`'s figure.
+    pub(super) procs: Vec<(Pick, Reading<macos::Printed>)>,
+    /// How many processes belong to other users (unreadable without root).
+    pub(super) others: usize,
+}
+
+/// `footprint`'s figure of `pid`: its JSON, written to a file in a fresh
+/// private folder, else its text (`-f bytes`).
+pub(super) fn footprint_of(ctx: &mut Ctx, pid: u32) -> Reading<macos::Printed> {
+    let dir = std::env::temp_dir().join(format!(
+        "swapsight-doctor-{}-{pid}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos())
+    ));
+    let made = {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)
+    };
+    let json = dir.join("footprint.json");
+    let json_arg = json.to_string_lossy().into_owned();
+    let pid_arg = pid.to_string();
+    let out = if made.is_ok() {
+        ctx.run("footprint", &["-f", "bytes", "-j", &json_arg, &pid_arg])
+    } else {
+        ctx.run("footprint", &["-f", "bytes", &pid_arg])
+    };
+    let from_json = read_file(&json_arg)
+        .ok()
+        .and_then(|j| macos::parse_footprint_json(&j, pid));
+    let _ = std::fs::remove_file(&json);
+    let _ = std::fs::remove_dir(&dir);
+    if let Some(bytes) = from_json {
+        return Reading::Value(macos::Printed {
+            bytes,
+            resolution: 1,
+        });
+    }
+    out.and_then(|text| match macos::parse_footprint_text(&text, pid) {
+        Some(p) => Reading::Value(p),
+        None => Reading::Unreadable("cannot read footprint's output".into()),
+    })
+}
+
+pub(super) fn read_macos(ctx: &mut Ctx, child: u32, procs: &[ProcessSample]) -> MacRead {
+    let pid = child.to_string();
+    let mut read = MacRead {
+        memsize: ctx.parsed("sysctl", &["-n", "hw.memsize"], macos::parse_sysctl_u64),
+        vm_stat: ctx.parsed("vm_stat", &[], macos::parse_vm_stat),
+        swapusage: ctx.parsed("sysctl", &["vm.swapusage"], macos::parse_swapusage),
+        pressure: ctx.parsed("memory_pressure", &[], macos::parse_memory_pressure),
+        child_footprint: footprint_of(ctx, child),
+        child_top: ctx.parsed(
+            "top",
+            &["-l", "1", "-stats", "pid,mem", "-pid", &pid],
+            |t| macos::parse_top_mem(t, child),
+        ),
+        procs: Vec::new(),
+        others: 0,
+    };
+    // Other users' processes: macOS shows their footprint only to root, so
+    // swapsight lists them at 0 and they cannot be ranked; the largest
+    // readable one is compared.
+    read.others = procs.iter().filter(|p| !p.readable).count();
+    if let Some(p) = by_footprint(procs, child).into_iter().find(|p| p.readable) {
+        let got = footprint_of(ctx, p.pid);
+        read.procs.push((
+            Pick {
+                pid: p.pid,
+                name: p.name.clone(),
+                what: "largest readable process",
+            },
+            got,
+        ));
+    }
+    read
+}
+
+/// A printed figure, and the tolerance widened by its rounding (half a
+/// unit of the last printed digit).
+pub(super) fn printed_value(p: &macos::Printed, base: Tolerance) -> (f64, Tolerance) {
+    (
+        p.bytes as f64,
+        Tolerance::new(base.abs + p.resolution as f64 / 2.0, base.pct),
+    )
+}
+
+pub(super) fn printed(r: &Reading<macos::Printed>, base: Tolerance) -> (Reading<f64>, Tolerance) {
+    match r {
+        Reading::Value(p) => {
+            let (v, t) = printed_value(p, base);
+            (Reading::Value(v), t)
+        }
+        Reading::Unreadable(w) => (Reading::Unreadable(w.clone()), base),
+    }
+}
+
+pub(super) fn rows_macos(read: &MacRead, child: ChildInfo, a: &Snap, b: &Snap) -> Vec<Row> {
+    let row = |figure, tool_name, swapsight, tool, tolerance| {
+        judge(figure, tool_name, Unit::Bytes, swapsight, tool, tolerance)
+    };
+    let total = Reading::Value(Bracket::once(a.0.phys_bytes as f64));
+    let used = sys_bracket(a, b, |s| s.used_bytes() as f64);
+    // free + speculative pages, % of hw.memsize_usable, back in bytes.
+    let free = sys_bracket(a, b, |s| s.free_bytes() as f64);
+    let cached = match (a.0.cached_bytes, b.0.cached_bytes) {
+        (Some(x), y) => Reading::Value(Bracket::new(x as f64, y.unwrap_or(x) as f64)),
+        (None, _) => Reading::Unreadable("the probe gave no cached-files figure".into()),
+    };
+    let compressed = sys_bracket(a, b, |s| s.compressed_bytes as f64);
+    let wired = match (a.0.wired_bytes, b.0.wired_bytes) {
+        (Some(x), y) => Reading::Value(Bracket::new(x as f64, y.unwrap_or(x) as f64)),
+        (None, _) => Reading::Unreadable("the probe gave no wired figure".into()),
+    };
+    let swap_used = sys_bracket(a, b, |s| s.swap_used_bytes as f64);
+    let swap_total = sys_bracket(a, b, |s| s.swap_total_bytes as f64);
+    let footprint = proc_bracket(a, b, child.pid, |p| Some(p.footprint_bytes));
+    let memsize = bytes(read.memsize.clone());
+    let vm = |f: fn(&macos::VmStat) -> Option<u64>, what: &str| {
+        read.vm_stat.clone().and_then(|v| opt(f(&v), what))
+    };
+    let swapusage = |f: fn(&macos::SwapUsage) -> macos::Printed| match &read.swapusage {
+        Reading::Value(s) => Reading::Value(f(s)),
+        Reading::Unreadable(w) => Reading::Unreadable(w.clone()),
+    };
+    // vm.swapusage is what the probe reads: equal but for the print's
+    // rounding (two decimals of M or G).
+    let exact = Tolerance::new(0.0, 0.0);
+    let (sysctl_used, used_tol) = printed(&swapusage(|s| s.used), exact);
+    let (sysctl_total, total_tol) = printed(&swapusage(|s| s.total), exact);
+    let (tool_fp, fp_tol) = printed(&read.child_footprint, Tolerance::new(MIB, 1.0));
+    let (top_fp, top_tol) = printed(&read.child_top, Tolerance::new(MIB, 2.0));
+    let moving = Tolerance::new(16.0 * MIB, 1.0);
+    let am_used = vm(macos::VmStat::used_bytes, "used memory");
+    let vm_compressed = vm(macos::VmStat::compressed_bytes, "compressed");
+    let vm_wired = vm(macos::VmStat::wired_bytes, "wired");
+    // One row a line: a table reads better than rustfmt's columns.
+    #[rustfmt::skip]
+    let mut rows = vec![
+        row("memory total", "sysctl hw.memsize", total, memsize, exact),
+        row("used memory", "vm_stat (app + wired + compressed)", used, am_used, Tolerance::new(0.0, 5.0)),
+        row("free memory", "vm_stat (free + speculative)", free, vm(macos::VmStat::free_bytes, "free pages"), moving),
+        judge("available (kernel level)", "memory_pressure (free percentage)", Unit::Percent,
+              sys_bracket(a, b, |s| s.available_pct()), read.pressure.clone(), Tolerance::new(1.0, 0.0)),
+        row("cached files", "vm_stat (file-backed + purgeable)", cached, vm(macos::VmStat::cached_bytes, "cached files"), moving),
+        row("compressed", "vm_stat (occupied by compressor)", compressed, vm_compressed, moving),
+        row("wired", "vm_stat (wired down)", wired, vm_wired, moving),
+        row("swap used", "sysctl vm.swapusage (used)", swap_used, sysctl_used, used_tol),
+        row("swap total", "sysctl vm.swapusage (total)", swap_total, sysctl_total, total_tol),
+        allocated_row(a, b, child, "child footprint"),
+        row("child footprint", "footprint (phys_footprint)", footprint.clone(), tool_fp, fp_tol),
+        row("child footprint", "top -l 1 -stats pid,mem (MEM)", footprint, top_fp, top_tol),
+    ];
+    rows.extend(largest_rows(
+        &read.procs,
+        a,
+        b,
+        "footprint (phys_footprint)",
+        |p| printed_value(p, Tolerance::new(4.0 * MIB, 2.0)),
+    ));
+    if read.others > 0 {
+        rows.push(info(
+            &format!("other users' processes ({})", read.others),
+            "footprint (phys_footprint)",
+            Unit::Bytes,
+            None,
+            Reading::Unreadable(format!(
+                "{} processes belong to other users: macOS shows their footprint only to \
+                 root, to swapsight and footprint alike (run as root to compare them)",
+                read.others
+            )),
+            "",
+        ));
+    }
+    rows
+}
+
+pub(super) fn macos_version(ctx: &mut Ctx) -> (String, String) {
+    let os = ctx
+        .parsed("sw_vers", &[], macos::parse_sw_vers)
+        .ok()
+        .unwrap_or_else(|| "macOS".into());
+    let kernel = ctx
+        .run("uname", &["-r"])
+        .ok()
+        .map(|k| k.trim().to_string())
+        .unwrap_or_else(|| "unknown".into());
+    (os, kernel)
+}

@@ -1,0 +1,534 @@
+//! Container scopes: the innermost memory cgroup with a limit that holds a
+//! process, read from cgroupfs (v1 and v2), so that a job in a Docker or
+//! Kubernetes container, a Slurm job or a systemd slice is judged against
+//! its limit, not against the host.
+//!
+//! The reader is rooted at paths it is given — a procfs and the cgroupfs
+//! mounts — so the same code reads the live system and a fake tree laid out
+//! as the kernel writes it (`cgroup_tests.rs`). It only uses `std::fs`, so
+//! it compiles, and its tests run, on every OS; only Linux probes use it
+//! live. Every figure read is bounded: a file is read up to
+//! [`FILE_READ_MAX`] bytes, numbers are parsed with checked arithmetic, and
+//! the literal `max` is the only word taken for "no limit".
+//!
+//! Kernel sources of each format:
+//! - `/proc/PID/cgroup`: `hierarchy-ID:controller-list:cgroup-path`, one line
+//!   per hierarchy; cgroup v2's is `0::$PATH` (Documentation/admin-guide/
+//!   cgroup-v2.rst, "Processes"; man 7 cgroups);
+//! - `/proc/self/mountinfo`: `ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS] -
+//!   FSTYPE SOURCE SUPER-OPTIONS`, spaces in paths as `\040` (man 5 proc);
+//!   a v1 hierarchy holds the memory controller when its super options say
+//!   `memory`;
+//! - v2 (cgroup-v2.rst, "Memory Interface Files"; all amounts in bytes):
+//!   `memory.max` and `memory.high` ("A read-write single value file which
+//!   exists on non-root cgroups. The default is "max""), `memory.swap.max`
+//!   (same), `memory.current` and `memory.swap.current` (read-only single
+//!   values, "the cgroup and its descendants"), `memory.events` (flat-keyed:
+//!   `low`, `high`, `max`, `oom`, `oom_kill`, hierarchical), `memory.stat`
+//!   (flat-keyed, "new entries can show up in the middle": looked up by key);
+//! - v1 (Documentation/admin-guide/cgroup-v1/memory.rst): `memory.limit_in_bytes`
+//!   (no limit reads as a page-aligned `PAGE_COUNTER_MAX`, 9223372036854771712
+//!   with 4 KiB pages), `memory.usage_in_bytes`, `memory.memsw.limit_in_bytes`
+//!   and `memory.memsw.usage_in_bytes` (memory + swap, where swap accounting is
+//!   on), `memory.failcnt` (times usage hit the limit), `memory.oom_control`
+//!   (flat-keyed: `oom_kill_disable`, `under_oom`, `oom_kill`), `memory.stat`
+//!   (`total_rss`, `total_swap`, … the hierarchy's sums).
+//!
+//! `memory.pressure` is left out here: pressure is read on its own.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use crate::probe::{ProbeError, Scope, ScopeEvents};
+
+/// Most bytes read of one cgroupfs or procfs file: `memory.stat` is about
+/// 1.5 KiB (v2) to 2 KiB (v1), `mountinfo` a few KiB on a busy host.
+pub const FILE_READ_MAX: usize = 256 * 1024;
+
+/// Longest cgroup path kept (a cgroup path in the kernel is at most
+/// `PATH_MAX`, 4096 bytes).
+pub const PATH_MAX: usize = 4096;
+
+/// v1 writes "no limit" as `PAGE_COUNTER_MAX` pages, 9223372036854771712
+/// bytes with 4 KiB pages (less with larger pages): anything from 2^62 up is
+/// taken for it.
+const V1_NO_LIMIT_FROM: u64 = 1 << 62;
+
+/// Most directories walked up from a process's cgroup looking for a limit.
+const MAX_DEPTH: usize = 64;
+
+/// Where a process sits in each hierarchy, from `/proc/PID/cgroup`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcCgroup {
+    /// The v2 path (`0::/PATH`).
+    pub v2: Option<String>,
+    /// The path in the v1 hierarchy that holds the memory controller.
+    pub v1_memory: Option<String>,
+}
+
+/// Parses `/proc/PID/cgroup`. Lines that do not have three fields are
+/// skipped; the path may itself hold `:`.
+pub fn parse_proc_cgroup(text: &str) -> ProcCgroup {
+    let mut out = ProcCgroup::default();
+    for line in text.lines() {
+        let mut fields = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) =
+            (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        if path.len() > PATH_MAX || !path.starts_with('/') {
+            continue;
+        }
+        if id == "0" && controllers.is_empty() {
+            out.v2 = Some(path.to_string());
+        } else if controllers.split(',').any(|c| c == "memory") {
+            out.v1_memory = Some(path.to_string());
+        }
+    }
+    out
+}
+
+/// A cgroupfs mount: where it is mounted, and which cgroup of its hierarchy
+/// is its root (`/` unless the mount shows a subtree, as in a container
+/// without a cgroup namespace).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    pub root: String,
+    pub point: PathBuf,
+}
+
+/// The cgroupfs mounts swapsight can read a scope from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Mounts {
+    pub v2: Option<Mount>,
+    pub v1_memory: Option<Mount>,
+}
+
+/// Parses `/proc/self/mountinfo` for the cgroup2 mount and the v1 mount of
+/// the memory controller (the first of each).
+pub fn parse_mountinfo(text: &str) -> Mounts {
+    let mut out = Mounts::default();
+    for line in text.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let left: Vec<&str> = left.split(' ').collect();
+        let right: Vec<&str> = right.split(' ').collect();
+        let (Some(root), Some(point), Some(fstype)) = (left.get(3), left.get(4), right.first())
+        else {
+            continue;
+        };
+        let mount = || Mount {
+            root: unescape_mount(root),
+            point: PathBuf::from(unescape_mount(point)),
+        };
+        match *fstype {
+            "cgroup2" if out.v2.is_none() => out.v2 = Some(mount()),
+            "cgroup"
+                if out.v1_memory.is_none()
+                    && right
+                        .get(2)
+                        .is_some_and(|o| o.split(',').any(|o| o == "memory")) =>
+            {
+                out.v1_memory = Some(mount())
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `\040` (space), `\011` (tab), `\012` (newline) and `\134` (backslash) as
+/// the kernel escapes them in mountinfo (`seq_path` / `mangle`).
+fn unescape_mount(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let oct = b.get(i + 1..i + 4).filter(|d| {
+            b[i] == b'\\' && d.iter().all(|c| (b'0'..=b'7').contains(c)) && d[0] <= b'3'
+        });
+        match oct {
+            Some(d) => {
+                out.push((d[0] - b'0') * 64 + (d[1] - b'0') * 8 + (d[2] - b'0'));
+                i += 4;
+            }
+            None => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A limit file's value: the literal `max` (v2's "no limit"), or bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    Max,
+    Bytes(u64),
+}
+
+impl Limit {
+    /// The limit in bytes when it binds below `ceiling` (the host's
+    /// memory): a limit at or above it is no limit for the job (v1 writes
+    /// "no limit" as 9223372036854771712, far above any host).
+    pub fn below(self, ceiling: u64) -> Option<u64> {
+        match self {
+            Limit::Bytes(b) if b < ceiling => Some(b),
+            _ => None,
+        }
+    }
+}
+
+/// A single-value file: `max`, or a decimal count of bytes.
+pub fn parse_limit(text: &str) -> Option<Limit> {
+    match text.trim() {
+        "max" => Some(Limit::Max),
+        s => parse_bytes(s).map(Limit::Bytes),
+    }
+}
+
+/// A decimal number of bytes, with checked arithmetic (`None` past
+/// `u64::MAX`, on a sign or on any other character). v1 files answer `-1`
+/// nowhere: "no limit" reads back as a large number.
+pub fn parse_bytes(s: &str) -> Option<u64> {
+    let s = s.trim();
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    s.bytes().try_fold(0u64, |n, c| {
+        c.is_ascii_digit()
+            .then(|| n.checked_mul(10)?.checked_add(u64::from(c - b'0')))
+            .flatten()
+    })
+}
+
+/// The value of `key` in a flat-keyed file (`KEY VALUE` per line:
+/// `memory.events`, `memory.stat`, v1 `memory.oom_control`).
+pub fn flat_key(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(' ')?;
+        (k == key).then(|| parse_bytes(v)).flatten()
+    })
+}
+
+/// The events of a v2 `memory.events`.
+pub fn parse_events_v2(text: &str) -> ScopeEvents {
+    ScopeEvents {
+        high: flat_key(text, "high"),
+        max: flat_key(text, "max"),
+        oom: flat_key(text, "oom"),
+        oom_kill: flat_key(text, "oom_kill"),
+    }
+}
+
+/// The files of one cgroup that make a scope, as read (absent: `None`).
+#[derive(Debug, Clone, Default)]
+pub struct Files {
+    pub max: Option<String>,
+    pub high: Option<String>,
+    pub swap_max: Option<String>,
+    pub current: Option<String>,
+    pub swap_current: Option<String>,
+    pub events: Option<String>,
+    pub stat: Option<String>,
+    // v1 only
+    pub memsw_limit: Option<String>,
+    pub memsw_usage: Option<String>,
+    pub failcnt: Option<String>,
+    pub oom_control: Option<String>,
+}
+
+/// A v2 cgroup's scope from its files, when it has a limit below
+/// `ceiling`: `memory.max`, else `memory.high` (the throttle, which never
+/// kills but is what the job lives under).
+pub fn scope_v2(path: &str, f: &Files, ceiling: u64) -> Option<Scope> {
+    let limit = |t: &Option<String>| t.as_deref().and_then(parse_limit);
+    let max = limit(&f.max).and_then(|l| l.below(ceiling));
+    let high = limit(&f.high).and_then(|l| l.below(ceiling));
+    let limit_bytes = max.or(high)?;
+    let num = |t: &Option<String>| t.as_deref().and_then(parse_bytes);
+    Some(Scope {
+        path: clean_path(path),
+        version: 2,
+        limit_bytes,
+        high_bytes: high,
+        swap_limit_bytes: match limit(&f.swap_max) {
+            Some(Limit::Bytes(b)) => Some(b),
+            _ => None,
+        },
+        usage_bytes: num(&f.current).unwrap_or(0),
+        swap_bytes: num(&f.swap_current),
+        anon_bytes: f.stat.as_deref().and_then(|s| flat_key(s, "anon")),
+        events: f.events.as_deref().map(parse_events_v2).unwrap_or_default(),
+    })
+}
+
+/// A v1 cgroup's scope from its files, when `memory.limit_in_bytes` is
+/// below `ceiling`. Swap is `total_swap` of `memory.stat` where swap
+/// accounting shows it, else memory+swap less memory; the swap limit is
+/// the memory+swap limit less the memory limit, when it binds.
+pub fn scope_v1(path: &str, f: &Files, ceiling: u64) -> Option<Scope> {
+    let num = |t: &Option<String>| t.as_deref().and_then(parse_bytes);
+    let limit_bytes = num(&f.max).filter(|&b| b < ceiling)?;
+    let usage_bytes = num(&f.current).unwrap_or(0);
+    let stat = f.stat.as_deref();
+    let swap_bytes = stat
+        .and_then(|s| flat_key(s, "total_swap"))
+        .or_else(|| num(&f.memsw_usage).map(|both| both.saturating_sub(usage_bytes)));
+    let swap_limit_bytes = num(&f.memsw_limit)
+        .filter(|&b| b < V1_NO_LIMIT_FROM)
+        .map(|both| both.saturating_sub(limit_bytes));
+    let oom = f.oom_control.as_deref();
+    Some(Scope {
+        path: clean_path(path),
+        version: 1,
+        limit_bytes,
+        high_bytes: None,
+        swap_limit_bytes,
+        usage_bytes,
+        swap_bytes,
+        anon_bytes: stat.and_then(|s| flat_key(s, "total_rss")),
+        events: ScopeEvents {
+            high: None,
+            max: num(&f.failcnt),
+            oom: None,
+            oom_kill: oom.and_then(|o| flat_key(o, "oom_kill")),
+        },
+    })
+}
+
+/// A cgroup path as shown: text from outside, cleaned by the house rule
+/// and capped.
+fn clean_path(path: &str) -> String {
+    let mut s: String = path.chars().take(PATH_MAX).collect();
+    crate::text::clean_in_place(&mut s);
+    s
+}
+
+/// Reads scopes from a procfs and the cgroupfs mounts it is given.
+#[derive(Debug, Clone)]
+pub struct CgroupFs {
+    proc_root: PathBuf,
+    mounts: Mounts,
+    /// The last pid read and where it was: a process that exited (killed
+    /// by its cgroup's OOM killer, say) has no `/proc/PID/cgroup` any more,
+    /// but its cgroup still tells what happened to it.
+    last: Option<(u32, ProcCgroup)>,
+}
+
+impl CgroupFs {
+    /// The live system: `/proc`, and the mounts `/proc/self/mountinfo`
+    /// lists.
+    pub fn system() -> CgroupFs {
+        let mounts = read_capped(Path::new("/proc/self/mountinfo"))
+            .ok()
+            .flatten()
+            .map(|t| parse_mountinfo(&t))
+            .unwrap_or_default();
+        CgroupFs::rooted("/proc", mounts)
+    }
+
+    /// A procfs at `proc_root` and the given mounts (tests: a fake tree).
+    pub fn rooted(proc_root: impl Into<PathBuf>, mounts: Mounts) -> CgroupFs {
+        CgroupFs {
+            proc_root: proc_root.into(),
+            mounts,
+            last: None,
+        }
+    }
+
+    /// The scope of `pid`: the innermost cgroup holding it whose memory
+    /// limit is below `ceiling` (the host's memory). `Ok(None)`: no limit
+    /// anywhere, or no memory cgroup, or the process is gone — the host is
+    /// the scope. `Err`: the process is in a memory cgroup that cannot be
+    /// read (another user's slice, a mount this process cannot see). A
+    /// process gone since the last call for it is read where it last was.
+    pub fn scope_of(&mut self, pid: u32, ceiling: u64) -> Result<Option<Scope>, ProbeError> {
+        let file = self.proc_root.join(pid.to_string()).join("cgroup");
+        // A zombie is as gone: the kernel shows it in the root cgroups.
+        let read = match self.is_zombie(pid) {
+            true => None,
+            false => read_capped(&file).map_err(|e| io_error(&file, e))?,
+        };
+        let at = match read.map(|text| parse_proc_cgroup(&text)) {
+            Some(at) if at != ProcCgroup::default() => at,
+            _ => match &self.last {
+                Some((last, at)) if *last == pid => at.clone(),
+                _ => return Ok(None),
+            },
+        };
+        if self.last.as_ref() != Some(&(pid, at.clone())) {
+            self.last = Some((pid, at.clone()));
+        }
+        // The v1 memory controller, where a hierarchy has it, holds the
+        // limits (a controller is on one hierarchy at a time, so a hybrid
+        // machine's v2 tree has no memory files then).
+        if let (Some(path), Some(mount)) = (&at.v1_memory, &self.mounts.v1_memory) {
+            return self.walk(mount, path, 1, ceiling);
+        }
+        if let (Some(path), Some(mount)) = (&at.v2, &self.mounts.v2) {
+            return self.walk(mount, path, 2, ceiling);
+        }
+        match (&at.v1_memory, &self.mounts.v2) {
+            (Some(path), None) if path != "/" => Err(ProbeError::Parse {
+                what: file.display().to_string(),
+                detail: format!(
+                    "memory cgroup {path} is not mounted where this process can see it"
+                ),
+            }),
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether `pid` has exited and waits to be reaped (state `Z` in
+    /// `/proc/PID/stat`, after the parenthesised command name).
+    fn is_zombie(&self, pid: u32) -> bool {
+        let stat = self.proc_root.join(pid.to_string()).join("stat");
+        read_capped(&stat).ok().flatten().and_then(|s| {
+            let (_, rest) = s.rsplit_once(") ")?;
+            rest.chars().next()
+        }) == Some('Z')
+    }
+
+    fn walk(
+        &self,
+        mount: &Mount,
+        path: &str,
+        version: u8,
+        ceiling: u64,
+    ) -> Result<Option<Scope>, ProbeError> {
+        // The part of the path below the mount's root; a path outside it
+        // (another namespace's cgroup) cannot be read from this mount.
+        let rel = match relative(path, &mount.root) {
+            Some(rel) => rel,
+            None => {
+                return Err(ProbeError::Parse {
+                    what: mount.point.display().to_string(),
+                    detail: format!("cgroup {path} is outside the mount's root {}", mount.root),
+                })
+            }
+        };
+        let mut parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
+        if parts.len() > MAX_DEPTH || parts.iter().any(|p| *p == "." || *p == "..") {
+            return Ok(None);
+        }
+        loop {
+            let dir = parts.iter().fold(mount.point.clone(), |d, p| d.join(p));
+            let shown = shown_path(&mount.root, &parts);
+            let files = read_files(&dir, version)?;
+            let scope = match version {
+                1 => scope_v1(&shown, &files, ceiling),
+                _ => scope_v2(&shown, &files, ceiling),
+            };
+            if scope.is_some() {
+                return Ok(scope);
+            }
+            if parts.pop().is_none() {
+                return Ok(None);
+            }
+        }
+    }
+}
+
+/// `path` below `root` (`/docker/abc` below `/docker` is `/abc`).
+fn relative(path: &str, root: &str) -> Option<String> {
+    if root == "/" {
+        return Some(path.to_string());
+    }
+    let rest = path.strip_prefix(root)?;
+    (rest.is_empty() || rest.starts_with('/')).then(|| rest.to_string())
+}
+
+/// The cgroup's path in its hierarchy, as `/proc/PID/cgroup` writes it.
+fn shown_path(root: &str, parts: &[&str]) -> String {
+    let mut s = if root == "/" {
+        String::new()
+    } else {
+        root.to_string()
+    };
+    for p in parts {
+        s.push('/');
+        s.push_str(p);
+    }
+    if s.is_empty() {
+        s.push('/');
+    }
+    s
+}
+
+fn read_files(dir: &Path, version: u8) -> Result<Files, ProbeError> {
+    let read = |name: &str| {
+        let p = dir.join(name);
+        read_capped(&p).map_err(|e| io_error(&p, e))
+    };
+    Ok(match version {
+        1 => {
+            let max = read("memory.limit_in_bytes")?;
+            // Nothing more to read where no limit binds (most ancestors).
+            if max.as_deref().and_then(parse_bytes).is_none() {
+                return Ok(Files::default());
+            }
+            Files {
+                max,
+                current: read("memory.usage_in_bytes")?,
+                stat: read("memory.stat")?,
+                memsw_limit: read("memory.memsw.limit_in_bytes")?,
+                memsw_usage: read("memory.memsw.usage_in_bytes")?,
+                failcnt: read("memory.failcnt")?,
+                oom_control: read("memory.oom_control")?,
+                ..Files::default()
+            }
+        }
+        _ => {
+            let max = read("memory.max")?;
+            let high = read("memory.high")?;
+            if max.is_none() && high.is_none() {
+                return Ok(Files::default());
+            }
+            Files {
+                max,
+                high,
+                swap_max: read("memory.swap.max")?,
+                current: read("memory.current")?,
+                swap_current: read("memory.swap.current")?,
+                events: read("memory.events")?,
+                stat: read("memory.stat")?,
+                ..Files::default()
+            }
+        }
+    })
+}
+
+/// A file's text, at most [`FILE_READ_MAX`] bytes; `Ok(None)` when it does
+/// not exist (a controller not enabled there, a process gone).
+pub fn read_capped(path: &Path) -> io::Result<Option<String>> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        // ESRCH: a /proc/PID whose process exited between the lookup and
+        // the open.
+        Err(e) if e.raw_os_error() == Some(3) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut buf = Vec::with_capacity(4096);
+    match file.take(FILE_READ_MAX as u64).read_to_end(&mut buf) {
+        Ok(_) => Ok(Some(String::from_utf8_lossy(&buf).into_owned())),
+        Err(e) if e.raw_os_error() == Some(3) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn io_error(path: &Path, source: io::Error) -> ProbeError {
+    ProbeError::Io {
+        what: path.display().to_string(),
+        source,
+    }
+}
+
+#[cfg(test)]
+#[path = "cgroup_tests.rs"]
+mod tests;

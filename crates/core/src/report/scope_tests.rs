@@ -1,0 +1,73 @@
+use super::*;
+use crate::probe::ScopeEvents;
+
+fn scope(usage_mib: u64, swap_mib: u64, max: u64, oom_kill: u64) -> Scope {
+    Scope {
+        path: "/job".into(),
+        version: 2,
+        limit_bytes: 256 << 20,
+        usage_bytes: usage_mib << 20,
+        swap_bytes: Some(swap_mib << 20),
+        events: ScopeEvents {
+            max: Some(max),
+            oom_kill: Some(oom_kill),
+            ..ScopeEvents::default()
+        },
+        ..Scope::default()
+    }
+}
+
+#[test]
+fn no_scope_in_any_sample_is_no_summary() {
+    let mut f = ScopeFold::default();
+    f.note(None, 0);
+    assert_eq!(f.finish(), None);
+}
+
+#[test]
+fn peaks_and_the_events_of_the_run_are_kept() {
+    let mut f = ScopeFold::default();
+    // Counters from before the run are not the run's.
+    f.note(Some(&scope(100, 0, 40, 2)), 0);
+    f.note(Some(&scope(256, 300, 90, 2)), 500);
+    f.note(Some(&scope(200, 200, 95, 3)), 1000);
+    f.note(None, 1500);
+    let s = f.finish().unwrap();
+    assert_eq!(s.peak_usage_bytes, 256 << 20);
+    assert_eq!(s.peak_swap_bytes, Some(300 << 20));
+    assert_eq!(s.limit_hits, 55);
+    assert_eq!(s.oom_kills, 1);
+    assert_eq!(s.first_oom_kill_ms, Some(1000));
+    assert_eq!(s.samples, 3);
+    assert_eq!(s.inside(), "inside a 256 MiB cgroup limit");
+    let text = s.to_text();
+    assert!(
+        text.contains("ended by: the cgroup's OOM killer (1 process killed at 1.0s)"),
+        "{text}"
+    );
+    assert!(text.contains("no swap limit of its own"), "{text}");
+}
+
+#[test]
+fn a_run_without_an_oom_kill_says_nothing_of_one() {
+    let mut f = ScopeFold::default();
+    f.note(Some(&scope(100, 0, 0, 0)), 0);
+    f.note(Some(&scope(250, 10, 3, 0)), 500);
+    let s = f.finish().unwrap();
+    assert_eq!((s.oom_kills, s.first_oom_kill_ms), (0, None));
+    assert!(!s.to_text().contains("ended by"));
+}
+
+#[test]
+fn an_oom_kill_seen_after_the_samples_ended_the_run() {
+    let mut f = ScopeFold::default();
+    f.note(Some(&scope(250, 0, 10, 0)), 0);
+    f.note(Some(&scope(256, 0, 90, 0)), 500);
+    f.note_oom_event(700);
+    let s = f.finish().unwrap();
+    assert_eq!((s.oom_kills, s.first_oom_kill_ms), (1, Some(700)));
+    // Without a scope in any sample there is no scope to have killed.
+    let mut f = ScopeFold::default();
+    f.note_oom_event(700);
+    assert_eq!(f.finish(), None);
+}

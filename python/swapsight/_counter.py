@@ -1,0 +1,213 @@
+"""counter() and watch_torch(): named figures in the running recording.
+
+A counter is one line in the mark file, ``#counter VALUE UNIT NAME`` (the
+rule of crates/core/src/marks.rs ``counter_line``); the recorder writes it to
+the trace as a ``{"type":"counter",...}`` line at that instant, keeping at
+most 50 values a second apart from the marks (the rest are counted in a
+``counters-dropped`` event). Without a running recording every call does
+nothing; nothing here ever raises into the pipeline (a problem is logged once
+on the ``swapsight`` logger).
+"""
+
+import math
+import os
+import re
+import sys
+import threading
+
+from ._names import clean_text
+from ._writer import _warn_once, mark_path, write_line
+
+#: The largest magnitude a counter value may have: 2^53 (what a double and
+#: the web UI hold exactly as an integer).
+MAX_VALUE = 2**53
+_UNIT = re.compile(r"[A-Za-z0-9_%/.\-]{1,16}\Z")
+_PREFIX = "#counter "
+
+
+def counter_line(name, value, unit="bytes"):
+    """The line that writes a counter, or ``None`` when the name is empty
+    once cleaned, the unit is not 1 to 16 of ``A-Z a-z 0-9 _ % / . -`` or
+    the value is not a finite number within ±2^53. Raises nothing for a
+    str name, a number and a str unit."""
+    if not isinstance(unit, str) or not _UNIT.match(unit):
+        return None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        if abs(value) > MAX_VALUE:
+            return None
+        figure = str(value)
+    else:
+        value = float(value)
+        if not math.isfinite(value) or abs(value) > MAX_VALUE:
+            return None
+        figure = repr(value)
+    text = clean_text(name)
+    if not text:
+        return None
+    return _PREFIX + figure + " " + unit + " " + text
+
+
+def counter(name, value, unit="bytes"):
+    """Writes ``value`` of counter ``name`` into the running recording now:
+    ``swapsight.counter("queue", len(q), unit="items")``. Without a
+    recording it does nothing; a bad value or unit is dropped and logged
+    once. Never raises, never blocks."""
+    path = mark_path()
+    if not path:
+        return
+    try:
+        line = counter_line(name, value, unit)
+    except Exception as e:  # a float() or str() that raises
+        _warn_once("swapsight: counter %r not written: %s", name, e)
+        return
+    if line is None:
+        _warn_once(
+            "swapsight: counter %r not written: the name is empty, the unit %r is "
+            "not 1 to 16 of A-Z a-z 0-9 _ %% / . -, or the value %r is not a "
+            "finite number within 2**53",
+            name,
+            unit,
+            value,
+        )
+        return
+    write_line(path, line)
+
+
+#: The sampling interval of watch_torch() unless told: 2 Hz.
+TORCH_INTERVAL = 0.5
+#: The shortest interval watch_torch() takes (the recorder keeps 50 a second).
+MIN_TORCH_INTERVAL = 0.1
+
+_lock = threading.Lock()
+_running = None
+
+
+def _torch_figures(torch, said):
+    """(name, bytes) pairs of the allocator's figures now, for the backend
+    present. ``said`` holds the once-only names already written."""
+    out = []
+    mps_backend = getattr(getattr(torch, "backends", None), "mps", None)
+    mps = getattr(torch, "mps", None)
+    if mps is not None and mps_backend is not None and mps_backend.is_available():
+        out.append(("torch.mps.current_allocated", mps.current_allocated_memory()))
+        out.append(("torch.mps.driver_allocated", mps.driver_allocated_memory()))
+        if "torch.mps.recommended_max" not in said and hasattr(mps, "recommended_max_memory"):
+            said.add("torch.mps.recommended_max")
+            out.append(("torch.mps.recommended_max", mps.recommended_max_memory()))
+    cuda = getattr(torch, "cuda", None)
+    if cuda is not None and cuda.is_available():
+        for i in range(cuda.device_count()):
+            out.append(("torch.cuda:%d.allocated" % i, cuda.memory_allocated(i)))
+            out.append(("torch.cuda:%d.reserved" % i, cuda.memory_reserved(i)))
+    return out
+
+
+class TorchWatch:
+    """What :func:`watch_torch` returned: ``.stop()`` ends it (also as a
+    context manager), ``.running`` says whether its thread still samples."""
+
+    def __init__(self, interval, path):
+        self.interval = interval
+        self._path = path
+        self._stop = threading.Event()
+        self._thread = None
+        # The recorder unlinks its registration when the recording ends;
+        # then the watch ends too.
+        self._registration = None
+        if path:
+            reg = os.path.join(os.path.dirname(os.fsdecode(path)), "trace")
+            if os.path.exists(reg):
+                self._registration = reg
+
+    def _start(self):
+        self._thread = threading.Thread(
+            target=self._run, name="swapsight-watch-torch", daemon=True
+        )
+        self._thread.start()
+
+    @property
+    def running(self):
+        return self._thread is not None and self._thread.is_alive()
+
+    def stop(self, timeout=2.0):
+        """Stops sampling; waits up to ``timeout`` seconds for the thread."""
+        global _running
+        self._stop.set()
+        t = self._thread
+        if t is not None and t is not threading.current_thread():
+            t.join(timeout)
+        with _lock:
+            if _running is self:
+                _running = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def _run(self):
+        global _running
+        said = set()
+        failed = False
+        while not self._stop.is_set():
+            if self._registration and not os.path.exists(self._registration):
+                break
+            # Only a torch the program imported itself: never imported here.
+            torch = sys.modules.get("torch")
+            if torch is not None and not failed:
+                try:
+                    for name, value in _torch_figures(torch, said):
+                        line = counter_line(name, value, "bytes")
+                        if line is not None:
+                            write_line(self._path, line)
+                except Exception as e:
+                    failed = True
+                    _warn_once("swapsight: watch_torch stopped reading torch: %s", e)
+            self._stop.wait(self.interval)
+        with _lock:
+            if _running is self:
+                _running = None
+
+
+def watch_torch(interval=None):
+    """Samples what the PyTorch allocator holds into the running recording
+    on a daemon thread, every ``interval`` seconds (default 0.5, at least
+    0.1): on MPS ``torch.mps.current_allocated_memory()`` and
+    ``driver_allocated_memory()`` (and ``recommended_max_memory()`` once), on
+    CUDA ``memory_allocated(i)`` and ``memory_reserved(i)`` per device. Only
+    once the program has imported torch itself (it is never imported here);
+    it stops with the recording or on ``.stop()``. One watch at a time: a
+    second call returns the running one. Without a recording it starts
+    nothing. Never raises."""
+    global _running
+    try:
+        every = TORCH_INTERVAL if interval is None else float(interval)
+        if not math.isfinite(every) or every < MIN_TORCH_INTERVAL:
+            _warn_once(
+                "swapsight: watch_torch interval %r is below %s s; using %s s",
+                interval,
+                MIN_TORCH_INTERVAL,
+                MIN_TORCH_INTERVAL,
+            )
+            every = MIN_TORCH_INTERVAL
+    except Exception as e:
+        _warn_once("swapsight: watch_torch interval %r: %s", interval, e)
+        every = TORCH_INTERVAL
+    with _lock:
+        if _running is not None and _running.running:
+            return _running
+        path = mark_path()
+        watch = TorchWatch(every, path)
+        if not path:
+            return watch
+        try:
+            watch._start()
+        except Exception as e:  # no thread to be had
+            _warn_once("swapsight: watch_torch could not start: %s", e)
+            return watch
+        _running = watch
+        return watch

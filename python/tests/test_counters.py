@@ -1,0 +1,246 @@
+"""counter() and watch_torch(): named figures through the mark file, the
+torch adapter against a stand-in module that behaves as the documented torch
+functions do (torch itself is too large to install here), and a counter in a
+real recording read back by the installed CLI's report."""
+
+import json
+import logging
+import subprocess
+import sys
+import threading
+import time
+import types
+
+import pytest
+
+import swapsight
+from conftest import installed_binary, record
+
+
+def counters_in(lines):
+    out = []
+    for line in lines:
+        if line.startswith("#counter "):
+            value, unit, name = line[len("#counter "):].split(" ", 2)
+            out.append((name, float(value), unit))
+    return out
+
+
+def test_a_counter_is_one_line_in_the_mark_file(mark_file):
+    swapsight.counter("pool", 3 << 30)
+    swapsight.counter("queue", 2.5, unit="items")
+    swapsight.counter("two\nlines\u202e", 1)
+    swapsight.counter("/abs", 1)
+    assert mark_file.read_lines() == [
+        "#counter 3221225472 bytes pool",
+        "#counter 2.5 items queue",
+        "#counter 1 bytes two?lines?",
+        "#counter 1 bytes /abs",
+    ]
+
+
+def test_bad_counters_are_dropped_and_logged_once(mark_file, caplog):
+    caplog.set_level(logging.WARNING, logger="swapsight")
+    for name, value, unit in [
+        ("x", float("nan"), "bytes"),
+        ("x", float("inf"), "bytes"),
+        ("x", 2**60, "bytes"),
+        ("x", 1, "by tes"),
+        ("x", 1, "a-unit-far-too-long"),
+        ("   ", 1, "bytes"),
+        ("x", True, "bytes"),
+        ("x", "not a number", "bytes"),
+        ("x", object(), "bytes"),
+    ]:
+        swapsight.counter(name, value, unit=unit)
+    assert mark_file.read_lines() == []
+    warnings = [r for r in caplog.records if r.name == "swapsight"]
+    assert len(warnings) == 1, warnings
+
+
+def test_without_a_recorder_a_counter_does_nothing(no_recorder, tmp_path):
+    for i in range(10_000):
+        swapsight.counter("pool", i)
+    w = swapsight.watch_torch()
+    assert not w.running
+    w.stop()
+    assert list(tmp_path.iterdir()) == []
+
+
+class FakeMps:
+    """torch.mps as documented: current_allocated_memory(),
+    driver_allocated_memory() and recommended_max_memory(), in bytes."""
+
+    def __init__(self):
+        self.current = 1 << 30
+        self.calls = {"recommended": 0}
+
+    def current_allocated_memory(self):
+        self.current += 1 << 20
+        return self.current
+
+    def driver_allocated_memory(self):
+        return self.current + (2 << 30)
+
+    def recommended_max_memory(self):
+        self.calls["recommended"] += 1
+        return 40 << 30
+
+
+def fake_torch(mps=None, cuda_devices=0, broken=False):
+    torch = types.ModuleType("torch")
+    torch.backends = types.SimpleNamespace(
+        mps=types.SimpleNamespace(is_available=lambda: mps is not None)
+    )
+    if mps is not None:
+        torch.mps = mps
+
+    def allocated(i):
+        if broken:
+            raise RuntimeError("CUDA error: device-side assert")
+        return (i + 1) << 30
+
+    torch.cuda = types.SimpleNamespace(
+        is_available=lambda: cuda_devices > 0,
+        device_count=lambda: cuda_devices,
+        memory_allocated=allocated,
+        memory_reserved=lambda i: (i + 1) << 31,
+    )
+    return torch
+
+
+def wait_for(cond, timeout=5.0):
+    until = time.monotonic() + timeout
+    while time.monotonic() < until:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.fixture
+def torch_module(monkeypatch):
+    def install(module):
+        monkeypatch.setitem(sys.modules, "torch", module)
+        return module
+
+    yield install
+    # No watch outlives its test.
+    import swapsight._counter as c
+
+    if c._running is not None:
+        c._running.stop()
+
+
+def test_watch_torch_samples_mps_and_stops(mark_file, torch_module):
+    mps = FakeMps()
+    torch_module(fake_torch(mps=mps))
+    with swapsight.watch_torch(interval=0.1) as w:
+        assert w.running
+        assert swapsight.watch_torch() is w, "one watch at a time"
+        assert wait_for(lambda: len(counters_in(mark_file.read_lines())) >= 7)
+        assert w._thread.daemon
+    assert not w.running
+    seen = counters_in(mark_file.read_lines())
+    names = [n for n, _, _ in seen]
+    assert names.count("torch.mps.recommended_max") == 1, names
+    assert mps.calls["recommended"] == 1
+    assert {"torch.mps.current_allocated", "torch.mps.driver_allocated"} <= set(names)
+    assert all(unit == "bytes" for _, _, unit in seen)
+    driver = [v for n, v, _ in seen if n == "torch.mps.driver_allocated"]
+    assert driver[0] >= 3 << 30
+    count = len(seen)
+    time.sleep(0.3)
+    assert len(counters_in(mark_file.read_lines())) == count, "nothing after stop()"
+
+
+def test_watch_torch_samples_every_cuda_device(mark_file, torch_module):
+    torch_module(fake_torch(cuda_devices=2))
+    w = swapsight.watch_torch(interval=0.1)
+    assert wait_for(lambda: len(counters_in(mark_file.read_lines())) >= 4)
+    w.stop()
+    seen = dict((n, v) for n, v, _ in counters_in(mark_file.read_lines()))
+    assert seen["torch.cuda:0.allocated"] == 1 << 30
+    assert seen["torch.cuda:1.reserved"] == 2 << 31
+
+
+def test_watch_torch_never_imports_torch_and_waits_for_it(mark_file, monkeypatch, torch_module):
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    w = swapsight.watch_torch(interval=0.1)
+    time.sleep(0.3)
+    assert "torch" not in sys.modules
+    assert mark_file.read_lines() == []
+    # Imported later by the program: sampled from then on.
+    torch_module(fake_torch(mps=FakeMps()))
+    assert wait_for(lambda: counters_in(mark_file.read_lines()))
+    w.stop()
+
+
+def test_a_torch_that_raises_is_logged_once_and_never_reaches_the_program(
+    mark_file, torch_module, caplog
+):
+    caplog.set_level(logging.WARNING, logger="swapsight")
+    torch_module(fake_torch(cuda_devices=1, broken=True))
+    errors = []
+    threading.excepthook, old = (lambda a: errors.append(a)), threading.excepthook
+    try:
+        w = swapsight.watch_torch(interval=0.1)
+        time.sleep(0.4)
+        w.stop()
+    finally:
+        threading.excepthook = old
+    assert errors == []
+    assert [r for r in caplog.records if "watch_torch" in r.getMessage()]
+    assert counters_in(mark_file.read_lines()) == []
+
+
+def test_watch_torch_ends_with_the_recording(tmp_path, monkeypatch, torch_module):
+    import swapsight._writer
+
+    # A recorder's folder: its registration goes when the recording ends.
+    (tmp_path / "trace").write_text("t.jsonl")
+    monkeypatch.setenv("SWAPSIGHT_MARK", str(tmp_path / "mark"))
+    monkeypatch.setattr(swapsight._writer, "_warned", False)
+    torch_module(fake_torch(mps=FakeMps()))
+    w = swapsight.watch_torch(interval=0.1)
+    assert w.running
+    (tmp_path / "trace").unlink()
+    assert wait_for(lambda: not w.running), "the watch ends with the recording"
+
+
+COUNTERS = r"""
+import time
+import swapsight
+
+swapsight.mark("load")
+swapsight.counter("pool", 1 << 30)
+time.sleep(0.3)
+swapsight.mark("fill")
+for i in range(1, 4):
+    swapsight.counter("pool", i << 30)
+    time.sleep(0.15)
+swapsight.counter("queue", 2.5, unit="items")
+swapsight.end_phase()
+time.sleep(0.3)
+"""
+
+
+def test_counters_reach_a_real_recording_and_its_report(tmp_path):
+    record(tmp_path, COUNTERS)
+    trace = tmp_path / "t.jsonl"
+    lines = [json.loads(l) for l in trace.read_text().splitlines()]
+    counters = [l for l in lines if l["type"] == "counter"]
+    assert [c["name"] for c in counters] == ["pool"] * 4 + ["queue"], counters
+    report = json.loads(
+        subprocess.run(
+            [installed_binary(), "report", "--json", str(trace)],
+            capture_output=True, text=True, check=True,
+        ).stdout
+    )
+    phases = {p["name"]: p for p in report["phases"]}
+    assert phases["load"]["counters"][0]["peak"] == 1 << 30
+    fill = {c["name"]: c for c in phases["fill"]["counters"]}
+    assert fill["pool"]["peak"] == 3 << 30
+    assert fill["pool"]["last"] == 3 << 30
+    assert fill["queue"]["unit"] == "items"
+    assert report["counters"][0]["points"] == 4
