@@ -27,6 +27,8 @@ pub mod cmd;
 pub mod export;
 #[cfg(target_os = "linux")]
 pub mod linux;
+#[cfg(target_os = "macos")]
+pub mod macos;
 pub mod placement;
 pub mod tray;
 pub mod window;
@@ -189,8 +191,34 @@ fn setup<R: Runtime>(app: &mut App<R>, opts: Options) -> Result<(), Box<dyn std:
             let _ = app.run_on_main_thread(move || window::toggle(&on_main));
         });
     }
+    #[cfg(target_os = "macos")]
+    watch_pressure(handle.clone(), Arc::clone(&live));
     pump(handle, &live);
     Ok(())
+}
+
+/// macOS: a change of the kernel's pressure level redraws the title and
+/// notifies at once, between two ticks.
+#[cfg(target_os = "macos")]
+fn watch_pressure<R: Runtime>(app: AppHandle<R>, live: Arc<Live>) {
+    let last = std::sync::Mutex::new(None);
+    let soon_s = swapsight::forecast::ForecastConfig::default().horizon_ms as f64 / 1000.0;
+    macos::watch_pressure(move |level| {
+        let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+        let before = last.replace(level);
+        if let (Some(t), Some(s)) = (app.try_state::<tray::Tray<R>>(), live.snapshot()) {
+            t.show(&s.with_level(level, soon_s));
+        }
+        if let Some(n) = swapsight::live::pressure_notice(before, Some(level)) {
+            log!("{}: {}", n.title, n.body);
+            let _ = app
+                .notification()
+                .builder()
+                .title(&n.title)
+                .body(&n.body)
+                .show();
+        }
+    });
 }
 
 /// One thread forwards every [`Update`] of the session: to the web view as
@@ -222,6 +250,10 @@ fn forward<R: Runtime>(app: &AppHandle<R>, update: &Update) {
         t.show(&update.snapshot);
     }
     for n in &update.notices {
+        // macOS: the dispatch source has told a change of level already.
+        if cfg!(target_os = "macos") && n.kind == "pressure" {
+            continue;
+        }
         log!("{}: {}", n.title, n.body);
         if let Err(e) = app
             .notification()

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { bytes, bytesAxis, delta, duration, pct, rate, stateLabel, stateRank } from '../../ui/js/format.js';
+import { bytes, bytesAxis, delta, duration, eta, pct, rate, stateLabel, stateRank } from '../../ui/js/format.js';
 import { STATES } from '../../ui/js/contract.js';
 import { byteTicks, niceStep } from '../../ui/js/ticks.js';
 
@@ -74,4 +74,11 @@ test('byte ticks double from 1 MiB and cover the range', () => {
   const u = byteTicks(100 * MIB, 900 * MIB, 4);
   assert.ok(u.length <= 5 && u[0] >= 100 * MIB && u[u.length - 1] <= 900 * MIB + 1, `${u}`);
   for (let i = 1; i < u.length; i++) assert.equal(u[i] - u[i - 1], u[1] - u[0]);
+});
+
+test('time left reads short, as the core says it', () => {
+  assert.equal(eta(40.2), '~40 s');
+  assert.equal(eta(185), '~3 min');
+  assert.equal(eta(0.3), 'now');
+  assert.equal(eta(Infinity), 'a long while');
 });

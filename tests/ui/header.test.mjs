@@ -92,6 +92,29 @@ test("a replay shows the run's own figures and its phases", () => {
   assert.equal(replayFigures({ ...r, report: { ...r.report, footprints: null } }).gap, null);
 });
 
+test('pressure and time to trouble in the live header; absent when the OS gives none', () => {
+  const pressed = {
+    ...snapshot,
+    system: {
+      ...snapshot.system,
+      pressure: { level: 'warning', some: { avg10: 12.5, avg60: 3, total_us: 1 }, full: { avg10: 2, avg60: 1, total_us: 1 } },
+    },
+    forecast: { swap_budget_s: 40.2, swap_full_s: 600 },
+  };
+  const f = liveFigures(pressed);
+  assert.equal(f.pressure.text, 'warning');
+  assert.equal(f.pressure.level, 'warning');
+  assert.equal(f.pressure.sub, 'PSI some 12.5 %, full 2.0 % (10 s)');
+  assert.equal(f.pressure.flag, true);
+  assert.equal(f.trouble, 'swap budget in ~40 s');
+  const mac = liveFigures({ ...snapshot, system: { ...snapshot.system, pressure: { kernel_level: 'critical', level: 'critical' } }, forecast: { free_floor_s: 185 } });
+  assert.equal(mac.pressure.sub, "the kernel's level");
+  assert.equal(mac.trouble, 'free memory floor in ~3 min');
+  const none = liveFigures({ ...snapshot, forecast: {} });
+  assert.equal(none.pressure, null);
+  assert.equal(none.trouble, null);
+});
+
 test('inside a memory cgroup: free memory and swap are the scope\'s', () => {
   const scoped = {
     ...snapshot,

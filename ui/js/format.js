@@ -78,3 +78,16 @@ export function stateLabel(s) {
 export function stateRank(s) {
   return Math.max(0, STATES.findIndex((x) => x.name === s));
 }
+
+/**
+ * Time left, short: `~40 s`, `~3 min`, `~2 h`, `now` (as the core's
+ * `forecast::short_eta`).
+ * @param {number} secs
+ */
+export function eta(secs) {
+  if (!Number.isFinite(secs) || secs >= 360000) return 'a long while';
+  if (secs < 1) return 'now';
+  if (secs < 90) return `~${Math.round(secs)} s`;
+  if (secs < 5400) return `~${Math.round(secs / 60)} min`;
+  return `~${Math.round(secs / 3600)} h`;
+}

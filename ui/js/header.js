@@ -4,7 +4,7 @@
 // what each figure says, from a snapshot or a replay — so `node --test`
 // covers them; `renderHeader` only writes them into the page.
 
-import { bytes, duration, limit, pct, stateLabel } from './format.js';
+import { bytes, duration, eta, limit, pct, stateLabel } from './format.js';
 
 /**
  * @typedef {{ text: string, sub: string, title?: string, flag?: boolean }} Figure
@@ -12,6 +12,7 @@ import { bytes, duration, limit, pct, stateLabel } from './format.js';
  *   state: string, stateTitle: string,
  *   free: Figure, swap: Figure, compressed: string | null,
  *   gap: Figure | null, count: Figure, phase: string | null,
+ *   pressure: (Figure & { level: string }) | null, trouble: string | null,
  * }} Figures
  */
 
@@ -45,6 +46,54 @@ export function liveFigures(s) {
     gap: liveGap(view),
     count: { text: String(s.process_count), sub: share ? `footprints ${Math.round(share * 100)} % of RAM` : '' },
     phase: s.phase ? `phase: ${s.phase}` : null,
+    pressure: livePressure(sys.pressure),
+    trouble: nearestTrouble(s.forecast),
+  };
+}
+
+/** The limits of the forecast: its field, and the words for it. */
+const LIMITS = [
+  ['swap_budget_s', 'swap budget'],
+  ['free_floor_s', 'free memory floor'],
+  ['swap_full_s', 'swap full'],
+];
+
+/**
+ * The nearest limit at this rate: `swap budget in ~40 s`; null when none is
+ * approached (not at this rate).
+ * @param {any} forecast
+ * @returns {string | null}
+ */
+export function nearestTrouble(forecast) {
+  if (!forecast) return null;
+  /** @type {{ secs: number, words: string } | null} */
+  let best = null;
+  for (const [key, words] of LIMITS) {
+    const secs = forecast[key];
+    if (typeof secs === 'number' && (best == null || secs < best.secs)) best = { secs, words };
+  }
+  return best ? `${best.words} in ${eta(best.secs)}` : null;
+}
+
+/**
+ * Memory pressure: the level in force and, on Linux, PSI; null where the OS
+ * gives none (never a calm-looking zero).
+ * @param {any} p the sample's `pressure`
+ * @returns {(Figure & { level: string }) | null}
+ */
+function livePressure(p) {
+  if (!p || !p.level) return null;
+  const sub = p.some
+    ? `PSI some ${p.some.avg10.toFixed(1)} %${p.full ? `, full ${p.full.avg10.toFixed(1)} %` : ''} (10 s)`
+    : "the kernel's level";
+  return {
+    level: p.level,
+    text: p.level,
+    sub,
+    title: p.some
+      ? 'Share of time tasks stalled waiting for memory over the last 10 s (Linux PSI); the level is derived from it (docs/detector.md)'
+      : 'macOS kern.memorystatus_vm_pressure_level',
+    flag: p.level !== 'normal',
   };
 }
 
@@ -127,6 +176,16 @@ export function replayFigures(r) {
       : null,
     count: { text: String(rep.processes.length), sub: 'in the trace' },
     phase: names.length ? `phases: ${names.slice(0, 4).join(', ')}${names.length > 4 ? ', …' : ''}` : null,
+    pressure: rep.pressure
+      ? {
+          level: rep.pressure.peak,
+          text: rep.pressure.peak,
+          sub: `peak; ${duration(rep.pressure.warning_ms + rep.pressure.critical_ms)} above normal`,
+          title: 'The highest memory pressure level of the run',
+          flag: rep.pressure.peak !== 'normal',
+        }
+      : null,
+    trouble: null,
   };
 }
 
@@ -170,4 +229,11 @@ export function renderHeader(f) {
   figure('count', f.count, 'none');
   el('phase').hidden = !f.phase;
   el('phase').textContent = f.phase || '';
+  el('pressure-fig').hidden = !f.pressure;
+  if (f.pressure) {
+    figure('pressure', f.pressure, 'pressed');
+    el('pressure-fig').dataset.level = f.pressure.level;
+  }
+  el('trouble').hidden = !f.trouble;
+  el('trouble').textContent = f.trouble || '';
 }

@@ -65,6 +65,16 @@ pub fn duration(s: &str) -> Result<Duration, String> {
     duration_within(s, Duration::from_millis(1), MAX_DURATION)
 }
 
+/// A pressure level to act on (`--stop-at-pressure`): `warning` or
+/// `critical` (`normal` would stop at once).
+pub fn pressure_level(s: &str) -> Result<swapsight::pressure::Level, String> {
+    use swapsight::pressure::Level;
+    match s.trim().parse::<Level>() {
+        Ok(Level::Normal) | Err(_) => Err("expected warning or critical".into()),
+        Ok(level) => Ok(level),
+    }
+}
+
 /// The sampling interval (`--interval`): 10 ms to 1 h.
 pub fn interval(s: &str) -> Result<Duration, String> {
     duration_within(s, MIN_INTERVAL, MAX_INTERVAL)

@@ -8,11 +8,13 @@
 //! | 10 | guard: stopped, swap budget spent |
 //! | 11 | guard: stopped, false fit flagged (`--on-false-fit stop`) |
 //! | 12 | guard: gave up waiting for free memory |
+//! | 13 | guard: stopped, the forecast put the budget or the floor under `--stop-before` |
+//! | 14 | guard: stopped, memory pressure reached `--stop-at-pressure` |
 //! | 126 | the command could not be run (not executable) |
 //! | 127 | the command was not found |
 //! | 128+N | the command (or swapsight) was ended by signal N |
 //!
-//! The guard's stop codes (10, 11, and 1 for a probe or trace that failed)
+//! The guard's stop codes (10, 11, 13, 14, and 1 for a probe or trace that failed)
 //! are decided with their reasons, in `swapsight::guard::StopReason::exit_code`.
 
 use std::process::ExitCode;

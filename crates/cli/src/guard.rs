@@ -71,6 +71,12 @@ pub struct Args {
     /// Stop the tree once swap has grown by more than SIZE since the command started (exit code 10)
     #[arg(long, value_name = "SIZE", value_parser = crate::args::size, allow_hyphen_values = true)]
     pub swap_budget: Option<u64>,
+    /// Stop the tree once the forecast says the swap budget or the free-memory floor is less than DUR away (exit code 13)
+    #[arg(long, value_name = "DUR", value_parser = crate::args::duration, allow_hyphen_values = true)]
+    pub stop_before: Option<Duration>,
+    /// Stop the tree once memory pressure reaches LEVEL, warning or critical (macOS: the kernel's level; Linux: derived from PSI) (exit code 14)
+    #[arg(long, value_name = "LEVEL", value_parser = crate::args::pressure_level, allow_hyphen_values = true)]
+    pub stop_at_pressure: Option<swapsight::pressure::Level>,
     /// Time the tree gets to exit after SIGTERM, before SIGKILL
     #[arg(long, value_name = "DUR", default_value = "5s", value_parser = crate::args::duration, allow_hyphen_values = true)]
     pub grace: Duration,
@@ -131,6 +137,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let budget = args.swap_budget.map(|b| Budget::new(b, baseline));
     let mut rules = StopRules {
         budget,
+        stop_before: args.stop_before,
+        stop_at_pressure: args.stop_at_pressure,
         stop_on_false_fit: args.on_false_fit == OnFalseFit::Stop,
     };
     process::become_subreaper();
@@ -145,7 +153,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut tree = WatchTree::new(Some(std::process::id()));
     let mut root_name = program.rsplit('/').next().unwrap_or(program).to_string();
 
-    let header = session::header(host, &args.recording, Some(pid), &args.command, "guard");
+    let mut header = session::header(
+        &*probe,
+        host,
+        &args.recording,
+        Some(pid),
+        &args.command,
+        "guard",
+    );
+    header.forecast.swap_budget_bytes = args.swap_budget;
+    header.forecast.swap_start_bytes = Some(baseline);
     let mut rec = session::create_trace(&path, &header, marks, || {
         procs.signal_group(pid, Signal::Kill);
         procs.wait_main(Duration::from_secs(2));

@@ -57,7 +57,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let watch = child.as_ref().map(Child::id).or(args.pid);
 
-    let header = session::header(host, &args.recording, watch, &args.command, "record");
+    let header = session::header(
+        &*probe,
+        host,
+        &args.recording,
+        watch,
+        &args.command,
+        "record",
+    );
     let mut trace = session::create_trace(&path, &header, marks, || {
         if let Some(c) = child.as_mut() {
             let _ = c.kill();

@@ -34,18 +34,22 @@ pub struct RecordingArgs {
     /// Also keep the N largest processes in each sample
     #[arg(long, default_value_t = 10, value_name = "N", value_parser = crate::args::count, allow_hyphen_values = true)]
     pub top: usize,
+    /// Linux: how long PSI must stay over a threshold before the pressure level rises (docs/detector.md)
+    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = crate::args::duration, allow_hyphen_values = true)]
+    pub pressure_hold: Duration,
 }
 
-/// The trace's header for a recording by `verb` (`record`, `guard`), with
-/// the detector's default settings (core's one header rule).
+/// The trace's header for a recording by `verb` (`record`, `guard`) with
+/// `probe`; says once on stderr when the probe has no memory pressure.
 pub fn header(
+    probe: &dyn swapsight::Probe,
     host: swapsight::probe::HostInfo,
     args: &RecordingArgs,
     watch: Option<u32>,
     command: &[String],
     verb: &str,
 ) -> Header {
-    swapsight::session::header(
+    let mut header = swapsight::session::header(
         host,
         &Plan {
             interval: args.interval,
@@ -55,7 +59,13 @@ pub fn header(
             verb,
             detector: swapsight::DetectorConfig::default(),
         },
-    )
+    );
+    header.pressure.hold_ms = u64::try_from(args.pressure_hold.as_millis()).unwrap_or(u64::MAX);
+    header.pressure_absent = probe.pressure_absent();
+    if let Some(why) = &header.pressure_absent {
+        eprintln!("swapsight: no memory pressure figures: {why}");
+    }
+    header
 }
 
 /// The mark inbox for a recording to `trace`, its path put in `command`'s
@@ -103,6 +113,8 @@ pub fn start_sampler(
             history: 4,
             watch: header.watch_pid,
             detector: header.detector.clone(),
+            pressure: header.pressure.clone(),
+            forecast: header.forecast.clone(),
         },
     );
     let ticks = sampler.subscribe(64);

@@ -144,12 +144,78 @@ fn main() {
         "\nswapsight's first tick (every process named once): {:.2} ms",
         ms(first_tick)
     );
+    added_by_pressure(&sampler_tick);
     println!(
         "\nswapsight vs sysinfo full: {:.2}× its cost (goal ≤ 0.20); vs bare reads: {:.2}× (goal ≤ 1.5); by CPU time: {:.2}× and {:.2}×",
         swapsight.median.as_secs_f64() / sysinfo_full.median.as_secs_f64(),
         swapsight.median.as_secs_f64() / bare.median.as_secs_f64(),
         swapsight.cpu.as_secs_f64() / sysinfo_full.cpu.as_secs_f64(),
         swapsight.cpu.as_secs_f64() / bare.cpu.as_secs_f64()
+    );
+}
+
+/// What issue 23 added to each tick, timed alone over many calls (each is
+/// microseconds against a tick of milliseconds, below what the tick's own
+/// noise on a shared machine could show): the PSI read and parse, the
+/// pressure gauge and the forecaster's step.
+fn added_by_pressure(tick: &Stats) {
+    use swapsight::forecast::{ForecastConfig, Forecaster};
+    use swapsight::pressure::{PressureConfig, PressureGauge};
+    const N: u32 = 20_000;
+    let each = |f: &mut dyn FnMut(u64)| {
+        let s = Instant::now();
+        for i in 0..u64::from(N) {
+            f(i);
+        }
+        s.elapsed() / N
+    };
+    #[cfg(target_os = "linux")]
+    let psi = {
+        let mut buf = vec![0; 8192];
+        let mut src =
+            swapsight::probe::linux::psi::PsiSource::open(std::path::Path::new("/proc"), &mut buf);
+        each(&mut |_| {
+            std::hint::black_box(src.read(&mut buf));
+        })
+    };
+    #[cfg(not(target_os = "linux"))]
+    let psi = Duration::ZERO;
+    let mut sys = swapsight::SystemSample {
+        phys_bytes: 16 << 30,
+        free_pct: 50.0,
+        swap_total_bytes: 8 << 30,
+        ..Default::default()
+    };
+    let mut forecaster = Forecaster::new(ForecastConfig {
+        swap_budget_bytes: Some(1 << 30),
+        ..ForecastConfig::default()
+    });
+    let step = each(&mut |i| {
+        sys.swap_used_bytes = i * (10 << 20);
+        std::hint::black_box(forecaster.step(i * 500, &sys));
+    });
+    let mut gauge = PressureGauge::new(PressureConfig::default());
+    let line = swapsight::pressure::PsiLine {
+        avg10: 12.0,
+        avg60: 3.0,
+        total_us: 1,
+    };
+    let p = swapsight::pressure::Pressure {
+        some: Some(line),
+        full: Some(line),
+        ..Default::default()
+    };
+    let level = each(&mut |i| {
+        std::hint::black_box(gauge.step(i * 500, Some(&p)));
+    });
+    let added = psi + step + level;
+    println!(
+        "\nadded by memory pressure and the forecast, per tick: PSI read {:.2} µs, forecaster step {:.2} µs, pressure level {:.3} µs; {:.2} µs in all, {:.3} % of the sampler tick's median",
+        psi.as_secs_f64() * 1e6,
+        step.as_secs_f64() * 1e6,
+        level.as_secs_f64() * 1e6,
+        added.as_secs_f64() * 1e6,
+        added.as_secs_f64() / tick.median.as_secs_f64() * 100.0
     );
 }
 

@@ -626,6 +626,7 @@ fn report_shows_gpu_and_outside_footprint_and_never_blames_the_unreadable() {
         t.samples.push(TraceSample {
             sample: sample(i * 500, i * 20 * MIB, 60.0 - i as f64, vec![p1, p3]),
             watched: vec![],
+            forecast: None,
         });
     }
     let r = report(&t, None);

@@ -13,6 +13,8 @@
 use std::time::Duration;
 
 use crate::detect::State;
+use crate::forecast::Limit;
+use crate::pressure::Level;
 use crate::tick::Tick;
 use crate::units::{format_bytes, format_duration};
 
@@ -139,16 +141,26 @@ impl Budget {
     }
 }
 
-/// The guard's settings that stop a running tree: `--swap-budget` and
-/// `--on-false-fit stop`. A new stop rule is a setting here, one check in
+/// The guard's settings that stop a running tree: `--swap-budget`,
+/// `--stop-before`, `--stop-at-pressure` and `--on-false-fit stop`. A new stop rule is a setting here, one check in
 /// [`StopRules::decide`] and a [`StopReason`] with its exit code.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StopRules {
     /// Stop once swap grew past it.
     pub budget: Option<Budget>,
+    /// Stop once the forecast puts the swap budget or the free-memory floor
+    /// less than this away (the tick's [`Tick::forecast`]).
+    pub stop_before: Option<Duration>,
+    /// Stop once the memory pressure level (macOS the kernel's, Linux the
+    /// one derived from PSI) is at least this.
+    pub stop_at_pressure: Option<Level>,
     /// Stop once a member of the tree is flagged a false fit.
     pub stop_on_false_fit: bool,
 }
+
+/// The limits `--stop-before` watches: the budget and the free-memory
+/// floor (swap full is the OS's to handle, and not a run's own limit).
+pub const STOP_BEFORE_LIMITS: [Limit; 2] = [Limit::SwapBudget, Limit::FreeFloor];
 
 /// What the guard does after a tick.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -163,12 +175,33 @@ pub enum Decision {
 impl StopRules {
     /// The decision at one tick. `in_tree` says whether a pid belongs to the
     /// guarded tree (the tick's watched pids count as members too). The
-    /// rules in order of precedence: the budget, then a false fit (the first
+    /// rules in order of precedence: the budget, then the forecast
+    /// (`stop_before`), then the pressure level, then a false fit (the first
     /// flag of the tick on a member).
     pub fn decide(&mut self, tick: &Tick, in_tree: impl Fn(u32) -> bool) -> Decision {
         self.budget_spent(tick)
+            .or_else(|| self.forecast_near(tick))
+            .or_else(|| self.pressure_reached(tick))
             .or_else(|| self.false_fit(tick, in_tree))
             .map_or(Decision::Continue, Decision::Stop)
+    }
+
+    fn forecast_near(&self, tick: &Tick) -> Option<StopReason> {
+        let within = self.stop_before?;
+        let (limit, secs) = tick
+            .forecast
+            .first_within(&STOP_BEFORE_LIMITS, within.as_secs_f64())?;
+        Some(StopReason::Forecast {
+            limit,
+            eta_ms: (secs * 1000.0) as u64,
+            within,
+        })
+    }
+
+    fn pressure_reached(&self, tick: &Tick) -> Option<StopReason> {
+        let at = self.stop_at_pressure?;
+        let level = tick.sample.system.pressure?.level?;
+        (level >= at).then_some(StopReason::Pressure { level })
     }
 
     fn budget_spent(&mut self, tick: &Tick) -> Option<StopReason> {
@@ -204,6 +237,16 @@ pub enum StopReason {
     /// The detector flagged a member of the tree as a false fit
     /// (`--on-false-fit stop`). Exit code 11.
     FalseFit { pid: u32, name: String },
+    /// The forecast put `limit` `eta_ms` away, less than `within`
+    /// (`--stop-before`). Exit code 13.
+    Forecast {
+        limit: Limit,
+        eta_ms: u64,
+        within: Duration,
+    },
+    /// The memory pressure level reached `level` (`--stop-at-pressure`).
+    /// Exit code 14.
+    Pressure { level: Level },
     /// The guard itself was sent a signal (Ctrl-C, `kill`); `name` is e.g.
     /// `SIGINT`. Exit code 128 + the signal's number.
     Signal { name: &'static str },
@@ -228,6 +271,8 @@ impl StopReason {
         match self {
             StopReason::Budget { .. } => Some(10),
             StopReason::FalseFit { .. } => Some(11),
+            StopReason::Forecast { .. } => Some(13),
+            StopReason::Pressure { .. } => Some(14),
             StopReason::ProbeFailed { .. } | StopReason::TraceFailed { .. } => Some(1),
             StopReason::Signal { .. } | StopReason::Leftovers => None,
         }
@@ -246,6 +291,19 @@ impl StopReason {
             }
             StopReason::FalseFit { pid, name } => {
                 format!("{name} (pid {pid}) was flagged a false fit after {after}")
+            }
+            StopReason::Forecast {
+                limit,
+                eta_ms,
+                within,
+            } => format!(
+                "the forecast put the {} {} away (under {}) after {after}",
+                limit.label(),
+                format_duration(Duration::from_millis(*eta_ms)),
+                format_duration(*within)
+            ),
+            StopReason::Pressure { level } => {
+                format!("memory pressure reached {level} after {after}")
             }
             StopReason::Signal { name } => format!("interrupted by {name} after {after}"),
             StopReason::ProbeFailed { why } => {

@@ -530,6 +530,8 @@ fn tick(swap_used: u64, watched: &[u32], flags: &[(u32, State)]) -> Tick {
         view: Default::default(),
         flagged: Vec::new(),
         activity: Vec::new(),
+        forecast: Default::default(),
+        forecast_fired: Vec::new(),
         scope_note: None,
     }
 }
@@ -538,7 +540,7 @@ fn tick(swap_used: u64, watched: &[u32], flags: &[(u32, State)]) -> Tick {
 fn the_guard_continues_within_the_budget_and_stops_past_it_with_code_10() {
     let mut rules = StopRules {
         budget: Some(Budget::new(512 << 20, 1 << 30)),
-        stop_on_false_fit: false,
+        ..StopRules::default()
     };
     let nobody = |_| false;
     assert_eq!(
@@ -589,6 +591,7 @@ fn a_false_fit_stops_only_when_asked_and_only_for_a_member_of_the_tree() {
     let mut both = StopRules {
         budget: Some(Budget::new(0, 0)),
         stop_on_false_fit: true,
+        ..StopRules::default()
     };
     let mut t = ff(7);
     t.sample.system.swap_used_bytes = 1;
@@ -613,6 +616,155 @@ fn each_stop_reason_says_its_exit_code() {
 }
 
 #[test]
+fn stop_before_acts_on_the_budget_and_floor_forecasts_with_code_13() {
+    use crate::forecast::{Forecast, Limit};
+    let mut rules = StopRules {
+        stop_before: Some(Duration::from_secs(10)),
+        ..StopRules::default()
+    };
+    let nobody = |_| false;
+    let at = |f: Forecast| {
+        let mut t = tick(0, &[], &[]);
+        t.forecast = f;
+        t
+    };
+    // Not at this rate, or further than 10 s: continue.
+    assert_eq!(
+        rules.decide(&at(Forecast::default()), nobody),
+        Decision::Continue
+    );
+    let far = Forecast {
+        swap_budget_s: Some(10.5),
+        ..Forecast::default()
+    };
+    assert_eq!(rules.decide(&at(far), nobody), Decision::Continue);
+    // Swap full is the OS's business, not the run's: never stops it.
+    let full = Forecast {
+        swap_full_s: Some(1.0),
+        ..Forecast::default()
+    };
+    assert_eq!(rules.decide(&at(full), nobody), Decision::Continue);
+    // The nearest of budget and floor under 10 s.
+    let near = Forecast {
+        swap_budget_s: Some(8.0),
+        free_floor_s: Some(6.5),
+        swap_full_s: None,
+    };
+    let Decision::Stop(reason) = rules.decide(&at(near), nobody) else {
+        panic!("no stop");
+    };
+    assert_eq!(
+        reason,
+        StopReason::Forecast {
+            limit: Limit::FreeFloor,
+            eta_ms: 6500,
+            within: Duration::from_secs(10),
+        }
+    );
+    assert_eq!(reason.exit_code(), Some(13));
+    assert_eq!(
+        reason.why(Duration::from_secs(15)),
+        "the forecast put the free memory floor 6.5s away (under 10.0s) after 15.0s"
+    );
+}
+
+#[test]
+fn stop_at_pressure_acts_on_the_level_with_code_14_and_never_without_one() {
+    use crate::pressure::{Level, Pressure};
+    let nobody = |_| false;
+    let at = |level: Option<Level>| {
+        let mut t = tick(0, &[], &[]);
+        t.sample.system.pressure = level.map(|l| Pressure {
+            level: Some(l),
+            ..Pressure::default()
+        });
+        t
+    };
+    let mut warn = StopRules {
+        stop_at_pressure: Some(Level::Warning),
+        ..StopRules::default()
+    };
+    let mut crit = StopRules {
+        stop_at_pressure: Some(Level::Critical),
+        ..StopRules::default()
+    };
+    // No pressure figures: nothing to act on (never read as calm or as not).
+    assert_eq!(warn.decide(&at(None), nobody), Decision::Continue);
+    assert_eq!(
+        warn.decide(&at(Some(Level::Normal)), nobody),
+        Decision::Continue
+    );
+    assert_eq!(
+        crit.decide(&at(Some(Level::Warning)), nobody),
+        Decision::Continue
+    );
+    for (rules, level) in [(&mut warn, Level::Warning), (&mut crit, Level::Critical)] {
+        let d = rules.decide(&at(Some(level)), nobody);
+        assert_eq!(d, Decision::Stop(StopReason::Pressure { level }));
+    }
+    let reason = StopReason::Pressure {
+        level: Level::Critical,
+    };
+    assert_eq!(reason.exit_code(), Some(14));
+    assert_eq!(
+        reason.why(Duration::from_secs(3)),
+        "memory pressure reached critical after 3.0s"
+    );
+}
+
+/// The macOS level through the whole pipeline: a scripted probe answers
+/// the kernel's level (normal, then warning) as the Mac's does, the monitor
+/// takes it as the level in force, and `--stop-at-pressure warning` stops
+/// at the first warning tick.
+#[test]
+fn the_macos_kernel_level_from_a_scripted_probe_stops_the_guard() {
+    use crate::monitor::Monitor;
+    use crate::pressure::{Level, Pressure};
+    use crate::probe::scripted::ScriptedProbe;
+    use crate::probe::Probe;
+    let mut probe = ScriptedProbe::new(16 << 30, |n| {
+        let sys = SystemSample {
+            phys_bytes: 16 << 30,
+            free_pct: 40.0,
+            available_pct: Some(40.0),
+            pressure: Some(Pressure {
+                kernel_level: Some(if n < 4 { Level::Normal } else { Level::Warning }),
+                ..Pressure::default()
+            }),
+            ..SystemSample::default()
+        };
+        (sys, Vec::new())
+    });
+    let mut monitor = Monitor::new(None, crate::DetectorConfig::default());
+    let mut rules = StopRules {
+        stop_at_pressure: Some(Level::Warning),
+        ..StopRules::default()
+    };
+    let mut stopped_at = None;
+    for n in 1..=6u64 {
+        let (system, processes) = probe.sample().unwrap();
+        let t = monitor.step(Sample {
+            t_ms: n * 500,
+            system,
+            processes,
+            ..Sample::default()
+        });
+        if let Decision::Stop(reason) = rules.decide(&t, |_| false) {
+            assert_eq!(
+                reason,
+                StopReason::Pressure {
+                    level: Level::Warning
+                }
+            );
+            stopped_at = Some(n);
+            break;
+        }
+        assert_eq!(t.sample.system.pressure.unwrap().level, Some(Level::Normal));
+    }
+    assert_eq!(stopped_at, Some(4));
+}
+
+#[test]
 fn the_guards_decision_counts_the_scopes_swap_where_it_has_its_own() {
     let scoped = |host_swap: u64, scope_swap: u64| {
         let mut t = tick(host_swap, &[], &[]);
@@ -625,7 +777,7 @@ fn the_guards_decision_counts_the_scopes_swap_where_it_has_its_own() {
     };
     let mut rules = StopRules {
         budget: Some(Budget::new(512 << 20, 1 << 30)),
-        stop_on_false_fit: false,
+        ..StopRules::default()
     };
     let nobody = |_| false;
     // The host's swap tripled, the job's cgroup swap barely moved.

@@ -23,7 +23,10 @@ mod display;
 mod own_commands;
 mod replay;
 
-pub use display::{notice_of, title, Notice, Point, RecordingStatus, Row, Snapshot, Update};
+pub use display::{
+    forecast_notices, full_title, notice_of, pressure_notice, title, Notice, Point,
+    RecordingStatus, Row, Snapshot, Update,
+};
 pub use own_commands::keep_commands_in_jsonl;
 pub use replay::{replay, replay_trace, Replay};
 
@@ -108,6 +111,8 @@ struct Inner {
     pacer: crate::sampler::Pacer,
     /// The interval last asked of the sampler.
     paced: std::time::Duration,
+    /// The pressure level at the last tick, for a notification when it rises.
+    last_level: Option<crate::pressure::Level>,
 }
 
 /// How many of the largest processes a live recording keeps each sample.
@@ -163,6 +168,7 @@ impl Live {
             idle: false,
             pacer: sampler.pacer(),
             paced,
+            last_level: None,
             cfg,
             host,
             points: VecDeque::new(),
@@ -478,7 +484,11 @@ fn on_tick(shared: &Mutex<Inner>, tick: &Tick, now: std::time::Instant) {
         inner.points.pop_front();
     }
     inner.points.push_back(point.clone());
-    let notices = tick.flags.iter().filter_map(display::notice_of).collect();
+    let mut notices: Vec<Notice> = tick.flags.iter().filter_map(display::notice_of).collect();
+    notices.extend(display::forecast_notices(tick));
+    let level = tick.sample.system.pressure.and_then(|p| p.level);
+    notices.extend(display::pressure_notice(inner.last_level, level));
+    inner.last_level = level;
     inner.latest = Some(snapshot.clone());
     let update = Arc::new(Update {
         snapshot,
@@ -501,7 +511,13 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
         system: tick.sample.system,
         view: tick.view,
         state,
-        title: title(&tick.view, state),
+        title: display::full_title(
+            &tick.view,
+            state,
+            tick.sample.system.pressure.and_then(|p| p.level),
+            tick.forecast.nearest(),
+            inner.cfg.sampler.forecast.horizon_ms as f64 / 1000.0,
+        ),
         process_count: tick.sample.processes.len(),
         processes: rows,
         pinned: inner.pinned,
@@ -519,6 +535,7 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
                 .saturating_sub(inner.cfg.history_secs.saturating_mul(1000)),
             tick.sample.t_ms,
         ),
+        forecast: tick.forecast,
         scope: tick.sample.scope.clone(),
     }
 }

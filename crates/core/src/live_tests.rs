@@ -184,6 +184,68 @@ fn titles() {
 }
 
 #[test]
+fn titles_carry_the_pressure_glyph_and_the_time_to_trouble_when_soon() {
+    use crate::forecast::Limit;
+    use crate::pressure::Level;
+    use display::full_title;
+    let mut v = SystemView::default();
+    let soon = 300.0;
+    assert_eq!(full_title(&v, State::Fits, None, None, soon), "");
+    assert_eq!(
+        full_title(&v, State::Fits, Some(Level::Normal), None, soon),
+        ""
+    );
+    assert_eq!(
+        full_title(&v, State::Fits, Some(Level::Warning), None, soon),
+        "◐"
+    );
+    let budget = Some((Limit::SwapBudget, 40.2));
+    assert_eq!(
+        full_title(&v, State::Overflow, Some(Level::Critical), budget, soon),
+        "● ⏱40s ⚠ overflow"
+    );
+    v.swap_growth_bytes = 2_254_857_830;
+    assert_eq!(
+        full_title(&v, State::FalseFit, Some(Level::Warning), budget, soon),
+        "⇡2.1G ◐ ⏱40s ⚠ false fit"
+    );
+    assert_eq!(
+        full_title(&v, State::Fits, None, Some((Limit::FreeFloor, 185.0)), soon),
+        "⇡2.1G ⏱3min"
+    );
+    // Further than the horizon: no time in the title.
+    assert_eq!(
+        full_title(&v, State::Fits, None, Some((Limit::FreeFloor, 900.0)), soon),
+        "⇡2.1G"
+    );
+}
+
+#[test]
+fn pressure_and_forecast_notify_once_as_they_come() {
+    use crate::forecast::{Forecast, Limit};
+    use crate::pressure::Level;
+    use display::{forecast_notices, pressure_notice};
+    assert!(pressure_notice(None, None).is_none());
+    assert!(pressure_notice(None, Some(Level::Normal)).is_none());
+    let n = pressure_notice(Some(Level::Normal), Some(Level::Warning)).unwrap();
+    assert_eq!(n.title, "Memory pressure: warning");
+    assert!(pressure_notice(Some(Level::Warning), Some(Level::Warning)).is_none());
+    assert!(pressure_notice(Some(Level::Critical), Some(Level::Warning)).is_none());
+    assert!(pressure_notice(Some(Level::Warning), Some(Level::Critical)).is_some());
+
+    let mut tick = crate::synth::scripted_ticks(1, 500).remove(0);
+    assert!(forecast_notices(&tick).is_empty());
+    tick.forecast = Forecast {
+        swap_budget_s: Some(40.2),
+        ..Forecast::default()
+    };
+    tick.forecast_fired = vec![Limit::SwapBudget];
+    let n = forecast_notices(&tick);
+    assert_eq!(n.len(), 1);
+    assert_eq!(n[0].title, "Swap budget in ~40 s");
+}
+
+#[test]
 fn nobody_looking_slows_the_sampler_unless_a_recording_runs() {
     let dir = tmp("idle");
     let l = live(&dir);
@@ -347,4 +409,18 @@ fn a_live_recording_says_which_detector_settings_it_ran_with() {
         t.header().writer
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_level_between_ticks_redraws_the_title() {
+    use crate::pressure::Level;
+    let dir = tmp("level-now");
+    let l = live(&dir);
+    let s = l.wait_snapshot(Duration::from_secs(5)).unwrap();
+    let before = s.title.clone();
+    let s = s.with_level(Level::Critical, 300.0);
+    assert_eq!(s.system.pressure.unwrap().level, Some(Level::Critical));
+    assert!(s.title.contains('●'), "{before:?} → {:?}", s.title);
+    assert_eq!(Level::from_dispatch(4), Some(Level::Critical));
+    assert_eq!(Level::from_dispatch(3), None);
 }

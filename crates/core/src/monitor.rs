@@ -4,6 +4,8 @@
 //! thread and the tests drive it the same way.
 
 use crate::detect::{Detector, DetectorConfig};
+use crate::forecast::{ForecastConfig, Forecaster};
+use crate::pressure::{PressureConfig, PressureGauge};
 use crate::probe::Sample;
 use crate::tick::{Activity, Tick};
 use crate::tree::WatchTree;
@@ -13,6 +15,10 @@ use crate::tree::WatchTree;
 pub struct Monitor {
     pub tree: WatchTree,
     pub detector: Detector,
+    /// The level in force, written into each sample's `pressure.level`.
+    pub pressure: PressureGauge,
+    /// Time to trouble.
+    pub forecaster: Forecaster,
     /// A process never counted as watched though it is in the tree: the
     /// recorder's own, when it runs inside the tree it watches (Python's
     /// `swapsight.record()` records its own process, the recorder its child).
@@ -24,11 +30,38 @@ impl Monitor {
         Monitor {
             tree: WatchTree::new(watch),
             detector: Detector::new(cfg),
+            pressure: PressureGauge::new(PressureConfig::default()),
+            forecaster: Forecaster::new(ForecastConfig::default()),
             exclude: None,
         }
     }
 
-    pub fn step(&mut self, sample: Sample) -> Tick {
+    /// Forecasts with `cfg` instead of the defaults (the guard's budget).
+    pub fn with_forecast(mut self, cfg: ForecastConfig) -> Self {
+        self.forecaster = Forecaster::new(cfg);
+        self
+    }
+
+    /// Starts measuring swap growth (and the budget's forecast) anew.
+    pub fn reset_baseline(&mut self) {
+        self.detector.reset_baseline();
+        self.forecaster = Forecaster::new(self.forecaster.config().clone());
+    }
+
+    /// Derives the Linux pressure level with `cfg` instead of the defaults.
+    pub fn with_pressure(mut self, cfg: PressureConfig) -> Self {
+        self.pressure = PressureGauge::new(cfg);
+        self
+    }
+
+    pub fn step(&mut self, mut sample: Sample) -> Tick {
+        let level = self
+            .pressure
+            .step(sample.t_ms, sample.system.pressure.as_ref());
+        if let Some(p) = sample.system.pressure.as_mut() {
+            p.level = level;
+        }
+        let (forecast, forecast_fired) = self.forecaster.step(sample.t_ms, &sample.system);
         self.tree.update(&sample.processes);
         let mut watched = self.tree.pids();
         if let Some(pid) = self.exclude.filter(|&p| Some(p) != self.tree.root()) {
@@ -47,6 +80,8 @@ impl Monitor {
             view: self.detector.system(),
             flagged,
             activity,
+            forecast,
+            forecast_fired,
             scope_note: None,
         }
     }

@@ -115,6 +115,7 @@ impl Recorder {
         self.writer.write(&Record::Sample(TraceSample {
             sample,
             watched: tick.watched.clone(),
+            forecast: (!tick.forecast.is_empty()).then_some(tick.forecast),
         }))?;
         self.samples += 1;
         if let Some(note) = &tick.scope_note {

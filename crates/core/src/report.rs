@@ -15,6 +15,8 @@ use serde::Serialize;
 use std::io::{BufRead, Seek};
 
 use crate::detect::{Detector, DetectorConfig, FootprintGap, State};
+use crate::forecast::{Outcome, Replay};
+use crate::pressure::{PressureFold, PressureSummary};
 use crate::probe::Sample;
 use crate::trace::{
     Header, MarkList, ReadNotes, Record, Trace, TraceError, TraceReader, TraceSample,
@@ -100,6 +102,13 @@ pub struct Report {
     /// Memory not explained by footprints, at the first sample and at its
     /// peak, and how much of used memory the readable footprints covered.
     pub footprints: FootprintsSummary,
+    /// Memory pressure over the run; absent when no sample carried any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<PressureSummary>,
+    /// Each limit whose forecast fired or that was reached: when the
+    /// forecast first fired, its estimate then and when the limit really
+    /// came (the forecaster replayed over the samples).
+    pub forecasts: Vec<Outcome>,
     /// One row per phase when the trace has marks ([`by_phase`]).
     pub phases: Vec<by_phase::PhaseRow>,
     /// Peak and last value of each counter the run wrote ([`counters`]).
@@ -241,6 +250,8 @@ pub struct RunJudge {
     last_ms: u64,
     /// (t, swap in use) of every sample, for "when it grew".
     swap: Vec<(u64, u64)>,
+    pressure: PressureFold,
+    forecast: Replay,
     scope: ScopeFold,
 }
 
@@ -261,6 +272,8 @@ impl RunJudge {
             first_ms: None,
             last_ms: 0,
             swap: Vec::new(),
+            pressure: PressureFold::new(header.pressure.clone()),
+            forecast: Replay::new(header.forecast.clone()),
             scope: ScopeFold::default(),
         }
     }
@@ -270,6 +283,8 @@ impl RunJudge {
         let s = &ts.sample;
         let watched = ts.watched.iter().copied().collect();
         self.detector.update(s, &watched);
+        self.pressure.push(s.t_ms, s.system.pressure.as_ref());
+        self.forecast.push(s.t_ms, &s.system);
         let run = self.note_run(s, &ts.watched);
         for p in &s.processes {
             let st = self
@@ -424,6 +439,8 @@ impl RunJudge {
                     f
                 })
                 .unwrap_or_default(),
+            pressure: self.pressure.finish(),
+            forecasts: self.forecast.finish(),
             phases: Vec::new(),
             counters: Vec::new(),
             problems: notes.problems.iter().map(|p| p.to_string()).collect(),

@@ -87,6 +87,62 @@ fn shown_lists_the_watched_and_the_flagged_watched_first() {
     assert_eq!(pids, [7, 6, 5, 4, 3]);
 }
 
+/// The seed's false fit with PSI added (some avg10 climbing 2 % a second)
+/// and a swap budget of 1 GiB in its header.
+fn offload_with_pressure() -> crate::trace::Trace {
+    use crate::pressure::{Pressure, PsiLine};
+    let mut t = crate::synth::seed_offload();
+    let start = t.samples[0].sample.system.swap_used_bytes;
+    if let Some(h) = t.header.as_mut() {
+        h.forecast.swap_budget_bytes = Some(1 << 30);
+        h.forecast.swap_start_bytes = Some(start);
+        h.pressure.hold_ms = 2_000;
+    }
+    for s in &mut t.samples {
+        let secs = s.sample.t_ms as f64 / 1000.0;
+        s.sample.system.pressure = Some(Pressure {
+            some: Some(PsiLine {
+                avg10: (secs * 2.0).min(100.0),
+                avg60: 0.0,
+                total_us: (secs * secs * 10_000.0) as u64,
+            }),
+            ..Pressure::default()
+        });
+    }
+    t
+}
+
+#[test]
+fn the_report_has_pressure_and_how_the_forecast_did() {
+    let r = report(&offload_with_pressure(), None);
+    let p = r.pressure.expect("pressure summary");
+    // derived again (the seed records no level): warning from 5 s held 2 s,
+    // critical from 20 s held 2 s
+    assert_eq!(p.levels.peak, crate::pressure::Level::Critical);
+    assert!(p.levels.warning_ms > 0 && p.levels.critical_ms > 0, "{p:?}");
+    assert!(p.some_avg10_peak.unwrap() >= 40.0);
+    let budget = r
+        .forecasts
+        .iter()
+        .find(|o| o.limit == crate::forecast::Limit::SwapBudget)
+        .expect("the budget forecast");
+    let (fired, reached) = (budget.fired_ms.unwrap(), budget.reached_ms.unwrap());
+    assert!(fired < reached, "{budget:?}");
+    let text = r.to_text();
+    assert!(text.contains("pressure: peak critical; normal "), "{text}");
+    assert!(text.contains("forecast: swap budget — fired at "), "{text}");
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["pressure"]["peak"], "critical");
+    assert_eq!(json["forecasts"][0]["limit"], "swap-budget");
+}
+
+#[test]
+fn a_trace_without_pressure_reports_none() {
+    let r = report(&crate::synth::seed_offload(), None);
+    assert_eq!(r.pressure, None);
+    assert!(!r.to_text().contains("pressure:"));
+}
+
 #[test]
 fn processes_that_tie_are_shown_in_pid_order_whatever_order_they_came_in() {
     let twins = |order: &[u32]| {

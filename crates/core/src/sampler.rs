@@ -15,7 +15,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::detect::DetectorConfig;
+use crate::forecast::ForecastConfig;
 use crate::monitor::Monitor;
+use crate::pressure::PressureConfig;
 use crate::probe::{Probe, ProbeError, Sample};
 use crate::tick::Tick;
 
@@ -32,6 +34,10 @@ pub struct SamplerConfig {
     /// Root of the watched tree.
     pub watch: Option<u32>,
     pub detector: DetectorConfig,
+    /// Thresholds of the Linux pressure level.
+    pub pressure: PressureConfig,
+    /// The forecaster's settings (the guard's budget among them).
+    pub forecast: ForecastConfig,
 }
 
 impl Default for SamplerConfig {
@@ -41,6 +47,8 @@ impl Default for SamplerConfig {
             history: 120,
             watch: None,
             detector: DetectorConfig::default(),
+            pressure: PressureConfig::default(),
+            forecast: ForecastConfig::default(),
         }
     }
 }
@@ -167,7 +175,9 @@ fn run(
     ring: Arc<Mutex<VecDeque<Arc<Tick>>>>,
     started: Instant,
 ) -> Result<(), ProbeError> {
-    let mut monitor = Monitor::new(cfg.watch, cfg.detector.clone());
+    let mut monitor = Monitor::new(cfg.watch, cfg.detector.clone())
+        .with_pressure(cfg.pressure.clone())
+        .with_forecast(cfg.forecast.clone());
     // A recorder inside the tree it watches does not watch itself.
     monitor.exclude = Some(std::process::id());
     let mut interval = cfg.interval;
@@ -185,7 +195,7 @@ fn run(
             };
             match command {
                 Ok(Command::Subscribe(tx)) => subscribers.push(tx),
-                Ok(Command::ResetBaseline) => monitor.detector.reset_baseline(),
+                Ok(Command::ResetBaseline) => monitor.reset_baseline(),
                 Ok(Command::Watch(pid)) => monitor.tree.set_root(pid),
                 Ok(Command::Interval(d)) => {
                     let d = d.max(MIN_INTERVAL);

@@ -134,6 +134,7 @@ fn emit(
         sink(Record::Sample(TraceSample {
             sample: tick.sample,
             watched: tick.watched,
+            forecast: (!tick.forecast.is_empty()).then_some(tick.forecast),
         }))?;
         for f in tick.flags.iter() {
             sink(Record::Flag(f.clone()))?;

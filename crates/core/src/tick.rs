@@ -6,6 +6,7 @@ use serde::Serialize;
 
 pub use crate::detect::Activity;
 use crate::detect::{Assessment, Flag, SystemView};
+use crate::forecast::{Forecast, Limit};
 use crate::probe::Sample;
 
 /// Everything known after one sample.
@@ -22,6 +23,11 @@ pub struct Tick {
     /// Per-process activity over the detector's window, every process,
     /// sorted by pid.
     pub activity: Vec<Activity>,
+    /// Time to trouble at this tick.
+    pub forecast: Forecast,
+    /// Limits whose forecast went under the horizon at this tick (once per
+    /// episode: for notifications).
+    pub forecast_fired: Vec<Limit>,
     /// Said once, on the tick where the scope's cgroup files were first
     /// found unreadable (the host is then the scope).
     #[serde(skip_serializing_if = "Option::is_none")]

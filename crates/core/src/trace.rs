@@ -20,6 +20,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::detect::{DetectorConfig, Flag};
+use crate::forecast::{Forecast, ForecastConfig};
+use crate::pressure::PressureConfig;
 use crate::probe::{HostInfo, Sample};
 
 mod check;
@@ -71,6 +73,15 @@ pub struct Header {
     pub top_n: usize,
     #[serde(default)]
     pub detector: DetectorConfig,
+    /// Thresholds of the Linux pressure level in force.
+    #[serde(default)]
+    pub pressure: PressureConfig,
+    /// Why the samples carry no pressure (no PSI here); absent when they do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressure_absent: Option<String>,
+    /// The forecaster's settings in force (with the guard's budget).
+    #[serde(default)]
+    pub forecast: ForecastConfig,
     /// Which tool wrote it, e.g. `swapsight 0.1.0 record`.
     #[serde(default)]
     pub writer: String,
@@ -88,6 +99,9 @@ impl Header {
             watch_pid: None,
             top_n: 0,
             detector: DetectorConfig::default(),
+            pressure: PressureConfig::default(),
+            pressure_absent: None,
+            forecast: ForecastConfig::default(),
             writer: format!("swapsight {}", env!("CARGO_PKG_VERSION")),
         }
     }
@@ -100,6 +114,10 @@ pub struct TraceSample {
     pub sample: Sample,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub watched: Vec<u32>,
+    /// Time to trouble at this tick; absent when no limit is in sight at
+    /// this rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<Forecast>,
 }
 
 /// Something that happened: the command started or exited, the guard
@@ -652,6 +670,8 @@ struct SampleLine {
     #[serde(default)]
     watched: Vec<u32>,
     #[serde(default)]
+    forecast: Option<Forecast>,
+    #[serde(default)]
     scope: Option<crate::probe::Scope>,
 }
 
@@ -671,6 +691,7 @@ fn fast_sample(text: &[u8]) -> Option<Record> {
             scope: line.scope,
         },
         watched: line.watched,
+        forecast: line.forecast,
     }))
 }
 

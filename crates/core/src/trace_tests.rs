@@ -33,6 +33,7 @@ fn sample(t_ms: u64) -> Record {
             scope: None,
         },
         watched: vec![42],
+        forecast: None,
     })
 }
 

@@ -441,6 +441,12 @@ fn bad_arguments_are_one_line_and_a_usage_error() {
         (&["--wait-free", "140", "--", "true"][..], "'140'"),
         (&["--grace", "abc", "--", "true"][..], "'abc'"),
         (&["--on-false-fit", "maybe", "--", "true"][..], "'maybe'"),
+        (&["--stop-before", "10x", "--", "true"][..], "'10x'"),
+        (
+            &["--stop-at-pressure", "normal", "--", "true"][..],
+            "'normal'",
+        ),
+        (&["--stop-at-pressure", "hot", "--", "true"][..], "'hot'"),
         (&["--swap-budget", "1G"][..], "no command to guard"),
         (
             &["--wait-timeout", "1s", "--", "true"][..],

@@ -20,6 +20,8 @@ mod phases_real;
 #[cfg(target_os = "linux")]
 mod planted;
 #[cfg(target_os = "linux")]
+mod pressure_real;
+#[cfg(target_os = "linux")]
 mod prometheus;
 #[cfg(target_os = "linux")]
 mod realswap;

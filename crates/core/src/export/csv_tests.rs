@@ -66,6 +66,7 @@ fn export_csv_quotes_awkward_names_and_keeps_empty_samples() {
             }),
         },
         watched: vec![],
+        forecast: None,
     });
     t.samples[1].sample.processes.push(ProcessSample {
         pid: 7,

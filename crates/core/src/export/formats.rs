@@ -276,6 +276,7 @@ impl Scanned {
                     last.sample.system.swap_used_bytes,
                     first_swap,
                 ),
+                forecast: last.forecast.unwrap_or_default(),
             };
             let text = prometheus::render(&snap, opts.max_processes);
             return out

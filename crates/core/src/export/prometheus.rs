@@ -10,6 +10,7 @@
 use std::fmt::Write;
 
 use crate::detect::State;
+use crate::forecast::{Forecast, Limit};
 use crate::probe::Sample;
 use crate::tick::Tick;
 use crate::trace::Trace;
@@ -31,6 +32,8 @@ pub struct Snapshot<'a> {
     pub states: Vec<(u32, State)>,
     /// Swap growth since the baseline (live) or the first sample (trace).
     pub swap_growth_bytes: i64,
+    /// Time to trouble at that moment.
+    pub forecast: Forecast,
 }
 
 impl<'a> Snapshot<'a> {
@@ -46,6 +49,7 @@ impl<'a> Snapshot<'a> {
                 .map(|a| (a.pid, a.state))
                 .collect(),
             swap_growth_bytes: tick.view.swap_growth_bytes,
+            forecast: tick.forecast,
         }
     }
 
@@ -59,6 +63,7 @@ impl<'a> Snapshot<'a> {
             watched: &last.watched,
             states: super::StateTimeline::new(trace).final_states(),
             swap_growth_bytes: signed_diff(last.sample.system.swap_used_bytes, first_swap),
+            forecast: last.forecast.unwrap_or_default(),
         })
     }
 
@@ -139,6 +144,7 @@ pub fn render(snap: &Snapshot<'_>, max_processes: usize) -> String {
         family(&mut out, name, "gauge", help);
         let _ = writeln!(out, "{name} {}", number(value));
     }
+    pressure(&mut out, snap);
     if let Some(scope) = &snap.sample.scope {
         scope_series(&mut out, scope);
     }
@@ -211,6 +217,60 @@ pub fn render(snap: &Snapshot<'_>, max_processes: usize) -> String {
         }
     }
     out
+}
+
+/// The pressure level, the PSI totals and the time to each limit; each
+/// absent when there is nothing to say (no PSI, not at this rate) — never
+/// a zero that reads as calm or as "now".
+fn pressure(out: &mut String, snap: &Snapshot<'_>) {
+    let p = snap.sample.system.pressure;
+    if let Some(level) = p.and_then(|p| p.level) {
+        family(
+            out,
+            "swapsight_memory_pressure_level",
+            "gauge",
+            "Memory pressure level: 1 normal, 2 warning, 4 critical (macOS kern.memorystatus_vm_pressure_level; Linux derived from PSI).",
+        );
+        let _ = writeln!(out, "swapsight_memory_pressure_level {}", level.value());
+    }
+    let totals = [
+        (
+            "swapsight_pressure_memory_waiting_seconds_total",
+            "Time some tasks stalled on memory since boot (Linux PSI some total).",
+            p.and_then(|p| p.some),
+        ),
+        (
+            "swapsight_pressure_memory_stalled_seconds_total",
+            "Time all non-idle tasks stalled on memory at once since boot (Linux PSI full total).",
+            p.and_then(|p| p.full),
+        ),
+    ];
+    for (name, help, line) in totals {
+        if let Some(line) = line {
+            family(out, name, "counter", help);
+            let _ = writeln!(out, "{name} {}", number(line.total_us as f64 / 1e6));
+        }
+    }
+    let etas: Vec<(Limit, f64)> = Limit::ALL
+        .iter()
+        .filter_map(|&l| snap.forecast.get(l).map(|s| (l, s)))
+        .collect();
+    if !etas.is_empty() {
+        family(
+            out,
+            "swapsight_seconds_to_limit",
+            "gauge",
+            "Seconds until the limit at the current rate (swap-budget, free-floor, swap-full); absent when not at this rate.",
+        );
+        for (limit, secs) in etas {
+            let _ = writeln!(
+                out,
+                "swapsight_seconds_to_limit{{limit=\"{}\"}} {}",
+                limit.as_str(),
+                number(secs)
+            );
+        }
+    }
 }
 
 /// Longest `scope` label value: a cgroup path, cut at a character boundary.

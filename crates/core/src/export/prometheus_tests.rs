@@ -209,6 +209,77 @@ fn export_prometheus_numbers() {
 }
 
 #[test]
+fn pressure_and_time_to_limit_are_exported_where_known() {
+    use crate::forecast::Forecast;
+    use crate::pressure::{Level, Pressure, PsiLine};
+    let mut t = synth::seed_offload();
+    let last = t.samples.last_mut().unwrap();
+    last.sample.system.pressure = Some(Pressure {
+        some: Some(PsiLine {
+            avg10: 12.5,
+            avg60: 3.0,
+            total_us: 72_636_100,
+        }),
+        full: Some(PsiLine {
+            avg10: 2.0,
+            avg60: 1.0,
+            total_us: 60_358_068,
+        }),
+        kernel_level: None,
+        level: Some(Level::Warning),
+    });
+    last.forecast = Some(Forecast {
+        swap_budget_s: Some(42.5),
+        free_floor_s: None,
+        swap_full_s: Some(600.0),
+    });
+    let text = render(&Snapshot::from_trace(&t).unwrap(), DEFAULT_MAX_PROCESSES);
+    let scrape = parse(&text);
+    assert_eq!(
+        value(&scrape, "swapsight_memory_pressure_level", &[]),
+        Some(2.0)
+    );
+    assert_eq!(
+        value(
+            &scrape,
+            "swapsight_pressure_memory_waiting_seconds_total",
+            &[]
+        ),
+        Some(72.6361)
+    );
+    assert_eq!(
+        value(
+            &scrape,
+            "swapsight_pressure_memory_stalled_seconds_total",
+            &[]
+        ),
+        Some(60.358068)
+    );
+    assert!(text.contains("# TYPE swapsight_pressure_memory_waiting_seconds_total counter"));
+    let to = |limit| value(&scrape, "swapsight_seconds_to_limit", &[("limit", limit)]);
+    assert_eq!(to("swap-budget"), Some(42.5));
+    assert_eq!(to("swap-full"), Some(600.0));
+    assert_eq!(to("free-floor"), None, "not at this rate: absent, not 0");
+}
+
+#[test]
+fn no_pressure_and_no_forecast_export_nothing_that_reads_as_calm() {
+    let mut t = synth::seed_offload();
+    // the seed's swap climbs to the end: its forecast is there, until taken
+    assert!(t.samples.last().unwrap().forecast.is_some());
+    t.samples.last_mut().unwrap().forecast = None;
+    assert!(t.samples.last().unwrap().sample.system.pressure.is_none());
+    let text = render(&Snapshot::from_trace(&t).unwrap(), DEFAULT_MAX_PROCESSES);
+    for absent in [
+        "swapsight_memory_pressure_level",
+        "swapsight_pressure_memory_waiting_seconds_total",
+        "swapsight_seconds_to_limit",
+    ] {
+        assert!(!text.contains(absent), "{absent} in\n{text}");
+    }
+}
+
+#[test]
 fn export_prometheus_shows_the_scope_with_one_bounded_label() {
     let mut t = synth::seed_offload();
     let long = format!("/kubepods/{}\"\n", "x".repeat(300));

@@ -8,6 +8,8 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::detect::{Flag, State, SystemView};
+use crate::forecast::{describe, short_eta, Forecast, Limit};
+use crate::pressure::Level;
 use crate::probe::{HostInfo, Sample, SystemSample};
 use crate::tick::Tick;
 use crate::units::format_bytes_short;
@@ -77,6 +79,8 @@ pub struct Snapshot {
     pub phase: Option<String>,
     /// Phases within the chart's history, in the points' clock.
     pub phases: Vec<crate::phases::Phase>,
+    /// Time to trouble now (each limit absent when not at this rate).
+    pub forecast: Forecast,
     /// The scope of the pinned (or watched) tree, or of swapsight itself,
     /// when a memory cgroup limits it: what the detector judges against.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -97,6 +101,9 @@ pub struct Point {
 /// A false fit (or overflow) that just started: one notification.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Notice {
+    /// What it is about: `state` (a process's false fit or overflow, `pid`
+    /// and `name` say which), `forecast` or `pressure` (the machine's).
+    pub kind: &'static str,
     pub pid: u32,
     pub name: String,
     pub state: State,
@@ -240,6 +247,113 @@ pub fn title(view: &SystemView, worst: State) -> String {
     }
 }
 
+/// The title with the memory pressure and the time to trouble between the
+/// swap growth and the state: `⇡2.1G ◐ ⏱40s ⚠ false fit`. The level is a
+/// glyph (`◐` warning, `●` critical, nothing at normal or without pressure
+/// figures); the time to the nearest limit shows only once it is `soon_s`
+/// or less away.
+pub fn full_title(
+    view: &SystemView,
+    worst: State,
+    level: Option<Level>,
+    nearest: Option<(Limit, f64)>,
+    soon_s: f64,
+) -> String {
+    let base = title(view, worst);
+    let glyph = match level {
+        Some(Level::Warning) => "◐",
+        Some(Level::Critical) => "●",
+        _ => "",
+    };
+    let eta = nearest
+        .filter(|(_, s)| *s <= soon_s)
+        .map(|(_, s)| format!("⏱{}", short_eta(s).trim_start_matches('~').replace(' ', "")))
+        .unwrap_or_default();
+    let middle: Vec<&str> = [glyph, eta.as_str()]
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect();
+    if middle.is_empty() {
+        return base;
+    }
+    let middle = middle.join(" ");
+    let growth_end = base.find(' ').filter(|_| base.starts_with('⇡'));
+    match (base.starts_with('⇡'), growth_end) {
+        (true, Some(i)) => format!("{} {middle}{}", &base[..i], &base[i..]),
+        (true, None) => format!("{base} {middle}"),
+        (false, _) if base.is_empty() => middle,
+        (false, _) => format!("{middle} {base}"),
+    }
+}
+
+impl Snapshot {
+    /// This snapshot as it reads with the pressure level `level`, taken
+    /// from the kernel between two ticks (the app's macOS dispatch source):
+    /// the level in the figures and the title redrawn with it.
+    pub fn with_level(mut self, level: Level, soon_s: f64) -> Snapshot {
+        let p = self.system.pressure.get_or_insert_with(Default::default);
+        p.kernel_level = Some(level);
+        p.level = Some(level);
+        self.title = full_title(
+            &self.view,
+            self.state,
+            Some(level),
+            self.forecast.nearest(),
+            soon_s,
+        );
+        self
+    }
+}
+
+/// A notification when a forecast first comes under the horizon (once per
+/// episode, [`Tick::forecast_fired`]): `Swap budget in ~40 s`.
+pub fn forecast_notices(tick: &Tick) -> Vec<Notice> {
+    let sys = &tick.sample.system;
+    tick.forecast_fired
+        .iter()
+        .filter_map(|&limit| {
+            let secs = tick.forecast.get(limit)?;
+            let mut title = describe(limit, secs);
+            title[..1].make_ascii_uppercase();
+            Some(Notice {
+                kind: "forecast",
+                pid: 0,
+                name: String::new(),
+                state: tick.view.worst,
+                title,
+                body: format!(
+                    "At the current rate. Swap in use {}, free memory {:.0} %.",
+                    crate::units::format_bytes(sys.swap_used_bytes as i64),
+                    sys.free_pct
+                ),
+            })
+        })
+        .collect()
+}
+
+/// A notification when memory pressure rises from `before` to a higher
+/// level than normal.
+pub fn pressure_notice(before: Option<Level>, now: Option<Level>) -> Option<Notice> {
+    let now = now?;
+    if now == Level::Normal || before.is_some_and(|b| b >= now) {
+        return None;
+    }
+    Some(Notice {
+        kind: "pressure",
+        pid: 0,
+        name: String::new(),
+        state: State::Fits,
+        title: format!("Memory pressure: {now}"),
+        body: match now {
+            Level::Critical => {
+                "The machine is short of memory: expect stalls; the OS may soon end processes."
+                    .into()
+            }
+            _ => "Memory is getting hard to come by: swap and stalls may follow.".into(),
+        },
+    })
+}
+
 /// A notification for a false fit or overflow that just started (the
 /// detector raises a state once per episode, so this is once per episode).
 pub fn notice_of(flag: &Flag) -> Option<Notice> {
@@ -251,6 +365,7 @@ pub fn notice_of(flag: &Flag) -> Option<Notice> {
         _ => format!("Overflow: {}", flag.name),
     };
     Some(Notice {
+        kind: "state",
         pid: flag.pid,
         name: flag.name.clone(),
         state: flag.state,

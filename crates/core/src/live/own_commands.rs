@@ -36,6 +36,10 @@ impl Probe for OwnCommands {
     fn host(&mut self) -> Result<HostInfo, ProbeError> {
         self.probe.host()
     }
+
+    fn pressure_absent(&self) -> Option<String> {
+        self.probe.pressure_absent()
+    }
 }
 
 /// A trace with only `uid`'s processes' command lines. A trace written

@@ -12,6 +12,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::pressure::Pressure;
+
 pub mod linux;
 pub mod macos;
 pub mod naming;
@@ -53,6 +55,12 @@ pub trait Probe {
     fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError>;
     /// Facts about the host.
     fn host(&mut self) -> Result<HostInfo, ProbeError>;
+    /// Why samples carry no memory pressure (Linux without PSI, a macOS
+    /// that refuses the level), to be said once; `None` when they do.
+    fn pressure_absent(&self) -> Option<String> {
+        None
+    }
+
     /// The [`Scope`] of `pid`: the innermost memory cgroup holding it with a
     /// limit below the host's memory. `Ok(None)`: the host is the scope (no
     /// limit, or an OS without cgroups). `Err`: the cgroup files cannot be
@@ -135,6 +143,10 @@ pub struct SystemSample {
     /// memory that left a footprint went. Absent on macOS and in older traces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anon_bytes: Option<u64>,
+    /// Memory pressure (Linux PSI, the macOS kernel's level) and the level
+    /// in force; absent where the OS gives none — never zeros.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<Pressure>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -525,6 +537,10 @@ impl<P: Probe> Probe for WithheldProcessSwap<P> {
 
     fn host(&mut self) -> Result<HostInfo, ProbeError> {
         self.0.host()
+    }
+
+    fn pressure_absent(&self) -> Option<String> {
+        self.0.pressure_absent()
     }
 
     fn scope(&mut self, pid: u32) -> Result<Option<Scope>, ProbeError> {

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::detect::{footprint_gap, State};
 use crate::phases::{spans, Phase};
+use crate::pressure::{PressureFold, PressureSummary};
 use crate::trace::{Mark, Trace, TraceSample};
 use crate::units::{format_bytes, format_duration, format_growth, saturating_sum, signed_diff};
 
@@ -32,6 +33,11 @@ pub struct PhaseRow {
     pub unexplained_peak_bytes: Option<i64>,
     pub samples: usize,
     pub verdict: State,
+    /// Memory pressure over the phase's samples and its baseline, as its
+    /// verdict: the highest level and the time at each; absent without
+    /// pressure figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<PressureSummary>,
     /// Peak and last value of each counter written in the phase
     /// ([`super::counters`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -137,6 +143,7 @@ struct Acc<J> {
     at_end: Figures,
     /// While open: the time of the samples in `at_end` (the latest).
     at_ms: Option<u64>,
+    pressure: PressureFold,
 }
 
 impl<J: Judge> Acc<J> {
@@ -152,6 +159,7 @@ impl<J: Judge> Acc<J> {
             before_end: Figures::default(),
             at_end: Figures::default(),
             at_ms: None,
+            pressure: PressureFold::default(),
         }
     }
 
@@ -160,6 +168,8 @@ impl<J: Judge> Acc<J> {
         self.swap_start.get_or_insert(swap);
         self.swap_max = self.swap_max.max(swap);
         self.slice.add(s);
+        self.pressure
+            .push(s.sample.t_ms, s.sample.system.pressure.as_ref());
         self.judge.get_or_insert_with(new_judge).push(s);
     }
 
@@ -229,6 +239,7 @@ impl<J: Judge> Acc<J> {
             unexplained_peak_bytes: own.unexplained,
             samples: inside.len,
             verdict,
+            pressure: self.pressure.finish(),
             counters: Vec::new(),
         }
     }
@@ -379,13 +390,20 @@ pub fn to_text(rows: &[PhaseRow]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<width$}  {:>8}  {:>8}  {:>12}  {:>11}  {:>8}  {:>11}  verdict",
-        "phase", "start", "duration", "peak watched", "swap growth", "min free", "unexplained"
+        "{:<width$}  {:>8}  {:>8}  {:>12}  {:>11}  {:>8}  {:>11}  {:>8}  verdict",
+        "phase",
+        "start",
+        "duration",
+        "peak watched",
+        "swap growth",
+        "min free",
+        "unexplained",
+        "pressure"
     );
     for r in rows {
         let _ = writeln!(
             out,
-            "{:<width$}  {:>8}  {:>8}  {:>12}  {:>11}  {:>6.0} %  {:>11}  {}",
+            "{:<width$}  {:>8}  {:>8}  {:>12}  {:>11}  {:>6.0} %  {:>11}  {:>8}  {}",
             r.name,
             secs(r.start_ms),
             secs(r.duration_ms),
@@ -394,6 +412,7 @@ pub fn to_text(rows: &[PhaseRow]) -> String {
             r.min_free_pct,
             r.unexplained_peak_bytes
                 .map_or_else(|| "–".to_string(), format_bytes),
+            r.pressure.map_or("–", |p| p.levels.peak.as_str()),
             r.verdict.label()
         );
         for c in &r.counters {

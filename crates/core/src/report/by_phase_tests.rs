@@ -175,6 +175,13 @@ fn reference_row(
         unexplained_peak_bytes: unexplained,
         samples: inside.len(),
         verdict,
+        pressure: {
+            let mut fold = crate::pressure::PressureFold::default();
+            for s in slice {
+                fold.push(s.sample.t_ms, s.sample.system.pressure.as_ref());
+            }
+            fold.finish()
+        },
         counters: Vec::new(),
     }
 }

@@ -21,6 +21,7 @@ fn row(name: &str, start_ms: u64, duration_ms: u64) -> PhaseRow {
         unexplained_peak_bytes: None,
         samples: 0,
         verdict: State::Fits,
+        pressure: None,
         counters: Vec::new(),
     }
 }

@@ -2,6 +2,8 @@
 
 use super::{secs, Report};
 use crate::detect::State;
+use crate::forecast::{short_eta, Outcome};
+use crate::pressure::{Level, PressureSummary};
 use crate::units::format_bytes;
 
 impl Report {
@@ -60,6 +62,12 @@ impl Report {
                 format_bytes(f.gpu_peak_bytes as i64),
                 format_bytes(f.outside_footprint_peak_bytes as i64)
             );
+        }
+        if let Some(p) = &self.pressure {
+            let _ = writeln!(out, "{}", pressure_line(p));
+        }
+        for o in &self.forecasts {
+            let _ = writeln!(out, "{}", forecast_line(o));
         }
         if !self.counters.is_empty() {
             let _ = writeln!(out, "\ncounters:");
@@ -135,5 +143,51 @@ fn badge(s: State) -> &'static str {
         State::HiddenMemory => "[hidden memory]",
         State::Overflow => "[OVERFLOW]     ",
         State::FalseFit => "[FALSE FIT]    ",
+    }
+}
+
+/// `pressure: peak warning; normal 12.0s, warning 8.0s, critical 0.0s; PSI
+/// some avg10 up to 13.9 %, full up to 2.2 %; tasks stalled 2.7s`
+fn pressure_line(p: &PressureSummary) -> String {
+    let times = Level::ALL
+        .iter()
+        .map(|&l| format!("{l} {}", secs(p.levels.ms_at(l))))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut line = format!("pressure: peak {}; {times}", p.levels.peak);
+    if let Some(some) = p.some_avg10_peak {
+        line += &format!("; PSI some avg10 up to {some:.1} %");
+        if let Some(full) = p.full_avg10_peak {
+            line += &format!(", full up to {full:.1} %");
+        }
+    }
+    if let Some(ms) = p.some_stall_ms {
+        line += &format!("; tasks stalled {}", secs(ms));
+    }
+    line
+}
+
+/// `forecast: swap budget — fired at 15.5s saying ~9 s; reached at 23.8s,
+/// 8.3s later (estimate +14 %)`
+fn forecast_line(o: &Outcome) -> String {
+    let what = o.limit.label();
+    let fired = o
+        .fired_ms
+        .zip(o.estimate_s)
+        .map(|(t, est)| format!("fired at {} saying {}", secs(t), short_eta(est)));
+    let reached = o.reached_ms.map(|t| format!("reached at {}", secs(t)));
+    match (fired, reached) {
+        (Some(f), Some(r)) => {
+            let lead = o
+                .lead_s()
+                .map_or_else(String::new, |l| format!(", {l:.1}s later"));
+            let err = o
+                .error()
+                .map_or_else(String::new, |e| format!(" (estimate {:+.0} %)", e * 100.0));
+            format!("forecast: {what} — {f}; {r}{lead}{err}")
+        }
+        (Some(f), None) => format!("forecast: {what} — {f}; not reached"),
+        (None, Some(r)) => format!("forecast: {what} — {r} with no forecast before it"),
+        (None, None) => format!("forecast: {what} — nothing"),
     }
 }

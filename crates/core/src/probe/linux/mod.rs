@@ -6,6 +6,7 @@
 //!   limit — read from a procfs and cgroupfs mounts given as paths (v1 and
 //!   v2), compiled and tested on every OS over fake trees;
 //! - `reader`: the probe itself, which only reads (Linux only);
+//! - `psi`: the system's memory PSI, read under a procfs root (Linux only);
 //! - `fd`: descriptors kept between ticks and the share of the open-file
 //!   limit they may take (Linux only);
 //! - `tree`: the guard's cheap scan of the process list (Linux only).
@@ -15,6 +16,8 @@ pub mod parse;
 
 #[cfg(target_os = "linux")]
 mod fd;
+#[cfg(target_os = "linux")]
+pub mod psi;
 #[cfg(target_os = "linux")]
 mod reader;
 #[cfg(target_os = "linux")]

@@ -5,6 +5,8 @@
 //! process name may hold any byte, and skipping UTF-8 validation keeps the tick
 //! cheap.
 
+use crate::pressure::{Pressure, PsiLine};
+
 /// The four `/proc/meminfo` lines swapsight needs, in bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MemInfo {
@@ -262,6 +264,62 @@ pub fn parse_u64(digits: &[u8]) -> Option<u64> {
             None
         }
     })
+}
+
+/// Parses `/proc/pressure/memory` (PSI, Documentation/accounting/psi.rst):
+///
+/// ```text
+/// some avg10=0.94 avg60=2.10 avg300=0.74 total=71716221
+/// full avg10=0.57 avg60=1.39 avg300=0.51 total=59637252
+/// ```
+///
+/// `avg*` are % of wall time, `total` µs since boot. `None` without a
+/// well-formed `some` line (not a PSI file); a `full` line that does not
+/// parse is left out (kernels before 4.20's memory `full` do not exist, but
+/// a container may show a cut file). Averages outside 0–100 are refused.
+pub fn parse_psi(text: &[u8]) -> Option<Pressure> {
+    let mut p = Pressure::default();
+    for line in text.split(|&b| b == b'\n') {
+        if let Some(rest) = line.strip_prefix(b"some ") {
+            p.some = parse_psi_line(rest);
+        } else if let Some(rest) = line.strip_prefix(b"full ") {
+            p.full = parse_psi_line(rest);
+        }
+    }
+    p.some.is_some().then_some(p)
+}
+
+/// `avg10=… avg60=… avg300=… total=…`, in any order; all of avg10, avg60
+/// and total needed.
+fn parse_psi_line(fields: &[u8]) -> Option<PsiLine> {
+    let (mut avg10, mut avg60, mut total) = (None, None, None);
+    for field in fields.split(|&b| b == b' ').filter(|f| !f.is_empty()) {
+        let eq = field.iter().position(|&b| b == b'=')?;
+        let (key, value) = (&field[..eq], &field[eq + 1..]);
+        match key {
+            b"avg10" => avg10 = Some(parse_pct(value)?),
+            b"avg60" => avg60 = Some(parse_pct(value)?),
+            b"total" => total = Some(parse_u64(value)?),
+            _ => {}
+        }
+    }
+    Some(PsiLine {
+        avg10: avg10?,
+        avg60: avg60?,
+        total_us: total?,
+    })
+}
+
+/// A PSI average: a decimal in 0–100 (the kernel prints `%lu.%02lu`).
+fn parse_pct(value: &[u8]) -> Option<f64> {
+    if value.is_empty()
+        || value.len() > 16
+        || !value.iter().all(|b| b.is_ascii_digit() || *b == b'.')
+    {
+        return None;
+    }
+    let v: f64 = std::str::from_utf8(value).ok()?.parse().ok()?;
+    (0.0..=100.0).contains(&v).then_some(v)
 }
 
 #[cfg(test)]

@@ -181,3 +181,59 @@ fn the_last_byte_is_found_wherever_it_lies() {
         None
     );
 }
+
+/// `/proc/pressure/memory` of the test machine (Linux 6.18), as the kernel
+/// writes it (`psi_show`: `%s avg10=%lu.%02lu … total=%llu\n` per line).
+const PSI: &[u8] = include_bytes!("../../../tests/fixtures/proc-pressure-memory.txt");
+
+#[test]
+fn psi_some_and_full_with_their_totals() {
+    let p = parse_psi(PSI).unwrap();
+    let some = p.some.unwrap();
+    assert_eq!(
+        (some.avg10, some.avg60, some.total_us),
+        (1.69, 1.10, 72_636_100)
+    );
+    let full = p.full.unwrap();
+    assert_eq!(
+        (full.avg10, full.avg60, full.total_us),
+        (1.39, 0.84, 60_358_068)
+    );
+    assert_eq!((p.kernel_level, p.level), (None, None));
+}
+
+#[test]
+fn psi_of_an_idle_machine_is_zeros_but_present() {
+    let p = parse_psi(b"some avg10=0.00 avg60=0.00 avg300=0.00 total=0\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n").unwrap();
+    assert_eq!(p.some.unwrap().total_us, 0);
+    assert!(p.full.is_some());
+}
+
+#[test]
+fn psi_without_a_some_line_is_not_psi() {
+    assert_eq!(parse_psi(b""), None);
+    assert_eq!(
+        parse_psi(b"full avg10=1.00 avg60=1.00 avg300=1.00 total=5\n"),
+        None
+    );
+    assert_eq!(parse_psi(MEMINFO), None);
+}
+
+#[test]
+fn psi_lines_that_do_not_parse_are_left_out() {
+    // a cut file: the full line ends mid-way
+    let p = parse_psi(b"some avg10=3.00 avg60=2.00 avg300=1.00 total=9\nfull avg10=1.0").unwrap();
+    assert_eq!(p.some.unwrap().avg10, 3.0);
+    assert_eq!(p.full, None);
+    // out of range, negative, not a number, overflowing total
+    for bad in [
+        &b"some avg10=100.01 avg60=0.00 avg300=0.00 total=0\n"[..],
+        b"some avg10=-1.00 avg60=0.00 avg300=0.00 total=0\n",
+        b"some avg10=NaN avg60=0.00 avg300=0.00 total=0\n",
+        b"some avg10=1e2 avg60=0.00 avg300=0.00 total=0\n",
+        b"some avg10=0.00 avg60=0.00 avg300=0.00 total=99999999999999999999999\n",
+        b"some avg10 avg60=0.00 total=0\n",
+    ] {
+        assert_eq!(parse_psi(bad), None, "{}", String::from_utf8_lossy(bad));
+    }
+}

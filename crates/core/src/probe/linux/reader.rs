@@ -47,6 +47,7 @@ use super::fd::{is_out_of_fds, open_at, raise_fd_limit, read_whole};
 use super::parse::{
     parse_last_pid, parse_meminfo, parse_stat, parse_status, parse_u64, StatusFigures,
 };
+use super::psi::PsiSource;
 use crate::probe::naming::{split_nul, NameCache, Naming, ARGS_READ_MAX};
 use crate::probe::{HostInfo, Probe, ProbeError, ProcessSample, Scope, SystemSample};
 
@@ -126,6 +127,8 @@ pub struct NativeProbe {
     /// Descriptors kept open now (`Known::stat`), and at most.
     kept: Arc<AtomicUsize>,
     cap: usize,
+    /// `/proc/pressure/memory`, or why there is none.
+    psi: PsiSource,
     /// cgroupfs as this process sees it, for [`Probe::scope`].
     cgroups: CgroupFs,
     /// `MemTotal` of the last read: a limit at or above it binds nothing.
@@ -146,9 +149,11 @@ impl NativeProbe {
             .and_then(|p| parse_u64(p.as_os_str().as_encoded_bytes()))
             == Some(u64::from(std::process::id()));
         let loadavg = same_ns.then(|| File::open("/proc/loadavg").ok()).flatten();
+        let mut buf = vec![0; READ_BUF];
+        let psi = PsiSource::open(std::path::Path::new("/proc"), &mut buf);
         let mut probe = NativeProbe {
             page_size: u64::try_from(page_size).unwrap_or(4096),
-            buf: vec![0; READ_BUF],
+            buf,
             args_buf: Vec::new(),
             path: String::with_capacity(32),
             rel: Vec::with_capacity(32),
@@ -161,6 +166,7 @@ impl NativeProbe {
             tick: 0,
             kept: Arc::default(),
             cap: 0,
+            psi,
             cgroups: CgroupFs::system(),
             phys_bytes: 0,
         };
@@ -471,8 +477,13 @@ impl Probe for NativeProbe {
             compressed_bytes: 0,
             page_size: self.page_size,
             anon_bytes: info.anon_bytes(),
+            pressure: self.psi.read(&mut self.buf),
             ..SystemSample::default()
         })
+    }
+
+    fn pressure_absent(&self) -> Option<String> {
+        self.psi.absent().map(str::to_owned)
     }
 
     fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError> {

@@ -10,6 +10,8 @@
 //! `x86_64-apple-darwin`: 64-bit, **little-endian**. Integers are therefore
 //! read with `from_le_bytes`, and the tests build their buffers the same way.
 
+use crate::pressure::Level;
+
 /// `MAXCOMLEN` of `<sys/param.h>`: size of `pbsi_comm`/`p_comm` as exported by
 /// `proc_pidinfo` (the kernel keeps at most `MAXCOMLEN - 1` characters there,
 /// plus the terminating NUL).
@@ -205,6 +207,16 @@ pub fn parse_sysctl_uint(buf: &[u8]) -> Option<u64> {
 pub fn parse_sysctl_i32(buf: &[u8]) -> Option<i32> {
     let bytes: [u8; 4] = buf.try_into().ok()?;
     Some(i32::from_le_bytes(bytes))
+}
+
+/// `kern.memorystatus_vm_pressure_level`: a `uint32_t` the kernel converts
+/// from its internal level to the dispatch flags
+/// (`convert_internal_pressure_level_to_dispatch_level` in XNU
+/// `bsd/kern/kern_memorystatus_notify.c`): `NOTE_MEMORYSTATUS_PRESSURE_NORMAL`
+/// 0x1, `_WARN` 0x2 (internal Warning and Urgent), `_CRITICAL` 0x4. `None`
+/// for anything else — an unknown value is not "normal".
+pub fn parse_pressure_level(buf: &[u8]) -> Option<Level> {
+    Level::from_dispatch(u32::from_le_bytes(buf.try_into().ok()?))
 }
 
 /// `kern.memorystatus_level` (already a percentage: pages neither wired

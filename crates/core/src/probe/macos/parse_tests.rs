@@ -804,3 +804,28 @@ fn procargs_are_not_asked_for_another_users_process() {
     assert!(procargs_readable(Some(502), 0), "root reads anyone's");
     assert!(procargs_readable(None, 501), "owner unknown: tried");
 }
+
+/// `kern.memorystatus_vm_pressure_level` laid out as the kernel answers it:
+/// `SYSCTL_OUT(req, &dispatch_level, sizeof(dispatch_level))` of a
+/// `uint32_t` (XNU `bsd/kern/kern_memorystatus_notify.c`), little-endian on
+/// both Apple targets. (Built from the source, not captured on a Mac.)
+#[test]
+fn pressure_level_is_the_dispatch_flag() {
+    assert_eq!(parse_pressure_level(&[0x01, 0, 0, 0]), Some(Level::Normal));
+    assert_eq!(parse_pressure_level(&[0x02, 0, 0, 0]), Some(Level::Warning));
+    assert_eq!(
+        parse_pressure_level(&[0x04, 0, 0, 0]),
+        Some(Level::Critical)
+    );
+}
+
+#[test]
+fn pressure_level_unknown_or_short_is_none_not_normal() {
+    // the internal enum (0 normal … 3 critical) is not this ABI; an older
+    // kernel answering it, or a value this build does not know, is refused
+    for bad in [[0u8, 0, 0, 0], [3, 0, 0, 0], [8, 0, 0, 0], [1, 0, 0, 1]] {
+        assert_eq!(parse_pressure_level(&bad), None, "{bad:?}");
+    }
+    assert_eq!(parse_pressure_level(&[1, 0]), None);
+    assert_eq!(parse_pressure_level(&[1, 0, 0, 0, 0, 0, 0, 0]), None);
+}

@@ -30,6 +30,7 @@ use std::time::Instant;
 
 use super::cache::{Identities, Identity, VmStats, VmStatsCache};
 use super::parse;
+use crate::pressure::{Level, Pressure};
 use crate::probe::naming::{Naming, ARGS_READ_MAX};
 use crate::probe::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
 
@@ -353,6 +354,22 @@ fn sysctl_uint(name: &CStr) -> Result<u64, ProbeError> {
     })
 }
 
+/// The kernel's pressure level (`kern.memorystatus_vm_pressure_level`:
+/// readable by any user on macOS — the privilege check is for other Apple
+/// OSes only, XNU `sysctl_memorystatus_vm_pressure_level`); the error says
+/// why not, for [`Probe::pressure_absent`].
+fn pressure_level() -> Result<Level, String> {
+    let mut buf = [0u8; 8];
+    let bytes =
+        sysctl(c"kern.memorystatus_vm_pressure_level", &mut buf).map_err(|e| e.to_string())?;
+    parse::parse_pressure_level(bytes).ok_or_else(|| {
+        format!(
+            "sysctl kern.memorystatus_vm_pressure_level: {:02x?} is not a level this build knows (1, 2 or 4)",
+            bytes
+        )
+    })
+}
+
 impl NativeProbe {
     /// Opens the probe: reads the page size and memory sizes once.
     pub fn new() -> Result<Self, ProbeError> {
@@ -422,6 +439,10 @@ impl NativeProbe {
             // macOS's pages do not say what processes hold apart from the
             // compressor: the hidden-memory rule keeps to free memory there.
             anon_bytes: None,
+            pressure: pressure_level().ok().map(|level| Pressure {
+                kernel_level: Some(level),
+                ..Pressure::default()
+            }),
         })
     }
 
@@ -488,6 +509,10 @@ impl Probe for NativeProbe {
         let listed = self.table.scan()?;
         let processes = listed.into_iter().filter_map(|l| self.process(l)).collect();
         Ok((system, processes))
+    }
+
+    fn pressure_absent(&self) -> Option<String> {
+        pressure_level().err()
     }
 
     fn host(&mut self) -> Result<HostInfo, ProbeError> {

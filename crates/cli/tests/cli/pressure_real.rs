@@ -1,0 +1,269 @@
+//! Time to trouble and memory pressure on real swap (issue 23): a filler
+//! ramping at a steady rate into swap under a capped memory cgroup is
+//! forecast to cross a 512 MiB swap budget early enough and close enough,
+//! and the system's PSI shows the stalls; an idle run beside it forecasts
+//! nothing and stays at normal. Needs root, a swap file and the cgroup v1
+//! memory controller; never skipped under `CI=true`.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::util::*;
+
+/// One sample of a trace, as the test reads it.
+#[derive(Debug)]
+struct Row {
+    t_ms: u64,
+    swap_used: u64,
+    budget_s: Option<f64>,
+    full_s: Option<f64>,
+    some_avg10: Option<f64>,
+    some_total_us: Option<u64>,
+    level: Option<String>,
+}
+
+/// The samples of `trace` and the swap in use the budget counts from.
+fn rows(trace: &Path) -> (Vec<Row>, u64) {
+    let text = std::fs::read_to_string(trace).unwrap();
+    let mut lines = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap());
+    let header = lines.next().unwrap();
+    let start = header["forecast"]["swap_start_bytes"].as_u64().unwrap_or(0);
+    let rows = lines
+        .filter(|v| v["type"] == "sample")
+        .map(|v| {
+            let p = &v["sys"]["pressure"];
+            Row {
+                t_ms: v["t_ms"].as_u64().unwrap(),
+                swap_used: v["sys"]["swap_used_bytes"].as_u64().unwrap(),
+                budget_s: v["forecast"]["swap_budget_s"].as_f64(),
+                full_s: v["forecast"]["swap_full_s"].as_f64(),
+                some_avg10: p["some"]["avg10"].as_f64(),
+                some_total_us: p["some"]["total_us"].as_u64(),
+                level: p["level"].as_str().map(String::from),
+            }
+        })
+        .collect();
+    (rows, start)
+}
+
+/// System PSI `some` avg10 now.
+fn psi_some_avg10() -> f64 {
+    let text = std::fs::read_to_string("/proc/pressure/memory").expect("PSI on this machine");
+    text.lines()
+        .find_map(|l| l.strip_prefix("some avg10="))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("a some line")
+}
+
+/// Waits (at most a minute) until the stalls of an earlier run have faded
+/// from PSI's 10 s average, so that an idle run starts idle.
+fn wait_for_calm() {
+    let until = Instant::now() + Duration::from_secs(60);
+    while psi_some_avg10() >= 5.0 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// Stall time per second of run (PSI `some` total's growth).
+fn stall_ms_per_s(rows: &[Row]) -> f64 {
+    let (first, last) = (rows.first().unwrap(), rows.last().unwrap());
+    let stalled = last.some_total_us.unwrap() - first.some_total_us.unwrap();
+    let secs = (last.t_ms - first.t_ms).max(1) as f64 / 1000.0;
+    stalled as f64 / 1000.0 / secs
+}
+
+/// The argv of a filler adding 32 MiB/s on a steady schedule (8 MiB
+/// chunks, light sweeps) in `rs`'s cgroup, up to 1.5 GiB.
+fn steady_filler(rs: &RealSwap) -> Vec<String> {
+    let fill = memfill();
+    let fill = fill.to_str().unwrap();
+    let args = [fill, "--mb", "1536", "--chunk-mb", "8", "--rate-mb-s", "32"];
+    let mut argv = vec!["python3"];
+    argv.extend(args);
+    argv.extend(["--stride-pages", "64", "--hold", "5"]);
+    rs.wrap(&argv)
+}
+
+/// `guard --swap-budget 512M` at 250 ms with a 3 s pressure hold, and any
+/// `extra` flags, of `cmd`, recording to `trace`.
+fn guard_512m_with(
+    trace: &Path,
+    extra: &[&str],
+    cmd: &[impl AsRef<std::ffi::OsStr>],
+) -> std::process::Output {
+    swapsight()
+        .args(["guard", "--swap-budget", "512M", "--interval", "250ms"])
+        .args(["--pressure-hold", "3s"])
+        .args(extra)
+        .arg("-o")
+        .arg(trace)
+        .arg("--")
+        .args(cmd)
+        .output()
+        .unwrap()
+}
+
+fn guard_512m(trace: &Path, cmd: &[impl AsRef<std::ffi::OsStr>]) -> std::process::Output {
+    guard_512m_with(trace, &[], cmd)
+}
+
+#[test]
+fn a_steady_filler_is_forecast_before_the_swap_budget_and_stalls_show_in_psi() {
+    let Some(rs) = RealSwap::new(2048, 256) else {
+        return;
+    };
+    let dir = TempDir::new("forecast-real");
+
+    // The idle run beside it: a guard on a command that holds nothing.
+    wait_for_calm();
+    let idle = dir.join("idle.jsonl");
+    let out = guard_512m(&idle, &["sleep", "8"]);
+    assert!(out.status.success(), "idle guard: {}", stderr_of(&out));
+    let (idle_rows, _) = rows(&idle);
+    assert!(idle_rows.len() >= 20, "{}", idle_rows.len());
+    for r in &idle_rows {
+        assert_eq!(r.budget_s, None, "idle run forecast the budget: {r:?}");
+        assert_eq!(r.full_s, None, "idle run forecast swap full: {r:?}");
+        assert_eq!(r.level.as_deref(), Some("normal"), "idle run: {r:?}");
+    }
+    let idle_stall = stall_ms_per_s(&idle_rows);
+
+    // The filler: 32 MiB/s on a steady schedule into a 256 MiB cgroup, so
+    // everything past the cap goes to swap at that rate; the guard stops it
+    // on the 512 MiB budget.
+    let trace = dir.join("filler.jsonl");
+    let out = guard_512m(&trace, &steady_filler(&rs));
+    assert_eq!(out.status.code(), Some(10), "guard: {}", stderr_of(&out));
+    let (rows, start) = rows(&trace);
+
+    let budget = 512 * MIB;
+    let crossed = rows
+        .iter()
+        .find(|r| r.swap_used.saturating_sub(start) >= budget)
+        .expect("swap never crossed the budget");
+    let first = rows
+        .iter()
+        .find(|r| r.budget_s.is_some_and(|s| s < 10.0))
+        .expect("the forecast never said under 10 s");
+    let real_s = (crossed.t_ms as f64 - first.t_ms as f64) / 1000.0;
+    let said_s = first.budget_s.unwrap();
+    let error = (said_s - real_s) / real_s;
+    let stall = stall_ms_per_s(&rows);
+    let peak_some = rows.iter().filter_map(|r| r.some_avg10).fold(0.0, f64::max);
+    eprintln!(
+        "forecast under 10 s at {:.2} s saying {said_s:.2} s; budget crossed at {:.2} s: lead {real_s:.2} s, error {:+.0} %; PSI some avg10 {:.2} → peak {peak_some:.2}; stalled {stall:.1} ms/s (idle run {idle_stall:.1} ms/s)",
+        first.t_ms as f64 / 1000.0,
+        crossed.t_ms as f64 / 1000.0,
+        error * 100.0,
+        rows[0].some_avg10.unwrap_or(f64::NAN),
+    );
+    assert!(
+        real_s >= 3.0,
+        "fired only {real_s:.2} s before the crossing"
+    );
+    assert!(error.abs() <= 0.5, "said {said_s:.2} s, was {real_s:.2} s");
+
+    // PSI `some` rises: the cap stalls the filler in reclaim, more than the
+    // machine stalled while the idle run watched it.
+    assert!(
+        stall > 2.0 * idle_stall + 5.0,
+        "stalled {stall:.1} ms/s, idle {idle_stall:.1} ms/s"
+    );
+    assert!(rows
+        .iter()
+        .all(|r| r.some_total_us.is_some() && r.level.is_some()));
+    drop(rs);
+}
+
+/// The guard-stop event of a trace: its time, message and code.
+fn guard_stop(trace: &Path) -> (u64, String, i64) {
+    let text = std::fs::read_to_string(trace).unwrap();
+    let v = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["type"] == "event" && v["kind"] == "guard-stop")
+        .expect("a guard-stop event");
+    (
+        v["t_ms"].as_u64().unwrap(),
+        v["message"].as_str().unwrap().to_string(),
+        v["code"].as_i64().unwrap(),
+    )
+}
+
+#[test]
+fn stop_before_stops_the_filler_before_its_swap_budget_with_13() {
+    let Some(rs) = RealSwap::new(2048, 256) else {
+        return;
+    };
+    let dir = TempDir::new("stop-before-real");
+    let trace = dir.join("sb.jsonl");
+    let out = guard_512m_with(&trace, &["--stop-before", "10s"], &steady_filler(&rs));
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(13), "{err}");
+    assert!(err.contains("the forecast put the swap budget "), "{err}");
+    let (stop_ms, message, code) = guard_stop(&trace);
+    assert_eq!(code, 13);
+    assert!(message.contains("(under 10.0s)"), "{message}");
+    let (rows, start) = rows(&trace);
+    let at_stop = rows.iter().rfind(|r| r.t_ms <= stop_ms).unwrap();
+    let grown = at_stop.swap_used.saturating_sub(start);
+    eprintln!(
+        "stopped at {:.2} s with swap grown {} MiB: {message}",
+        stop_ms as f64 / 1000.0,
+        grown / MIB
+    );
+    assert!(grown < 512 * MIB, "grew {} MiB by the stop", grown / MIB);
+    assert!(grown > 64 * MIB, "stopped before the filler swapped at all");
+}
+
+#[test]
+fn stop_at_pressure_stops_a_thrashing_tree_on_real_psi_with_14() {
+    let Some(rs) = RealSwap::new(2048, 256) else {
+        return;
+    };
+    let dir = TempDir::new("stop-pressure-real");
+    let trace = dir.join("sp.jsonl");
+    // Three processes sweeping every page of 64 MiB and a filler sweeping
+    // every page of 768 MiB, in 256 MiB: they take turns at the swap file,
+    // stalled most of the time.
+    let fill = memfill();
+    let fill = fill.to_str().unwrap();
+    let script = format!(
+        "for i in 1 2 3; do python3 {fill} --mb 64 --chunk-mb 8 --stride-pages 1 --hold 120 & done; \
+         exec python3 {fill} --mb 768 --chunk-mb 8 --stride-pages 1 --hold 120"
+    );
+    let out = swapsight()
+        .args([
+            "guard",
+            "--stop-at-pressure",
+            "warning",
+            "--pressure-hold",
+            "3s",
+        ])
+        .args(["--interval", "250ms", "-o"])
+        .arg(&trace)
+        .arg("--")
+        .args(rs.wrap(&["sh", "-c", &script]))
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(14), "{err}");
+    let (stop_ms, message, code) = guard_stop(&trace);
+    assert_eq!(code, 14);
+    assert!(message.contains("memory pressure reached "), "{message}");
+    let (rows, _) = rows(&trace);
+    let at_stop = rows.iter().rfind(|r| r.t_ms <= stop_ms).unwrap();
+    let level = at_stop.level.as_deref().unwrap();
+    assert!(level == "warning" || level == "critical", "{at_stop:?}");
+    // The level left normal on PSI: some avg10 over the 10 % line.
+    let some = at_stop.some_avg10.unwrap();
+    assert!(some >= 10.0, "{at_stop:?}");
+    assert_eq!(rows[0].level.as_deref(), Some("normal"));
+    eprintln!(
+        "stopped at {:.2} s at {level}, PSI some avg10 {some:.2}: {message}",
+        stop_ms as f64 / 1000.0
+    );
+}

@@ -1,0 +1,498 @@
+//! Time to trouble: at the current rate, when will swap growth reach the
+//! guard's budget, free memory reach its floor, or the swap volume be full?
+//! Recomputed every tick from the recent window and said as "not at this
+//! rate" when the trend is flat or falling — the figure no Mac monitor
+//! gives, and what `guard --stop-before` acts on.
+//!
+//! Method (docs/detector.md, "Time to trouble"): an ordinary least-squares
+//! line through the last `window_ms` of each series (swap in use; memory
+//! not free), kept as running integer sums (n, Σt, Σy, Σt², Σty in `i128`,
+//! exact, so adding the new point and taking out the oldest never drifts):
+//! O(1) per tick, never a re-fit over the history. The line's slope is the
+//! rate; the time left is the distance to the limit from the latest value
+//! over that rate. Hysteresis keeps one burst from raising it and a hover
+//! from flapping it: a series is *rising* only once the slope is at least
+//! `min_rate_bytes_per_s`, the line explains half the window's variance
+//! (R² ≥ 0.5), **and** two thirds of the intervals of the last
+//! `sustain_ms` grew at that rate (the detector's rule for swap climbing),
+//! and it stops rising only when the slope stayed under half that rate for
+//! `clear_ms`. A limit's forecast *fires* when its time left drops to
+//! `horizon_ms`, and stops firing only above 1.25 × the horizon.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::probe::SystemSample;
+
+/// Settings of the forecaster. Written into each trace's header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ForecastConfig {
+    /// The least-squares window.
+    pub window_ms: u64,
+    /// Slower than this is "not at this rate".
+    pub min_rate_bytes_per_s: u64,
+    /// Two thirds of the intervals of this span must have grown at
+    /// `min_rate_bytes_per_s` before a series counts as rising.
+    pub sustain_ms: u64,
+    /// A rising series stops rising once its slope stayed below half of
+    /// `min_rate_bytes_per_s` this long.
+    pub clear_ms: u64,
+    /// A forecast under this fires (title, notification, report).
+    pub horizon_ms: u64,
+    /// The free-memory floor, in % of the memory `free_pct` is measured
+    /// over.
+    pub free_floor_pct: f64,
+    /// The guard's swap budget: growth of swap in use since the start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swap_budget_bytes: Option<u64>,
+    /// Swap in use the budget counts from (the guard's baseline, read just
+    /// before the command started); absent: the first sample's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swap_start_bytes: Option<u64>,
+    /// Whether swap has a fixed size to run out of (Linux `SwapTotal`).
+    /// macOS grows swap files on demand, so its total is no wall.
+    pub swap_full: bool,
+}
+
+impl Default for ForecastConfig {
+    fn default() -> Self {
+        ForecastConfig {
+            window_ms: 10_000,
+            min_rate_bytes_per_s: 1 << 20,
+            sustain_ms: 3_000,
+            clear_ms: 5_000,
+            horizon_ms: 300_000,
+            free_floor_pct: 5.0,
+            swap_budget_bytes: None,
+            swap_start_bytes: None,
+            swap_full: !cfg!(target_os = "macos"),
+        }
+    }
+}
+
+/// The limits a run can run into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Limit {
+    /// Swap growth since the start reaches the guard's budget.
+    SwapBudget,
+    /// Free memory falls to the floor.
+    FreeFloor,
+    /// Swap in use reaches the swap configured (Linux `SwapTotal`).
+    SwapFull,
+}
+
+impl Limit {
+    pub const ALL: [Limit; 3] = [Limit::SwapBudget, Limit::FreeFloor, Limit::SwapFull];
+
+    /// `swap-budget`, `free-floor`, `swap-full`: the trace's and the
+    /// `limit` label's word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Limit::SwapBudget => "swap-budget",
+            Limit::FreeFloor => "free-floor",
+            Limit::SwapFull => "swap-full",
+        }
+    }
+
+    /// `swap budget`, `free memory floor`, `swap full`: for people.
+    pub fn label(self) -> &'static str {
+        match self {
+            Limit::SwapBudget => "swap budget",
+            Limit::FreeFloor => "free memory floor",
+            Limit::SwapFull => "swap full",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Seconds left to each limit at the current rate; `None`: not at this
+/// rate (flat or falling), or no such limit (no budget set, no fixed-size
+/// swap). Fields may be added in later versions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Forecast {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_budget_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_floor_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_full_s: Option<f64>,
+}
+
+impl Forecast {
+    pub fn get(&self, limit: Limit) -> Option<f64> {
+        match limit {
+            Limit::SwapBudget => self.swap_budget_s,
+            Limit::FreeFloor => self.free_floor_s,
+            Limit::SwapFull => self.swap_full_s,
+        }
+    }
+
+    /// No limit in sight.
+    pub fn is_empty(&self) -> bool {
+        Limit::ALL.iter().all(|&l| self.get(l).is_none())
+    }
+
+    /// The nearest limit and its seconds left.
+    pub fn nearest(&self) -> Option<(Limit, f64)> {
+        Limit::ALL
+            .iter()
+            .filter_map(|&l| self.get(l).map(|s| (l, s)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
+    /// The nearest of `limits` that is at most `within_s` away.
+    pub fn first_within(&self, limits: &[Limit], within_s: f64) -> Option<(Limit, f64)> {
+        limits
+            .iter()
+            .filter_map(|&l| self.get(l).map(|s| (l, s)))
+            .filter(|(_, s)| *s <= within_s)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    }
+}
+
+/// A series counts as rising only where its line explains at least this
+/// share of the window's variance: noise around a level has a slope too.
+const MIN_R_SQUARED: f64 = 0.5;
+
+/// Most intervals kept for the sustain rule.
+const MAX_STEPS: usize = 64;
+
+/// Most points kept in a window, whatever the interval: the window's
+/// memory is bounded even at the 10 ms floor.
+const MAX_POINTS: usize = 1024;
+
+/// A least-squares line through a sliding window, kept as exact running
+/// sums, and the rising/not-rising state with its hysteresis.
+#[derive(Debug, Clone, Default)]
+struct Series {
+    points: VecDeque<(i64, i64)>,
+    n: i128,
+    st: i128,
+    sy: i128,
+    stt: i128,
+    sty: i128,
+    syy: i128,
+    /// The intervals of the last `sustain_ms`: (end time, grew at the rate).
+    steps: VecDeque<(i64, bool)>,
+    grew: usize,
+    rising: bool,
+    slow_since: Option<i64>,
+}
+
+impl Series {
+    fn add(&mut self, t: i64, y: i64, sign: i128) {
+        let (t, y) = (i128::from(t), i128::from(y));
+        self.n += sign;
+        self.st += sign * t;
+        self.sy += sign * y;
+        self.stt += sign * t * t;
+        self.sty += sign * t * y;
+        self.syy += sign * y * y;
+    }
+
+    /// Adds the point at `t` ms, drops those older than the window, updates
+    /// the state; the slope in bytes per second.
+    fn push(&mut self, t: i64, y: i64, cfg: &ForecastConfig) -> Option<f64> {
+        let min_rate = cfg.min_rate_bytes_per_s as f64;
+        if let Some(&(t0, y0)) = self.points.back() {
+            if t <= t0 {
+                return self.slope(); // a clock that did not move adds nothing
+            }
+            let grew = (y - y0) as f64 * 1000.0 / (t - t0) as f64 >= min_rate;
+            self.steps.push_back((t, grew));
+            self.grew += usize::from(grew);
+            while let Some(&(end, g)) = self.steps.front() {
+                if (t - end < cfg.sustain_ms as i64 && self.steps.len() <= MAX_STEPS)
+                    || self.steps.len() == 1
+                {
+                    break;
+                }
+                self.steps.pop_front();
+                self.grew -= usize::from(g);
+            }
+        }
+        self.points.push_back((t, y));
+        self.add(t, y, 1);
+        while let Some(&(t_old, y_old)) = self.points.front() {
+            if (t - t_old <= cfg.window_ms as i64 && self.points.len() <= MAX_POINTS)
+                || self.points.len() <= 2
+            {
+                break;
+            }
+            self.points.pop_front();
+            self.add(t_old, y_old, -1);
+        }
+        let slope = self.slope();
+        let rate = slope.unwrap_or(0.0);
+        let span = t - self.points.front().map_or(t, |p| p.0);
+        if !self.rising {
+            let sustained = 3 * self.grew >= 2 * self.steps.len() && !self.steps.is_empty();
+            let trend = self.r_squared() >= MIN_R_SQUARED;
+            if rate >= min_rate && sustained && trend && span >= cfg.sustain_ms as i64 {
+                self.rising = true;
+                self.slow_since = None;
+            }
+        } else if rate < min_rate / 2.0 {
+            let since = *self.slow_since.get_or_insert(t);
+            if t - since >= cfg.clear_ms as i64 {
+                self.rising = false;
+                self.slow_since = None;
+            }
+        } else {
+            self.slow_since = None;
+        }
+        slope
+    }
+
+    /// Bytes per second of the least-squares line.
+    fn slope(&self) -> Option<f64> {
+        let den = self.n * self.stt - self.st * self.st;
+        if self.n < 2 || den <= 0 {
+            return None;
+        }
+        let num = self.n * self.sty - self.st * self.sy;
+        Some(num as f64 / den as f64 * 1000.0)
+    }
+
+    /// The share of the window's variance the line explains (R²); 0 for a
+    /// flat window.
+    fn r_squared(&self) -> f64 {
+        let cov = self.n * self.sty - self.st * self.sy;
+        let var_t = self.n * self.stt - self.st * self.st;
+        let var_y = self.n * self.syy - self.sy * self.sy;
+        if var_t <= 0 || var_y <= 0 {
+            return 0.0;
+        }
+        let (cov, var_t, var_y) = (cov as f64, var_t as f64, var_y as f64);
+        (cov / var_t) * (cov / var_y)
+    }
+
+    fn latest(&self) -> Option<i64> {
+        self.points.back().map(|p| p.1)
+    }
+
+    /// Seconds until the series reaches `limit` at its slope; `None` when
+    /// it is not rising.
+    fn eta(&self, slope: Option<f64>, limit: i64) -> Option<f64> {
+        if !self.rising {
+            return None;
+        }
+        let slope = slope.filter(|s| *s > 0.0)?;
+        let left = (limit - self.latest()?).max(0) as f64;
+        Some(left / slope)
+    }
+}
+
+/// The forecaster: fed one system sample a tick, answers a [`Forecast`].
+#[derive(Debug, Clone, Default)]
+pub struct Forecaster {
+    cfg: ForecastConfig,
+    /// Swap in use, bytes.
+    swap: Series,
+    /// Memory not free (base − free), bytes.
+    used: Series,
+    /// Swap in use at the first sample: the budget's baseline.
+    swap_start: Option<i64>,
+    firing: [bool; 3],
+}
+
+impl Forecaster {
+    pub fn new(cfg: ForecastConfig) -> Self {
+        Forecaster {
+            cfg,
+            ..Forecaster::default()
+        }
+    }
+
+    pub fn config(&self) -> &ForecastConfig {
+        &self.cfg
+    }
+
+    /// Steps with the sample at `t_ms`; the forecast and the limits whose
+    /// forecast went under the horizon at this tick (once per episode).
+    pub fn step(&mut self, t_ms: u64, sys: &SystemSample) -> (Forecast, Vec<Limit>) {
+        let t = i64::try_from(t_ms).unwrap_or(i64::MAX);
+        let swap = i64::try_from(sys.swap_used_bytes).unwrap_or(i64::MAX);
+        let used = used_bytes(sys);
+        let swap_slope = self.swap.push(t, swap, &self.cfg);
+        let used_slope = self.used.push(t, used, &self.cfg);
+        let first = self
+            .cfg
+            .swap_start_bytes
+            .map_or(swap, |b| i64::try_from(b).unwrap_or(i64::MAX));
+        self.swap_start.get_or_insert(first);
+        let limits = self.limits(sys);
+
+        let f = Forecast {
+            swap_budget_s: limits[Limit::SwapBudget.index()]
+                .and_then(|l| self.swap.eta(swap_slope, l)),
+            free_floor_s: limits[Limit::FreeFloor.index()]
+                .and_then(|l| self.used.eta(used_slope, l)),
+            swap_full_s: limits[Limit::SwapFull.index()].and_then(|l| self.swap.eta(swap_slope, l)),
+        };
+
+        let horizon = self.cfg.horizon_ms as f64 / 1000.0;
+        let mut fired = Vec::new();
+        for limit in Limit::ALL {
+            let i = limit.index();
+            match f.get(limit) {
+                Some(s) if s <= horizon => {
+                    if !self.firing[i] {
+                        self.firing[i] = true;
+                        fired.push(limit);
+                    }
+                }
+                Some(s) if s <= horizon * 1.25 => {}
+                _ => self.firing[i] = false,
+            }
+        }
+        (f, fired)
+    }
+
+    /// Each limit as the value of its series (swap in use; memory not
+    /// free), `None` where there is no such limit.
+    fn limits(&self, sys: &SystemSample) -> [Option<i64>; 3] {
+        let to_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        let budget = self
+            .cfg
+            .swap_budget_bytes
+            .and_then(|b| self.swap_start.map(|start| start.saturating_add(to_i64(b))));
+        let base = sys.base_bytes();
+        let floor_pct = self.cfg.free_floor_pct.clamp(0.0, 100.0);
+        let floor = (base as f64 * floor_pct / 100.0) as u64;
+        let floor = Some(to_i64(base.saturating_sub(floor)));
+        let full =
+            (self.cfg.swap_full && sys.swap_total_bytes > 0).then(|| to_i64(sys.swap_total_bytes));
+        [budget, floor, full]
+    }
+
+    /// The limits `sys` has reached (or passed).
+    pub fn reached(&self, sys: &SystemSample) -> Vec<Limit> {
+        let now = [
+            i64::try_from(sys.swap_used_bytes).unwrap_or(i64::MAX),
+            used_bytes(sys),
+            i64::try_from(sys.swap_used_bytes).unwrap_or(i64::MAX),
+        ];
+        let limits = self.limits(sys);
+        Limit::ALL
+            .into_iter()
+            .filter(|l| limits[l.index()].is_some_and(|lim| now[l.index()] >= lim))
+            .collect()
+    }
+
+    /// Whether `limit`'s forecast is under the horizon now.
+    pub fn firing(&self, limit: Limit) -> bool {
+        self.firing[limit.index()]
+    }
+}
+
+/// Memory not free: the base of `free_pct` less free memory.
+fn used_bytes(sys: &SystemSample) -> i64 {
+    i64::try_from(sys.base_bytes().saturating_sub(sys.free_bytes())).unwrap_or(i64::MAX)
+}
+
+/// How a forecast did, for `report`: when it first fired (its time left
+/// under the horizon), what it said then, and when the limit was really
+/// reached. Fields may be added in later versions.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Outcome {
+    pub limit: Limit,
+    /// When the forecast first fired, ms since the start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fired_ms: Option<u64>,
+    /// Its estimate then, seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate_s: Option<f64>,
+    /// When the limit was first reached, ms since the start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reached_ms: Option<u64>,
+}
+
+impl Outcome {
+    /// Time from the forecast firing to the limit being reached.
+    pub fn lead_s(&self) -> Option<f64> {
+        let (fired, reached) = (self.fired_ms?, self.reached_ms?);
+        (reached >= fired).then(|| (reached - fired) as f64 / 1000.0)
+    }
+
+    /// How far off the estimate was, as a share of the real time left
+    /// (+0.2: it said 20 % more time than there was).
+    pub fn error(&self) -> Option<f64> {
+        let lead = self.lead_s().filter(|l| *l > 0.0)?;
+        Some((self.estimate_s? - lead) / lead)
+    }
+}
+
+/// Replays the forecaster over a run and notes each limit's [`Outcome`]:
+/// the report's view of time to trouble.
+#[derive(Debug, Clone, Default)]
+pub struct Replay {
+    forecaster: Forecaster,
+    outcomes: [Option<Outcome>; 3],
+}
+
+impl Replay {
+    pub fn new(cfg: ForecastConfig) -> Self {
+        Replay {
+            forecaster: Forecaster::new(cfg),
+            outcomes: [None; 3],
+        }
+    }
+
+    pub fn push(&mut self, t_ms: u64, sys: &SystemSample) {
+        let (forecast, fired) = self.forecaster.step(t_ms, sys);
+        let blank = |limit| Outcome {
+            limit,
+            fired_ms: None,
+            estimate_s: None,
+            reached_ms: None,
+        };
+        for limit in fired {
+            let o = self.outcomes[limit.index()].get_or_insert_with(|| blank(limit));
+            if o.fired_ms.is_none() && o.reached_ms.is_none() {
+                o.fired_ms = Some(t_ms);
+                o.estimate_s = forecast.get(limit);
+            }
+        }
+        for limit in self.forecaster.reached(sys) {
+            let o = self.outcomes[limit.index()].get_or_insert_with(|| blank(limit));
+            o.reached_ms.get_or_insert(t_ms);
+        }
+    }
+
+    /// The limits that fired or were reached, in [`Limit::ALL`] order.
+    pub fn finish(self) -> Vec<Outcome> {
+        self.outcomes.into_iter().flatten().collect()
+    }
+}
+
+/// `swap budget in ~40 s`, `free memory floor in ~3 min`.
+pub fn describe(limit: Limit, secs: f64) -> String {
+    format!("{} in {}", limit.label(), short_eta(secs))
+}
+
+/// `~40 s`, `~3 min`, `~2 h`, `now`.
+pub fn short_eta(secs: f64) -> String {
+    if !secs.is_finite() || secs >= 360_000.0 {
+        return "a long while".to_owned();
+    }
+    if secs < 1.0 {
+        "now".to_owned()
+    } else if secs < 90.0 {
+        format!("~{:.0} s", secs)
+    } else if secs < 5400.0 {
+        format!("~{:.0} min", secs / 60.0)
+    } else {
+        format!("~{:.0} h", secs / 3600.0)
+    }
+}
+
+#[cfg(test)]
+#[path = "forecast_tests.rs"]
+mod tests;

@@ -1,0 +1,331 @@
+use super::*;
+
+const MIB: f64 = (1u64 << 20) as f64;
+const GIB: u64 = 1 << 30;
+
+/// A Linux-like system sample: 16 GiB, 8 GiB of swap, `swap_mib` in use and
+/// `free_mib` free.
+fn sys(swap_mib: f64, free_mib: f64) -> SystemSample {
+    let phys = 16 * GIB;
+    SystemSample {
+        phys_bytes: phys,
+        free_pct: free_mib * MIB / phys as f64 * 100.0,
+        swap_used_bytes: (swap_mib.max(0.0) * MIB) as u64,
+        swap_total_bytes: 8 * GIB,
+        ..SystemSample::default()
+    }
+}
+
+fn budget(mib: u64) -> ForecastConfig {
+    ForecastConfig {
+        swap_budget_bytes: Some(mib << 20),
+        ..ForecastConfig::default()
+    }
+}
+
+/// Runs `swap(t_s)` every 500 ms for `secs`; (t_s, forecast, fired) per
+/// tick. Free memory stays at 8 GiB.
+fn run(
+    cfg: ForecastConfig,
+    secs: f64,
+    swap: impl Fn(f64) -> f64,
+) -> Vec<(f64, Forecast, Vec<Limit>)> {
+    let mut f = Forecaster::new(cfg);
+    let mut out = Vec::new();
+    let mut t_ms = 0u64;
+    while (t_ms as f64) <= secs * 1000.0 {
+        let t = t_ms as f64 / 1000.0;
+        let (fc, fired) = f.step(t_ms, &sys(swap(t), 8192.0));
+        out.push((t, fc, fired));
+        t_ms += 500;
+    }
+    out
+}
+
+/// Deterministic noise in [-1, 1]: splitmix64 of `i` (no dependency, the
+/// same every run).
+fn noise(i: u64) -> f64 {
+    let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+}
+
+#[test]
+fn a_linear_ramp_is_forecast_to_the_budget() {
+    // 20 MiB/s from 100 MiB: the 512 MiB budget (612 MiB in use) at 25.6 s
+    let ticks = run(budget(512), 24.0, |t| 100.0 + 20.0 * t);
+    let first = ticks
+        .iter()
+        .find(|(_, f, _)| f.swap_budget_s.is_some())
+        .unwrap();
+    assert!(first.0 <= 4.0, "rising only after {} s", first.0);
+    for (t, f, _) in ticks.iter().filter(|(t, ..)| *t >= 4.0) {
+        let truth = 25.6 - t;
+        let est = f.swap_budget_s.unwrap();
+        assert!(
+            (est - truth).abs() < 0.05 * truth,
+            "at {t}: {est} vs {truth}"
+        );
+    }
+    // fired once (the default horizon is 5 min)
+    let fired: Vec<_> = ticks.iter().flat_map(|(_, _, l)| l.clone()).collect();
+    assert_eq!(
+        fired,
+        [Limit::SwapBudget],
+        "swap-full is 380 s away: over the horizon"
+    );
+    let full = ticks.last().unwrap().1.swap_full_s.unwrap();
+    assert!((full - (8192.0 - 580.0) / 20.0).abs() < 1.0, "{full}");
+    assert_eq!(
+        ticks.last().unwrap().1.free_floor_s,
+        None,
+        "free memory is flat"
+    );
+}
+
+#[test]
+fn one_burst_alone_is_not_a_trend() {
+    // flat at 300 MiB, one 400 MiB burst at 10 s, flat after
+    let ticks = run(budget(512), 40.0, |t| if t < 10.0 { 300.0 } else { 700.0 });
+    assert!(ticks
+        .iter()
+        .all(|(_, f, fired)| f.is_empty() && fired.is_empty()));
+}
+
+#[test]
+fn a_ramp_with_a_burst_stays_forecast_and_recovers() {
+    // 20 MiB/s, with a 150 MiB burst at 12 s (7.5 s of the ramp's growth in
+    // one interval). The truth after it is the distance left at the true
+    // rate. A least-squares line is pulled by a step while the step is in
+    // its window (10 s), most when it sits mid-window: the estimate may run
+    // short then, never by more than 60 %, and is back within 5 % once the
+    // burst has left the window. It never stops forecasting.
+    let swap = |t: f64| 100.0 + 20.0 * t + if t >= 12.0 { 150.0 } else { 0.0 };
+    let ticks = run(budget(1024), 40.0, swap);
+    let mut worst: f64 = 0.0;
+    for (t, f, _) in ticks.iter().filter(|(t, ..)| *t >= 4.0) {
+        let truth = (1124.0 - swap(*t)) / 20.0;
+        if truth < 1.0 {
+            continue;
+        }
+        let est = f.swap_budget_s.unwrap_or_else(|| panic!("lost at {t}"));
+        let err = (est - truth).abs() / truth;
+        worst = worst.max(err);
+        assert!(err <= 0.6, "at {t}: {est} vs {truth}");
+        if *t >= 12.0 + 10.5 || *t < 12.0 {
+            assert!(err <= 0.05, "at {t}: {est} vs {truth}");
+        }
+    }
+    assert!(worst > 0.2, "the burst did pull the line ({worst})");
+}
+
+#[test]
+fn a_plateau_is_not_at_this_rate_within_window_and_clear() {
+    let swap = |t: f64| 100.0 + 20.0 * t.min(15.0);
+    let ticks = run(budget(2048), 60.0, swap);
+    assert!(ticks
+        .iter()
+        .any(|(t, f, _)| *t < 15.0 && f.swap_budget_s.is_some()));
+    // the slope halves within the window, then clear_ms more
+    let cleared = ticks
+        .iter()
+        .find(|(t, f, _)| *t > 15.0 && f.swap_budget_s.is_none())
+        .unwrap()
+        .0;
+    assert!(cleared <= 15.0 + 10.0 + 5.0, "cleared at {cleared}");
+    assert!(ticks
+        .iter()
+        .filter(|(t, ..)| *t >= cleared)
+        .all(|(_, f, _)| f.is_empty()));
+}
+
+#[test]
+fn a_fall_is_never_forecast() {
+    let ticks = run(budget(64), 30.0, |t| 2000.0 - 30.0 * t);
+    assert!(ticks.iter().all(|(_, f, _)| f.is_empty()));
+}
+
+#[test]
+fn noise_around_a_level_is_never_forecast() {
+    let ticks = run(budget(64), 300.0, |t| {
+        500.0 + 30.0 * noise((t * 2.0) as u64)
+    });
+    let hits: Vec<_> = ticks
+        .iter()
+        .filter(|(_, f, _)| !f.is_empty())
+        .map(|(t, ..)| *t)
+        .collect();
+    assert!(hits.is_empty(), "forecast at {hits:?}");
+}
+
+#[test]
+fn a_noisy_ramp_is_forecast_within_a_quarter() {
+    // ±15 MiB around a 20 MiB/s ramp (1.5 ticks' growth either way)
+    let swap = |t: f64| 100.0 + 20.0 * t + 15.0 * noise((t * 2.0) as u64);
+    let ticks = run(budget(2048), 90.0, swap);
+    for (t, f, _) in ticks.iter().filter(|(t, ..)| *t >= 10.0) {
+        let truth = (2148.0 - (100.0 + 20.0 * t)) / 20.0;
+        if truth < 5.0 {
+            continue;
+        }
+        let est = f.swap_budget_s.unwrap_or_else(|| panic!("lost at {t}"));
+        assert!(
+            (est - truth).abs() <= 0.25 * truth,
+            "at {t}: {est} vs {truth}"
+        );
+    }
+}
+
+#[test]
+fn a_rate_hovering_at_the_threshold_does_not_flap() {
+    // per interval alternately 0.8 and 1.3 MiB/s, then 0.55 and 1.0 (mean
+    // 1.05 and 0.78 MiB/s: around the 1 MiB/s line), with a little noise
+    let mut y = 300.0;
+    let mut series = Vec::new();
+    for i in 0..600u64 {
+        let rate = match (i / 100 % 2, i % 2) {
+            (0, 0) => 0.8,
+            (0, _) => 1.3,
+            (_, 0) => 0.55,
+            _ => 1.0,
+        };
+        y += rate * 0.5 + 0.2 * noise(i);
+        series.push(y);
+    }
+    let ticks = run(budget(100_000), 299.5, |t| series[(t * 2.0) as usize]);
+    let changes = ticks
+        .windows(2)
+        .filter(|w| w[0].1.swap_budget_s.is_some() != w[1].1.swap_budget_s.is_some())
+        .count();
+    assert!(changes <= 2, "{changes} changes between forecast and not");
+}
+
+#[test]
+fn a_forecast_hovering_at_the_horizon_fires_once() {
+    // horizon 20 s; a ramp that stalls and resumes so the time left
+    // hovers around 20 s
+    let cfg = ForecastConfig {
+        horizon_ms: 20_000,
+        ..budget(1024)
+    };
+    let swap = |t: f64| {
+        let active = if t < 20.0 { t } else { 20.0 + (t - 20.0) * 0.2 };
+        100.0 + 40.0 * active + 5.0 * noise((t * 2.0) as u64)
+    };
+    let ticks = run(cfg, 60.0, swap);
+    let fired: usize = ticks
+        .iter()
+        .map(|(_, _, l)| l.iter().filter(|&&l| l == Limit::SwapBudget).count())
+        .sum();
+    assert_eq!(fired, 1);
+}
+
+#[test]
+fn free_memory_falling_is_forecast_to_the_floor() {
+    // 16 GiB, free falls 50 MiB/s from 4 GiB; the floor is 5 % (819.2 MiB)
+    let mut f = Forecaster::new(ForecastConfig::default());
+    let mut last = Forecast::default();
+    for i in 0..40u64 {
+        let t = i as f64 * 0.5;
+        last = f.step(i * 500, &sys(0.0, 4096.0 - 50.0 * t)).0;
+    }
+    let truth = (4096.0 - 50.0 * 19.5 - 819.2) / 50.0;
+    let est = last.free_floor_s.unwrap();
+    assert!((est - truth).abs() < 0.05 * truth, "{est} vs {truth}");
+    assert_eq!(last.swap_budget_s, None, "no budget set");
+}
+
+#[test]
+fn no_swap_full_where_swap_grows_on_demand() {
+    let cfg = ForecastConfig {
+        swap_full: false,
+        ..budget(512)
+    };
+    let ticks = run(cfg, 20.0, |t| 100.0 + 20.0 * t);
+    assert!(ticks.iter().all(|(_, f, _)| f.swap_full_s.is_none()));
+    assert!(ticks.last().unwrap().1.swap_budget_s.is_some());
+}
+
+#[test]
+fn the_window_stays_bounded_and_the_sums_exact() {
+    // 100,000 ticks at 10 ms: the window holds at most its points, and the
+    // running sums equal a fit from scratch
+    let mut f = Forecaster::new(budget(512));
+    for i in 0..100_000u64 {
+        f.step(i * 10, &sys(100.0 + (i % 7) as f64, 8192.0));
+    }
+    let s = &f.swap;
+    assert!(s.points.len() <= MAX_POINTS);
+    let n = s.points.len() as i128;
+    let st: i128 = s.points.iter().map(|p| i128::from(p.0)).sum();
+    let sty: i128 = s
+        .points
+        .iter()
+        .map(|p| i128::from(p.0) * i128::from(p.1))
+        .sum();
+    assert_eq!((s.n, s.st, s.sty), (n, st, sty));
+    assert!(s.steps.len() <= 301);
+}
+
+#[test]
+fn a_clock_that_does_not_move_changes_nothing() {
+    let mut f = Forecaster::new(budget(512));
+    f.step(1000, &sys(100.0, 8192.0));
+    f.step(1000, &sys(900.0, 8192.0));
+    assert_eq!(f.swap.points.len(), 1);
+}
+
+#[test]
+fn etas_read_short() {
+    assert_eq!(describe(Limit::SwapBudget, 40.2), "swap budget in ~40 s");
+    assert_eq!(
+        describe(Limit::FreeFloor, 185.0),
+        "free memory floor in ~3 min"
+    );
+    assert_eq!(short_eta(0.3), "now");
+    assert_eq!(short_eta(f64::INFINITY), "a long while");
+}
+
+#[test]
+fn a_replay_says_when_it_fired_how_early_and_how_far_off() {
+    // 20 MiB/s from 100 MiB, budget 256 MiB (356 in use at 12.8 s); the
+    // horizon 10 s: fires once the time left is under 10 s
+    let cfg = ForecastConfig {
+        horizon_ms: 10_000,
+        ..budget(256)
+    };
+    let mut replay = Replay::new(cfg);
+    for i in 0..40u64 {
+        let t = i as f64 * 0.5;
+        replay.push(i * 500, &sys(100.0 + 20.0 * t, 8192.0));
+    }
+    let outcomes = replay.finish();
+    let o = outcomes
+        .iter()
+        .find(|o| o.limit == Limit::SwapBudget)
+        .unwrap();
+    assert_eq!(o.fired_ms, Some(3000), "rising from 3 s, 9.8 s left then");
+    assert_eq!(o.reached_ms, Some(13_000));
+    assert_eq!(o.lead_s(), Some(10.0));
+    let err = o.error().unwrap();
+    assert!(err.abs() < 0.05, "{err}");
+    assert!(outcomes.iter().all(|o| o.limit != Limit::FreeFloor));
+}
+
+#[test]
+fn a_limit_reached_without_warning_is_said_so() {
+    // one jump past the budget: reached, never fired
+    let mut replay = Replay::new(budget(256));
+    for i in 0..20u64 {
+        let swap = if i < 10 { 100.0 } else { 600.0 };
+        replay.push(i * 500, &sys(swap, 8192.0));
+    }
+    let o = replay.finish()[0];
+    assert_eq!(
+        (o.limit, o.fired_ms, o.reached_ms),
+        (Limit::SwapBudget, None, Some(5000))
+    );
+    assert_eq!(o.lead_s(), None);
+}

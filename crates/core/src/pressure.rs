@@ -1,0 +1,341 @@
+//! Memory pressure: the kernel's own word on how hard memory is to get,
+//! beside swapsight's footprints and swap. Linux measures it as PSI, the
+//! share of time tasks stalled waiting for memory (`/proc/pressure/memory`,
+//! Documentation/accounting/psi.rst); macOS answers a level
+//! (`kern.memorystatus_vm_pressure_level`: 1 normal, 2 warning, 4 critical,
+//! XNU `bsd/kern/kern_memorystatus_notify.c`). This module holds the one
+//! field a sample carries for it ([`Pressure`]) and the one rule that turns
+//! PSI into a level ([`PressureGauge`], thresholds in [`PressureConfig`]),
+//! which the live shells and the replayed `report` both step through
+//! [`crate::Monitor`]. Where PSI is absent the sample has no pressure at
+//! all — never zeros that would read as calm.
+
+use serde::{Deserialize, Serialize};
+
+/// One PSI line (`some` or `full`): the share of wall time in % over the
+/// last 10 s and 60 s, and the total stall time since boot.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PsiLine {
+    pub avg10: f64,
+    pub avg60: f64,
+    /// Total stall time in µs since boot (the kernel's `total=`).
+    pub total_us: u64,
+}
+
+/// The three levels people know from Activity Monitor's memory graph.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    #[default]
+    Normal,
+    Warning,
+    Critical,
+}
+
+impl Level {
+    pub const ALL: [Level; 3] = [Level::Normal, Level::Warning, Level::Critical];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Normal => "normal",
+            Level::Warning => "warning",
+            Level::Critical => "critical",
+        }
+    }
+
+    /// The macOS value of the level (`kern.memorystatus_vm_pressure_level`,
+    /// `DISPATCH_MEMORYPRESSURE_*`): 1, 2, 4. `/metrics` exports it on both
+    /// OSes, so one alert rule serves both.
+    pub fn value(self) -> u8 {
+        match self {
+            Level::Normal => 1,
+            Level::Warning => 2,
+            Level::Critical => 4,
+        }
+    }
+
+    /// The level of a `DISPATCH_MEMORYPRESSURE_*` / `NOTE_MEMORYSTATUS_
+    /// PRESSURE_*` flag (what `kern.memorystatus_vm_pressure_level` and a
+    /// `DISPATCH_SOURCE_TYPE_MEMORYPRESSURE` source answer): 1, 2, 4;
+    /// `None` for anything else — an unknown value is not normal.
+    pub fn from_dispatch(flag: u32) -> Option<Level> {
+        match flag {
+            1 => Some(Level::Normal),
+            2 => Some(Level::Warning),
+            4 => Some(Level::Critical),
+            _ => None,
+        }
+    }
+
+    /// Index in [`Level::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Level {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "normal" => Ok(Level::Normal),
+            "warning" => Ok(Level::Warning),
+            "critical" => Ok(Level::Critical),
+            _ => Err(format!(
+                "'{s}' is not a pressure level (normal, warning or critical)"
+            )),
+        }
+    }
+}
+
+/// The pressure figures of one tick. Fields may be added in later versions.
+/// A sample holds this only where the OS gave pressure figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Pressure {
+    /// Linux PSI `some`: some tasks stalled on memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub some: Option<PsiLine>,
+    /// Linux PSI `full`: all non-idle tasks stalled at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full: Option<PsiLine>,
+    /// macOS: the kernel's own level (`kern.memorystatus_vm_pressure_level`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_level: Option<Level>,
+    /// The level in force at this tick: macOS the kernel's, Linux derived
+    /// from PSI by [`PressureGauge`]. Filled by the monitor, not the probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<Level>,
+}
+
+/// Thresholds of the Linux level, from tools people trust with their
+/// machines. Written into each trace's header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PressureConfig {
+    /// `warning` when PSI `some` avg10 is at or above this (nohang's
+    /// PSI warning threshold, 10 %).
+    pub warn_some_avg10: f64,
+    /// `critical` when PSI `some` avg10 is at or above this (nohang's PSI
+    /// action threshold, 40 %) …
+    pub critical_some_avg10: f64,
+    /// … or PSI `full` avg10 at or above this (systemd-oomd's
+    /// `DefaultMemoryPressureLimit=60%`, oomd.conf(5)).
+    pub critical_full_avg10: f64,
+    /// A level is raised once its condition held this long (nohang's PSI
+    /// duration and systemd-oomd's `DefaultMemoryPressureDurationSec`, both
+    /// 30 s).
+    pub hold_ms: u64,
+    /// A raised level falls back once its condition was false this long.
+    pub clear_ms: u64,
+}
+
+impl Default for PressureConfig {
+    fn default() -> Self {
+        PressureConfig {
+            warn_some_avg10: 10.0,
+            critical_some_avg10: 40.0,
+            critical_full_avg10: 60.0,
+            hold_ms: 30_000,
+            clear_ms: 10_000,
+        }
+    }
+}
+
+impl PressureConfig {
+    /// The level the PSI figures of one tick point at, before any holding.
+    pub fn raw_level(&self, p: &Pressure) -> Level {
+        let some = p.some.map_or(0.0, |l| l.avg10);
+        let full = p.full.map_or(0.0, |l| l.avg10);
+        if some >= self.critical_some_avg10 || full >= self.critical_full_avg10 {
+            Level::Critical
+        } else if some >= self.warn_some_avg10 {
+            Level::Warning
+        } else {
+            Level::Normal
+        }
+    }
+}
+
+/// Turns each tick's pressure into the level in force. macOS: the kernel's
+/// level as is (it has its own hysteresis, `memorystatus_notify.md`).
+/// Linux: a level is raised when the PSI condition for it (or a higher one)
+/// held for `hold_ms`, and lowered one step when its condition was false
+/// for `clear_ms`, so a PSI average hovering at a threshold does not flap.
+/// O(1) per tick.
+#[derive(Debug, Clone, Default)]
+pub struct PressureGauge {
+    cfg: PressureConfig,
+    level: Level,
+    /// Since when each level's condition held without a break (index by
+    /// [`Level::index`]; `Normal`'s is unused).
+    held_since: [Option<u64>; 3],
+    /// Since when the current level's condition has been false.
+    false_since: Option<u64>,
+}
+
+impl PressureGauge {
+    pub fn new(cfg: PressureConfig) -> Self {
+        PressureGauge {
+            cfg,
+            ..PressureGauge::default()
+        }
+    }
+
+    pub fn config(&self) -> &PressureConfig {
+        &self.cfg
+    }
+
+    /// The level in force at `t_ms`; `None` where the tick has no pressure
+    /// figures.
+    pub fn step(&mut self, t_ms: u64, pressure: Option<&Pressure>) -> Option<Level> {
+        let p = pressure?;
+        if let Some(kernel) = p.kernel_level {
+            self.level = kernel;
+            return Some(kernel);
+        }
+        if p.some.is_none() && p.full.is_none() {
+            return None;
+        }
+        let raw = self.cfg.raw_level(p);
+        for level in [Level::Warning, Level::Critical] {
+            let i = level.index();
+            if raw >= level {
+                self.held_since[i].get_or_insert(t_ms);
+            } else {
+                self.held_since[i] = None;
+            }
+        }
+        let held =
+            |since: Option<u64>, ms: u64| since.is_some_and(|s| t_ms.saturating_sub(s) >= ms);
+        // Up: the highest level whose condition held long enough.
+        for level in [Level::Critical, Level::Warning] {
+            if level > self.level && held(self.held_since[level.index()], self.cfg.hold_ms) {
+                self.level = level;
+                self.false_since = None;
+                break;
+            }
+        }
+        // Down: one step once the current level's condition was false long
+        // enough.
+        if self.level > Level::Normal {
+            if raw >= self.level {
+                self.false_since = None;
+            } else if held(
+                Some(*self.false_since.get_or_insert(t_ms)),
+                self.cfg.clear_ms,
+            ) {
+                self.level = if self.level == Level::Critical && raw >= Level::Warning {
+                    Level::Warning
+                } else {
+                    Level::Normal
+                };
+                self.false_since = None;
+            }
+        }
+        Some(self.level)
+    }
+}
+
+/// Time spent at each level over a run or a phase, and the highest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct LevelTimes {
+    pub peak: Level,
+    pub normal_ms: u64,
+    pub warning_ms: u64,
+    pub critical_ms: u64,
+}
+
+impl LevelTimes {
+    fn add(&mut self, level: Level, dt_ms: u64) {
+        self.peak = self.peak.max(level);
+        let slot = match level {
+            Level::Normal => &mut self.normal_ms,
+            Level::Warning => &mut self.warning_ms,
+            Level::Critical => &mut self.critical_ms,
+        };
+        *slot = slot.saturating_add(dt_ms);
+    }
+
+    pub fn ms_at(&self, level: Level) -> u64 {
+        match level {
+            Level::Normal => self.normal_ms,
+            Level::Warning => self.warning_ms,
+            Level::Critical => self.critical_ms,
+        }
+    }
+}
+
+/// Memory pressure over a run or a phase, for `report`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct PressureSummary {
+    #[serde(flatten)]
+    pub levels: LevelTimes,
+    /// Highest PSI `some` / `full` avg10 seen (Linux).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub some_avg10_peak: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full_avg10_peak: Option<f64>,
+    /// Time some tasks stalled on memory over the span (growth of PSI
+    /// `some` total), in ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub some_stall_ms: Option<u64>,
+}
+
+/// Folds samples' pressure into a [`PressureSummary`]. The level is the
+/// one the trace recorded (what the live monitor decided); a trace without
+/// it has it derived again by a [`PressureGauge`]. Each sample counts for
+/// the time since the one before it, at its own level.
+#[derive(Debug, Clone, Default)]
+pub struct PressureFold {
+    gauge: PressureGauge,
+    last_t: Option<u64>,
+    summary: Option<PressureSummary>,
+    some_first_us: Option<u64>,
+}
+
+impl PressureFold {
+    pub fn new(cfg: PressureConfig) -> Self {
+        PressureFold {
+            gauge: PressureGauge::new(cfg),
+            ..PressureFold::default()
+        }
+    }
+
+    pub fn push(&mut self, t_ms: u64, pressure: Option<&Pressure>) {
+        let derived = self.gauge.step(t_ms, pressure);
+        let dt = self.last_t.map_or(0, |last| t_ms.saturating_sub(last));
+        self.last_t = Some(t_ms);
+        let Some(p) = pressure else { return };
+        let Some(level) = p.level.or(derived) else {
+            return;
+        };
+        let s = self.summary.get_or_insert_with(PressureSummary::default);
+        s.levels.add(level, dt);
+        let peak = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        s.some_avg10_peak = peak(s.some_avg10_peak, p.some.map(|l| l.avg10));
+        s.full_avg10_peak = peak(s.full_avg10_peak, p.full.map(|l| l.avg10));
+        if let Some(total) = p.some.map(|l| l.total_us) {
+            let first = *self.some_first_us.get_or_insert(total);
+            s.some_stall_ms = Some(total.saturating_sub(first) / 1000);
+        }
+    }
+
+    /// `None` when no sample carried pressure.
+    pub fn finish(self) -> Option<PressureSummary> {
+        self.summary
+    }
+}
+
+#[cfg(test)]
+#[path = "pressure_tests.rs"]
+mod tests;
