@@ -8,7 +8,19 @@ use super::util::*;
 
 fn record_filler(rs: &RealSwap, trace: &std::path::Path, mb: &str) -> std::process::Output {
     let fill = memfill();
-    let cmd = rs.wrap(&["python3", fill.to_str().unwrap(), "--mb", mb, "--hold", "3"]);
+    // A pause between chunks: the recorder looks into the cgroup a few
+    // times before the filler outgrows it (a kill before swapsight's first
+    // look would be taken for the cgroup's past).
+    let cmd = rs.wrap(&[
+        "python3",
+        fill.to_str().unwrap(),
+        "--mb",
+        mb,
+        "--pause",
+        "0.25",
+        "--hold",
+        "3",
+    ]);
     swapsight_in_scope()
         .args(["record", "--interval", "250ms", "-o"])
         .arg(trace)
