@@ -344,9 +344,9 @@ fn wait_measured(child: &mut std::process::Child, limit: Duration) -> (Option<i3
 fn a_fifo_or_a_link_to_dev_zero_at_the_mark_path_cannot_freeze_the_guard() {
     // Regression: `mkfifo "$SWAPSIGHT_MARK"` froze guard for good (it never
     // checked its budget again); `ln -s /dev/zero` spun it at 100 % CPU.
-    // The CPU is measured on every child this test binary reaps, so no
-    // filler of a real-swap or hidden-memory test may end meanwhile: those
-    // hold the swap pool, and so does this.
+    // The CPU is the guard's own (wait4 on its pid); the swap pool keeps
+    // the real-swap fillers from loading the machine meanwhile, so the
+    // time limit is about the guard, not about them.
     let _pool = hold_swap_pool();
     let dir = TempDir::new("marks-fifo");
     for (tag, trick) in [
