@@ -164,7 +164,7 @@ fn with_counters(
     mut phases: Vec<by_phase::PhaseRow>,
     log: &counters::CounterLog,
 ) -> Report {
-    log.attach(&mut phases);
+    by_phase::attach_counters(&mut phases, log);
     Report {
         phases,
         counters: log.run(),

@@ -429,6 +429,17 @@ pub fn to_text(rows: &[PhaseRow]) -> String {
     out
 }
 
+/// Each phase's counters: the points from its start to its end (the next
+/// phase's start is the next phase's; the last phase keeps a point at or
+/// after its end).
+pub fn attach_counters(phases: &mut [PhaseRow], log: &super::counters::CounterLog) {
+    let count = phases.len();
+    for (i, row) in phases.iter_mut().enumerate() {
+        let end = row.start_ms.saturating_add(row.duration_ms);
+        row.counters = log.in_span(row.start_ms, end, i + 1 == count);
+    }
+}
+
 #[cfg(test)]
 #[path = "by_phase_tests.rs"]
 mod tests;

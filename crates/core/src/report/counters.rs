@@ -9,7 +9,6 @@
 
 use serde::Serialize;
 
-use super::by_phase::PhaseRow;
 use crate::trace::{Counter, MAX_COUNTERS};
 
 /// Counter names a report follows; the points of more are counted, not kept.
@@ -90,17 +89,11 @@ impl CounterLog {
         self.rows(|_| true)
     }
 
-    /// Each phase's counters: the points from its start to its end (the
-    /// next phase's start is the next phase's; the last phase keeps a point
-    /// at or after its end).
-    pub fn attach(&self, phases: &mut [PhaseRow]) {
-        let count = phases.len();
-        for (i, row) in phases.iter_mut().enumerate() {
-            let (start, end) = (row.start_ms, row.start_ms.saturating_add(row.duration_ms));
-            let last = i + 1 == count;
-            row.counters =
-                self.rows(|t| t >= start && (t < end || last || start == end && t == end));
-        }
+    /// The counters of the span from `start_ms` to `end_ms`: its points
+    /// from its start to its end (the end belongs to the next span), and,
+    /// for the `last` span, a point at or after its end too.
+    pub fn in_span(&self, start_ms: u64, end_ms: u64, last: bool) -> Vec<CounterRow> {
+        self.rows(|t| t >= start_ms && (t < end_ms || last || start_ms == end_ms && t == end_ms))
     }
 }
 
