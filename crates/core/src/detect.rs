@@ -361,6 +361,7 @@ impl Detector {
             free_bytes: sys.free_bytes(),
             unexplained: gap.unexplained_bytes,
             anon: sys.anon_bytes,
+            footprints: gap.footprints_bytes,
         });
         while self
             .sys

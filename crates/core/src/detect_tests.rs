@@ -233,6 +233,47 @@ fn a_freed_copy_is_not_hidden_memory_though_free_memory_comes_back_late() {
 }
 
 #[test]
+fn a_freed_copy_is_not_hidden_memory_while_another_process_grows_as_much() {
+    // The copy is freed (1.5 GB leave the process) while a browser beside it
+    // takes 1.2 GB: what processes hold falls by only 300 MB, but the
+    // memory went to a footprint, not out of sight.
+    let mut d = Detector::new(DetectorConfig::default());
+    let none = HashSet::new();
+    for i in 0..20u64 {
+        let (fp, other, held) = if i < 6 {
+            (2900 * MIB, 200 * MIB, 4 * GIB)
+        } else {
+            (1400 * MIB, 1400 * MIB, 4 * GIB - 300 * MIB)
+        };
+        d.update(
+            &held_sample(i * 500, 50.0, held, vec![proc(3, fp, 0), proc(4, other, 0)]),
+            &none,
+        );
+    }
+    assert_eq!(d.assessment(3).unwrap().worst, State::Fits);
+    // Without the browser's growth, the same fall of what processes hold
+    // is memory kept out of sight.
+    let mut d = Detector::new(DetectorConfig::default());
+    for i in 0..20u64 {
+        let (fp, held) = if i < 6 {
+            (2900 * MIB, 4 * GIB)
+        } else {
+            (1400 * MIB, 4 * GIB - 300 * MIB)
+        };
+        d.update(
+            &held_sample(
+                i * 500,
+                50.0,
+                held,
+                vec![proc(3, fp, 0), proc(4, 200 * MIB, 0)],
+            ),
+            &none,
+        );
+    }
+    assert_eq!(d.assessment(3).unwrap().state, State::HiddenMemory);
+}
+
+#[test]
 fn memory_handed_to_a_tmpfs_file_is_hidden_memory_though_free_memory_stays() {
     // The footprint falls by 1.5 GB, free memory does not rise, and what
     // processes hold does not fall: the pages went to a tmpfs file (Shmem).
@@ -724,6 +765,7 @@ fn sys_point(t_ms: u64, swap_used: u64, unexplained: i64) -> window::SysPoint {
         free_bytes: 0,
         unexplained,
         anon: None,
+        footprints: 0,
     }
 }
 

@@ -18,6 +18,8 @@ pub(super) struct SysPoint {
     pub(super) unexplained: i64,
     /// Memory processes hold (Linux `AnonPages + Shmem`), where known.
     pub(super) anon: Option<u64>,
+    /// The readable footprints, summed (those the gap counts).
+    pub(super) footprints: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -135,8 +137,20 @@ pub(super) fn hidden_bytes(
     // is what a freed copy gives back — at once and in full. Free memory
     // is not: on a VM that reclaims and balloons it comes back late and in
     // part, and page cache growing beside it hides the rest.
-    let freed = match (then.and_then(|s| s.anon), now_point.and_then(|s| s.anon)) {
-        (Some(held_then), Some(held_now)) => held_then.saturating_sub(held_now),
+    let freed = match (then, now_point) {
+        (Some(a), Some(b)) if a.anon.is_some() && b.anon.is_some() => {
+            let (held_then, held_now) = (a.anon.unwrap_or(0), b.anon.unwrap_or(0));
+            // What another process took meanwhile (a browser, a build) is
+            // held as much as the copy was: it is not the copy's memory
+            // staying out of sight. So the other footprints' growth counts
+            // as freed too; a tmpfs file is in no footprint, and still is
+            // hidden memory.
+            let others_then = a.footprints.saturating_sub(peak.footprint);
+            let others_now = b.footprints.saturating_sub(p.footprint_bytes);
+            held_then
+                .saturating_sub(held_now)
+                .saturating_add(others_now.saturating_sub(others_then))
+        }
         _ => {
             let free_then = then.map_or(0, |s| s.free_bytes);
             let free_now = now_point.map_or(0, |s| s.free_bytes);
