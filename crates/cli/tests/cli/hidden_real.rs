@@ -8,10 +8,15 @@
 
 use super::util::*;
 
-/// `bytearray(os.urandom(N))`: an N-byte temporary, copied, then freed —
-/// what every ML pipeline does all day. The footprint falls by N.
+/// An N-byte temporary, copied, then freed — what every ML pipeline does
+/// all day. The footprint falls by N. Both copies live for a second (as
+/// `bytearray(os.urandom(N))`'s do for a moment), so that a 250 ms sampler
+/// sees the peak even on a loaded machine.
 const FREED_COPY: &str = "import os, time
-x = bytearray(os.urandom(768 << 20))
+t = os.urandom(768 << 20)
+x = bytearray(t)
+time.sleep(1)
+del t
 time.sleep(6)
 ";
 
