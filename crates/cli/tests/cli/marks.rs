@@ -347,6 +347,7 @@ fn a_fifo_or_a_link_to_dev_zero_at_the_mark_path_cannot_freeze_the_guard() {
     // The CPU is the guard's own (wait4 on its pid); the swap pool keeps
     // the real-swap fillers from loading the machine meanwhile, so the
     // time limit is about the guard, not about them.
+    #[cfg(target_os = "linux")]
     let _pool = hold_swap_pool();
     let dir = TempDir::new("marks-fifo");
     for (tag, trick) in [
