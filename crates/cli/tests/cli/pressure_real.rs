@@ -219,6 +219,12 @@ fn stop_before_stops_the_filler_before_its_swap_budget_with_13() {
     assert!(grown > 64 * MIB, "stopped before the filler swapped at all");
 }
 
+/// Attempts at the thrash below: the kernel's memcg v1 OOM killer ends
+/// about one in four (16 reclaim rounds without progress while every page
+/// in the cgroup is swap cache just read back; CI lost one at 5.7 s), which
+/// says nothing of the guard, so such a run is run again.
+const THRASH_ATTEMPTS: u32 = 4;
+
 #[test]
 fn stop_at_pressure_stops_a_thrashing_tree_on_real_psi_with_14() {
     let Some(rs) = RealSwap::new(2048, 256) else {
@@ -235,22 +241,37 @@ fn stop_at_pressure_stops_a_thrashing_tree_on_real_psi_with_14() {
         "for i in 1 2 3; do python3 {fill} --mb 64 --chunk-mb 8 --stride-pages 1 --hold 120 & done; \
          exec python3 {fill} --mb 768 --chunk-mb 8 --stride-pages 1 --hold 120"
     );
-    let out = swapsight()
-        .args([
-            "guard",
-            "--stop-at-pressure",
-            "warning",
-            "--pressure-hold",
-            "3s",
-        ])
-        .args(["--interval", "250ms", "-o"])
-        .arg(&trace)
-        .arg("--")
-        .args(rs.wrap(&["sh", "-c", &script]))
-        .output()
-        .unwrap();
+    let mut attempt = 0;
+    let out = loop {
+        attempt += 1;
+        // From calm, so the level is the thrash's, not an earlier test's.
+        wait_for_calm();
+        let oom_kills = rs.oom_kills();
+        let out = swapsight()
+            .args([
+                "guard",
+                "--stop-at-pressure",
+                "warning",
+                "--pressure-hold",
+                "3s",
+            ])
+            .args(["--interval", "250ms", "-o"])
+            .arg(&trace)
+            .arg("--")
+            .args(rs.wrap(&["sh", "-c", &script]))
+            .output()
+            .unwrap();
+        let killed = out.status.code() == Some(128 + libc::SIGKILL) && rs.oom_kills() > oom_kills;
+        if !killed || attempt == THRASH_ATTEMPTS {
+            break out;
+        }
+        eprintln!(
+            "attempt {attempt}: the cgroup's OOM killer ended the thrash first: {}",
+            stderr_of(&out)
+        );
+    };
     let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(14), "{err}");
+    assert_eq!(out.status.code(), Some(14), "attempt {attempt}: {err}");
     let (stop_ms, message, code) = guard_stop(&trace);
     assert_eq!(code, 14);
     assert!(message.contains("memory pressure reached "), "{message}");
