@@ -13,7 +13,9 @@
 
 use std::ops::ControlFlow;
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{ExitCode, ExitStatus};
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,6 +25,7 @@ use swapsight::guard::{
     StopReason, StopRules,
 };
 use swapsight::probe::Probe;
+use swapsight::sampler::Sampler;
 use swapsight::tree::WatchTree;
 use swapsight::units::format_bytes;
 use swapsight::Tick;
@@ -53,7 +56,8 @@ command leaves behind when it exits by itself are stopped the same way. The comm
 read from the terminal (it is not in the foreground process group).
 
 Exit codes: the command's own when it ends by itself; 10 swap budget spent; 11 false fit
-(--on-false-fit stop); 12 gave up waiting for free memory; 126 cannot run; 127 not found;
+(--on-false-fit stop); 12 gave up waiting for free memory; 13 the forecast put a limit under
+--stop-before; 14 memory pressure reached --stop-at-pressure; 126 cannot run; 127 not found;
 130 / 143 the guard got SIGINT / SIGTERM.
 
 Examples:
@@ -95,20 +99,7 @@ pub struct Args {
 const KILL_WAIT: Duration = Duration::from_secs(5);
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    // Checked here rather than by clap, whose messages for these span lines.
-    let [program, rest @ ..] = args.command.as_slice() else {
-        return Err(exit::fail(
-            exit::USAGE,
-            "no command to guard: swapsight guard [OPTIONS] -- CMD ARGS... (see --help)",
-        ));
-    };
-    session::check_command(&args.command)?;
-    if args.wait_timeout.is_some() && args.wait_free.is_none() {
-        return Err(exit::fail(
-            exit::USAGE,
-            "--wait-timeout needs --wait-free (see --help)",
-        ));
-    }
+    let (program, rest) = check_args(&args)?;
     let signals = Signals::install()?;
     let (path, mut probe, host) = session::open_probe(args.recording.output.as_deref())?;
     let status = StatusLine::new();
@@ -171,18 +162,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         rec.event("guard-wait", gate.passed_text(free_pct, waited), None, None);
     }
     rec.event("command-start", args.command.join(" "), Some(pid), None);
-    let budget_text = match budget {
-        Some(b) => format!(
-            "with a swap budget of {} (swap in use: {})",
-            format_bytes(b.budget_bytes as i64),
-            format_bytes(b.baseline_bytes as i64)
-        ),
-        None => "without a swap budget".to_string(),
-    };
-    eprintln!(
-        "swapsight: started {program} (pid {pid}) {budget_text}; recording to {} (Ctrl-C to stop)",
-        path.display()
-    );
+    eprintln!("swapsight: {}", started_line(program, pid, budget, &path));
 
     let (sampler, ticks) = session::start_sampler(probe, args.recording.interval, &header);
     let between = |rec: &RecordingSession| {
@@ -220,70 +200,156 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .unwrap_or(Outcome::SamplerDied);
     status.clear();
     rec.finish_marks(Instant::now());
-    let elapsed = started.elapsed();
 
     let mut plan = StopPlan::new(Signal::Terminate, args.grace);
     plan.kill_wait = KILL_WAIT;
     plan.group = Some(pid);
     plan.exclude.insert(std::process::id());
+    let mut end = End {
+        procs,
+        tree,
+        rec,
+        ticks: &ticks,
+        pid,
+        root_name,
+        elapsed: started.elapsed(),
+        plan,
+    };
     let code = match outcome {
-        Outcome::Exited(st) => {
-            // The command ended by itself; nothing of its tree may outlive it.
-            let report = stop_tree(&mut procs, &mut tree, &plan);
-            if !report.stopped.is_empty() {
-                let line = stop_line(&StopReason::Leftovers, elapsed, (pid, &root_name), &report);
-                eprintln!("swapsight: {line}");
-                rec.event("guard-stop", line, Some(pid), None);
-            }
-            drain(&ticks, &mut rec);
-            rec.scope_look(sampler.scope_now().as_ref());
-            rec.event("command-exit", format!("{st}"), Some(pid), st.code());
-            exit::from_status(st)
-        }
-        Outcome::Stop(reason, first) => {
-            plan.first = first;
-            let report = stop_tree(&mut procs, &mut tree, &plan);
-            let line = stop_line(&reason, elapsed, (pid, &root_name), &report);
-            let code = match &reason {
-                StopReason::TraceFailed { .. } => {
-                    procs.wait_main(Duration::from_secs(1));
-                    return Err(exit::fail(exit::ERROR, line));
-                }
-                // A signal's code is 128 + its number, the platform's.
-                _ => reason
-                    .exit_code()
-                    .unwrap_or_else(|| 128u8.wrapping_add(first.number() as u8)),
-            };
-            eprintln!("swapsight: {line}");
-            rec.event("guard-stop", line, Some(pid), Some(i32::from(code)));
-            procs.wait_main(Duration::from_secs(1));
-            drain(&ticks, &mut rec);
-            if let Some(st) = procs.main_status {
-                rec.event("command-exit", format!("{st}"), Some(pid), st.code());
-            }
-            ExitCode::from(code)
-        }
+        Outcome::Exited(st) => end.exited(st, &sampler),
+        Outcome::Stop(reason, first) => end.stopped(&reason, first)?,
         Outcome::SamplerDied => {
             let why = match sampler.stop() {
                 Err(e) => e.to_string(),
                 Ok(()) => "sampler stopped".into(),
             };
-            let report = stop_tree(&mut procs, &mut tree, &plan);
-            let reason = StopReason::ProbeFailed { why };
-            let line = stop_line(&reason, elapsed, (pid, &root_name), &report);
-            rec.event("guard-stop", line.clone(), Some(pid), Some(1));
-            procs.wait_main(Duration::from_secs(1));
-            let message = format!("{line}; trace kept in {}", path.display());
-            return Err(exit::fail(exit::ERROR, message));
+            return Err(end.probe_failed(why, &path));
         }
     };
     let _ = sampler.stop();
-    match rec.failed() {
+    match end.rec.failed() {
         // The tree is stopped; only the end of the trace is missing.
         Some(why) => eprintln!("swapsight: {why}: the trace ends early"),
-        None => eprintln!("{}", finished_line(rec.recorder())),
+        None => eprintln!("{}", finished_line(end.rec.recorder())),
     }
     Ok(code)
+}
+
+/// The command to guard, split into program and arguments, once the flags
+/// that only make sense together are checked (here rather than by clap,
+/// whose messages for these span lines).
+fn check_args(args: &Args) -> anyhow::Result<(&str, &[String])> {
+    let [program, rest @ ..] = args.command.as_slice() else {
+        return Err(exit::fail(
+            exit::USAGE,
+            "no command to guard: swapsight guard [OPTIONS] -- CMD ARGS... (see --help)",
+        ));
+    };
+    session::check_command(&args.command)?;
+    if args.wait_timeout.is_some() && args.wait_free.is_none() {
+        return Err(exit::fail(
+            exit::USAGE,
+            "--wait-timeout needs --wait-free (see --help)",
+        ));
+    }
+    Ok((program, rest))
+}
+
+/// `started python (pid 4242) with a swap budget of 8.0 GB (swap in use:
+/// 1.2 GB); recording to run.jsonl (Ctrl-C to stop)`
+fn started_line(program: &str, pid: u32, budget: Option<Budget>, path: &Path) -> String {
+    let budget_text = match budget {
+        Some(b) => format!(
+            "with a swap budget of {} (swap in use: {})",
+            format_bytes(b.budget_bytes as i64),
+            format_bytes(b.baseline_bytes as i64)
+        ),
+        None => "without a swap budget".to_string(),
+    };
+    format!(
+        "started {program} (pid {pid}) {budget_text}; recording to {} (Ctrl-C to stop)",
+        path.display()
+    )
+}
+
+/// The guarded run once its loop is over: what stops the tree, and the
+/// trace that says how the run ended.
+struct End<'a> {
+    procs: Processes,
+    tree: WatchTree,
+    rec: RecordingSession,
+    ticks: &'a Receiver<Arc<Tick>>,
+    pid: u32,
+    /// The command's name as the last tick saw it.
+    root_name: String,
+    elapsed: Duration,
+    plan: StopPlan,
+}
+
+impl End<'_> {
+    /// The command ended by itself: nothing of its tree may outlive it.
+    /// The scope is looked at once more, after the tree is gone, so an OOM
+    /// kill at the very end reaches the trace.
+    fn exited(&mut self, st: ExitStatus, sampler: &Sampler) -> ExitCode {
+        let pid = self.pid;
+        let report = stop_tree(&mut self.procs, &mut self.tree, &self.plan);
+        if !report.stopped.is_empty() {
+            let line = self.stop_line(&StopReason::Leftovers, &report);
+            eprintln!("swapsight: {line}");
+            self.rec.event("guard-stop", line, Some(pid), None);
+        }
+        drain(self.ticks, &mut self.rec);
+        self.rec.scope_look(sampler.scope_now().as_ref());
+        self.rec
+            .event("command-exit", format!("{st}"), Some(pid), st.code());
+        exit::from_status(st)
+    }
+
+    /// Stops the tree for `reason`, `first` the signal it gets first; the
+    /// exit code to leave with.
+    fn stopped(&mut self, reason: &StopReason, first: Signal) -> anyhow::Result<ExitCode> {
+        let pid = self.pid;
+        self.plan.first = first;
+        let report = stop_tree(&mut self.procs, &mut self.tree, &self.plan);
+        let line = self.stop_line(reason, &report);
+        let code = match reason {
+            StopReason::TraceFailed { .. } => {
+                self.procs.wait_main(Duration::from_secs(1));
+                return Err(exit::fail(exit::ERROR, line));
+            }
+            // A signal's code is 128 + its number, the platform's.
+            _ => reason
+                .exit_code()
+                .unwrap_or_else(|| 128u8.wrapping_add(first.number() as u8)),
+        };
+        eprintln!("swapsight: {line}");
+        self.rec
+            .event("guard-stop", line, Some(pid), Some(i32::from(code)));
+        self.procs.wait_main(Duration::from_secs(1));
+        drain(self.ticks, &mut self.rec);
+        if let Some(st) = self.procs.main_status {
+            self.rec
+                .event("command-exit", format!("{st}"), Some(pid), st.code());
+        }
+        Ok(ExitCode::from(code))
+    }
+
+    /// Stops the tree when the sampler died (the run can no longer be
+    /// watched); the error to leave with.
+    fn probe_failed(&mut self, why: String, path: &Path) -> anyhow::Error {
+        let report = stop_tree(&mut self.procs, &mut self.tree, &self.plan);
+        let reason = StopReason::ProbeFailed { why };
+        let line = self.stop_line(&reason, &report);
+        self.rec
+            .event("guard-stop", line.clone(), Some(self.pid), Some(1));
+        self.procs.wait_main(Duration::from_secs(1));
+        let message = format!("{line}; trace kept in {}", path.display());
+        exit::fail(exit::ERROR, message)
+    }
+
+    fn stop_line(&self, reason: &StopReason, report: &swapsight::guard::StopReport) -> String {
+        stop_line(reason, self.elapsed, (self.pid, &self.root_name), report)
+    }
 }
 
 enum Outcome {

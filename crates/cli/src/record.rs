@@ -131,53 +131,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let sampler_result = sampler.stop();
     trace.finish_marks(Instant::now());
     status.clear();
-    let code = match outcome {
-        Outcome::Exited(st) => {
-            trace.event("command-exit", format!("{st}"), watch, st.code());
-            if let Some(why) = trace.failed() {
-                return Err(exit::fail(
-                    exit::ERROR,
-                    format!(
-                        "{why}: the trace ends early; {} exited ({st})",
-                        args.command[0]
-                    ),
-                ));
-            }
-            exit::from_status(st)
-        }
-        Outcome::PidGone(pid) => {
-            trace.event(
-                "process-exit",
-                format!("process {pid} exited"),
-                Some(pid),
-                None,
-            );
-            ExitCode::SUCCESS
-        }
-        Outcome::Interrupted => {
-            trace.event("recording-stop", "interrupted (Ctrl-C)", None, None);
-            if let Some(c) = child.as_mut() {
-                // The terminal sent SIGINT to the command too; give it a moment.
-                process::interrupt_and_wait(c, Duration::from_secs(5));
-            }
-            ExitCode::from(130)
-        }
-        Outcome::TraceFailed => {
-            let why = trace.failed().unwrap_or("cannot write the trace");
-            return Err(exit::fail(exit::ERROR, format!("{why}; recording stopped")));
-        }
-        Outcome::SamplerDied => {
-            let why = match sampler_result {
-                Err(e) => e.to_string(),
-                Ok(()) => "sampler stopped".into(),
-            };
-            trace.event("recording-stop", format!("probe failed: {why}"), None, None);
-            return Err(exit::fail(
-                exit::ERROR,
-                format!("recording stopped: {why}; trace kept in {}", path.display()),
-            ));
-        }
+    let ran = Ran {
+        command: &args.command,
+        watch,
+        path: &path,
     };
+    let code = ran.end(outcome, &mut trace, child.as_mut(), sampler_result)?;
     if let Some(why) = trace.failed() {
         return Err(exit::fail(
             exit::ERROR,
@@ -186,6 +145,76 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     eprintln!("{}", finished_line(trace.recorder()));
     Ok(code)
+}
+
+/// What was recorded: the command (or none), the pid watched, the trace.
+struct Ran<'a> {
+    command: &'a [String],
+    watch: Option<u32>,
+    path: &'a std::path::Path,
+}
+
+impl Ran<'_> {
+    /// Ends the trace with what happened; the exit code, or the error that
+    /// says the recording stopped early.
+    fn end(
+        &self,
+        outcome: Outcome,
+        trace: &mut RecordingSession,
+        child: Option<&mut Child>,
+        sampler_result: Result<(), swapsight::probe::ProbeError>,
+    ) -> anyhow::Result<ExitCode> {
+        Ok(match outcome {
+            Outcome::Exited(st) => {
+                trace.event("command-exit", format!("{st}"), self.watch, st.code());
+                if let Some(why) = trace.failed() {
+                    return Err(exit::fail(
+                        exit::ERROR,
+                        format!(
+                            "{why}: the trace ends early; {} exited ({st})",
+                            self.command[0]
+                        ),
+                    ));
+                }
+                exit::from_status(st)
+            }
+            Outcome::PidGone(pid) => {
+                trace.event(
+                    "process-exit",
+                    format!("process {pid} exited"),
+                    Some(pid),
+                    None,
+                );
+                ExitCode::SUCCESS
+            }
+            Outcome::Interrupted => {
+                trace.event("recording-stop", "interrupted (Ctrl-C)", None, None);
+                if let Some(c) = child {
+                    // The terminal sent SIGINT to the command too; give it a moment.
+                    process::interrupt_and_wait(c, Duration::from_secs(5));
+                }
+                ExitCode::from(130)
+            }
+            Outcome::TraceFailed => {
+                let why = trace.failed().unwrap_or("cannot write the trace");
+                return Err(exit::fail(exit::ERROR, format!("{why}; recording stopped")));
+            }
+            Outcome::SamplerDied => {
+                let why = match sampler_result {
+                    Err(e) => e.to_string(),
+                    Ok(()) => "sampler stopped".into(),
+                };
+                trace.event("recording-stop", format!("probe failed: {why}"), None, None);
+                return Err(exit::fail(
+                    exit::ERROR,
+                    format!(
+                        "recording stopped: {why}; trace kept in {}",
+                        self.path.display()
+                    ),
+                ));
+            }
+        })
+    }
 }
 
 /// The mark path as one line on stdout, flushed: the reader waits for it.

@@ -19,17 +19,18 @@ use swapsight::probe::native;
 use swapsight::{DetectorConfig, Monitor, Sample};
 use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, RefreshKind, System};
 
-fn main() {
-    let extra: usize = std::env::var("SWAPSIGHT_BENCH_EXTRA")
+/// A count from the environment, or `default`.
+fn env_count(name: &str, default: usize) -> usize {
+    std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let runs: usize = std::env::var("SWAPSIGHT_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(60);
+        .unwrap_or(default)
+}
+
+/// `n` idle processes that live for the run.
+fn idle_processes(n: usize) -> Vec<std::process::Child> {
     let mut idle = Vec::new();
-    for _ in 0..extra {
+    for _ in 0..n {
         match std::process::Command::new("sleep").arg("600").spawn() {
             Ok(c) => idle.push(c),
             Err(e) => {
@@ -38,6 +39,13 @@ fn main() {
             }
         }
     }
+    idle
+}
+
+fn main() {
+    let extra = env_count("SWAPSIGHT_BENCH_EXTRA", 0);
+    let runs = env_count("SWAPSIGHT_BENCH_RUNS", 60);
+    let idle = idle_processes(extra);
 
     // The first tick of a new probe also reads every process's name once
     // (`/proc/PID/exe` and `cmdline`); later ticks use the cache.
@@ -76,25 +84,7 @@ fn main() {
         .iter()
         .map(|p| p.pid)
         .collect();
-    let mut buf = Vec::with_capacity(8192);
-    let bare = time(runs, || {
-        let mut n = 0usize;
-        read_into("/proc/meminfo", &mut buf);
-        for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
-            let name = e.file_name();
-            let Some(pid) = name.to_str().and_then(|s| s.parse::<u32>().ok()) else {
-                continue;
-            };
-            if read_into(&format!("/proc/{pid}/stat"), &mut buf) {
-                n += buf.len();
-                if user_pids.contains(&pid) {
-                    read_into(&format!("/proc/{pid}/status"), &mut buf);
-                    n += buf.len();
-                }
-            }
-        }
-        std::hint::black_box(n);
-    });
+    let bare = bare_reads(runs, &user_pids);
 
     let mut full = System::new_with_specifics(RefreshKind::nothing());
     let sysinfo_full = time(runs, || {
@@ -122,6 +112,51 @@ fn main() {
         let _ = c.wait();
     }
 
+    let peers = [
+        ("sampler tick (sample + tree + detector)", &sampler_tick),
+        ("bare loop reading the same files", &bare),
+        ("sysinfo full refresh (`everything()`)", &sysinfo_full),
+        ("sysinfo memory-only refresh", &sysinfo_mem),
+    ];
+    print_table(procs, extra, runs, &swapsight, &peers, first_tick);
+    added_by_pressure(&sampler_tick);
+    print_goals(&swapsight, &sysinfo_full, &bare);
+}
+
+/// What a bare loop costs that only reads the files swapsight reads: stat
+/// of every pid, status of the non-kernel ones (`user_pids`; swapsight
+/// skips kernel threads after stat).
+fn bare_reads(runs: usize, user_pids: &std::collections::HashSet<u32>) -> Stats {
+    let mut buf = Vec::with_capacity(8192);
+    time(runs, || {
+        let mut n = 0usize;
+        read_into("/proc/meminfo", &mut buf);
+        for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
+            let name = e.file_name();
+            let Some(pid) = name.to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                continue;
+            };
+            if read_into(&format!("/proc/{pid}/stat"), &mut buf) {
+                n += buf.len();
+                if user_pids.contains(&pid) {
+                    read_into(&format!("/proc/{pid}/status"), &mut buf);
+                    n += buf.len();
+                }
+            }
+        }
+        std::hint::black_box(n);
+    })
+}
+
+/// The Markdown table: swapsight's probe, then each peer, with ratios.
+fn print_table(
+    procs: usize,
+    extra: usize,
+    runs: usize,
+    swapsight: &Stats,
+    peers: &[(&str, &Stats)],
+    first_tick: Duration,
+) {
     println!("\nP1 tick cost: {procs} processes visible ({extra} extra idle), {runs} runs each, times in ms\n");
     println!("| probe | min | median | swapsight ÷ this (median) | CPU per tick (mean) | swapsight ÷ this (CPU) |");
     println!("|---|---:|---:|---:|---:|---:|");
@@ -135,16 +170,18 @@ fn main() {
             swapsight.cpu.as_secs_f64() / t.cpu.as_secs_f64()
         )
     };
-    row("swapsight `probe.sample()`", &swapsight);
-    row("sampler tick (sample + tree + detector)", &sampler_tick);
-    row("bare loop reading the same files", &bare);
-    row("sysinfo full refresh (`everything()`)", &sysinfo_full);
-    row("sysinfo memory-only refresh", &sysinfo_mem);
+    row("swapsight `probe.sample()`", swapsight);
+    for (name, t) in peers {
+        row(name, t);
+    }
     println!(
         "\nswapsight's first tick (every process named once): {:.2} ms",
         ms(first_tick)
     );
-    added_by_pressure(&sampler_tick);
+}
+
+/// The goals, as ratios against the peers.
+fn print_goals(swapsight: &Stats, sysinfo_full: &Stats, bare: &Stats) {
     println!(
         "\nswapsight vs sysinfo full: {:.2}× its cost (goal ≤ 0.20); vs bare reads: {:.2}× (goal ≤ 1.5); by CPU time: {:.2}× and {:.2}×",
         swapsight.median.as_secs_f64() / sysinfo_full.median.as_secs_f64(),

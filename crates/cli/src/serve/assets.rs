@@ -14,7 +14,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use include_dir::{include_dir, Dir};
 
-use super::api::ApiError;
+use super::error::ApiError;
 
 /// `ui/` at build time.
 pub static UI: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../../ui");

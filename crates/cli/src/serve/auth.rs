@@ -23,7 +23,7 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::api::ApiError;
+use super::error::ApiError;
 use super::State as AppState;
 
 /// The cookie a UI page loaded with `?token=` sets for its own assets.

@@ -33,6 +33,7 @@ mod assets;
 mod auth;
 mod conn;
 pub mod contract;
+mod error;
 mod signal;
 mod sse;
 #[cfg(test)]

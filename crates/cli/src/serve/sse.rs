@@ -34,8 +34,8 @@ use swapsight::live::Live;
 use tokio::sync::broadcast;
 use tokio_stream::wrappers::BroadcastStream;
 
-use super::api::ApiError;
 use super::conn::ConnInfo;
+use super::error::ApiError;
 use super::State as AppState;
 
 /// A comment line every this often keeps proxies from closing a quiet

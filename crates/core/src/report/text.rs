@@ -1,6 +1,8 @@
 //! The report as a person reads it in a terminal.
 
-use super::{secs, Report};
+use std::fmt::Write;
+
+use super::{secs, ProcessReport, Report};
 use crate::detect::State;
 use crate::forecast::{short_eta, Outcome};
 use crate::pressure::{Level, PressureSummary};
@@ -9,8 +11,22 @@ use crate::units::format_bytes;
 impl Report {
     /// The report as a person reads it in a terminal.
     pub fn to_text(&self) -> String {
-        use std::fmt::Write;
         let mut out = String::new();
+        self.run_text(&mut out);
+        self.tables_text(&mut out);
+        for p in &self.processes {
+            process_text(&mut out, p);
+        }
+        if self.processes.is_empty() {
+            let _ = writeln!(out, "\n(no processes in the trace)");
+        }
+        self.read_text(&mut out);
+        out
+    }
+
+    /// The verdict, the run's figures, its scope, the memory outside the
+    /// footprints, pressure and the forecasts.
+    fn run_text(&self, out: &mut String) {
         let _ = writeln!(
             out,
             "verdict: {}  ({})",
@@ -34,26 +50,18 @@ impl Report {
             let _ = writeln!(out, "{}", scope.to_text());
         }
         let f = &self.footprints;
+        let unreadable = match f.max_unreadable {
+            0 => String::new(),
+            1 => " (1 process unreadable)".to_string(),
+            n => format!(" ({n} processes unreadable)"),
+        };
         let _ = writeln!(
             out,
-            "memory not explained by footprints: {} at the start, {} at its peak (+{}); readable footprints covered at least {:.0} % of used memory{}",
+            "memory not explained by footprints: {} at the start, {} at its peak (+{}); readable footprints covered at least {:.0} % of used memory{unreadable}",
             format_bytes(f.unexplained_first_bytes),
             format_bytes(f.unexplained_peak_bytes),
             format_bytes(f.unexplained_growth_bytes),
             f.min_coverage * 100.0,
-            if f.max_unreadable > 0 {
-                format!(
-                    " ({} {} unreadable)",
-                    f.max_unreadable,
-                    if f.max_unreadable == 1 {
-                        "process"
-                    } else {
-                        "processes"
-                    }
-                )
-            } else {
-                String::new()
-            }
         );
         if f.gpu_peak_bytes > 0 || f.outside_footprint_peak_bytes > 0 {
             let _ = writeln!(
@@ -69,6 +77,10 @@ impl Report {
         for o in &self.forecasts {
             let _ = writeln!(out, "{}", forecast_line(o));
         }
+    }
+
+    /// The counters' and the phases' tables, indented under their titles.
+    fn tables_text(&self, out: &mut String) {
         if !self.counters.is_empty() {
             let _ = writeln!(out, "\ncounters:");
             for line in super::counters::to_text(&self.counters).lines() {
@@ -82,41 +94,10 @@ impl Report {
             }
             let _ = writeln!(out, "  run: {}", self.verdict.label());
         }
-        for p in &self.processes {
-            let _ = writeln!(
-                out,
-                "\n{} {} (pid {}){}",
-                badge(p.verdict),
-                p.name,
-                p.pid,
-                if p.watched { " [watched]" } else { "" }
-            );
-            let _ = writeln!(
-                out,
-                "  peak footprint {} at {}; swap growth {}; min free {:.0} %; page-ins {:.0}/s (peak {:.0}/s){}",
-                format_bytes(p.peak_footprint_bytes as i64),
-                secs(p.peak_footprint_at_ms),
-                format_bytes(p.swap_growth_bytes),
-                p.min_free_pct,
-                p.pageins_per_s,
-                p.peak_pageins_per_s,
-                p.first_flag_ms
-                    .map(|t| format!("; first flagged at {}", secs(t)))
-                    .unwrap_or_default()
-            );
-            if p.peak_gpu_bytes.is_some() || p.peak_outside_footprint_bytes.is_some() {
-                let _ = writeln!(
-                    out,
-                    "  GPU memory up to {}; outside the footprint up to {}",
-                    format_bytes(p.peak_gpu_bytes.unwrap_or(0) as i64),
-                    format_bytes(p.peak_outside_footprint_bytes.unwrap_or(0) as i64)
-                );
-            }
-            let _ = writeln!(out, "  {}", p.evidence);
-        }
-        if self.processes.is_empty() {
-            let _ = writeln!(out, "\n(no processes in the trace)");
-        }
+    }
+
+    /// What the read of the trace skipped or found cut off.
+    fn read_text(&self, out: &mut String) {
         if self.skipped_lines > 0 {
             let _ = writeln!(out, "\nskipped {} malformed line(s):", self.skipped_lines);
             for p in self.problems.iter().take(10) {
@@ -133,8 +114,41 @@ impl Report {
                 "\n(the last line was cut off: the recorder was stopped mid-write)"
             );
         }
-        out
     }
+}
+
+/// One process: its badge and name, its figures, its evidence.
+fn process_text(out: &mut String, p: &ProcessReport) {
+    let _ = writeln!(
+        out,
+        "\n{} {} (pid {}){}",
+        badge(p.verdict),
+        p.name,
+        p.pid,
+        if p.watched { " [watched]" } else { "" }
+    );
+    let _ = writeln!(
+        out,
+        "  peak footprint {} at {}; swap growth {}; min free {:.0} %; page-ins {:.0}/s (peak {:.0}/s){}",
+        format_bytes(p.peak_footprint_bytes as i64),
+        secs(p.peak_footprint_at_ms),
+        format_bytes(p.swap_growth_bytes),
+        p.min_free_pct,
+        p.pageins_per_s,
+        p.peak_pageins_per_s,
+        p.first_flag_ms
+            .map(|t| format!("; first flagged at {}", secs(t)))
+            .unwrap_or_default()
+    );
+    if p.peak_gpu_bytes.is_some() || p.peak_outside_footprint_bytes.is_some() {
+        let _ = writeln!(
+            out,
+            "  GPU memory up to {}; outside the footprint up to {}",
+            format_bytes(p.peak_gpu_bytes.unwrap_or(0) as i64),
+            format_bytes(p.peak_outside_footprint_bytes.unwrap_or(0) as i64)
+        );
+    }
+    let _ = writeln!(out, "  {}", p.evidence);
 }
 
 fn badge(s: State) -> &'static str {
