@@ -17,6 +17,21 @@ import { byteTicks, niceStep } from './ticks.js';
 const MARGIN = { left: 46, right: 40, top: 10, bottom: 20 };
 const PALETTE = 6; // --series-1 … --series-6
 
+/**
+ * A counter's value at `t_ms`: its last point at or before, else null.
+ * @param {{ t_ms: number, value: number }[]} points in time order
+ * @param {number} t_ms
+ * @returns {number | null}
+ */
+export function counterAt(points, t_ms) {
+  let value = null;
+  for (const p of points) {
+    if (p.t_ms > t_ms) break;
+    value = p.value;
+  }
+  return value;
+}
+
 function css(el, name, fallback) {
   const v = getComputedStyle(el).getPropertyValue(name).trim();
   return v || fallback;
@@ -34,6 +49,7 @@ export class Chart {
     this.ctx = canvas.getContext('2d');
     this.points = [];
     this.phases = []; // { name, start_ms, end_ms } in the points' clock
+    this.counters = []; // { name, unit, points: [{ t_ms, value }] }: a replay's byte counters
     this.names = new Map(); // pid → name
     this.colors = new Map(); // pid → palette slot, stable while it is drawn
     this.spanMs = 5 * 60 * 1000;
@@ -57,11 +73,12 @@ export class Chart {
 
   /**
    * Replaces the data. `live` charts show the last `spanMs`; a replay all.
-   * @param {{ points: any[], names: any[], spanMs?: number, live: boolean, phases?: any[] }} data
+   * @param {{ points: any[], names: any[], spanMs?: number, live: boolean, phases?: any[], counters?: any[] }} data
    */
-  set({ points, names, spanMs, live, phases }) {
+  set({ points, names, spanMs, live, phases, counters }) {
     this.points = points || [];
     this.phases = phases || [];
+    this.counters = counters || [];
     this.phasesKey = null;
     if (names) for (const [pid, n] of names) this.names.set(pid, n);
     if (spanMs) this.spanMs = spanMs;
@@ -198,6 +215,13 @@ export class Chart {
       hi = Math.max(hi, p.swap_growth_bytes);
       for (const [pid, b] of p.footprints) if (pids.includes(pid)) hi = Math.max(hi, b);
     }
+    for (const c of this.counters) {
+      for (const p of c.points) {
+        if (p.t_ms < t0) continue;
+        lo = Math.min(lo, p.value);
+        hi = Math.max(hi, p.value);
+      }
+    }
     hi *= 1.08;
     const ticks = byteTicks(lo, hi, Math.max(2, Math.floor(plot.h / 28)));
     hi = Math.max(hi, ticks[ticks.length - 1]);
@@ -283,6 +307,17 @@ export class Chart {
       );
     }
 
+    // ----------------------------------------------- the pipeline's counters
+    // Dashed: figures the pipeline reported (its allocator's pool), not read
+    // from the OS; in the colours after the processes'.
+    const counterColor = (i) => series[(drawn.length + i) % PALETTE];
+    ctx.setLineDash([6, 3]);
+    this.counters.forEach((c, i) => {
+      const inView = c.points.filter((p, j) => p.t_ms >= t0 || (c.points[j + 1] && c.points[j + 1].t_ms >= t0));
+      this.line(inView, (p) => Y(p.value), X, counterColor(i), 1.5);
+    });
+    ctx.setLineDash([]);
+
     // ------------------------------------------------------------ crosshair
     let at = visible[visible.length - 1];
     if (this.hoverX != null && this.hoverX >= plot.x && this.hoverX <= plot.x + plot.w) {
@@ -311,6 +346,12 @@ export class Chart {
         label: this.names.get(pid) || `pid ${pid}`,
         value: bytes(footprintAt(pid)),
         color: series[slot],
+      })),
+      ...this.counters.map((c, i) => ({
+        cls: 'counter',
+        label: `${c.name} (counter)`,
+        value: bytes(counterAt(c.points, at.t_ms)),
+        color: counterColor(i),
       })),
     ]);
   }

@@ -81,7 +81,7 @@ export function showReplay(r, name) {
   $('#source').hidden = false;
   $('#source').textContent = 'replay';
   renderHeader(replayFigures(r));
-  chart.set({ points: r.points, names: r.names, live: false, phases: r.phases });
+  chart.set({ points: r.points, names: r.names, live: false, phases: r.phases, counters: r.counters });
   table.update(r.processes, { showSwap: r.processes.some((/** @type {any} */ p) => p.swap_bytes != null), readOnly: true });
   setLastRecording(app.lastRecording);
 }

@@ -104,34 +104,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (path, mut probe, host) = session::open_probe(args.recording.output.as_deref())?;
     let status = StatusLine::new();
 
-    // The gate.
-    let gate = args.wait_free.map(|want_pct| Gate {
-        want_pct,
-        timeout: args.wait_timeout,
-    });
-    let waited = match gate {
-        Some(gate) => Some(wait_for_free(
-            &mut *probe,
-            gate,
-            &signals,
-            &status,
-            program,
-        )?),
-        None => None,
-    };
+    let gate = pass_gate(&args, &mut *probe, &signals, &status, program)?;
 
     // The command, with the swap baseline taken just before it starts.
     let baseline = probe
         .system()
         .context("cannot read swap in use")?
         .swap_used_bytes;
-    let budget = args.swap_budget.map(|b| Budget::new(b, baseline));
-    let mut rules = StopRules {
-        budget,
-        stop_before: args.stop_before,
-        stop_at_pressure: args.stop_at_pressure,
-        stop_on_false_fit: args.on_false_fit == OnFalseFit::Stop,
-    };
+    let mut rules = args.rules(baseline);
+    let budget = rules.budget;
     process::become_subreaper();
     let mut command = std::process::Command::new(program);
     command.args(rest).process_group(0);
@@ -158,7 +139,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         procs.signal_group(pid, Signal::Kill);
         procs.wait_main(Duration::from_secs(2));
     })?;
-    if let (Some(gate), Some((free_pct, waited))) = (gate, waited) {
+    if let Some((gate, free_pct, waited)) = gate {
         rec.event("guard-wait", gate.passed_text(free_pct, waited), None, None);
     }
     rec.event("command-start", args.command.join(" "), Some(pid), None);
@@ -233,6 +214,39 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => eprintln!("{}", finished_line(end.rec.recorder())),
     }
     Ok(code)
+}
+
+impl Args {
+    /// The stop rules of these flags, the swap budget counted from
+    /// `baseline` (swap in use as the command starts).
+    fn rules(&self, baseline: u64) -> StopRules {
+        StopRules {
+            budget: self.swap_budget.map(|b| Budget::new(b, baseline)),
+            stop_before: self.stop_before,
+            stop_at_pressure: self.stop_at_pressure,
+            stop_on_false_fit: self.on_false_fit == OnFalseFit::Stop,
+        }
+    }
+}
+
+/// With `--wait-free`, waits until the gate opens: the gate, free memory
+/// then and the time waited; without it, `None` at once.
+fn pass_gate(
+    args: &Args,
+    probe: &mut dyn Probe,
+    signals: &Signals,
+    status: &StatusLine,
+    program: &str,
+) -> anyhow::Result<Option<(Gate, f64, Duration)>> {
+    let Some(want_pct) = args.wait_free else {
+        return Ok(None);
+    };
+    let gate = Gate {
+        want_pct,
+        timeout: args.wait_timeout,
+    };
+    let (free_pct, waited) = wait_for_free(probe, gate, signals, status, program)?;
+    Ok(Some((gate, free_pct, waited)))
 }
 
 /// The command to guard, split into program and arguments, once the flags

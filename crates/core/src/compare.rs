@@ -4,12 +4,13 @@
 //! verdict and when it was first flagged. Text, Markdown (pastes into an
 //! issue or a notebook), CSV and JSON from the same rows.
 
+use crate::pressure::{Level, LevelTimes};
 use serde::Serialize;
 
 use crate::detect::{Flag, State};
-use crate::export::csv::text_cell;
 use crate::phases::spans;
 use crate::report::Report;
+use crate::text::text_cell;
 use crate::trace::{Header, MarkList, Record, Trace, TraceSample};
 use crate::units::{format_bytes, format_duration, format_growth, saturating_sum};
 
@@ -37,6 +38,10 @@ pub struct RunRow {
     /// Peak and last value of each counter the run wrote (its report's).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub counters: Vec<crate::report::counters::CounterRow>,
+    /// Memory pressure over the run: the highest level and the time at
+    /// each; absent where the OS gave no pressure figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<crate::pressure::LevelTimes>,
 }
 
 /// The comparison.
@@ -158,6 +163,7 @@ impl RowFold {
                 .map(|p| p.name)
                 .collect(),
             counters: report.counters.clone(),
+            pressure: report.pressure.map(|p| p.levels),
         }
     }
 }
@@ -237,7 +243,7 @@ impl TableFormat {
     }
 }
 
-const HEADINGS: [&str; 7] = [
+const HEADINGS: [&str; 8] = [
     "run",
     "duration",
     "peak footprint",
@@ -245,13 +251,14 @@ const HEADINGS: [&str; 7] = [
     "min free",
     "verdict",
     "first flagged at",
+    "pressure",
 ];
 
 fn secs(ms: u64) -> String {
     format_duration(std::time::Duration::from_millis(ms))
 }
 
-fn cells(r: &RunRow) -> [String; 7] {
+fn cells(r: &RunRow) -> [String; 8] {
     [
         r.label.clone(),
         secs(r.duration_ms),
@@ -260,7 +267,22 @@ fn cells(r: &RunRow) -> [String; 7] {
         format!("{:.0} %", r.min_free_pct),
         r.verdict.label().to_string(),
         r.first_flagged_ms.map_or_else(|| "–".to_string(), secs),
+        pressure_cell(r.pressure.as_ref()),
     ]
+}
+
+/// `normal`, or the highest level and the time above normal:
+/// `critical (12s above normal)`; `–` without pressure figures.
+fn pressure_cell(p: Option<&LevelTimes>) -> String {
+    match p {
+        None => "–".to_string(),
+        Some(p) if p.peak == Level::Normal => "normal".to_string(),
+        Some(p) => format!(
+            "{} ({} above normal)",
+            p.peak.as_str(),
+            secs(p.warning_ms.saturating_add(p.critical_ms))
+        ),
+    }
 }
 
 impl Comparison {
@@ -293,7 +315,7 @@ impl Comparison {
 
     pub fn to_text(&self) -> String {
         use std::fmt::Write;
-        let rows: Vec<[String; 7]> = self.runs.iter().map(cells).collect();
+        let rows: Vec<[String; 8]> = self.runs.iter().map(cells).collect();
         let mut widths = HEADINGS.map(|h| h.chars().count());
         for r in &rows {
             for (w, c) in widths.iter_mut().zip(r) {
@@ -304,7 +326,7 @@ impl Comparison {
             let mut s = String::new();
             for (i, (c, w)) in cols.iter().zip(widths).enumerate() {
                 let pad = w.saturating_sub(c.chars().count());
-                if i == 0 || i == 5 {
+                if i == 0 || i == 5 || i == 7 {
                     let _ = write!(s, "{c}{}", " ".repeat(pad));
                 } else {
                     let _ = write!(s, "{}{c}", " ".repeat(pad));
@@ -354,7 +376,7 @@ impl Comparison {
     pub fn to_markdown(&self) -> String {
         let esc = |s: &str| s.replace('|', "\\|").replace(['\n', '\r'], " ");
         let mut out = format!("| {} |\n", HEADINGS.join(" | "));
-        out += "|---|---:|---:|---:|---:|---|---:|\n";
+        out += "|---|---:|---:|---:|---:|---|---:|---|\n";
         for r in &self.runs {
             let c = cells(r).map(|c| esc(&c));
             out += &format!("| {} |\n", c.join(" | "));
@@ -368,9 +390,12 @@ impl Comparison {
         out
     }
 
+    /// One row a run, each counter (of any run) as a column of its peak:
+    /// `counter_peak:NAME:UNIT`, empty for a run without it.
     pub fn to_csv(&self) -> String {
+        let counters = self.counter_columns();
         let mut w = csv::Writer::from_writer(Vec::new());
-        let _ = w.write_record([
+        let fixed = [
             "run",
             "host",
             "duration_s",
@@ -380,25 +405,65 @@ impl Comparison {
             "verdict",
             "first_flagged_s",
             "phases",
-        ]);
+            "peak_pressure",
+            "pressure_above_normal_s",
+        ];
+        let named = counters
+            .iter()
+            .map(|(name, unit)| text_cell(&format!("counter_peak:{name}:{unit}")).into_owned());
+        let _ = w.write_record(fixed.iter().map(|c| c.to_string()).chain(named));
         for r in &self.runs {
-            let _ = w.write_record([
-                text_cell(&r.label).into_owned(),
-                text_cell(&r.host).into_owned(),
-                format!("{:.3}", r.duration_ms as f64 / 1000.0),
-                r.peak_footprint_bytes.to_string(),
-                r.swap_growth_bytes.to_string(),
-                format!("{:.2}", r.min_free_pct),
-                r.verdict.as_str().to_string(),
-                r.first_flagged_ms
-                    .map(|t| format!("{:.3}", t as f64 / 1000.0))
-                    .unwrap_or_default(),
-                text_cell(&r.phases.join(";")).into_owned(),
-            ]);
+            let pressure = r.pressure.as_ref();
+            let peaks = counters.iter().map(|(name, unit)| {
+                r.counters
+                    .iter()
+                    .find(|c| &c.name == name && &c.unit == unit)
+                    .map(|c| c.peak.to_string())
+                    .unwrap_or_default()
+            });
+            let _ = w.write_record(
+                [
+                    text_cell(&r.label).into_owned(),
+                    text_cell(&r.host).into_owned(),
+                    format!("{:.3}", r.duration_ms as f64 / 1000.0),
+                    r.peak_footprint_bytes.to_string(),
+                    r.swap_growth_bytes.to_string(),
+                    format!("{:.2}", r.min_free_pct),
+                    r.verdict.as_str().to_string(),
+                    r.first_flagged_ms
+                        .map(|t| format!("{:.3}", t as f64 / 1000.0))
+                        .unwrap_or_default(),
+                    text_cell(&r.phases.join(";")).into_owned(),
+                    pressure
+                        .map(|p| p.peak.as_str().to_string())
+                        .unwrap_or_default(),
+                    pressure
+                        .map(|p| {
+                            let ms = p.warning_ms.saturating_add(p.critical_ms);
+                            format!("{:.3}", ms as f64 / 1000.0)
+                        })
+                        .unwrap_or_default(),
+                ]
+                .into_iter()
+                .chain(peaks),
+            );
         }
         w.into_inner()
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .unwrap_or_default()
+    }
+
+    /// Every (name, unit) of a counter in any run, in the order first seen,
+    /// at most [`crate::report::counters::MAX_NAMES`].
+    fn counter_columns(&self) -> Vec<(&str, &str)> {
+        let mut columns: Vec<(&str, &str)> = Vec::new();
+        for c in self.runs.iter().flat_map(|r| &r.counters) {
+            let key = (c.name.as_str(), c.unit.as_str());
+            if !columns.contains(&key) && columns.len() < crate::report::counters::MAX_NAMES {
+                columns.push(key);
+            }
+        }
+        columns
     }
 }
 

@@ -157,3 +157,69 @@ fn each_run_carries_its_counters_peaks() {
     assert_eq!(json["runs"][0]["counters"][0]["name"], "pool");
     assert!(json["runs"][1].get("counters").is_none());
 }
+
+#[test]
+fn pressure_is_a_column_and_counters_are_csv_columns_of_their_peaks() {
+    use crate::pressure::{Level, LevelTimes};
+    use crate::report::counters::CounterRow;
+    let counter = |name: &str, unit: &str, peak: f64| CounterRow {
+        name: name.into(),
+        unit: unit.into(),
+        peak,
+        last: 0.0,
+        points: 2,
+    };
+    let mut hot = run_row("hot");
+    hot.pressure = Some(LevelTimes {
+        peak: Level::Critical,
+        normal_ms: 1000,
+        warning_ms: 4000,
+        critical_ms: 8000,
+    });
+    hot.counters = vec![counter("pool", "bytes", 3e9)];
+    let mut calm = run_row("calm");
+    calm.pressure = Some(LevelTimes {
+        normal_ms: 5000,
+        ..Default::default()
+    });
+    calm.counters = vec![
+        counter("queue", "items", 12.0),
+        counter("pool", "bytes", 1e9),
+    ];
+    let mut none = run_row("mac-less");
+    none.pressure = None;
+    none.counters.clear();
+    let c = compare(vec![hot, calm, none]);
+
+    let text = c.to_text();
+    let line = |label: &str| {
+        text.lines()
+            .find(|l| l.starts_with(label))
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        line("hot").ends_with("critical (12.0s above normal)"),
+        "{text}"
+    );
+    assert!(line("calm").ends_with("normal"), "{text}");
+    assert!(line("mac-less").ends_with('–'), "{text}");
+    assert!(c
+        .to_markdown()
+        .contains("| critical (12.0s above normal) |"));
+
+    let csv = c.to_csv();
+    let mut r = ::csv::Reader::from_reader(csv.as_bytes());
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<::csv::StringRecord> = r.records().map(|r| r.unwrap()).collect();
+    assert_eq!(&rows[0][col("peak_pressure")], "critical");
+    assert_eq!(&rows[0][col("pressure_above_normal_s")], "12.000");
+    assert_eq!(&rows[1][col("pressure_above_normal_s")], "0.000");
+    assert_eq!(&rows[2][col("peak_pressure")], "", "no figures: empty");
+    let pool = col("counter_peak:pool:bytes");
+    let queue = col("counter_peak:queue:items");
+    assert_eq!((&rows[0][pool], &rows[0][queue]), ("3000000000", ""));
+    assert_eq!((&rows[1][pool], &rows[1][queue]), ("1000000000", "12"));
+    assert_eq!(&rows[2][pool], "");
+}

@@ -424,3 +424,32 @@ fn a_level_between_ticks_redraws_the_title() {
     assert_eq!(Level::from_dispatch(4), Some(Level::Critical));
     assert_eq!(Level::from_dispatch(3), None);
 }
+
+#[test]
+fn counters_of_a_live_recording_reach_metrics_and_the_replay_draws_them() {
+    let dir = tmp("counters");
+    let l = live(&dir);
+    l.wait_snapshot(Duration::from_secs(2)).unwrap();
+    let path = l.start_recording(None).unwrap();
+    let mark = l.mark_path().expect("a mark path while recording");
+    let line =
+        |v: f64| crate::marks::counter_line("torch.mps.driver_allocated", v, "bytes").unwrap();
+    crate::marks::write_mark(&mark, &line(1e9)).unwrap();
+    crate::marks::write_mark(&mark, &line(2.5e9)).unwrap();
+    let updates = l.subscribe(100);
+    let seen = updates.iter().take(50).find_map(|_| {
+        l.prometheus(5).filter(|m| {
+            m.contains("swapsight_counter_bytes{name=\"torch.mps.driver_allocated\"} 2500000000")
+        })
+    });
+    assert!(seen.is_some(), "{:?}", l.prometheus(5));
+    l.stop_recording().unwrap();
+    // The recording is over: /metrics no longer shows its counters.
+    assert!(!l.prometheus(5).unwrap().contains("swapsight_counter"));
+    let r = replay(&path).unwrap();
+    assert_eq!(r.counters.len(), 1);
+    let values: Vec<f64> = r.counters[0].points.iter().map(|p| p.value).collect();
+    assert_eq!(values, [1e9, 2.5e9]);
+    assert_eq!(r.counters[0].unit, "bytes");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use crate::marks::{MarkInbox, MarkLine};
 use crate::probe::HostInfo;
 use crate::recorder::{header_now, Recorder};
+use crate::report::counters::{self, LastCounter};
 use crate::tick::Tick;
 use crate::trace::{Header, Mark, TraceError};
 
@@ -60,6 +61,8 @@ pub struct RecordingSession {
     dropped_told: u64,
     /// Dropped counter values already told in a `counters-dropped` event.
     counters_told: u64,
+    /// Each counter's last value, for `/metrics` while the recording runs.
+    last_counters: Vec<LastCounter>,
     failed: Option<String>,
 }
 
@@ -78,6 +81,7 @@ impl RecordingSession {
             current: None,
             dropped_told: 0,
             counters_told: 0,
+            last_counters: Vec::new(),
             failed: None,
         })
     }
@@ -89,6 +93,12 @@ impl RecordingSession {
 
     pub fn path(&self) -> &Path {
         self.rec.path()
+    }
+
+    /// Each counter's last value so far (at most
+    /// [`crate::report::counters::MAX_NAMES`] names).
+    pub fn counters(&self) -> &[LastCounter] {
+        &self.last_counters
     }
 
     /// Where a line marks a phase (what `swapsight mark` finds), until
@@ -168,6 +178,7 @@ impl RecordingSession {
                         let r = self.rec.counter_at(&name, value, &unit, now).map(drop);
                         self.keep(r);
                     }
+                    counters::note_last(&mut self.last_counters, &name, value, &unit);
                     continue;
                 }
                 MarkLine::Start(name) => {

@@ -451,6 +451,16 @@ pub fn hostile_text() -> Trace {
     t
 }
 
+/// A counter point, as `swapsight counter` writes one.
+pub fn counter(t_ms: u64, name: &str, value: f64, unit: &str) -> crate::trace::Counter {
+    crate::trace::Counter {
+        t_ms,
+        name: name.into(),
+        value,
+        unit: unit.into(),
+    }
+}
+
 /// Serialises a trace as JSON Lines (header first), as the writer would.
 pub fn to_jsonl(trace: &Trace) -> Vec<u8> {
     let mut out = Vec::new();

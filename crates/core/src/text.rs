@@ -84,6 +84,20 @@ pub fn clean_in_place(s: &mut String) {
     }
 }
 
+/// A text cell from outside (a process name, a phase, a run's label or
+/// host) for every CSV swapsight writes: one a spreadsheet would take for a
+/// formula — it starts with `=`, `+`, `-`, `@`, a tab or a carriage return —
+/// gets a leading `'`, as OWASP recommends against CSV injection, so that a
+/// process named `=HYPERLINK(…)` stays text. Figures swapsight writes
+/// itself never pass here: a negative swap growth stays a number.
+pub fn text_cell(s: &str) -> Cow<'_, str> {
+    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        Cow::Owned(format!("'{s}"))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
 #[cfg(test)]
 #[path = "text_tests.rs"]
 mod tests;

@@ -65,3 +65,13 @@ fn cleaning_twice_changes_nothing() {
     clean_in_place(&mut s);
     assert_eq!(s, "x?");
 }
+
+#[test]
+fn text_cells_that_start_a_formula_get_a_quote() {
+    for s in ["=1+1", "+1", "-1", "@x", "\tx", "\rx"] {
+        assert_eq!(text_cell(s), format!("'{s}"));
+    }
+    for s in ["python", "", "1-1", "a=b", " =x", "'=x"] {
+        assert!(matches!(text_cell(s), Cow::Borrowed(b) if b == s), "{s}");
+    }
+}

@@ -36,13 +36,13 @@ fn three_runs_in_markdown_with_a_chart() {
     let lines: Vec<&str> = md.lines().collect();
     assert_eq!(
         lines[0],
-        "| run | duration | peak footprint | swap growth | min free | verdict | first flagged at |"
+        "| run | duration | peak footprint | swap growth | min free | verdict | first flagged at | pressure |"
     );
     assert!(lines[2].starts_with("| eager | 1m41s | 43.6 GB |"), "{md}");
     assert!(lines[2].contains("| overflow |"), "{md}");
     assert!(lines[3].contains("| false fit |"), "{md}");
     assert!(
-        lines[4].starts_with("| staged |") && lines[4].ends_with("| fits | – |"),
+        lines[4].starts_with("| staged |") && lines[4].ends_with("| fits | – | – |"),
         "{md}"
     );
     let bytes = std::fs::read(&png).unwrap();

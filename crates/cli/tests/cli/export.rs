@@ -84,7 +84,7 @@ fn export_csv_to_a_file() {
         "{header}"
     );
     assert!(
-        header.ends_with("footprint_bytes,pageins_total,pageins_per_s,swap_bytes,phase,scope_limit_bytes,scope_usage_bytes,scope_swap_bytes"),
+        header.ends_with("footprint_bytes,pageins_total,pageins_per_s,swap_bytes,phase,scope_limit_bytes,scope_usage_bytes,scope_swap_bytes,pressure_level,psi_some_avg10,psi_full_avg10"),
         "{header}"
     );
     let t = swapsight::synth::seed_offload();

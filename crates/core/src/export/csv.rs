@@ -3,15 +3,15 @@
 //! `grep` for one pid). Units are in the column names. A sample without
 //! processes still gets one row, with the process columns empty.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 
 use super::{ExportError, NextSample, Skeleton, StateTimeline};
+pub use crate::text::text_cell;
 use crate::units::signed_diff;
 
 /// The header row, in order. Documented in `docs/exports.md`.
-pub const COLUMNS: [&str; 21] = [
+pub const COLUMNS: [&str; 24] = [
     "time_s",
     "unix_time_ms",
     "phys_bytes",
@@ -33,10 +33,15 @@ pub const COLUMNS: [&str; 21] = [
     "scope_limit_bytes",
     "scope_usage_bytes",
     "scope_swap_bytes",
+    "pressure_level",
+    "psi_some_avg10",
+    "psi_full_avg10",
 ];
 
-/// The scope's columns, last of a row; empty without a scope.
-const SCOPE_COLUMNS: usize = 3;
+/// The columns after the phase: the scope's (empty without a scope), then
+/// the pressure's (empty where the OS gave none: never a zero that reads
+/// as calm).
+const TAIL_COLUMNS: usize = 6;
 
 /// Writes `trace` as CSV.
 /// Writes the rows of a trace given as its [`Skeleton`] (a first pass) and
@@ -84,20 +89,13 @@ pub fn write(
         let phase = text_cell(phase);
         counters.advance(s.t_ms);
         let figure = |v: Option<u64>| v.map(|b| b.to_string()).unwrap_or_default();
-        let scope: [String; SCOPE_COLUMNS] = match &s.scope {
-            Some(sc) => [
-                sc.limit_bytes.to_string(),
-                sc.usage_bytes.to_string(),
-                figure(sc.swap_bytes),
-            ],
-            None => Default::default(),
-        };
+        let tail = tail_cells(s);
         if s.processes.is_empty() {
             row.clear();
             row.extend(system.iter().cloned());
-            row.resize(COLUMNS.len() - 1 - SCOPE_COLUMNS, String::new());
+            row.resize(COLUMNS.len() - 1 - TAIL_COLUMNS, String::new());
             row.push(phase.to_string());
-            row.extend(scope.iter().cloned());
+            row.extend(tail.iter().cloned());
             row.extend(counters.cells());
             w.write_record(&row).map_err(fail)?;
             continue;
@@ -122,12 +120,36 @@ pub fn write(
             row.push(rate);
             row.push(figure(p.swap_bytes));
             row.push(phase.to_string());
-            row.extend(scope.iter().cloned());
+            row.extend(tail.iter().cloned());
             row.extend(counters.cells());
             w.write_record(&row).map_err(fail)?;
         }
     }
     w.flush().map_err(io)
+}
+
+/// The scope's and the pressure's cells of sample `s`.
+fn tail_cells(s: &crate::probe::Sample) -> [String; TAIL_COLUMNS] {
+    let figure = |v: Option<u64>| v.map(|b| b.to_string()).unwrap_or_default();
+    let avg10 =
+        |l: Option<crate::pressure::PsiLine>| l.map(|l| decimal(l.avg10, 2)).unwrap_or_default();
+    let (scope_limit, scope_usage, scope_swap) = match &s.scope {
+        Some(sc) => (
+            sc.limit_bytes.to_string(),
+            sc.usage_bytes.to_string(),
+            figure(sc.swap_bytes),
+        ),
+        None => Default::default(),
+    };
+    let p = s.system.pressure.unwrap_or_default();
+    [
+        scope_limit,
+        scope_usage,
+        scope_swap,
+        p.level.map(|l| l.as_str().to_string()).unwrap_or_default(),
+        avg10(p.some),
+        avg10(p.full),
+    ]
 }
 
 /// A column per counter the trace holds (the first
@@ -188,20 +210,6 @@ impl<'a> CounterColumns<'a> {
         self.now
             .iter()
             .map(|v| v.map(|v| decimal(v, 3)).unwrap_or_default())
-    }
-}
-
-/// A text cell from outside (a process name, a phase, a run's label or
-/// host) for every CSV swapsight writes: one a spreadsheet would take for a
-/// formula — it starts with `=`, `+`, `-`, `@`, a tab or a carriage return —
-/// gets a leading `'`, as OWASP recommends against CSV injection, so that a
-/// process named `=HYPERLINK(…)` stays text. Figures swapsight writes
-/// itself never pass here: a negative swap growth stays a number.
-pub fn text_cell(s: &str) -> Cow<'_, str> {
-    if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
-        Cow::Owned(format!("'{s}"))
-    } else {
-        Cow::Borrowed(s)
     }
 }
 

@@ -172,26 +172,11 @@ fn formula_names_are_text_in_export_csv() {
 }
 
 #[test]
-fn text_cells_that_start_a_formula_get_a_quote() {
-    for s in ["=1+1", "+1", "-1", "@x", "\tx", "\rx"] {
-        assert_eq!(text_cell(s), format!("'{s}"));
-    }
-    for s in ["python", "", "1-1", "a=b", " =x", "'=x"] {
-        assert!(matches!(text_cell(s), Cow::Borrowed(b) if b == s), "{s}");
-    }
-}
-
-#[test]
 fn each_counter_is_a_column_holding_its_last_value() {
     let mut t = synth::seed_offload();
     let t0 = t.samples[0].sample.t_ms;
     let t1 = t.samples[1].sample.t_ms;
-    let point = |t_ms, name: &str, value, unit: &str| crate::trace::Counter {
-        t_ms,
-        name: name.into(),
-        value,
-        unit: unit.into(),
-    };
+    let point = synth::counter;
     // Out of order on purpose; "=cmd" cannot start a cell as a formula.
     t.counters = vec![
         point(t1, "pool", 3e9, "bytes"),
@@ -222,4 +207,48 @@ fn each_counter_is_a_column_holding_its_last_value() {
     // Without counters, the columns are as they were.
     let plain = csv_of(&synth::seed_offload());
     assert_eq!(plain.lines().next().unwrap(), COLUMNS.join(","));
+}
+
+#[test]
+fn pressure_columns_hold_the_level_and_psi_and_are_empty_without_them() {
+    use crate::pressure::{Level, Pressure, PsiLine};
+    let mut t = synth::seed_offload();
+    let (t0, t1) = (t.samples[0].sample.t_ms, t.samples[1].sample.t_ms);
+    t.samples[0].sample.system.pressure = Some(Pressure {
+        some: Some(PsiLine {
+            avg10: 12.5,
+            avg60: 3.0,
+            total_us: 99,
+        }),
+        full: None,
+        kernel_level: None,
+        level: Some(Level::Warning),
+    });
+    t.samples[1].sample.system.pressure = None;
+    let text = csv_of(&t);
+    let mut r = ::csv::Reader::from_reader(text.as_bytes());
+    let col = |name: &str| COLUMNS.iter().position(|c| *c == name).unwrap();
+    let rows: Vec<::csv::StringRecord> = r.records().map(|r| r.unwrap()).collect();
+    let at = |t_ms: u64| {
+        rows.iter()
+            .filter(|r| r[0] == *(t_ms as f64 / 1000.0).to_string())
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let first = at(t0);
+    assert!(!first.is_empty());
+    for row in &first {
+        assert_eq!(&row[col("pressure_level")], "warning");
+        assert_eq!(&row[col("psi_some_avg10")], "12.5");
+        assert_eq!(
+            &row[col("psi_full_avg10")],
+            "",
+            "no full line: empty, not 0"
+        );
+    }
+    for row in at(t1) {
+        for c in ["pressure_level", "psi_some_avg10", "psi_full_avg10"] {
+            assert_eq!(&row[col(c)], "", "{c} without pressure figures");
+        }
+    }
 }

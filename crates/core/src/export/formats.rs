@@ -277,6 +277,7 @@ impl Scanned {
                     first_swap,
                 ),
                 forecast: last.forecast.unwrap_or_default(),
+                counters: prometheus::last_counters(&self.skeleton.counters),
             };
             let text = prometheus::render(&snap, opts.max_processes);
             return out

@@ -124,10 +124,57 @@ fn write_inner<'a>(
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let mut w = BufWriter::with_capacity(256 * 1024, out);
-    let header = trace.header.as_ref();
     let t0 = trace.first.map_or(0, |(t, _)| t);
     let us = |t_ms: u64| t_ms.saturating_sub(t0).saturating_mul(1000);
+    write_metadata(&mut w, trace, t0)?;
+    w.write_all(b",\n\"traceEvents\":[\n")?;
+    let mut o = Out { w, first: true };
+    process_names(&mut o, trace)?;
 
+    // Samples, with flags and events merged in by time.
+    let mut flags: Vec<_> = trace.flags.iter().collect();
+    flags.sort_by_key(|f| f.t_ms);
+    let mut events: Vec<_> = trace.events.iter().collect();
+    events.sort_by_key(|e| e.t_ms);
+    let mut flags = flags.into_iter().peekable();
+    let mut events = events.into_iter().peekable();
+    let first_swap = trace.first.map_or(0, |(_, swap)| swap);
+    let mut prev: HashMap<u32, (u64, u64)> = HashMap::new();
+    let mut last_ts = 0;
+    while let Some(ts) = next() {
+        let s = &ts.sample;
+        // Samples are in time order in a trace; a clock step back would break
+        // Perfetto's tracks, so such a sample is dropped.
+        let t = us(s.t_ms);
+        if t < last_ts {
+            continue;
+        }
+        last_ts = t;
+        while let Some(f) = flags.next_if(|f| f.t_ms < s.t_ms) {
+            flag(&mut o, f, us(f.t_ms))?;
+        }
+        while let Some(e) = events.next_if(|e| e.t_ms < s.t_ms) {
+            event(&mut o, e, us(e.t_ms))?;
+        }
+        system_counters(&mut o, s, t, first_swap)?;
+        process_counters(&mut o, s, t, &mut prev)?;
+    }
+    for f in flags {
+        flag(&mut o, f, us(f.t_ms).max(last_ts))?;
+    }
+    for e in events {
+        event(&mut o, e, us(e.t_ms).max(last_ts))?;
+    }
+    phases(&mut o, trace, &us)?;
+    counters(&mut o, trace, &us)?;
+    let mut w = o.w;
+    w.write_all(b"\n]}\n")?;
+    w.flush()
+}
+
+/// The file's `metadata` object: what wrote it, where, when, watching what.
+fn write_metadata(w: &mut impl Write, trace: &Skeleton, t0: u64) -> std::io::Result<()> {
+    let header = trace.header.as_ref();
     w.write_all(b"{\"displayTimeUnit\":\"ms\",\"metadata\":")?;
     let meta = json!({
         "swapsight": header.map(|h| h.writer.clone()),
@@ -138,12 +185,14 @@ fn write_inner<'a>(
         "interval_ms": header.map(|h| h.interval_ms),
         "command": header.and_then(|h| h.command.as_ref().map(|c| c.join(" "))),
     });
-    serde_json::to_writer(&mut w, &meta)?;
-    w.write_all(b",\n\"traceEvents\":[\n")?;
-    let mut o = Out { w, first: true };
+    serde_json::to_writer(w, &meta)?;
+    Ok(())
+}
 
-    // Metadata first: names and order of the process groups.
-    let system_name = match header {
+/// Metadata events first: the names and order of the process groups, the
+/// system's on top and the watched processes next.
+fn process_names<W: Write>(o: &mut Out<W>, trace: &Skeleton) -> std::io::Result<()> {
+    let system_name = match trace.header.as_ref() {
         Some(h) if !h.host.hostname.is_empty() => format!(
             "system ({}, {})",
             h.host.hostname,
@@ -174,108 +223,107 @@ fn write_inner<'a>(
             o.metadata("process_name", f.pid, json!({ "name": f.name }))?;
         }
     }
+    Ok(())
+}
 
-    // Samples, with flags and events merged in by time.
-    let mut flags: Vec<_> = trace.flags.iter().collect();
-    flags.sort_by_key(|f| f.t_ms);
-    let mut events: Vec<_> = trace.events.iter().collect();
-    events.sort_by_key(|e| e.t_ms);
-    let mut flags = flags.into_iter().peekable();
-    let mut events = events.into_iter().peekable();
-    let first_swap = trace.first.map_or(0, |(_, swap)| swap);
-    let mut prev: HashMap<u32, (u64, u64)> = HashMap::new();
-    let mut last_ts = 0;
-    while let Some(ts) = next() {
-        let s = &ts.sample;
-        // Samples are in time order in a trace; a clock step back would break
-        // Perfetto's tracks, so such a sample is dropped.
-        let t = us(s.t_ms);
-        if t < last_ts {
+/// The machine's tracks at one sample: swap, free memory, compressed, the
+/// pressure level (1 normal, 2 warning, 4 critical, as `/metrics` has it)
+/// and PSI, and the scope's limit, usage and swap when the run had one.
+fn system_counters<W: Write>(
+    o: &mut Out<W>,
+    s: &crate::probe::Sample,
+    t: u64,
+    first_swap: u64,
+) -> std::io::Result<()> {
+    let sys = &s.system;
+    let swap_growth = signed_diff(sys.swap_used_bytes, first_swap);
+    o.counter(
+        "swap used",
+        t,
+        SYSTEM_PID,
+        "bytes",
+        sys.swap_used_bytes.into(),
+    )?;
+    o.counter("swap growth", t, SYSTEM_PID, "bytes", swap_growth.into())?;
+    o.counter(
+        "free memory",
+        t,
+        SYSTEM_PID,
+        "percent",
+        round2(sys.free_pct).into(),
+    )?;
+    o.counter(
+        "compressed",
+        t,
+        SYSTEM_PID,
+        "bytes",
+        sys.compressed_bytes.into(),
+    )?;
+    // Pressure only where the OS gave it: an absent track, not a flat zero.
+    if let Some(p) = &sys.pressure {
+        if let Some(level) = p.level {
+            let value = u64::from(level.value());
+            o.counter(
+                "memory pressure level",
+                t,
+                SYSTEM_PID,
+                "level",
+                value.into(),
+            )?;
+        }
+        for (name, line) in [("PSI some avg10", p.some), ("PSI full avg10", p.full)] {
+            if let Some(line) = line {
+                o.counter(name, t, SYSTEM_PID, "percent", round2(line.avg10).into())?;
+            }
+        }
+    }
+    if let Some(scope) = &s.scope {
+        o.counter(
+            "scope limit",
+            t,
+            SYSTEM_PID,
+            "bytes",
+            scope.limit_bytes.into(),
+        )?;
+        o.counter(
+            "scope usage",
+            t,
+            SYSTEM_PID,
+            "bytes",
+            scope.usage_bytes.into(),
+        )?;
+        if let Some(swap) = scope.swap_bytes {
+            o.counter("scope swap", t, SYSTEM_PID, "bytes", swap.into())?;
+        }
+    }
+    Ok(())
+}
+
+/// Each process's tracks at one sample: footprint, page-in rate since its
+/// previous sample (`prev` keeps each one's last time and count), swap.
+fn process_counters<W: Write>(
+    o: &mut Out<W>,
+    s: &crate::probe::Sample,
+    t: u64,
+    prev: &mut HashMap<u32, (u64, u64)>,
+) -> std::io::Result<()> {
+    for p in &s.processes {
+        if p.pid == SYSTEM_PID {
             continue;
         }
-        last_ts = t;
-        while let Some(f) = flags.next_if(|f| f.t_ms < s.t_ms) {
-            flag(&mut o, f, us(f.t_ms))?;
-        }
-        while let Some(e) = events.next_if(|e| e.t_ms < s.t_ms) {
-            event(&mut o, e, us(e.t_ms))?;
-        }
-        let sys = &s.system;
-        o.counter(
-            "swap used",
-            t,
-            SYSTEM_PID,
-            "bytes",
-            sys.swap_used_bytes.into(),
-        )?;
-        o.counter(
-            "swap growth",
-            t,
-            SYSTEM_PID,
-            "bytes",
-            signed_diff(sys.swap_used_bytes, first_swap).into(),
-        )?;
-        o.counter(
-            "free memory",
-            t,
-            SYSTEM_PID,
-            "percent",
-            round2(sys.free_pct).into(),
-        )?;
-        o.counter(
-            "compressed",
-            t,
-            SYSTEM_PID,
-            "bytes",
-            sys.compressed_bytes.into(),
-        )?;
-        if let Some(scope) = &s.scope {
-            o.counter(
-                "scope limit",
-                t,
-                SYSTEM_PID,
-                "bytes",
-                scope.limit_bytes.into(),
-            )?;
-            o.counter(
-                "scope usage",
-                t,
-                SYSTEM_PID,
-                "bytes",
-                scope.usage_bytes.into(),
-            )?;
-            if let Some(swap) = scope.swap_bytes {
-                o.counter("scope swap", t, SYSTEM_PID, "bytes", swap.into())?;
+        o.counter("footprint", t, p.pid, "bytes", p.footprint_bytes.into())?;
+        if let Some((t_prev, n_prev)) = prev.insert(p.pid, (s.t_ms, p.pageins)) {
+            if s.t_ms > t_prev {
+                let rate =
+                    p.pageins.saturating_sub(n_prev) as f64 / ((s.t_ms - t_prev) as f64 / 1000.0);
+                o.counter("page-in rate", t, p.pid, "per_s", round2(rate).into())?;
             }
         }
-        for p in &s.processes {
-            if p.pid == SYSTEM_PID {
-                continue;
-            }
-            o.counter("footprint", t, p.pid, "bytes", p.footprint_bytes.into())?;
-            if let Some((t_prev, n_prev)) = prev.insert(p.pid, (s.t_ms, p.pageins)) {
-                if s.t_ms > t_prev {
-                    let rate = p.pageins.saturating_sub(n_prev) as f64
-                        / ((s.t_ms - t_prev) as f64 / 1000.0);
-                    o.counter("page-in rate", t, p.pid, "per_s", round2(rate).into())?;
-                }
-            }
-            if let Some(b) = p.swap_bytes {
-                o.counter("swap", t, p.pid, "bytes", b.into())?;
-            }
+        if let Some(b) = p.swap_bytes {
+            o.counter("swap", t, p.pid, "bytes", b.into())?;
         }
     }
-    for f in flags {
-        flag(&mut o, f, us(f.t_ms).max(last_ts))?;
-    }
-    for e in events {
-        event(&mut o, e, us(e.t_ms).max(last_ts))?;
-    }
-    phases(&mut o, trace, &us)?;
-    counters(&mut o, trace, &us)?;
-    let mut w = o.w;
-    w.write_all(b"\n]}\n")?;
-    w.flush()
+    Ok(())
 }
 
 fn flag<W: Write>(o: &mut Out<W>, f: &crate::detect::Flag, ts: u64) -> std::io::Result<()> {

@@ -12,6 +12,17 @@ fn export(trace: &Trace) -> Value {
     serde_json::from_slice(&out).expect("valid JSON")
 }
 
+/// The counter events of the system's track `name`.
+fn system_track(v: &Value, name: &str) -> Vec<Value> {
+    v["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == name && e["pid"] == 0 && e["ph"] == "C")
+        .cloned()
+        .collect()
+}
+
 fn offload_with_events() -> Trace {
     let mut t = synth::seed_offload();
     t.events.push(TraceEvent {
@@ -170,15 +181,7 @@ fn export_perfetto_the_scope_is_three_system_tracks() {
         ..Default::default()
     });
     let v = export(&t);
-    let on = |name: &str| -> Vec<Value> {
-        v["traceEvents"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|e| e["name"] == name && e["pid"] == 0)
-            .cloned()
-            .collect()
-    };
+    let on = |name: &str| system_track(&v, name);
     assert_eq!(on("scope limit").len(), 1, "only the sample that has one");
     assert_eq!(on("scope limit")[0]["args"]["bytes"], 256 << 20);
     assert_eq!(on("scope usage")[0]["args"]["bytes"], 200 << 20);
@@ -265,4 +268,44 @@ fn counters_are_counter_tracks_in_time_order() {
         [((1000 - t0) * 1000, 1e9), ((2000 - t0) * 1000, 3e9)],
         "{v:#}"
     );
+}
+
+#[test]
+fn pressure_is_a_level_track_and_psi_tracks_only_where_the_os_gave_them() {
+    use crate::pressure::{Level, Pressure, PsiLine};
+    let mut t = synth::seed_staged();
+    t.samples.truncate(3);
+    for s in &mut t.samples {
+        s.sample.system.pressure = None;
+    }
+    let psi = |avg10| PsiLine {
+        avg10,
+        avg60: 0.0,
+        total_us: 0,
+    };
+    t.samples[1].sample.system.pressure = Some(Pressure {
+        some: Some(psi(12.345)),
+        full: Some(psi(2.0)),
+        kernel_level: None,
+        level: Some(Level::Critical),
+    });
+    // macOS: a level and no PSI.
+    t.samples[2].sample.system.pressure = Some(Pressure {
+        level: Some(Level::Warning),
+        ..Default::default()
+    });
+    let v = export(&t);
+    let on = |name: &str| system_track(&v, name);
+    let levels: Vec<Value> = on("memory pressure level")
+        .iter()
+        .map(|e| e["args"]["level"].clone())
+        .collect();
+    assert_eq!(
+        levels,
+        [Value::from(4), Value::from(2)],
+        "critical 4, warning 2"
+    );
+    assert_eq!(on("PSI some avg10").len(), 1, "only the sample with PSI");
+    assert_eq!(on("PSI some avg10")[0]["args"]["percent"], 12.35);
+    assert_eq!(on("PSI full avg10")[0]["args"]["percent"], 2.0);
 }

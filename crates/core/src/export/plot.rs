@@ -13,31 +13,30 @@
 //! system fonts. An SVG names the family and lets the viewer render it.
 
 use std::io::{BufRead, Seek};
-use std::sync::Once;
 
+use plotters::chart::DualCoordChartContext;
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
-use plotters::style::{register_font, FontStyle, RGBAColor, RGBColor};
+use plotters::style::RGBColor;
 
 use super::ExportError;
-use crate::detect::State;
 use crate::report::Report;
 use crate::trace::{Header, Record, Trace, TraceError, TraceReader};
-use crate::units::{format_bytes, format_duration};
 
 mod data;
+mod decimate;
 mod legend;
+mod render;
+mod style;
+mod title;
 
 use data::{chart_data, ChartData, ChartLines, ChartScan};
+pub(crate) use decimate::{decimate, Decimator};
 use legend::{draw_legend, legend_entries, legend_rows};
-
-/// The family the chart asks for; in an SVG it is a CSS fallback list.
-pub(super) const FAMILY: &str = "DejaVu Sans, Verdana, Arial, sans-serif";
-static REGULAR: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
-static BOLD: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-Bold.ttf");
-
-pub(super) const GB: f64 = (1u64 << 30) as f64;
+pub(crate) use render::{draw_err, register_fonts, render_picture, Picture, FAMILY};
+pub(crate) use style::*;
+use title::draw_title;
 
 /// Image format of a chart ([`super::ExportFormat::image`] from a file name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,128 +191,42 @@ impl Picture for ChartPicture<'_> {
     }
 }
 
-/// Something drawn on any plotters backend: the chart, the comparison.
-pub(super) trait Picture {
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Result<(), ExportError>;
-}
+/// The plot's coordinates: memory in GB on the left, free % on the right.
+type Plot<'a, DB> = DualCoordChartContext<
+    'a,
+    DB,
+    Cartesian2d<RangedCoordf64, RangedCoordf64>,
+    Cartesian2d<RangedCoordf64, RangedCoordf64>,
+>;
 
-/// Draws `picture` as a PNG file's or an SVG document's bytes: the one
-/// place either image is made (one PNG encoder, one compression).
-pub(super) fn render_picture(
-    format: ImageFormat,
-    w: u32,
-    h: u32,
-    picture: &impl Picture,
-) -> Result<Vec<u8>, ExportError> {
-    match format {
-        ImageFormat::Svg => {
-            let mut out = String::new();
-            {
-                let root = SVGBackend::with_string(&mut out, (w, h)).into_drawing_area();
-                picture.draw(&root)?;
-                root.present().map_err(draw_err)?;
-            }
-            Ok(out.into_bytes())
-        }
-        ImageFormat::Png => {
-            let mut rgb = vec![0u8; w as usize * h as usize * 3];
-            {
-                let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
-                picture.draw(&root)?;
-                root.present().map_err(draw_err)?;
-            }
-            encode_png(&rgb, w, h)
-        }
+/// Sizes scaled to the picture: 1.0 at 1200×675.
+struct Scale(f64);
+
+impl Scale {
+    fn of(opts: &PlotOptions) -> Scale {
+        let (w, h) = (opts.width as f64, opts.height as f64);
+        // Below ~0.7 text stops being legible: small charts get relatively
+        // larger text.
+        Scale((w / 1200.0).min(h / 675.0).max(0.7))
+    }
+
+    fn px(&self, v: f64) -> f64 {
+        (v * self.0).round().max(1.0)
     }
 }
-
-/// An RGB picture as a PNG file's bytes. Fast compression: a chart is
-/// flat colour, so the stronger levels save little and cost several times
-/// the time.
-fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, ExportError> {
-    let mut out = Vec::with_capacity(rgb.len() / 8);
-    let mut enc = ::png::Encoder::new(&mut out, w, h);
-    enc.set_color(::png::ColorType::Rgb);
-    enc.set_depth(::png::BitDepth::Eight);
-    enc.set_compression(::png::Compression::Fast);
-    let png_err = |e: ::png::EncodingError| ExportError::Draw(format!("PNG encoding: {e}"));
-    let mut writer = enc.write_header().map_err(png_err)?;
-    writer.write_image_data(rgb).map_err(png_err)?;
-    writer.finish().map_err(png_err)?;
-    Ok(out)
-}
-
-pub(super) fn draw_err(e: impl std::fmt::Display) -> ExportError {
-    ExportError::Draw(e.to_string())
-}
-
-pub(super) fn register_fonts() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // Both are valid TrueType files compiled in; a failure would show as
-        // a drawing error on the first text.
-        let _ = register_font(FAMILY, FontStyle::Normal, REGULAR);
-        let _ = register_font(FAMILY, FontStyle::Bold, BOLD);
-    });
-}
-
-// Colours: processes get the palette; red, orange, purple and olive are kept
-// for swap and the states so that nothing is read as something else.
-pub(super) const PALETTE: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(44, 160, 44),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(23, 190, 207),
-    RGBColor(127, 127, 127),
-    RGBColor(0, 0, 128),
-    RGBColor(0, 100, 0),
-];
-const SWAP: RGBColor = RGBColor(214, 39, 40);
-const FREE: RGBColor = RGBColor(70, 70, 70);
-pub(super) const INK: RGBColor = RGBColor(30, 30, 30);
-pub(super) const MUTED: RGBColor = RGBColor(95, 95, 95);
-/// Phase bands: a blue-grey no state or process uses.
-const PHASE: RGBColor = RGBColor(90, 90, 190);
-
-fn state_colour(s: State) -> RGBColor {
-    match s {
-        State::FalseFit => RGBColor(255, 127, 14),
-        State::Overflow => RGBColor(148, 103, 189),
-        State::HiddenMemory => RGBColor(188, 189, 34),
-        State::Fits => RGBColor(44, 140, 60),
-    }
-}
-
-/// Title colour: the state's colour, darkened to read as text.
-pub(super) fn state_ink(s: State) -> RGBColor {
-    match s {
-        State::FalseFit => RGBColor(205, 85, 0),
-        State::Overflow => RGBColor(112, 62, 160),
-        State::HiddenMemory => RGBColor(130, 130, 0),
-        State::Fits => RGBColor(30, 120, 50),
-    }
-}
-
-const SHADE_ALPHA: f64 = 0.2;
 
 fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     chart: &Chart,
     opts: &PlotOptions,
 ) -> Result<(), ExportError> {
-    let (data, report) = (&chart.data, &chart.report);
+    let data = &chart.data;
     register_fonts();
-    let (w, h) = (opts.width as f64, opts.height as f64);
-    // Everything scales with the picture; 1.0 at 1200×675.
-    // Below ~0.7 text stops being legible: small charts get relatively larger text.
-    let k = (w / 1200.0).min(h / 675.0).max(0.7);
-    let px = |v: f64| (v * k).round().max(1.0);
+    let w = opts.width as f64;
+    let scale = Scale::of(opts);
+    let px = |v: f64| scale.px(v);
     root.fill(&WHITE).map_err(draw_err)?;
-
-    let (x_max, y_min, y_max) = (data.x_max, data.y_min, data.y_max);
-    let secs = |t_ms: u64| t_ms.saturating_sub(data.t0) as f64 / 1000.0;
-    let entries = legend_entries(&data.series, &data.intervals, data.hindsight);
+    let entries = legend_entries(data);
 
     // Layout: title band, plot, legend band under the plot (covering nothing).
     let legend_font = (FAMILY, px(15.0)).into_font();
@@ -323,11 +236,28 @@ fn draw<DB: DrawingBackend>(
     let (top, rest) = root.split_vertically(title_h);
     let rest_h = rest.dim_in_pixel().1;
     let (middle, bottom) = rest.split_vertically(rest_h.saturating_sub(legend_h));
-    draw_title(&top, chart.header.as_ref(), report, w, &px)?;
+    draw_title(&top, chart.header.as_ref(), &chart.report, w, &px)?;
 
+    let mut plot = axes(&middle, data, &scale)?;
+    draw_bands(&mut plot, data, &scale)?;
+    // Pixels across the plot: more points than ~2 per pixel are not seen.
+    let buckets = (middle.dim_in_pixel().0 as usize).max(100);
+    draw_curves(&mut plot, data, &scale, buckets)?;
+    draw_limit(&mut plot, data, &scale)?;
+    draw_legend(&bottom, &entries, &rows, &legend_font, w, &px)
+}
+
+/// The plot area with both axes drawn and labelled.
+fn axes<'a, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    data: &ChartData,
+    scale: &Scale,
+) -> Result<Plot<'a, DB>, ExportError> {
+    let px = |v: f64| scale.px(v);
+    let (x_max, y_min, y_max) = (data.x_max, data.y_min, data.y_max);
     let label_size = px(15.0);
     let desc_size = px(16.0);
-    let mut chart = ChartBuilder::on(&middle)
+    let mut plot = ChartBuilder::on(area)
         .margin_left(px(12.0) as u32)
         .margin_right(px(12.0) as u32)
         .margin_top(px(8.0) as u32)
@@ -341,8 +271,7 @@ fn draw<DB: DrawingBackend>(
 
     let x_fmt = axis_format(x_max);
     let y_fmt = axis_format(y_max - y_min);
-    chart
-        .configure_mesh()
+    plot.configure_mesh()
         .x_desc("time (s)")
         .y_desc("memory (GB)")
         .x_labels(10)
@@ -356,8 +285,7 @@ fn draw<DB: DrawingBackend>(
         .axis_style(MUTED.stroke_width(1))
         .draw()
         .map_err(draw_err)?;
-    chart
-        .configure_secondary_axes()
+    plot.configure_secondary_axes()
         .y_desc("free memory (%)")
         .y_labels(6)
         .y_label_formatter(&|v| format!("{v:.0}"))
@@ -366,401 +294,135 @@ fn draw<DB: DrawingBackend>(
         .axis_style(MUTED.stroke_width(1))
         .draw()
         .map_err(draw_err)?;
+    Ok(plot)
+}
 
-    // Shaded states, behind everything.
-    chart
-        .draw_series(data.intervals.iter().map(|i| {
-            let from = secs(i.from_ms).min(x_max);
-            let to = secs(i.to_ms).max(from + data.min_width).min(x_max);
-            Rectangle::new(
-                [(from, y_min), (to, y_max)],
-                state_colour(i.state).mix(SHADE_ALPHA).filled(),
-            )
-        }))
-        .map_err(draw_err)?;
-    // Phases: alternating light bands, each named along the top when wide
-    // enough to hold its name.
+/// What stands behind the lines: the shaded states, the phases as
+/// alternating light bands, each named along the top when wide enough, and
+/// the stretches of memory pressure as a strip along the bottom.
+fn draw_bands<DB: DrawingBackend>(
+    plot: &mut Plot<'_, DB>,
+    data: &ChartData,
+    scale: &Scale,
+) -> Result<(), ExportError> {
+    let (x_max, y_min, y_max) = (data.x_max, data.y_min, data.y_max);
+    let secs = |t_ms: u64| t_ms.saturating_sub(data.t0) as f64 / 1000.0;
+    plot.draw_series(data.intervals.iter().map(|i| {
+        let from = secs(i.from_ms).min(x_max);
+        let to = secs(i.to_ms).max(from + data.min_width).min(x_max);
+        Rectangle::new(
+            [(from, y_min), (to, y_max)],
+            state_colour(i.state).mix(SHADE_ALPHA).filled(),
+        )
+    }))
+    .map_err(draw_err)?;
     for (i, p) in data.phases.iter().enumerate() {
         let from = secs(p.start_ms).min(x_max);
         let to = secs(p.end_ms).clamp(from, x_max);
         let tone = if i % 2 == 0 { 0.07 } else { 0.14 };
-        chart
-            .draw_series(std::iter::once(Rectangle::new(
-                [(from, y_min), (to, y_max)],
-                PHASE.mix(tone).filled(),
-            )))
-            .map_err(draw_err)?;
+        plot.draw_series(std::iter::once(Rectangle::new(
+            [(from, y_min), (to, y_max)],
+            PHASE.mix(tone).filled(),
+        )))
+        .map_err(draw_err)?;
         if (to - from) >= x_max * 0.04 {
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    format!(" {}", one_line(&p.name)),
-                    (from, y_max - (y_max - y_min) * 0.01),
-                    (FAMILY, px(14.0)).into_font().color(&MUTED),
-                )))
-                .map_err(draw_err)?;
-        }
-    }
-
-    // Pixels across the plot: more points than ~2 per pixel are not seen.
-    let buckets = (middle.dim_in_pixel().0 as usize).max(100);
-    let growth_pts = decimate(&data.growth, buckets);
-    chart
-        .draw_series(
-            AreaSeries::new(growth_pts.iter().copied(), 0.0, SWAP.mix(0.28))
-                .border_style(SWAP.stroke_width(px(2.0) as u32)),
-        )
-        .map_err(draw_err)?;
-    let free_pts = decimate(&data.free, buckets);
-    chart
-        .draw_secondary_series(DashedLineSeries::new(
-            free_pts,
-            px(7.0) as u32,
-            px(5.0) as u32,
-            FREE.stroke_width(px(2.0) as u32),
-        ))
-        .map_err(draw_err)?;
-    // Lines last (largest last would hide the watched one: draw it on top).
-    for s in data.series.iter().rev() {
-        for seg in &s.segments {
-            let pts = decimate(seg, buckets);
-            chart
-                .draw_series(LineSeries::new(
-                    pts,
-                    s.colour.stroke_width(px(s.width as f64) as u32),
-                ))
-                .map_err(draw_err)?;
-        }
-    }
-
-    // The scope's limit: the memory the run had, a line across.
-    if let Some((y, words)) = &data.limit {
-        chart
-            .draw_series(DashedLineSeries::new(
-                [(0.0, *y), (x_max, *y)],
-                px(10.0) as u32,
-                px(6.0) as u32,
-                INK.stroke_width(px(2.0) as u32),
-            ))
-            .map_err(draw_err)?;
-        chart
-            .draw_series(std::iter::once(Text::new(
-                format!(" {words}"),
-                (0.0, *y + (y_max - y_min) * 0.035),
-                (FAMILY, px(14.0)).into_font().color(&INK),
+            plot.draw_series(std::iter::once(Text::new(
+                format!(" {}", one_line(&p.name)),
+                (from, y_max - (y_max - y_min) * 0.01),
+                (FAMILY, scale.px(14.0)).into_font().color(&MUTED),
             )))
             .map_err(draw_err)?;
-    }
-
-    draw_legend(&bottom, &entries, &rows, &legend_font, w, &px)?;
-    Ok(())
-}
-
-fn draw_title<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    header: Option<&Header>,
-    report: &Report,
-    w: f64,
-    px: &impl Fn(f64) -> f64,
-) -> Result<(), ExportError> {
-    let verdict = report.verdict.label().to_uppercase();
-    // Longest first; a narrow chart gets a shorter title rather than tiny text.
-    let mut rests = Vec::new();
-    match report
-        .processes
-        .iter()
-        .find(|p| p.verdict == report.verdict)
-    {
-        Some(p) if report.verdict != State::Fits => {
-            rests.push(format!(
-                "— {} ({}): footprint peaked at {} of {}, swap grew {}",
-                one_line(&p.name),
-                p.pid,
-                format_bytes(p.peak_footprint_bytes as i64),
-                format_bytes(report.phys_bytes as i64),
-                format_bytes(report.swap_growth_bytes.max(0))
-            ));
-            rests.push(format!(
-                "— {} ({}), swap +{}",
-                one_line(&p.name),
-                p.pid,
-                format_bytes(report.swap_growth_bytes.max(0))
-            ));
-            rests.push(format!("— {} (pid {})", one_line(&p.name), p.pid));
-        }
-        _ => {
-            rests.push(format!(
-                "— swap grew {} (tolerance {})",
-                format_bytes(report.swap_growth_bytes.max(0)),
-                format_bytes(report.swap_tolerance_bytes as i64)
-            ));
-            rests.push(format!(
-                "— swap +{}",
-                format_bytes(report.swap_growth_bytes.max(0))
-            ));
         }
     }
-    rests.push(String::new());
-    // The longest title that fits at 80 % of the full size or more; else
-    // the shortest, shrunk until it fits.
-    let full = px(26.0);
-    let margin = px(16.0);
-    let room = w - 2.0 * margin;
-    let mut size = full;
-    let mut pick = 0;
-    let (vw, rw) = loop {
-        let font = TextStyle::from((FAMILY, size, FontStyle::Bold).into_font());
-        let vw = area
-            .estimate_text_size(&verdict, &font)
-            .map_err(draw_err)?
-            .0 as f64;
-        let rw = area
-            .estimate_text_size(&rests[pick], &font)
-            .map_err(draw_err)?
-            .0 as f64;
-        // An SVG viewer drops leading spaces: the gap is a position.
-        let gap = size * 0.35;
-        if vw + gap + rw <= room || size <= 10.0 {
-            break (vw + gap, rw);
-        }
-        if size - 1.0 >= full * 0.8 || pick + 1 == rests.len() {
-            size -= 1.0;
-        } else {
-            size = full;
-            pick += 1;
-        }
-    };
-    let rest = &rests[pick];
-    let x0 = ((w - vw - rw) / 2.0).max(margin);
-    let y = px(14.0) as i32;
-    let style = |c: RGBColor| {
-        (FAMILY, size, FontStyle::Bold)
-            .into_font()
-            .color(&c)
-            .pos(Pos::new(HPos::Left, VPos::Top))
-    };
-    area.draw_text(&verdict, &style(state_ink(report.verdict)), (x0 as i32, y))
-        .map_err(draw_err)?;
-    area.draw_text(rest, &style(INK), ((x0 + vw) as i32, y))
-        .map_err(draw_err)?;
-
-    let mut parts = Vec::new();
-    if let Some(cmd) = header.and_then(|h| h.command.as_ref()) {
-        let mut c = one_line(&cmd.join(" "));
-        if c.chars().count() > 70 {
-            c = c.chars().take(69).collect::<String>() + "…";
-        }
-        parts.push(c);
-    }
-    parts.push(format!(
-        "{} over {} samples",
-        format_duration(std::time::Duration::from_millis(report.duration_ms)),
-        report.samples
-    ));
-    parts.push(format!(
-        "{} memory, free down to {:.0} %",
-        format_bytes(report.phys_bytes as i64),
-        report.min_free_pct
-    ));
-    if let Some(h) = header.filter(|h| !h.host.hostname.is_empty()) {
-        parts.push(format!("{} ({})", h.host.hostname, h.host.os));
-    }
-    let sub_style = (FAMILY, px(16.0))
-        .into_font()
-        .color(&MUTED)
-        .pos(Pos::new(HPos::Center, VPos::Top));
-    // Drop the least useful parts (from the end) until the line fits.
-    let mut sub = parts.join("  ·  ");
-    while parts.len() > 1
-        && area
-            .estimate_text_size(&sub, &sub_style)
-            .map_err(draw_err)?
-            .0 as f64
-            > room
-    {
-        parts.pop();
-        sub = parts.join("  ·  ");
-    }
-    area.draw_text(
-        &sub,
-        &sub_style,
-        ((w / 2.0) as i32, (px(14.0) + size * 1.05 + px(8.0)) as i32),
-    )
+    // Memory pressure: a strip along the bottom, in its level's colour.
+    let strip = (y_max - y_min) * 0.025;
+    plot.draw_series(data.pressure.iter().map(|&(from, to, level)| {
+        Rectangle::new(
+            [
+                (from, y_min),
+                (to.max(from + data.min_width).min(x_max), y_min + strip),
+            ],
+            pressure_colour(level).filled(),
+        )
+    }))
     .map_err(draw_err)?;
     Ok(())
 }
 
-/// A band's colour over white, as the shading shows it.
-fn shade(c: RGBColor) -> RGBAColor {
-    c.mix(SHADE_ALPHA)
-}
-
-/// Text for one line of the chart: whitespace runs (newlines in a command,
-/// tabs in a name) become one space; other control and bidi characters
-/// ([`crate::text::is_unsafe`]) go.
-pub(super) fn one_line(s: &str) -> String {
-    s.split_whitespace()
-        .map(|w| {
-            w.chars()
-                .filter(|&c| !crate::text::is_unsafe(c))
-                .collect::<String>()
-        })
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Tick labels: whole numbers when the range is wide, otherwise up to one
-/// or two decimals without trailing zeros (`0`, `0.5`, `1`, `1.5`).
-pub(super) fn axis_format(range: f64) -> impl Fn(f64) -> String {
-    let decimals = if range < 2.0 {
-        2
-    } else if range < 20.0 {
-        1
-    } else {
-        0
-    };
-    move |v: f64| {
-        let s = format!("{v:.decimals$}");
-        let s = if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.')
-        } else {
-            &s
-        };
-        // "-0" reads as noise.
-        if s == "-0" {
-            "0".to_string()
-        } else {
-            s.to_string()
-        }
-    }
-}
-
-/// The smallest of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10ⁿ at or above `v`.
-pub(super) fn nice_ceiling(v: f64) -> f64 {
-    if v <= 0.0 || !v.is_finite() {
-        return 1.0;
-    }
-    let mag = 10f64.powf(v.log10().floor());
-    for m in [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0] {
-        if m * mag >= v * 0.999_999 {
-            return m * mag;
-        }
-    }
-    10.0 * mag
-}
-
-/// Keeps the first, lowest, highest and last point of each of `buckets`
-/// equal slices of x, in x order: the line looks the same, with far fewer
-/// points when there are many more samples than pixels.
-fn decimate(points: &[(f64, f64)], buckets: usize) -> Vec<(f64, f64)> {
-    if points.len() <= buckets * 4 || points.len() < 2 {
-        return points.to_vec();
-    }
-    let (x0, x1) = (points[0].0, points[points.len() - 1].0);
-    let mut d = Decimator::new(x0, x1, buckets);
-    for &p in points {
-        d.push(p);
-    }
-    d.finish()
-}
-
-/// [`decimate`] as points stream in, over an x range known beforehand (a
-/// first pass over the trace): at most four points a bucket are ever held,
-/// so a line of a million samples costs what its pixels do. Peaks survive.
-#[derive(Debug, Clone)]
-pub(crate) struct Decimator {
-    x0: f64,
-    span: f64,
+/// Swap growth as an area, free memory dashed on the right axis, the
+/// footprint lines, then the pipeline's byte counters, each thinned to
+/// `buckets` pixel columns.
+fn draw_curves<DB: DrawingBackend>(
+    plot: &mut Plot<'_, DB>,
+    data: &ChartData,
+    scale: &Scale,
     buckets: usize,
-    /// The bucket being filled: its number and its first, lowest, highest
-    /// and last point, each with its order of arrival.
-    current: Option<(f64, [Kept; 4])>,
-    seen: usize,
-    out: Vec<(f64, f64)>,
-    /// The x range is not known beforehand: buckets double in width when x
-    /// passes twice their count (see [`Decimator::growing`]).
-    growing: bool,
+) -> Result<(), ExportError> {
+    let px = |v: f64| scale.px(v);
+    let growth_pts = decimate(&data.growth, buckets);
+    plot.draw_series(
+        AreaSeries::new(growth_pts.iter().copied(), 0.0, SWAP.mix(0.28))
+            .border_style(SWAP.stroke_width(px(2.0) as u32)),
+    )
+    .map_err(draw_err)?;
+    let free_pts = decimate(&data.free, buckets);
+    plot.draw_secondary_series(DashedLineSeries::new(
+        free_pts,
+        px(7.0) as u32,
+        px(5.0) as u32,
+        FREE.stroke_width(px(2.0) as u32),
+    ))
+    .map_err(draw_err)?;
+    // Largest last would hide the watched one: draw it on top.
+    for s in data.series.iter().rev() {
+        for seg in &s.segments {
+            let pts = decimate(seg, buckets);
+            plot.draw_series(LineSeries::new(
+                pts,
+                s.colour.stroke_width(px(s.width as f64) as u32),
+            ))
+            .map_err(draw_err)?;
+        }
+    }
+    // The pipeline's own counters, dashed: figures it reported, not read.
+    for s in &data.counters {
+        for seg in &s.segments {
+            plot.draw_series(DashedLineSeries::new(
+                decimate(seg, buckets),
+                px(5.0) as u32,
+                px(4.0) as u32,
+                s.colour.stroke_width(px(s.width as f64) as u32),
+            ))
+            .map_err(draw_err)?;
+        }
+    }
+    Ok(())
 }
 
-/// A point kept by a [`Decimator`], with its order of arrival.
-type Kept = (usize, (f64, f64));
-
-impl Decimator {
-    pub(crate) fn new(x0: f64, x1: f64, buckets: usize) -> Self {
-        Decimator {
-            x0,
-            span: (x1 - x0).max(f64::MIN_POSITIVE),
-            buckets: buckets.max(1),
-            current: None,
-            seen: 0,
-            out: Vec::new(),
-            growing: false,
-        }
-    }
-
-    /// A decimator over x from 0 whose end is not known (one pass over a
-    /// trace): buckets start `unit` wide and double in width, the points
-    /// kept so far thinned again, whenever x passes twice their count; so it
-    /// keeps between `buckets` and twice that many buckets across.
-    pub(crate) fn growing(unit: f64, buckets: usize) -> Self {
-        let buckets = buckets.max(1);
-        Decimator {
-            growing: true,
-            ..Decimator::new(0.0, unit.max(f64::MIN_POSITIVE) * buckets as f64, buckets)
-        }
-    }
-
-    pub(crate) fn push(&mut self, p: (f64, f64)) {
-        let mut b = (((p.0 - self.x0) / self.span) * self.buckets as f64).floor();
-        if self.growing && b >= (2 * self.buckets) as f64 {
-            self.flush();
-            while b >= (2 * self.buckets) as f64 {
-                self.span *= 2.0;
-                b = (((p.0 - self.x0) / self.span) * self.buckets as f64).floor();
-            }
-            let mut again = Decimator::new(self.x0, self.x0 + self.span, self.buckets);
-            for q in std::mem::take(&mut self.out) {
-                again.push(q);
-            }
-            self.out = again.finish();
-        }
-        let n = self.seen;
-        self.seen += 1;
-        match &mut self.current {
-            Some((cb, keep)) if *cb == b => {
-                if p.1 < keep[1].1 .1 {
-                    keep[1] = (n, p);
-                }
-                if p.1 > keep[2].1 .1 {
-                    keep[2] = (n, p);
-                }
-                keep[3] = (n, p);
-            }
-            _ => {
-                self.flush();
-                self.current = Some((b, [(n, p); 4]));
-            }
-        }
-    }
-
-    fn flush(&mut self) {
-        if let Some((_, mut keep)) = self.current.take() {
-            keep.sort_unstable_by_key(|&(i, _)| i);
-            let mut last = usize::MAX;
-            for (i, p) in keep {
-                if i != last {
-                    self.out.push(p);
-                    last = i;
-                }
-            }
-        }
-    }
-
-    /// The points kept, in x order.
-    pub(crate) fn finish(mut self) -> Vec<(f64, f64)> {
-        self.flush();
-        self.out
-    }
+/// The scope's limit: the memory the run had, a line across.
+fn draw_limit<DB: DrawingBackend>(
+    plot: &mut Plot<'_, DB>,
+    data: &ChartData,
+    scale: &Scale,
+) -> Result<(), ExportError> {
+    let Some((y, words)) = &data.limit else {
+        return Ok(());
+    };
+    let px = |v: f64| scale.px(v);
+    plot.draw_series(DashedLineSeries::new(
+        [(0.0, *y), (data.x_max, *y)],
+        px(10.0) as u32,
+        px(6.0) as u32,
+        INK.stroke_width(px(2.0) as u32),
+    ))
+    .map_err(draw_err)?;
+    plot.draw_series(std::iter::once(Text::new(
+        format!(" {words}"),
+        (0.0, *y + (data.y_max - data.y_min) * 0.035),
+        (FAMILY, px(14.0)).into_font().color(&INK),
+    )))
+    .map_err(draw_err)?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::detect::State;
 use crate::report::report;
 use crate::synth;
 use std::collections::HashSet;

@@ -7,6 +7,7 @@
 //! then the largest by footprint. Metric names and meanings are in
 //! `docs/exports.md`.
 
+pub use crate::report::counters::{last_counters, LastCounter};
 use std::fmt::Write;
 
 use crate::detect::State;
@@ -34,6 +35,9 @@ pub struct Snapshot<'a> {
     pub swap_growth_bytes: i64,
     /// Time to trouble at that moment.
     pub forecast: Forecast,
+    /// The pipeline's own counters: each name's last value, with its unit
+    /// (at most [`crate::report::counters::MAX_NAMES`] names).
+    pub counters: Vec<LastCounter>,
 }
 
 impl<'a> Snapshot<'a> {
@@ -50,6 +54,7 @@ impl<'a> Snapshot<'a> {
                 .collect(),
             swap_growth_bytes: tick.view.swap_growth_bytes,
             forecast: tick.forecast,
+            counters: Vec::new(),
         }
     }
 
@@ -64,6 +69,7 @@ impl<'a> Snapshot<'a> {
             states: super::StateTimeline::new(trace).final_states(),
             swap_growth_bytes: signed_diff(last.sample.system.swap_used_bytes, first_swap),
             forecast: last.forecast.unwrap_or_default(),
+            counters: crate::report::counters::last_counters(&trace.counters),
         })
     }
 
@@ -90,6 +96,59 @@ fn state_number(s: State) -> usize {
 /// Renders the exposition. At most `max_processes` processes get series.
 pub fn render(snap: &Snapshot<'_>, max_processes: usize) -> String {
     let mut out = String::with_capacity(4096);
+    system_gauges(&mut out, snap);
+    pressure(&mut out, snap);
+    if let Some(scope) = &snap.sample.scope {
+        scope_series(&mut out, scope);
+    }
+    process_series(&mut out, snap, max_processes);
+    counter_series(&mut out, &snap.counters);
+    out
+}
+
+/// The pipeline's own counters (`swapsight.counter()` in Python, `swapsight
+/// counter`): bytes as `swapsight_counter_bytes{name}`, other units as
+/// `swapsight_counter_value{name,unit}`. The names are bounded: at most
+/// [`crate::report::counters::MAX_NAMES`].
+fn counter_series(out: &mut String, counters: &[LastCounter]) {
+    let (bytes, others): (Vec<&LastCounter>, Vec<&LastCounter>) =
+        counters.iter().partition(|c| c.unit == "bytes");
+    if !bytes.is_empty() {
+        family(
+            out,
+            "swapsight_counter_bytes",
+            "gauge",
+            "The recorded pipeline's own byte counters (e.g. what its allocator holds), last value.",
+        );
+        for c in bytes {
+            let name = escape_label(&c.name);
+            let _ = writeln!(
+                out,
+                "swapsight_counter_bytes{{name=\"{name}\"}} {}",
+                number(c.value)
+            );
+        }
+    }
+    if !others.is_empty() {
+        family(
+            out,
+            "swapsight_counter_value",
+            "gauge",
+            "The recorded pipeline's own counters in other units, last value.",
+        );
+        for c in others {
+            let (name, unit) = (escape_label(&c.name), escape_label(&c.unit));
+            let _ = writeln!(
+                out,
+                "swapsight_counter_value{{name=\"{name}\",unit=\"{unit}\"}} {}",
+                number(c.value)
+            );
+        }
+    }
+}
+
+/// The machine's figures, one gauge each, and the worst state now.
+fn system_gauges(out: &mut String, snap: &Snapshot<'_>) {
     let sys = &snap.sample.system;
     let worst = snap
         .states
@@ -141,21 +200,20 @@ pub fn render(snap: &Snapshot<'_>, max_processes: usize) -> String {
         ),
     ];
     for (name, help, value) in gauges {
-        family(&mut out, name, "gauge", help);
+        family(out, name, "gauge", help);
         let _ = writeln!(out, "{name} {}", number(value));
     }
-    pressure(&mut out, snap);
-    if let Some(scope) = &snap.sample.scope {
-        scope_series(&mut out, scope);
-    }
+}
 
+/// Series per process, for at most `max_processes` of them (watched first).
+fn process_series(out: &mut String, snap: &Snapshot<'_>, max_processes: usize) {
     let procs = pick(snap, max_processes);
     let labels: Vec<String> = procs
         .iter()
         .map(|p| format!("pid=\"{}\",name=\"{}\"", p.pid, escape_label(&p.name)))
         .collect();
     family(
-        &mut out,
+        out,
         "swapsight_process_footprint_bytes",
         "gauge",
         "Footprint: macOS phys_footprint (includes its compressed memory, in RAM or swapped out), Linux RssAnon+RssShmem (resident only).",
@@ -168,7 +226,7 @@ pub fn render(snap: &Snapshot<'_>, max_processes: usize) -> String {
         );
     }
     family(
-        &mut out,
+        out,
         "swapsight_process_pageins_total",
         "counter",
         "Page-ins since the process started: macOS ri_pageins (file page-ins only), Linux majflt (file and swap).",
@@ -178,7 +236,7 @@ pub fn render(snap: &Snapshot<'_>, max_processes: usize) -> String {
     }
     if procs.iter().any(|p| p.swap_bytes.is_some()) {
         family(
-            &mut out,
+            out,
             "swapsight_process_swap_bytes",
             "gauge",
             "Measured swap of the process (Linux VmSwap); absent where the OS does not say.",
@@ -190,7 +248,7 @@ pub fn render(snap: &Snapshot<'_>, max_processes: usize) -> String {
         }
     }
     family(
-        &mut out,
+        out,
         "swapsight_process_watched",
         "gauge",
         "1 when the process is in the watched tree (the command under record/guard), else 0.",
@@ -200,7 +258,7 @@ pub fn render(snap: &Snapshot<'_>, max_processes: usize) -> String {
         let _ = writeln!(out, "swapsight_process_watched{{{l}}} {w}");
     }
     family(
-        &mut out,
+        out,
         "swapsight_process_state",
         "gauge",
         "1 for the process's current state, 0 for the others (fits, hidden-memory, overflow, false-fit).",
@@ -216,7 +274,6 @@ pub fn render(snap: &Snapshot<'_>, max_processes: usize) -> String {
             );
         }
     }
-    out
 }
 
 /// The pressure level, the PSI totals and the time to each limit; each

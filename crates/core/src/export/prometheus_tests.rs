@@ -321,3 +321,49 @@ fn export_prometheus_shows_the_scope_with_one_bounded_label() {
     let text = render(&Snapshot::from_trace(&t).unwrap(), DEFAULT_MAX_PROCESSES);
     assert!(!text.contains("swapsight_scope_"), "{text}");
 }
+
+#[test]
+fn counters_are_their_last_values_bytes_and_other_units_apart() {
+    let mut t = synth::seed_offload();
+    let point = synth::counter;
+    t.counters = vec![
+        point(1000, "torch.mps.driver_allocated", 1e9, "bytes"),
+        point(1500, "queue", 3.0, "items"),
+        point(2000, "torch.mps.driver_allocated", 3.5e9, "bytes"),
+    ];
+    let snap = Snapshot::from_trace(&t).unwrap();
+    let text = render(&snap, 5);
+    let scrape = parse(&text);
+    let bytes = value(
+        &scrape,
+        "swapsight_counter_bytes",
+        &[("name", "torch.mps.driver_allocated")],
+    );
+    assert_eq!(bytes, Some(3.5e9), "the last value, not the first:\n{text}");
+    let items = value(
+        &scrape,
+        "swapsight_counter_value",
+        &[("name", "queue"), ("unit", "items")],
+    );
+    assert_eq!(items, Some(3.0), "{text}");
+    assert!(text.contains("# TYPE swapsight_counter_bytes gauge"));
+    // Without counters, no family at all.
+    let plain = synth::seed_offload();
+    let text = render(&Snapshot::from_trace(&plain).unwrap(), 5);
+    assert!(!text.contains("swapsight_counter"), "{text}");
+}
+
+#[test]
+fn counter_names_are_bounded() {
+    let many: Vec<crate::trace::Counter> = (0..100)
+        .map(|i| crate::trace::Counter {
+            t_ms: i,
+            name: format!("c{i}"),
+            value: i as f64,
+            unit: "bytes".into(),
+        })
+        .collect();
+    let last = last_counters(&many);
+    assert_eq!(last.len(), crate::report::counters::MAX_NAMES);
+    assert_eq!(last[0].name, "c0");
+}

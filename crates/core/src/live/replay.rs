@@ -21,7 +21,66 @@ pub struct Replay {
     pub names: Vec<(u32, String)>,
     /// The recording's phases, in the points' clock.
     pub phases: Vec<crate::phases::Phase>,
+    /// The pipeline's own byte counters (what its allocator holds), a line
+    /// each beside the footprints: the first [`REPLAY_COUNTERS`] names.
+    pub counters: Vec<CounterLine>,
     pub problems: Vec<String>,
+}
+
+/// Most counters a replay draws.
+pub const REPLAY_COUNTERS: usize = 4;
+
+/// Points a counter's line keeps at most (thinned, peaks kept): a page
+/// draws a few hundred pixels across.
+const COUNTER_POINTS: usize = 2000;
+
+/// One counter's line in a replay, in the points' clock.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CounterLine {
+    pub name: String,
+    pub unit: String,
+    pub points: Vec<CounterPoint>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CounterPoint {
+    pub t_ms: u64,
+    pub value: f64,
+}
+
+/// A line per byte counter of `trace` (other units have no axis on the
+/// chart), each thinned to [`COUNTER_POINTS`].
+fn counter_lines(trace: &Trace) -> Vec<CounterLine> {
+    let mut names: Vec<&str> = Vec::new();
+    for c in trace.counters.iter().filter(|c| c.unit == "bytes") {
+        if !names.contains(&c.name.as_str()) && names.len() < REPLAY_COUNTERS {
+            names.push(&c.name);
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let mut points: Vec<(f64, f64)> = trace
+                .counters
+                .iter()
+                .filter(|c| c.unit == "bytes" && c.name == name)
+                .map(|c| (c.t_ms as f64, c.value))
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let points = crate::export::plot::decimate(&points, COUNTER_POINTS / 4);
+            CounterLine {
+                name: name.to_string(),
+                unit: "bytes".into(),
+                points: points
+                    .into_iter()
+                    .map(|(t, value)| CounterPoint {
+                        t_ms: t as u64,
+                        value,
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 /// A trace file shown as the live view shows a session: the report, the
@@ -86,6 +145,7 @@ pub fn replay_trace(path: &Path, trace: &Trace) -> Replay {
     Replay {
         path: path.to_path_buf(),
         phases: crate::phases::spans(&trace.marks, last_ms),
+        counters: counter_lines(trace),
         problems: report.problems.clone(),
         report,
         points,

@@ -127,6 +127,43 @@ pub fn figure(value: f64, unit: &str) -> String {
     }
 }
 
+/// A counter's last value, as `/metrics` shows it while a recording runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LastCounter {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+}
+
+/// Each name's last value of `counters` (in time order), at most
+/// [`MAX_NAMES`] names, in the order first seen.
+pub fn last_counters<'c>(
+    counters: impl IntoIterator<Item = &'c crate::trace::Counter>,
+) -> Vec<LastCounter> {
+    let mut last = Vec::new();
+    for c in counters {
+        note_last(&mut last, &c.name, c.value, &c.unit);
+    }
+    last
+}
+
+/// `name`'s value is now `value`: in `last`, which holds at most
+/// [`MAX_NAMES`] names (a name past them is not kept).
+pub fn note_last(last: &mut Vec<LastCounter>, name: &str, value: f64, unit: &str) {
+    if let Some(l) = last.iter_mut().find(|l| l.name == name) {
+        l.value = value;
+        if l.unit != unit {
+            l.unit = unit.to_string();
+        }
+    } else if last.len() < MAX_NAMES {
+        last.push(LastCounter {
+            name: name.to_string(),
+            value,
+            unit: unit.to_string(),
+        });
+    }
+}
+
 #[cfg(test)]
 #[path = "counters_tests.rs"]
 mod tests;

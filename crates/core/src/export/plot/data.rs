@@ -11,8 +11,9 @@ use super::{nice_ceiling, one_line, Decimator, GB, PALETTE};
 use crate::detect::State;
 use crate::export::{intervals_of, Interval, Picked, ProcessPicker, StateTimeline};
 use crate::phases::Phase;
+use crate::pressure::Level;
 use crate::report::Report;
-use crate::trace::{MarkList, Record, Trace, TraceSample};
+use crate::trace::{Counter, MarkList, Record, Trace, TraceSample};
 
 /// One footprint line of the chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +47,15 @@ pub(crate) struct ChartData {
     /// The run's scope's memory limit, GB, and its words, when a memory
     /// cgroup limited it (the last limit the trace gave): a line across.
     pub limit: Option<(f64, String)>,
+    /// The pipeline's own byte counters (what its allocator holds), GB on
+    /// the memory axis: a dashed line each, the first [`COUNTER_LINES`].
+    pub counters: Vec<Series>,
+    /// Stretches at warning or critical memory pressure, in seconds.
+    pub pressure: Vec<(f64, f64, Level)>,
 }
+
+/// Most counters the chart draws a line for (the first written).
+pub(crate) const COUNTER_LINES: usize = 4;
 
 /// The chart of `trace` with the `processes` largest processes, every
 /// point kept.
@@ -56,6 +65,9 @@ pub(crate) fn chart_data(trace: &Trace, report: &Report, processes: usize) -> Ch
         scan.sample(s);
     }
     scan.flags.extend(trace.flags.iter().cloned());
+    for c in &trace.counters {
+        scan.counter(c);
+    }
     scan.marks = MarkList {
         marks: trace.marks.clone(),
         dropped: trace.marks_dropped,
@@ -81,6 +93,10 @@ pub struct ChartScan {
     last_seen: HashMap<u32, u64>,
     flags: Vec<crate::detect::Flag>,
     marks: MarkList,
+    /// Byte counters' points (at most [`crate::trace::MAX_COUNTERS`]), of
+    /// the first [`COUNTER_LINES`] names.
+    counters: Vec<Counter>,
+    counter_names: Vec<String>,
 }
 
 impl ChartScan {
@@ -90,8 +106,24 @@ impl ChartScan {
             Record::Sample(s) => self.sample(s),
             Record::Flag(f) => self.flags.push(f.clone()),
             Record::Mark(m) => self.marks.push(m.clone()),
-            Record::Header(_) | Record::Event(_) | Record::Counter(_) => {}
+            Record::Counter(c) => self.counter(c),
+            Record::Header(_) | Record::Event(_) => {}
         }
+    }
+
+    /// Keeps a byte counter's point, for a line on the memory axis; other
+    /// units have no axis here.
+    fn counter(&mut self, c: &Counter) {
+        if c.unit != "bytes" || self.counters.len() >= crate::trace::MAX_COUNTERS {
+            return;
+        }
+        if !self.counter_names.contains(&c.name) {
+            if self.counter_names.len() >= COUNTER_LINES {
+                return;
+            }
+            self.counter_names.push(c.name.clone());
+        }
+        self.counters.push(c.clone());
     }
 
     fn sample(&mut self, s: &TraceSample) {
@@ -166,6 +198,10 @@ pub struct ChartLines {
     free: Line,
     lines: Vec<ProcessLine>,
     limit_bytes: Option<u64>,
+    /// (from, to, level) in ms, for the stretches above normal.
+    pressure: Vec<(u64, u64, Level)>,
+    /// Whether the last sample was in the last stretch.
+    pressure_open: bool,
 }
 
 impl ChartLines {
@@ -195,6 +231,8 @@ impl ChartLines {
             free: Line::new(x_max, buckets),
             lines,
             limit_bytes: None,
+            pressure: Vec::new(),
+            pressure_open: false,
         }
     }
 
@@ -204,6 +242,7 @@ impl ChartLines {
         if let Some(scope) = &s.sample.scope {
             self.limit_bytes = Some(scope.limit_bytes);
         }
+        self.note_pressure(&s.sample);
         let sys = judged_system(s);
         let g = sys.swap_used_bytes as f64 - self.swap0 as f64;
         self.growth.push((x, g / GB));
@@ -224,6 +263,29 @@ impl ChartLines {
         }
     }
 
+    /// Extends the pressure stretch under way to this sample, and starts
+    /// one when the level above normal changed; a sample at normal (or
+    /// without a level) ends it there.
+    fn note_pressure(&mut self, s: &crate::probe::Sample) {
+        let level = s.system.pressure.and_then(|p| p.level);
+        let open = if self.pressure_open {
+            self.pressure.last_mut()
+        } else {
+            None
+        };
+        let same = match open {
+            Some((_, to, last)) => {
+                *to = (*to).max(s.t_ms);
+                Some(*last) == level
+            }
+            None => false,
+        };
+        self.pressure_open = level.is_some_and(|l| l > Level::Normal);
+        if let (false, true, Some(l)) = (same, self.pressure_open, level) {
+            self.pressure.push((s.t_ms, s.t_ms, l));
+        }
+    }
+
     /// The chart's data, with the report's hindsight; `interval_ms` is the
     /// trace's sampling interval (the narrowest shading).
     pub(crate) fn finish(self, report: &Report, interval_ms: Option<u64>) -> ChartData {
@@ -236,6 +298,7 @@ impl ChartLines {
             free,
             lines,
             limit_bytes,
+            pressure,
             ..
         } = self;
         let limit = limit_bytes.map(|b| {
@@ -267,6 +330,12 @@ impl ChartLines {
                 }
             })
             .collect();
+        let secs = |t_ms: u64| (t_ms.saturating_sub(t0) as f64 / 1000.0).min(x_max);
+        let counters = counter_series(&scan, series.len(), &secs);
+        let pressure = pressure
+            .into_iter()
+            .map(|(from, to, l)| (secs(from), secs(to), l))
+            .collect();
         let end = scan.last_ms;
         let timeline = StateTimeline::from_flags(&scan.flags);
         let mut intervals = intervals_of(&timeline, &scan.last_seen, end);
@@ -294,11 +363,16 @@ impl ChartLines {
         let y_top = series
             .iter()
             .flat_map(|s| s.segments.iter().flatten())
+            .chain(counters.iter().flat_map(|s| s.segments.iter().flatten()))
             .chain(growth.iter())
             .map(|&(_, y)| y)
             .chain(limit.as_ref().map(|&(y, _)| y))
             .fold(0.0f64, f64::max);
-        let y_bottom = growth.iter().map(|&(_, y)| y).fold(0.0f64, f64::min);
+        let y_bottom = growth
+            .iter()
+            .chain(counters.iter().flat_map(|s| s.segments.iter().flatten()))
+            .map(|&(_, y)| y)
+            .fold(0.0f64, f64::min);
         let y_max = nice_ceiling((y_top * 1.1).max(0.1));
         let y_min = if y_bottom < 0.0 {
             -nice_ceiling(-y_bottom * 1.1)
@@ -320,8 +394,34 @@ impl ChartLines {
             y_max,
             phases: spans,
             limit,
+            counters,
+            pressure,
         }
     }
+}
+
+/// A line per byte counter the scan kept, in GB over seconds (`secs`), in
+/// the colours after the `processes` lines'.
+fn counter_series(scan: &ChartScan, processes: usize, secs: &impl Fn(u64) -> f64) -> Vec<Series> {
+    scan.counter_names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let mut points: Vec<(u64, f64)> = scan
+                .counters
+                .iter()
+                .filter(|c| &c.name == name)
+                .map(|c| (c.t_ms, c.value))
+                .collect();
+            points.sort_by_key(|&(t, _)| t);
+            Series {
+                label: format!("{} (counter)", one_line(name)),
+                colour: PALETTE[(processes + i) % PALETTE.len()],
+                width: 2,
+                segments: vec![points.into_iter().map(|(t, v)| (secs(t), v / GB)).collect()],
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

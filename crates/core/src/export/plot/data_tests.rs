@@ -89,3 +89,86 @@ fn a_scoped_run_draws_its_limit_within_the_range() {
     let t = synth::seed_staged();
     assert_eq!(chart_data(&t, &report(&t, None), 3).limit, None);
 }
+
+#[test]
+fn byte_counters_are_lines_on_the_memory_axis_and_other_units_are_not() {
+    let mut t = synth::seed_offload();
+    let t0 = t.samples[0].sample.t_ms;
+    let point = |dt: u64, name: &str, value: f64, unit: &str| crate::trace::Counter {
+        t_ms: t0 + dt,
+        name: name.into(),
+        value,
+        unit: unit.into(),
+    };
+    // Out of order; a sixth byte counter past the four the chart draws.
+    t.counters = vec![
+        point(2000, "pool", 3.0 * GB, "bytes"),
+        point(1000, "pool", GB, "bytes"),
+    ];
+    t.counters.push(point(1000, "queue", 12.0, "items"));
+    for n in 0..5 {
+        t.counters
+            .push(point(1000, &format!("c{n}"), 100.0 * GB, "bytes"));
+    }
+    let d = chart_data(&t, &report(&t, None), 2);
+    let labels: Vec<&str> = d.counters.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "pool (counter)",
+            "c0 (counter)",
+            "c1 (counter)",
+            "c2 (counter)"
+        ]
+    );
+    assert_eq!(d.counters[0].segments, vec![vec![(1.0, 1.0), (2.0, 3.0)]]);
+    assert!(
+        d.y_max >= 100.0,
+        "the range holds the counters: {}",
+        d.y_max
+    );
+    // Their colours follow the processes' lines.
+    assert_ne!(d.counters[0].colour, d.series[0].colour);
+}
+
+#[test]
+fn pressure_above_normal_is_kept_as_stretches_by_level() {
+    use crate::pressure::{Level, Pressure};
+    let mut t = synth::seed_offload();
+    let levels = [
+        Level::Normal,
+        Level::Warning,
+        Level::Warning,
+        Level::Critical,
+        Level::Normal,
+        Level::Warning,
+    ];
+    for (s, l) in t.samples.iter_mut().zip(levels) {
+        s.sample.system.pressure = Some(Pressure {
+            level: Some(l),
+            ..Default::default()
+        });
+    }
+    for s in t.samples.iter_mut().skip(levels.len()) {
+        s.sample.system.pressure = None;
+    }
+    let x = |i: usize| (t.samples[i].sample.t_ms - t.samples[0].sample.t_ms) as f64 / 1000.0;
+    let d = chart_data(&t, &report(&t, None), 2);
+    assert_eq!(
+        d.pressure,
+        [
+            (x(1), x(3), Level::Warning),
+            (x(3), x(4), Level::Critical),
+            (x(5), x(6), Level::Warning),
+        ]
+    );
+    // Without pressure figures, nothing.
+    let plain = synth::seed_offload();
+    let mut plain = plain;
+    for s in &mut plain.samples {
+        s.sample.system.pressure = None;
+    }
+    assert!(chart_data(&plain, &report(&plain, None), 2)
+        .pressure
+        .is_empty());
+}

@@ -6,34 +6,35 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::RGBColor;
 
-use super::data::Series;
-use super::{draw_err, shade, state_colour, FREE, INK, SWAP};
+use super::data::ChartData;
+use super::{draw_err, pressure_colour, shade, state_colour, FREE, INK, SWAP};
 use crate::detect::State;
 use crate::export::{ExportError, Interval};
+use crate::pressure::Level;
 
 pub(super) enum Swatch {
     Line(RGBColor, u32),
     Dashed(RGBColor),
     Area(RGBColor),
     Band(RGBColor),
+    /// A solid strip: memory pressure.
+    Strip(RGBColor),
 }
 
-/// The legend's entries: the lines, swap, free memory, then each state
-/// shaded (the one from the report alone said so).
-pub(super) fn legend_entries(
-    series: &[Series],
-    intervals: &[Interval],
-    hindsight: Option<State>,
-) -> Vec<(Swatch, String)> {
-    let mut entries: Vec<(Swatch, String)> = series
+/// The legend's entries: the lines, swap, free memory, each state shaded
+/// (the one from the report alone said so), the counters and each
+/// pressure level the run reached.
+pub(super) fn legend_entries(data: &ChartData) -> Vec<(Swatch, String)> {
+    let mut entries: Vec<(Swatch, String)> = data
+        .series
         .iter()
         .map(|s| (Swatch::Line(s.colour, s.width), s.label.clone()))
         .collect();
     entries.push((Swatch::Area(SWAP), "swap growth".into()));
     entries.push((Swatch::Dashed(FREE), "free memory (right axis)".into()));
     for st in [State::FalseFit, State::Overflow, State::HiddenMemory] {
-        if intervals.iter().any(|i: &Interval| i.state == st) {
-            let label = if hindsight == Some(st) {
+        if data.intervals.iter().any(|i: &Interval| i.state == st) {
+            let label = if data.hindsight == Some(st) {
                 format!("{} (report, in hindsight)", st.label())
             } else {
                 st.label().to_string()
@@ -41,7 +42,15 @@ pub(super) fn legend_entries(
             entries.push((Swatch::Band(state_colour(st)), label));
         }
     }
-
+    for s in &data.counters {
+        entries.push((Swatch::Dashed(s.colour), s.label.clone()));
+    }
+    for level in [Level::Warning, Level::Critical] {
+        if data.pressure.iter().any(|&(_, _, l)| l == level) {
+            let label = format!("memory pressure {}", level.as_str());
+            entries.push((Swatch::Strip(pressure_colour(level)), label));
+        }
+    }
     entries
 }
 
@@ -127,6 +136,10 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
                 Swatch::Band(c) => area.draw(&Rectangle::new(
                     [(x0, yc - half), (x1, yc + half)],
                     shade(c).filled(),
+                )),
+                Swatch::Strip(c) => area.draw(&Rectangle::new(
+                    [(x0, yc + half / 2), (x1, yc + half)],
+                    c.filled(),
                 )),
             }
             .map_err(draw_err)?;

@@ -1,0 +1,129 @@
+//! A live session's recordings: starting and stopping one (a
+//! [`RecordingSession`], as `record` and `guard` drive it), and the folder
+//! of finished ones the UI lists, replays and reports.
+
+use std::path::{Path, PathBuf};
+
+use super::{check_pid, lock, log_marks, own_commands, repace, Live, LiveError, RECORDING_TOP_N};
+use super::{replay_trace, Replay};
+use crate::recordings::{self, default_trace_path, Recording, RecordingError};
+use crate::report::Report;
+use crate::session::{self, RecordingSession};
+use crate::units::unix_now_ms;
+
+impl Live {
+    /// Starts recording the whole machine and the pinned process (or
+    /// `pid`) to a new trace in the recordings folder.
+    pub fn start_recording(&self, pid: Option<u32>) -> Result<PathBuf, LiveError> {
+        check_pid(pid)?;
+        let mut inner = lock(&self.inner);
+        if let Some((r, _)) = &inner.recorder {
+            return Err(LiveError::AlreadyRecording(r.path().to_path_buf()));
+        }
+        let pid = pid.or(inner.pinned);
+        let header = session::header(
+            inner.host.clone(),
+            &session::Plan {
+                interval: inner.cfg.sampler.interval,
+                top_n: RECORDING_TOP_N,
+                watch: pid,
+                command: &[],
+                verb: "live",
+                detector: inner.cfg.sampler.detector.clone(),
+            },
+        );
+        std::fs::create_dir_all(&inner.cfg.recordings_dir).map_err(|source| {
+            crate::trace::TraceError::Write {
+                path: inner.cfg.recordings_dir.clone(),
+                source,
+            }
+        })?;
+        let path = default_trace_path(&inner.cfg.recordings_dir, unix_now_ms());
+        // Without a private runtime dir the recording runs unmarked.
+        let marks = crate::marks::MarkInbox::create(&path).ok();
+        let recording = RecordingSession::create(&path, &header, marks)?;
+        inner.recorder = Some((recording, pid));
+        inner.recording_error = None;
+        repace(&mut inner);
+        drop(inner);
+        if pid.is_some() {
+            self.sampler.watch(pid);
+        }
+        Ok(path)
+    }
+
+    /// Stops the recording; returns its path and sample count.
+    pub fn stop_recording(&self) -> Result<(PathBuf, u64), LiveError> {
+        let mut inner = lock(&self.inner);
+        let (mut rec, _) = inner.recorder.take().ok_or(LiveError::NotRecording)?;
+        repace(&mut inner);
+        let now = inner.points.back().map_or(0, |p| p.t_ms);
+        let last = rec.finish_marks(std::time::Instant::now());
+        log_marks(&mut inner.phases, &last, now);
+        inner.phases.end(now);
+        rec.event("recording-stop", "stopped by the user", None, None);
+        let path = rec.path().to_path_buf();
+        inner.last_recording = Some(path.clone());
+        Ok((path, rec.recorder().samples()))
+    }
+
+    /// Where a line marks a phase of the ongoing recording (what
+    /// `swapsight mark` finds); `None` when not recording.
+    pub fn mark_path(&self) -> Option<PathBuf> {
+        lock(&self.inner)
+            .recorder
+            .as_ref()
+            .and_then(|(r, _)| r.mark_path().map(Path::to_path_buf))
+    }
+
+    /// The last finished recording, for "Export last recording…".
+    pub fn last_recording(&self) -> Option<PathBuf> {
+        lock(&self.inner).last_recording.clone()
+    }
+
+    /// Whose command lines the session shows ([`LiveConfig::commands_of`]).
+    pub fn commands_of(&self) -> Option<u32> {
+        lock(&self.inner).cfg.commands_of
+    }
+
+    pub fn recordings_dir(&self) -> PathBuf {
+        lock(&self.inner).cfg.recordings_dir.clone()
+    }
+
+    /// The recordings in the folder, newest first.
+    pub fn recordings(&self) -> Result<Vec<Recording>, RecordingError> {
+        recordings::list(&self.recordings_dir())
+    }
+
+    /// The path of recording `name` in the folder; a name that is not a
+    /// plain recording name, or no regular file there, is refused.
+    pub fn recording(&self, name: &str) -> Result<PathBuf, RecordingError> {
+        recordings::resolve(&self.recordings_dir(), name)
+    }
+
+    /// Recording `name` shown as the live view shows a session; its `path`
+    /// is the name, not where the folder is.
+    pub fn replay_recording(&self, name: &str) -> Result<Replay, LiveError> {
+        let trace = self.read_recording(name)?;
+        Ok(replay_trace(Path::new(name), &trace))
+    }
+
+    /// The report of recording `name`.
+    pub fn report_recording(&self, name: &str) -> Result<Report, LiveError> {
+        // Streamed: a recording of any size is judged in bounded memory,
+        // with the command lines the session shows.
+        let mut reader = crate::trace::TraceReader::open(&self.recording(name)?)?
+            .keep_commands_of(self.commands_of());
+        Ok(crate::report::report_stream(&mut reader, None, |_| {})?)
+    }
+
+    /// Recording `name`, read, with the command lines the session shows
+    /// ([`LiveConfig::commands_of`]).
+    fn read_recording(&self, name: &str) -> Result<crate::trace::Trace, LiveError> {
+        let mut trace = crate::trace::read(&self.recording(name)?)?;
+        if let Some(uid) = self.commands_of() {
+            own_commands::keep_commands_of(&mut trace, uid);
+        }
+        Ok(trace)
+    }
+}
