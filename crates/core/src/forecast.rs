@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::probe::SystemSample;
+use crate::probe::{Scope, SystemSample};
 
 /// Settings of the forecaster. Written into each trace's header.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -290,16 +290,44 @@ impl Series {
 }
 
 /// The forecaster: fed one system sample a tick, answers a [`Forecast`].
+///
+/// Inside a scope (a memory cgroup limiting the run) it forecasts what the
+/// guard and the detector count there: the swap budget on the scope's own
+/// swap where the cgroup accounts it (from its first such reading, as
+/// [`crate::guard::Budget::spent_in`] counts it), the free floor on the
+/// scope's free memory, and swap full on the scope's swap limit where it
+/// has one (else the host's swap volume).
 #[derive(Debug, Clone, Default)]
 pub struct Forecaster {
     cfg: ForecastConfig,
-    /// Swap in use, bytes.
+    /// Swap in use on the host, bytes.
     swap: Series,
-    /// Memory not free (base − free), bytes.
+    /// The scope's own swap, bytes, while the run has one that accounts it.
+    scope_swap: Series,
+    /// Memory not free (base − free), bytes: the scope's inside one.
     used: Series,
-    /// Swap in use at the first sample: the budget's baseline.
+    /// Host swap in use at the first sample: the budget's baseline.
     swap_start: Option<i64>,
+    /// The scope's swap at its first reading: the budget's baseline there.
+    scope_swap_start: Option<i64>,
+    /// The scope the series are of (`None`: the host), to start them anew
+    /// when the run enters or leaves one.
+    scope_key: Option<(u8, String)>,
     firing: [bool; 3],
+}
+
+/// The figures of one tick each limit is forecast on: (series value, limit).
+struct Figures {
+    budget: Option<(i64, i64)>,
+    floor: (i64, i64),
+    full: Option<(i64, i64)>,
+    /// Whether the budget and full limits are on the scope's swap.
+    budget_on_scope: bool,
+    full_on_scope: bool,
+}
+
+fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
 }
 
 impl Forecaster {
@@ -314,29 +342,63 @@ impl Forecaster {
         &self.cfg
     }
 
-    /// Steps with the sample at `t_ms`; the forecast and the limits whose
-    /// forecast went under the horizon at this tick (once per episode).
+    /// [`Forecaster::step_in`] on the host (no scope).
     pub fn step(&mut self, t_ms: u64, sys: &SystemSample) -> (Forecast, Vec<Limit>) {
-        let t = i64::try_from(t_ms).unwrap_or(i64::MAX);
-        let swap = i64::try_from(sys.swap_used_bytes).unwrap_or(i64::MAX);
-        let used = used_bytes(sys);
-        let swap_slope = self.swap.push(t, swap, &self.cfg);
-        let used_slope = self.used.push(t, used, &self.cfg);
-        let first = self
-            .cfg
-            .swap_start_bytes
-            .map_or(swap, |b| i64::try_from(b).unwrap_or(i64::MAX));
-        self.swap_start.get_or_insert(first);
-        let limits = self.limits(sys);
+        self.step_in(t_ms, sys, None)
+    }
 
-        let f = Forecast {
-            swap_budget_s: limits[Limit::SwapBudget.index()]
-                .and_then(|l| self.swap.eta(swap_slope, l)),
-            free_floor_s: limits[Limit::FreeFloor.index()]
-                .and_then(|l| self.used.eta(used_slope, l)),
-            swap_full_s: limits[Limit::SwapFull.index()].and_then(|l| self.swap.eta(swap_slope, l)),
+    /// Steps with the sample at `t_ms` (`sys` the host's figures, `scope`
+    /// the run's cgroup when it has one); the forecast and the limits whose
+    /// forecast went under the horizon at this tick (once per episode).
+    pub fn step_in(
+        &mut self,
+        t_ms: u64,
+        sys: &SystemSample,
+        scope: Option<&Scope>,
+    ) -> (Forecast, Vec<Limit>) {
+        let t = to_i64(t_ms);
+        let key = scope.map(|s| (s.version, s.path.clone()));
+        if key != self.scope_key {
+            // Another memory to count: the old points say nothing of it.
+            self.used = Series::default();
+            self.scope_swap = Series::default();
+            self.scope_key = key;
+        }
+        let swap_slope = self.swap.push(t, to_i64(sys.swap_used_bytes), &self.cfg);
+        let first = self.cfg.swap_start_bytes.map_or(sys.swap_used_bytes, |b| b);
+        self.swap_start.get_or_insert(to_i64(first));
+        let scope_slope = match scope.and_then(|s| s.swap_bytes) {
+            Some(v) => {
+                self.scope_swap_start.get_or_insert(to_i64(v));
+                self.scope_swap.push(t, to_i64(v), &self.cfg)
+            }
+            None => None,
         };
+        let fig = self.figures(sys, scope);
+        let used_slope = self.used.push(t, fig.floor.0, &self.cfg);
+        let on = |scoped: bool| {
+            if scoped {
+                (&self.scope_swap, scope_slope)
+            } else {
+                (&self.swap, swap_slope)
+            }
+        };
+        let (budget_series, budget_slope) = on(fig.budget_on_scope);
+        let (full_series, full_slope) = on(fig.full_on_scope);
+        let f = Forecast {
+            swap_budget_s: fig
+                .budget
+                .and_then(|(_, l)| budget_series.eta(budget_slope, l)),
+            free_floor_s: self.used.eta(used_slope, fig.floor.1),
+            swap_full_s: fig.full.and_then(|(_, l)| full_series.eta(full_slope, l)),
+        };
+        let fired = self.fire(&f);
+        (f, fired)
+    }
 
+    /// The limits whose forecast went under the horizon now; a limit fires
+    /// again only once it was back above 1.25 × the horizon.
+    fn fire(&mut self, f: &Forecast) -> Vec<Limit> {
         let horizon = self.cfg.horizon_ms as f64 / 1000.0;
         let mut fired = Vec::new();
         for limit in Limit::ALL {
@@ -352,37 +414,64 @@ impl Forecaster {
                 _ => self.firing[i] = false,
             }
         }
-        (f, fired)
+        fired
     }
 
-    /// Each limit as the value of its series (swap in use; memory not
-    /// free), `None` where there is no such limit.
-    fn limits(&self, sys: &SystemSample) -> [Option<i64>; 3] {
-        let to_i64 = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
-        let budget = self
-            .cfg
-            .swap_budget_bytes
-            .and_then(|b| self.swap_start.map(|start| start.saturating_add(to_i64(b))));
-        let base = sys.base_bytes();
+    /// Each limit with the value of its series now: swap the budget
+    /// counts, memory not free, swap against the volume (or the scope's
+    /// swap limit); `None` where there is no such limit.
+    fn figures(&self, sys: &SystemSample, scope: Option<&Scope>) -> Figures {
+        let scope_swap = scope.and_then(|s| s.swap_bytes).map(to_i64);
+        let (budget_now, budget_start) = match (scope_swap, self.scope_swap_start) {
+            (Some(now), Some(start)) => ((now, start), true),
+            _ => (
+                (to_i64(sys.swap_used_bytes), self.swap_start.unwrap_or(0)),
+                false,
+            ),
+        };
+        let budget = self.cfg.swap_budget_bytes.map(|b| {
+            let (now, start) = budget_now;
+            (now, start.saturating_add(to_i64(b)))
+        });
+        let judged = scope.map_or(*sys, |s| s.as_system(sys));
+        let base = judged.base_bytes();
         let floor_pct = self.cfg.free_floor_pct.clamp(0.0, 100.0);
         let floor = (base as f64 * floor_pct / 100.0) as u64;
-        let floor = Some(to_i64(base.saturating_sub(floor)));
-        let full =
-            (self.cfg.swap_full && sys.swap_total_bytes > 0).then(|| to_i64(sys.swap_total_bytes));
-        [budget, floor, full]
+        let floor = (used_bytes(&judged), to_i64(base.saturating_sub(floor)));
+        let scope_full = scope
+            .and_then(|s| Some((s.swap_bytes?, s.swap_limit_bytes?)))
+            .map(|(now, lim)| (to_i64(now), to_i64(lim)));
+        let full = match scope_full {
+            Some(full) => Some(full),
+            None => (self.cfg.swap_full && sys.swap_total_bytes > 0)
+                .then(|| (to_i64(sys.swap_used_bytes), to_i64(sys.swap_total_bytes))),
+        };
+        Figures {
+            budget,
+            floor,
+            full,
+            budget_on_scope: budget_start,
+            full_on_scope: scope_full.is_some(),
+        }
     }
 
-    /// The limits `sys` has reached (or passed).
+    /// The limits `sys` has reached (or passed), on the host.
     pub fn reached(&self, sys: &SystemSample) -> Vec<Limit> {
-        let now = [
-            i64::try_from(sys.swap_used_bytes).unwrap_or(i64::MAX),
-            used_bytes(sys),
-            i64::try_from(sys.swap_used_bytes).unwrap_or(i64::MAX),
-        ];
-        let limits = self.limits(sys);
+        self.reached_in(sys, None)
+    }
+
+    /// The limits reached (or passed) at this sample, in `scope` when the
+    /// run has one.
+    pub fn reached_in(&self, sys: &SystemSample, scope: Option<&Scope>) -> Vec<Limit> {
+        let fig = self.figures(sys, scope);
+        let at = |l: Limit| match l {
+            Limit::SwapBudget => fig.budget,
+            Limit::FreeFloor => Some(fig.floor),
+            Limit::SwapFull => fig.full,
+        };
         Limit::ALL
             .into_iter()
-            .filter(|l| limits[l.index()].is_some_and(|lim| now[l.index()] >= lim))
+            .filter(|&l| at(l).is_some_and(|(now, lim)| now >= lim))
             .collect()
     }
 
@@ -446,7 +535,12 @@ impl Replay {
     }
 
     pub fn push(&mut self, t_ms: u64, sys: &SystemSample) {
-        let (forecast, fired) = self.forecaster.step(t_ms, sys);
+        self.push_in(t_ms, sys, None);
+    }
+
+    /// [`Replay::push`] of a sample in `scope` when the run has one.
+    pub fn push_in(&mut self, t_ms: u64, sys: &SystemSample, scope: Option<&Scope>) {
+        let (forecast, fired) = self.forecaster.step_in(t_ms, sys, scope);
         let blank = |limit| Outcome {
             limit,
             fired_ms: None,
@@ -460,7 +554,7 @@ impl Replay {
                 o.estimate_s = forecast.get(limit);
             }
         }
-        for limit in self.forecaster.reached(sys) {
+        for limit in self.forecaster.reached_in(sys, scope) {
             let o = self.outcomes[limit.index()].get_or_insert_with(|| blank(limit));
             o.reached_ms.get_or_insert(t_ms);
         }

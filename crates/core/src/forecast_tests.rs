@@ -329,3 +329,110 @@ fn a_limit_reached_without_warning_is_said_so() {
     );
     assert_eq!(o.lead_s(), None);
 }
+
+/// A 1 GiB v2 scope with `usage_mib` charged and `swap_mib` of its own swap.
+fn scope(usage_mib: f64, swap_mib: Option<f64>, swap_limit_mib: Option<u64>) -> Scope {
+    Scope {
+        path: "/job".into(),
+        version: 2,
+        limit_bytes: GIB,
+        usage_bytes: (usage_mib * MIB) as u64,
+        swap_bytes: swap_mib.map(|m| (m * MIB) as u64),
+        swap_limit_bytes: swap_limit_mib.map(|m| m << 20),
+        ..Scope::default()
+    }
+}
+
+#[test]
+fn inside_a_scope_the_budget_is_forecast_on_the_scopes_own_swap() {
+    // The host's swap creeps at 0.5 MiB/s (not at this rate); the job's own
+    // swap climbs 32 MiB/s from 40 MiB. The guard counts the job's swap
+    // (Budget::spent_in): 512 MiB of growth is reached at 16 s.
+    let mut f = Forecaster::new(budget(512));
+    let mut said = None;
+    let mut t_ms = 0u64;
+    while t_ms <= 12_000 {
+        let t = t_ms as f64 / 1000.0;
+        let host = sys(3000.0 + 0.5 * t, 8192.0);
+        let sc = scope(900.0, Some(40.0 + 32.0 * t), None);
+        let (fc, _) = f.step_in(t_ms, &host, Some(&sc));
+        said = fc.swap_budget_s.map(|s| (t, s));
+        t_ms += 500;
+    }
+    let (t, s) = said.expect("the job's swap is rising");
+    assert!(
+        (t + s - 16.0).abs() < 0.5,
+        "at {t} s said {s} s: crossing at {}",
+        t + s
+    );
+    // The host alone: nothing in sight.
+    let mut host_only = Forecaster::new(budget(512));
+    let mut t_ms = 0u64;
+    let mut last = Forecast::default();
+    while t_ms <= 12_000 {
+        let t = t_ms as f64 / 1000.0;
+        last = host_only.step(t_ms, &sys(3000.0 + 0.5 * t, 8192.0)).0;
+        t_ms += 500;
+    }
+    assert_eq!(last.swap_budget_s, None);
+}
+
+#[test]
+fn inside_a_scope_the_free_floor_and_swap_full_are_the_scopes() {
+    // Usage climbs 20 MiB/s in a 1 GiB limit while the host stays free;
+    // the job's swap climbs 16 MiB/s towards its own 256 MiB swap limit.
+    let cfg = ForecastConfig {
+        free_floor_pct: 5.0,
+        ..ForecastConfig::default()
+    };
+    let mut f = Forecaster::new(cfg);
+    let mut last = (0.0, Forecast::default());
+    let mut t_ms = 0u64;
+    while t_ms <= 10_000 {
+        let t = t_ms as f64 / 1000.0;
+        let sc = scope(300.0 + 20.0 * t, Some(16.0 * t), Some(256));
+        last = (t, f.step_in(t_ms, &sys(3000.0, 8192.0), Some(&sc)).0);
+        t_ms += 500;
+    }
+    let (t, fc) = last;
+    // The floor: 95 % of 1 GiB used, 972.8 MiB, at (972.8 - 300) / 20 s.
+    let floor_at = (0.95 * 1024.0 - 300.0) / 20.0;
+    let s = fc.free_floor_s.expect("the job's memory is filling");
+    assert!((t + s - floor_at).abs() < 0.5, "{} vs {floor_at}", t + s);
+    let s = fc.swap_full_s.expect("the job's swap is filling its limit");
+    assert!((t + s - 16.0).abs() < 0.5, "{}", t + s);
+    assert_eq!(
+        f.reached_in(
+            &sys(3000.0, 8192.0),
+            Some(&scope(1000.0, Some(300.0), Some(256)))
+        ),
+        [Limit::FreeFloor, Limit::SwapFull]
+    );
+}
+
+#[test]
+fn entering_a_scope_starts_its_series_anew() {
+    // The host's used memory climbs 50 MiB/s for 8 s (a rise the forecaster
+    // takes up), then the command joins its cgroup, whose usage is flat at
+    // 800 MiB: a line through both would go on rising towards the job's
+    // floor; the job's own series has nothing rising.
+    let cfg = ForecastConfig {
+        free_floor_pct: 5.0,
+        ..ForecastConfig::default()
+    };
+    let mut f = Forecaster::new(cfg);
+    let mut before = Forecast::default();
+    for i in 0..=16u64 {
+        let t = i as f64 / 2.0;
+        before = f.step(i * 500, &sys(100.0, 15384.0 - 50.0 * t)).0;
+    }
+    assert!(
+        before.free_floor_s.is_some(),
+        "the host's rise is seen: {before:?}"
+    );
+    for i in 17..=20u64 {
+        let sc = scope(800.0, Some(0.0), None);
+        let now = f.step_in(i * 500, &sys(100.0, 15000.0), Some(&sc)).0;
+        assert_eq!(now.free_floor_s, None, "at {} ms: {now:?}", i * 500);
+    }
+}

@@ -61,7 +61,9 @@ impl Monitor {
         if let Some(p) = sample.system.pressure.as_mut() {
             p.level = level;
         }
-        let (forecast, forecast_fired) = self.forecaster.step(sample.t_ms, &sample.system);
+        let (forecast, forecast_fired) =
+            self.forecaster
+                .step_in(sample.t_ms, &sample.system, sample.scope.as_ref());
         self.tree.update(&sample.processes);
         let mut watched = self.tree.pids();
         if let Some(pid) = self.exclude.filter(|&p| Some(p) != self.tree.root()) {

@@ -69,7 +69,7 @@ impl RunJudge {
         let watched = ts.watched.iter().copied().collect();
         self.detector.update(s, &watched);
         self.pressure.push(s.t_ms, s.system.pressure.as_ref());
-        self.forecast.push(s.t_ms, &s.system);
+        self.forecast.push_in(s.t_ms, &s.system, s.scope.as_ref());
         let run = self.note_run(s, &ts.watched);
         for p in &s.processes {
             let st = self
