@@ -15,7 +15,7 @@ import re
 import sys
 import threading
 
-from ._names import clean_text
+from ._names import cached_clean_text, clean_text
 from ._writer import _warn_once, mark_path, write_line
 
 #: The largest magnitude a counter value may have: 2^53 (what a double and
@@ -23,6 +23,8 @@ from ._writer import _warn_once, mark_path, write_line
 MAX_VALUE = 2**53
 _UNIT = re.compile(r"[A-Za-z0-9_%/.\-]{1,16}\Z")
 _PREFIX = "#counter "
+#: Units already found good ("bytes" first): most calls skip the pattern.
+_UNITS_SEEN = {"bytes"}
 
 
 def counter_line(name, value, unit="bytes"):
@@ -30,8 +32,11 @@ def counter_line(name, value, unit="bytes"):
     once cleaned, the unit is not 1 to 16 of ``A-Z a-z 0-9 _ % / . -`` or
     the value is not a finite number within ±2^53. Raises nothing for a
     str name, a number and a str unit."""
-    if not isinstance(unit, str) or not _UNIT.match(unit):
-        return None
+    if unit not in _UNITS_SEEN:
+        if not isinstance(unit, str) or not _UNIT.match(unit):
+            return None
+        if len(_UNITS_SEEN) < 64:
+            _UNITS_SEEN.add(unit)
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -43,7 +48,7 @@ def counter_line(name, value, unit="bytes"):
         if not math.isfinite(value) or abs(value) > MAX_VALUE:
             return None
         figure = repr(value)
-    text = clean_text(name)
+    text = cached_clean_text(name) if type(name) is str else clean_text(name)
     if not text:
         return None
     return _PREFIX + figure + " " + unit + " " + text

@@ -45,20 +45,30 @@ def _lossy(text):
 
 
 _CACHE = {}
+_TEXT_CACHE = {}
 _CACHE_SIZE = 4096
+
+
+def _remembered(cache, clean, text):
+    cleaned = cache.get(text)
+    if cleaned is None:
+        cleaned = clean(text)
+        if len(text) <= 4 * _PREFIX:
+            if len(cache) >= _CACHE_SIZE:
+                cache.clear()
+            cache[text] = cleaned
+    return cleaned
 
 
 def cached_clean(text):
     """clean_name for a str, remembered: a pipeline uses a few names over and
     over, and phase() must stay cheap."""
-    cleaned = _CACHE.get(text)
-    if cleaned is None:
-        cleaned = clean_name(text)
-        if len(text) <= 4 * _PREFIX:
-            if len(_CACHE) >= _CACHE_SIZE:
-                _CACHE.clear()
-            _CACHE[text] = cleaned
-    return cleaned
+    return _remembered(_CACHE, clean_name, text)
+
+
+def cached_clean_text(text):
+    """clean_text for a str, remembered, for counter(): its names repeat too."""
+    return _remembered(_TEXT_CACHE, clean_text, text)
 
 
 def clean_name(name):
