@@ -84,7 +84,7 @@ pub fn is_unit(unit: &str) -> bool {
 /// A counter value a trace may hold: finite, at most 2^53 either side of 0
 /// (what a double and the web UI hold exactly as an integer).
 pub fn is_counter_value(value: f64) -> bool {
-    value.is_finite() && value.abs() <= crate::trace::MAX_BYTES as f64
+    value.is_finite() && value.abs() <= crate::units::MAX_BYTES as f64
 }
 
 /// The line that writes a counter into the mark file; `None` when the name

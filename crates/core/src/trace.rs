@@ -43,11 +43,7 @@ pub const MAX_LINE_BYTES: usize = 64 << 20;
 pub const MAX_BAD_RUN: usize = 1000;
 /// Malformed lines kept with their reason; the rest are only counted.
 pub const KEPT_PROBLEMS: usize = 10;
-/// Largest byte count (or page-in count) a trace may hold: 2^53 bytes (8 PiB),
-/// far above any machine's memory or swap, and the largest integer an `f64`
-/// (and the web UI's JavaScript) holds exactly. Bounding every figure here
-/// keeps differences and `i64` conversions downstream from overflowing.
-pub const MAX_BYTES: u64 = 1 << 53;
+pub use crate::units::MAX_BYTES;
 /// Longest time a trace may span: 100 years, in ms.
 pub const MAX_T_MS: u64 = 100 * 366 * 24 * 3600 * 1000;
 /// Latest wall-clock start: 9999-12-31T23:59:59.999Z, in ms since the epoch.

@@ -7,6 +7,12 @@
 
 use std::time::Duration;
 
+/// Largest byte count (or page-in count) a trace may hold: 2^53 bytes (8 PiB),
+/// far above any machine's memory or swap, and the largest integer an `f64`
+/// (and the web UI's JavaScript) holds exactly. Bounding every figure here
+/// keeps differences and `i64` conversions downstream from overflowing.
+pub const MAX_BYTES: u64 = 1 << 53;
+
 /// Why a size or duration did not parse; the message quotes the input.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {kind} '{input}': {why}")]
