@@ -1,5 +1,7 @@
+use super::fast::fast_sample;
+use super::reader::is_unknown_type;
 use super::*;
-use crate::probe::{ProcessSample, SystemSample};
+use crate::probe::{HostInfo, ProcessSample, Sample, SystemSample};
 
 fn header() -> Header {
     Header::new(
@@ -378,7 +380,7 @@ fn sample_lines_read_the_same_by_the_fast_path() {
     let mut samples = 0;
     for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
         let general: Record = serde_json::from_slice(line).unwrap();
-        match super::fast_sample(line) {
+        match fast_sample(line) {
             Some(fast) => {
                 assert_eq!(fast, general);
                 samples += 1;
@@ -389,7 +391,7 @@ fn sample_lines_read_the_same_by_the_fast_path() {
     assert!(samples > 10);
     // Not laid out as the writer does: the general reader takes it.
     let moved = br#"{"t_ms":5,"type":"sample","sys":{"phys_bytes":1,"free_pct":50.0,"swap_used_bytes":0,"swap_total_bytes":0,"compressed_bytes":0,"page_size":4096},"procs":[]}"#;
-    assert!(super::fast_sample(moved).is_none());
+    assert!(fast_sample(moved).is_none());
     let t = read_bytes(&[&write_trace(&[])[..], moved, b"\n"].concat()).unwrap();
     assert_eq!(t.samples.len(), 1);
 }

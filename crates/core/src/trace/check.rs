@@ -1,8 +1,9 @@
 //! What a trace may hold: every record is checked against the figures an OS
 //! can produce before the reader keeps it.
 
-use super::{Record, MAX_BYTES, MAX_START_UNIX_MS, MAX_T_MS};
+use super::records::{Record, MAX_START_UNIX_MS, MAX_T_MS};
 use crate::detect::DetectorConfig;
+use crate::units::MAX_BYTES;
 
 /// Refuses figures no OS produces, naming the field and the limit. Every
 /// record passes here before the reader keeps it, so the detector, the report

@@ -3,7 +3,7 @@
 //! crafted trace cannot write terminal escapes through `report` or
 //! `compare`, break the XML of a plot, or reorder a name in the UI.
 
-use super::Record;
+use super::records::Record;
 use crate::text::clean_in_place;
 
 /// `record` with every string field cleaned.

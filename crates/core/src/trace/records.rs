@@ -1,0 +1,140 @@
+//! The records of a trace, one a line: the header that names the format and
+//! its schema, the lines after it, and the bounds a record's times are held
+//! to (its byte counts': [`crate::units::MAX_BYTES`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::detect::{DetectorConfig, Flag};
+use crate::forecast::{Forecast, ForecastConfig};
+use crate::pressure::PressureConfig;
+use crate::probe::{HostInfo, Sample};
+
+/// `format` field of the header line.
+pub const FORMAT: &str = "swapsight-trace";
+/// Schema version; readers accept this and older.
+pub const SCHEMA: u32 = 1;
+/// Longest time a trace may span: 100 years, in ms.
+pub const MAX_T_MS: u64 = 100 * 366 * 24 * 3600 * 1000;
+/// Latest wall-clock start: 9999-12-31T23:59:59.999Z, in ms since the epoch.
+pub const MAX_START_UNIX_MS: u64 = 253_402_300_799_999;
+
+/// First line of every trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub format: String,
+    pub schema: u32,
+    pub host: HostInfo,
+    pub interval_ms: u64,
+    /// Wall-clock start, ms since the Unix epoch; every `t_ms` counts from it.
+    pub start_unix_ms: u64,
+    /// The command run under `record`/`guard`, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    /// The root of the watched tree (the command's pid, or `--pid`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch_pid: Option<u32>,
+    /// How many of the largest processes each sample keeps besides the watched tree.
+    #[serde(default)]
+    pub top_n: usize,
+    #[serde(default)]
+    pub detector: DetectorConfig,
+    /// Thresholds of the Linux pressure level in force.
+    #[serde(default)]
+    pub pressure: PressureConfig,
+    /// Why the samples carry no pressure (no PSI here); absent when they do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressure_absent: Option<String>,
+    /// The forecaster's settings in force (with the guard's budget).
+    #[serde(default)]
+    pub forecast: ForecastConfig,
+    /// Which tool wrote it, e.g. `swapsight 0.1.0 record`.
+    #[serde(default)]
+    pub writer: String,
+}
+
+impl Header {
+    pub fn new(host: HostInfo, interval_ms: u64, start_unix_ms: u64) -> Self {
+        Header {
+            format: FORMAT.into(),
+            schema: SCHEMA,
+            host,
+            interval_ms,
+            start_unix_ms,
+            command: None,
+            watch_pid: None,
+            top_n: 0,
+            detector: DetectorConfig::default(),
+            pressure: PressureConfig::default(),
+            pressure_absent: None,
+            forecast: ForecastConfig::default(),
+            writer: format!("swapsight {}", env!("CARGO_PKG_VERSION")),
+        }
+    }
+}
+
+/// One sample line: the probe's sample plus the watched pids at that tick.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TraceSample {
+    #[serde(flatten)]
+    pub sample: Sample,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub watched: Vec<u32>,
+    /// Time to trouble at this tick; absent when no limit is in sight at
+    /// this rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<Forecast>,
+}
+
+/// Something that happened: the command started or exited, the guard
+/// stopped it, the baseline was reset…
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub t_ms: u64,
+    /// `command-start`, `command-exit`, `guard-wait`, `guard-stop`,
+    /// `recording-stop`, `baseline-reset`, …
+    pub kind: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+}
+
+/// A phase mark: the phase `name` starts at `t_ms` (and the one before it
+/// ends), or, with `end`, the current phase ends. Added in schema 1.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mark {
+    pub t_ms: u64,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub end: bool,
+}
+
+/// A named figure at an instant — what the PyTorch allocator holds, a
+/// queue's length — written by `swapsight.counter()` or `swapsight counter`
+/// through the mark path. Added in schema 1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Counter {
+    pub t_ms: u64,
+    pub name: String,
+    pub value: f64,
+    /// What `value` counts (`bytes`, `items`, `%`, …).
+    #[serde(default = "bytes_unit")]
+    pub unit: String,
+}
+
+fn bytes_unit() -> String {
+    "bytes".into()
+}
+
+/// One line of a trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum Record {
+    Header(Header),
+    Sample(TraceSample),
+    Flag(Flag),
+    Event(Event),
+    Mark(Mark),
+    Counter(Counter),
+}
