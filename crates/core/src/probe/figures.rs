@@ -1,0 +1,385 @@
+//! The figures a probe returns, as a trace keeps them: the system's, each
+//! process's, the scope's and the host's.
+
+use serde::{Deserialize, Serialize};
+
+use crate::pressure::Pressure;
+
+/// System-wide figures of one tick. Fields may be added in later versions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct SystemSample {
+    /// Physical memory (macOS `hw.memsize`, Linux `MemTotal`).
+    pub phys_bytes: u64,
+    /// Free memory in percent of [`SystemSample::usable_bytes`]: macOS
+    /// `free_count + speculative_count` pages, as `vm_stat` and Activity
+    /// Monitor show free memory (older macOS traces held
+    /// `kern.memorystatus_level` here, now [`SystemSample::available_pct`]);
+    /// Linux `MemAvailable / MemTotal × 100`.
+    pub free_pct: f64,
+    /// Swap in use (macOS `vm.swapusage` used, Linux `SwapTotal − SwapFree`).
+    pub swap_used_bytes: u64,
+    /// Swap configured or currently allocated.
+    pub swap_total_bytes: u64,
+    /// Physical memory the compressor occupies (macOS
+    /// `compressor_page_count × page size`); 0 on Linux.
+    #[serde(default)]
+    pub compressed_bytes: u64,
+    /// Kernel page size.
+    #[serde(default)]
+    pub page_size: u64,
+    /// The memory `free_pct` is a percentage of, when it is not
+    /// `phys_bytes`: macOS `hw.memsize_usable` (what
+    /// `kern.memorystatus_level` is computed over). 0 means `phys_bytes`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub usable_bytes: u64,
+    /// Wired memory (macOS `wire_count × page size` of
+    /// `host_statistics64`): held by the kernel and drivers, in no
+    /// process's footprint. Absent on Linux.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wired_bytes: Option<u64>,
+    /// macOS: memory in use as Activity Monitor's "Memory Used" counts it —
+    /// app memory + wired + compressed (`(internal_page_count −
+    /// purgeable_count + wire_count + compressor_page_count) × page size` of
+    /// `host_statistics64(HOST_VM_INFO64)`, `<mach/vm_statistics.h>`).
+    /// Absent on Linux and in older traces, where used memory is the base
+    /// less free memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_used_bytes: Option<u64>,
+    /// macOS: app memory, anonymous pages less purgeable ones
+    /// (`internal_page_count − purgeable_count`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_bytes: Option<u64>,
+    /// macOS: cached files, file-backed and purgeable pages the kernel drops
+    /// first when memory is needed (`external_page_count + purgeable_count`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_bytes: Option<u64>,
+    /// macOS: the kernel's `kern.memorystatus_level` — pages neither wired
+    /// nor in the compressor (active, inactive, free and speculative, so
+    /// anonymous memory in use counts), in % of `hw.memsize_usable`
+    /// (`vm_pressure_response`, `osfmk/vm/vm_pageout.c`); what
+    /// `memory_pressure` prints as "System-wide memory free percentage".
+    /// `guard --wait-free` waits on it. Absent on Linux, where `free_pct` is
+    /// already `MemAvailable`, and in older macOS traces, where `free_pct`
+    /// held it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub available_pct: Option<f64>,
+    /// Linux: memory processes hold that the kernel cannot drop like file
+    /// cache — `AnonPages + Shmem` of `/proc/meminfo` (a scope's: `anon +
+    /// shmem` of its `memory.stat`). The hidden-memory rule asks it where
+    /// memory that left a footprint went. Absent on macOS and in older traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anon_bytes: Option<u64>,
+    /// Memory pressure (Linux PSI, the macOS kernel's level) and the level
+    /// in force; absent where the OS gives none — never zeros.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<Pressure>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+impl SystemSample {
+    /// The memory `free_pct` is measured over.
+    pub fn base_bytes(&self) -> u64 {
+        if self.usable_bytes > 0 {
+            self.usable_bytes
+        } else {
+            self.phys_bytes
+        }
+    }
+
+    /// Free memory in bytes, derived from the percentage.
+    pub fn free_bytes(&self) -> u64 {
+        let pct = if self.free_pct.is_finite() {
+            self.free_pct.clamp(0.0, 100.0)
+        } else {
+            0.0
+        };
+        (self.base_bytes() as f64 * pct / 100.0) as u64
+    }
+
+    /// Memory in use: macOS's "Memory Used" where the probe read it, else
+    /// the base of `free_pct` less free memory (Linux: `MemTotal −
+    /// MemAvailable`).
+    pub fn used_bytes(&self) -> u64 {
+        self.memory_used_bytes
+            .unwrap_or_else(|| self.base_bytes().saturating_sub(self.free_bytes()))
+    }
+
+    /// Memory the OS could hand a new job without swapping, in %: macOS
+    /// `kern.memorystatus_level`, Linux `MemAvailable` (`free_pct`). What
+    /// `guard --wait-free` waits for.
+    pub fn available_pct(&self) -> f64 {
+        self.available_pct.unwrap_or(self.free_pct)
+    }
+}
+
+/// One process at one tick. Fields may be added in later versions.
+/// `Default` is a readable process with every figure 0 or absent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessSample {
+    pub pid: u32,
+    #[serde(default)]
+    pub ppid: u32,
+    /// The name a person knows the process by (see [`naming`](super::naming)): the
+    /// executable's full base name, or for an interpreter or a `run` wrapper
+    /// the script or module it runs — `generate.py (python3.12)`.
+    pub name: String,
+    /// The command line, capped at [`naming::CMDLINE_MAX_BYTES`](super::naming::CMDLINE_MAX_BYTES); absent
+    /// where the OS does not show it to this user (another user's process
+    /// on macOS) or in traces of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdline: Option<String>,
+    /// The user the process belongs to ([`owner`](super::owner)): whose command line
+    /// `cmdline` is, so that a server other users reach can keep to its own
+    /// user's. A trace writes it only beside a `cmdline`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<u32>,
+    /// macOS `phys_footprint`; Linux `RssAnon + RssShmem`. On macOS it
+    /// **includes** the process's compressed memory, whether that is still in
+    /// RAM or paged out to swap (`internal_compressed`, XNU
+    /// `osfmk/kern/task.c`, "Task ledgers"); on Linux swapped pages are not
+    /// in it (they are in `VmSwap`). Neither counts memory the process owns
+    /// outside its footprint (see `outside_footprint_bytes`).
+    pub footprint_bytes: u64,
+    /// Cumulative page-ins. macOS `ri_pageins`: **file** page-ins only (a
+    /// page coming back from swap goes through the compressor and is not
+    /// counted, `osfmk/vm/vm_fault.c`). Linux `majflt`: major faults, file
+    /// and swap alike.
+    #[serde(default)]
+    pub pageins: u64,
+    /// Measured swap of this process (Linux `VmSwap`); `None` where the OS
+    /// does not say (macOS: see `compressed_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_bytes: Option<u64>,
+    /// Start time in the OS's own unit (Linux: clock ticks since boot; macOS:
+    /// µs since the epoch); tells a reused pid apart.
+    #[serde(default)]
+    pub start_time: u64,
+    /// `false` when the OS listed the process but denied its figures
+    /// (another user's process on macOS): footprint and page-ins are then 0.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub readable: bool,
+    /// Cumulative bytes brought back from swap (macOS `TASK_VM_INFO`
+    /// `ledger_swapins`, revision 6, macOS 13+). Absent on Linux and for
+    /// other users' processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swapin_bytes: Option<u64>,
+    /// Cumulative pages taken back from the compressor, from RAM or swap
+    /// (macOS `TASK_VM_INFO` `decompressions`, revision 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decompressions: Option<u64>,
+    /// The process's memory held by the compressor, in RAM or swapped out
+    /// (macOS `TASK_VM_INFO` `compressed`); part of its footprint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compressed_bytes: Option<u64>,
+    /// GPU memory: what the process owns under the "graphics" ledger tag,
+    /// in or out of its footprint (macOS `TASK_VM_INFO` revision 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_bytes: Option<u64>,
+    /// Memory the process owns that its footprint does not count (macOS
+    /// `ledger_tag_{graphics,neural,media}_nofootprint` and their
+    /// `_compressed`). Direct evidence of hidden memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outside_footprint_bytes: Option<u64>,
+    /// Lifetime peak of the footprint (macOS `ledger_phys_footprint_peak`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub footprint_peak_bytes: Option<u64>,
+}
+
+impl Default for ProcessSample {
+    fn default() -> Self {
+        ProcessSample {
+            pid: 0,
+            ppid: 0,
+            name: String::new(),
+            cmdline: None,
+            uid: None,
+            footprint_bytes: 0,
+            pageins: 0,
+            swap_bytes: None,
+            start_time: 0,
+            readable: true,
+            swapin_bytes: None,
+            decompressions: None,
+            compressed_bytes: None,
+            gpu_bytes: None,
+            outside_footprint_bytes: None,
+            footprint_peak_bytes: None,
+        }
+    }
+}
+
+impl ProcessSample {
+    /// Memory of this process known to be swapped or compressed: Linux
+    /// `VmSwap`, else macOS `compressed`. The detector's per-process swap
+    /// evidence grows with it.
+    pub fn swapped_bytes(&self) -> Option<u64> {
+        self.swap_bytes.or(self.compressed_bytes)
+    }
+
+    /// Everything this process owns that the OS shows: the footprint plus
+    /// what is swapped outside it (Linux `VmSwap`; on macOS the footprint
+    /// already holds the compressed part).
+    pub fn owned_bytes(&self) -> u64 {
+        self.footprint_bytes
+            .saturating_add(self.swap_bytes.unwrap_or(0))
+    }
+
+    /// Drops the command line unless the process is `uid`'s own: another
+    /// user's arguments may hold what only they should read
+    /// (`--password=…`), and a process between users (a setuid program,
+    /// no [`owner`](super::owner)) is nobody's own.
+    pub fn keep_command_of(&mut self, uid: u32) {
+        if self.uid != Some(uid) {
+            self.cmdline = None;
+        }
+    }
+
+    /// Drops every per-process swap figure: what a Mac that cannot read a
+    /// process's `TASK_VM_INFO` (another user's process, or an old macOS)
+    /// leaves the detector with.
+    pub fn withhold_process_swap(&mut self) {
+        self.swap_bytes = None;
+        self.swapin_bytes = None;
+        self.decompressions = None;
+        self.compressed_bytes = None;
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// The scope of a run: the innermost memory cgroup (a container, a Slurm
+/// job, a systemd slice) whose limit holds the watched tree — or swapsight
+/// itself when nothing is watched. Its limit is the run's RAM, its usage and
+/// swap the used memory and swap. Read from cgroupfs by
+/// [`linux::cgroup`](super::linux::cgroup); the meaning of each figure per cgroup version is in
+/// `docs/trace-format.md`. Fields may be added in later versions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Scope {
+    /// The cgroup's path in its hierarchy, as `/proc/PID/cgroup` shows it.
+    pub path: String,
+    /// cgroup version: 1 or 2.
+    pub version: u8,
+    /// The memory limit: v2 `memory.max` (else `memory.high`), v1
+    /// `memory.limit_in_bytes`.
+    pub limit_bytes: u64,
+    /// v2 `memory.high`, where set below the host's memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high_bytes: Option<u64>,
+    /// The scope's own swap limit: v2 `memory.swap.max`; v1
+    /// `memory.memsw.limit_in_bytes − memory.limit_in_bytes`. Absent: no
+    /// limit of its own (the host's swap is the bound).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_limit_bytes: Option<u64>,
+    /// Memory charged to the scope: v2 `memory.current`, v1
+    /// `memory.usage_in_bytes` (page cache included).
+    pub usage_bytes: u64,
+    /// The scope's swap: v2 `memory.swap.current`, v1 `total_swap` of
+    /// `memory.stat`. Absent where swap is not accounted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_bytes: Option<u64>,
+    /// Anonymous and shared (tmpfs) memory of the scope: v2 `anon + shmem`
+    /// of `memory.stat`, v1 `total_rss + total_shmem`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anon_bytes: Option<u64>,
+    /// Cumulative events (counts since the cgroup was made).
+    #[serde(default)]
+    pub events: ScopeEvents,
+}
+
+/// A scope's cumulative events: v2 `memory.events`; v1 `memory.failcnt`
+/// (as `max`) and `oom_kill` of `memory.oom_control`. Absent: the kernel
+/// does not count it for that version.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScopeEvents {
+    /// Times the processes were throttled over `memory.high` (v2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high: Option<u64>,
+    /// Times usage was about to go over the limit (v2 `max`, v1 `failcnt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<u64>,
+    /// Times usage reached the limit and an allocation was about to fail (v2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oom: Option<u64>,
+    /// Processes of the scope killed by an OOM killer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oom_kill: Option<u64>,
+}
+
+impl Scope {
+    /// The scope's free memory: limit − usage.
+    pub fn free_bytes(&self) -> u64 {
+        self.limit_bytes.saturating_sub(self.usage_bytes)
+    }
+
+    /// Free memory in % of the limit.
+    pub fn free_pct(&self) -> f64 {
+        if self.limit_bytes == 0 {
+            return 0.0;
+        }
+        self.free_bytes() as f64 * 100.0 / self.limit_bytes as f64
+    }
+
+    /// The scope as the memory a run has, for judging it: the limit is the
+    /// memory, limit − usage the free memory, the scope's swap the swap (the
+    /// host's where the cgroup does not account swap), its swap limit the
+    /// swap there is (else the host's).
+    pub fn as_system(&self, host: &SystemSample) -> SystemSample {
+        SystemSample {
+            phys_bytes: self.limit_bytes.max(1),
+            free_pct: self.free_pct(),
+            swap_used_bytes: self.swap_bytes.unwrap_or(host.swap_used_bytes),
+            swap_total_bytes: self.swap_limit_bytes.unwrap_or(host.swap_total_bytes),
+            compressed_bytes: 0,
+            page_size: host.page_size,
+            anon_bytes: self.anon_bytes,
+            ..SystemSample::default()
+        }
+    }
+
+    /// Whether `other` is the same cgroup.
+    pub fn same_cgroup(&self, other: &Scope) -> bool {
+        self.version == other.version && self.path == other.path
+    }
+
+    /// "a 256 MiB cgroup limit (v1 /swapsight-test-42)".
+    pub fn describe(&self) -> String {
+        format!(
+            "a {} cgroup limit (v{} {})",
+            crate::units::format_limit(self.limit_bytes),
+            self.version,
+            self.path
+        )
+    }
+}
+
+/// One tick: system figures and the processes seen. `t_ms` counts from the
+/// sampler's (or trace's) start.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    pub t_ms: u64,
+    #[serde(rename = "sys")]
+    pub system: SystemSample,
+    #[serde(rename = "procs")]
+    pub processes: Vec<ProcessSample>,
+    /// The run's scope when a memory cgroup limits it; absent: the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Scope>,
+}
+
+/// Facts about the host that do not change between ticks.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostInfo {
+    pub os: String,
+    pub phys_bytes: u64,
+    pub page_size: u64,
+    #[serde(default)]
+    pub hostname: String,
+}
