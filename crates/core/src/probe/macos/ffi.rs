@@ -3,7 +3,8 @@
 //! Every wrapper makes exactly one call into libSystem, with buffers it owns
 //! or borrows for the duration of the call, and returns the kernel's answer
 //! unconverted (bytes, counts, errno). All conversion lives in
-//! [`super::parse`], which the Linux tests cover.
+//! [`super::parse`] and [`super::parse_process`], which the Linux tests
+//! cover.
 
 use std::ffi::CStr;
 use std::io;
@@ -86,7 +87,7 @@ pub fn pid_rusage(pid: pid_t) -> io::Result<Rusage> {
 #[derive(Debug, Clone, Copy)]
 pub struct ShortBsdInfo {
     pub ppid: u32,
-    pub comm: [u8; super::parse::MAXCOMLEN],
+    pub comm: [u8; super::parse_process::MAXCOMLEN],
     /// [`owner`](crate::probe::owner) of `pbsi_ruid`, `pbsi_uid`
     /// (effective) and `pbsi_svuid`.
     pub uid: Option<u32>,
@@ -289,7 +290,12 @@ impl TaskName {
         // SAFETY: `buf` is a live writable array of at least `n` integer_t;
         // the kernel writes at most `n` entries and updates `n`.
         let kr = unsafe {
-            libc::task_info(self.0, super::parse::TASK_VM_INFO, buf.as_mut_ptr(), &mut n)
+            libc::task_info(
+                self.0,
+                super::parse_process::TASK_VM_INFO,
+                buf.as_mut_ptr(),
+                &mut n,
+            )
         };
         (kr, (n as usize).min(buf.len()))
     }
@@ -316,7 +322,7 @@ pub fn uniq_identifier_info(pid: pid_t, buf: &mut [u8]) -> io::Result<usize> {
     let n = unsafe {
         libc::proc_pidinfo(
             pid,
-            super::parse::PROC_PIDUNIQIDENTIFIERINFO,
+            super::parse_process::PROC_PIDUNIQIDENTIFIERINFO,
             0,
             buf.as_mut_ptr().cast::<c_void>(),
             size,

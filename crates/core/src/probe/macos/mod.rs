@@ -1,8 +1,9 @@
 //! macOS: everything the probe knows about the Mach and BSD answers, in one
 //! folder.
 //!
-//! - [`parse`]: pure conversions of the kernel's bytes and integers, and
-//!   [`cache`]: what the probe keeps between ticks — both compiled and
+//! - [`parse`] and [`parse_process`]: pure conversions of the kernel's bytes
+//!   and integers, system-wide and per process, and
+//!   [`cache`]: what the probe keeps between ticks — all compiled and
 //!   tested on every OS, so Linux runs cover the macOS arithmetic;
 //! - `reader`: the probe itself, and `ffi`: its raw calls, each a few
 //!   plain lines behind a safe function (macOS only; `scripts/check-macos`
@@ -10,6 +11,7 @@
 
 pub mod cache;
 pub mod parse;
+pub mod parse_process;
 
 #[cfg(target_os = "macos")]
 mod ffi;

@@ -1,4 +1,5 @@
 use super::*;
+use crate::probe::macos::parse_process::*;
 
 /// Builds the bytes of a `struct xsw_usage` as the kernel lays it out.
 fn xsw(total: u64, avail: u64, used: u64, pagesize: u32, encrypted: u32) -> Vec<u8> {

@@ -19,7 +19,7 @@
 //! | physical memory, page size | `sysctl hw.memsize`, `hw.memsize_usable`, `vm.pagesize`, read once |
 //!
 //! Raw calls are in [`ffi`]; every conversion is in
-//! [`super::parse`], tested on Linux.
+//! [`super::parse`] and [`super::parse_process`], tested on Linux.
 
 use super::ffi;
 
@@ -30,6 +30,7 @@ use std::time::Instant;
 
 use super::cache::{Identities, Identity, VmStats, VmStatsCache};
 use super::parse;
+use super::parse_process;
 use crate::pressure::{Level, Pressure};
 use crate::probe::naming::{Naming, ARGS_READ_MAX};
 use crate::probe::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
@@ -49,8 +50,8 @@ const _: () = assert!(
     std::mem::offset_of!(libc::vm_statistics64, swapped_count) == parse::HOST_VM_INFO64_COUNT * 4
 );
 const _: () = assert!(std::mem::size_of::<libc::integer_t>() == 4);
-const _: () = assert!(libc::MAXCOMLEN == parse::MAXCOMLEN);
-const _: () = assert!(libc::PROC_PIDPATHINFO_MAXSIZE as usize == parse::PID_PATH_MAX);
+const _: () = assert!(libc::MAXCOMLEN == parse_process::MAXCOMLEN);
+const _: () = assert!(libc::PROC_PIDPATHINFO_MAXSIZE as usize == parse_process::PID_PATH_MAX);
 
 /// Room for one `struct kinfo_proc` (648 bytes on 64-bit macOS).
 const KINFO_PROC_BUFFER: usize = 1024;
@@ -114,7 +115,7 @@ impl ProcessTable {
     fn new() -> Self {
         ProcessTable {
             pids: Vec::new(),
-            path_buf: vec![0; parse::PID_PATH_MAX],
+            path_buf: vec![0; parse_process::PID_PATH_MAX],
             args_buf: Vec::new(),
             identities: Identities::default(),
         }
@@ -122,12 +123,13 @@ impl ProcessTable {
 
     /// Lists all pids into `self.pids`; returns how many are valid.
     fn list_pids(&mut self) -> Result<usize, ProbeError> {
-        let mut capacity = parse::pid_capacity(ffi::pid_count_estimate()).max(self.pids.len());
+        let mut capacity =
+            parse_process::pid_capacity(ffi::pid_count_estimate()).max(self.pids.len());
         let mut n = 0;
         for _ in 0..PID_LIST_TRIES {
             self.pids.resize(capacity, 0);
             n = ffi::list_all_pids(&mut self.pids).map_err(|e| io_err("proc_listallpids", e))?;
-            if !parse::pid_list_full(n, capacity) {
+            if !parse_process::pid_list_full(n, capacity) {
                 break;
             }
             capacity = capacity.saturating_mul(2);
@@ -137,14 +139,14 @@ impl ProcessTable {
 
     /// The name of a process not in the cache yet.
     fn read_name(&mut self, pid: libc::pid_t, comm: &str) -> String {
-        if !comm.is_empty() && !parse::comm_may_be_cut(comm) {
+        if !comm.is_empty() && !parse_process::comm_may_be_cut(comm) {
             return comm.to_owned();
         }
         let path_name = match ffi::pid_path(pid, &mut self.path_buf) {
-            Ok(n) => parse::name_from_path(&self.path_buf[..n]),
+            Ok(n) => parse_process::name_from_path(&self.path_buf[..n]),
             Err(_) => String::new(),
         };
-        parse::choose_name(comm, &path_name)
+        parse_process::choose_name(comm, &path_name)
     }
 
     /// The name and command line of a process not in the cache yet (or
@@ -154,7 +156,7 @@ impl ProcessTable {
     fn read_naming(&mut self, pid: libc::pid_t, comm: &str, owner: Option<u32>) -> Naming {
         // SAFETY: geteuid cannot fail and touches no memory.
         let me = unsafe { libc::geteuid() };
-        let size = if parse::procargs_readable(owner, me) {
+        let size = if parse_process::procargs_readable(owner, me) {
             ffi::procargs2_size(pid).unwrap_or(0)
         } else {
             0
@@ -163,9 +165,10 @@ impl ProcessTable {
             // Sized to the whole answer: a shorter buffer gets the tail
             // (the environment), not the head.
             self.args_buf.clear();
-            self.args_buf.resize(size.min(parse::ARG_MAX + 4), 0);
+            self.args_buf
+                .resize(size.min(parse_process::ARG_MAX + 4), 0);
             if let Ok(n) = ffi::procargs2(pid, &mut self.args_buf) {
-                let naming = parse::parse_procargs2(&self.args_buf[..n])
+                let naming = parse_process::parse_procargs2(&self.args_buf[..n])
                     .map(|a| Naming::of(Some(a.exec_path), &a.argv, comm));
                 if self.args_buf.capacity() > ARGS_READ_MAX {
                     self.args_buf = Vec::new();
@@ -186,9 +189,9 @@ impl ProcessTable {
             Err(e) if is_gone(&e) => return None,
             Err(_) => (0, String::new(), None),
         };
-        let mut uniq = [0u8; parse::PROC_UNIQIDENTIFIERINFO_SIZE];
+        let mut uniq = [0u8; parse_process::PROC_UNIQIDENTIFIERINFO_SIZE];
         let uniqueid = match ffi::uniq_identifier_info(pid, &mut uniq) {
-            Ok(n) => parse::parse_uniqueid(&uniq[..n]).unwrap_or(0),
+            Ok(n) => parse_process::parse_uniqueid(&uniq[..n]).unwrap_or(0),
             Err(e) if is_gone(&e) => return None,
             Err(_) => 0,
         };
@@ -212,7 +215,7 @@ impl ProcessTable {
         let start_time = match ffi::kinfo_proc(pid, &mut kinfo) {
             // The kernel answers no bytes for a pid that no longer exists.
             Ok(0) => return None,
-            Ok(n) => parse::start_time_from_kinfo_proc(&kinfo[..n]).unwrap_or(0),
+            Ok(n) => parse_process::start_time_from_kinfo_proc(&kinfo[..n]).unwrap_or(0),
             Err(_) => 0,
         };
         let id = match self.identities.same_start(pid_u32, start_time) {
@@ -292,7 +295,7 @@ pub fn start_time(pid: u32) -> Option<u64> {
     let mut kinfo = [0u8; KINFO_PROC_BUFFER];
     match ffi::kinfo_proc(raw, &mut kinfo) {
         Ok(0) | Err(_) => None,
-        Ok(n) => parse::start_time_from_kinfo_proc(&kinfo[..n]),
+        Ok(n) => parse_process::start_time_from_kinfo_proc(&kinfo[..n]),
     }
 }
 
@@ -383,7 +386,7 @@ impl NativeProbe {
             usable_bytes: parse::level_base_bytes(phys_bytes, usable),
             page_size,
             table: ProcessTable::new(),
-            task_vm_count: parse::TASK_VM_INFO_REV7_COUNT,
+            task_vm_count: parse_process::TASK_VM_INFO_REV7_COUNT,
             task_vm_buf: vec![0; TASK_VM_INFO_BUFFER],
         })
     }
@@ -448,14 +451,14 @@ impl NativeProbe {
 
     /// `TASK_VM_INFO` of a process of the same user; `None` for another
     /// user's, one that is gone, or an answer too short to parse.
-    fn task_vm_info(&mut self, pid: libc::pid_t) -> Option<parse::TaskVmInfo> {
+    fn task_vm_info(&mut self, pid: libc::pid_t) -> Option<parse_process::TaskVmInfo> {
         let task = ffi::TaskName::for_pid(pid).ok()?;
         self.task_vm_buf.fill(0);
         let (kr, count) = task.vm_info(&mut self.task_vm_buf, self.task_vm_count);
         if !parse::mach_answer_usable(kr) {
             return None;
         }
-        let info = parse::parse_task_vm_info(&self.task_vm_buf, count)?;
+        let info = parse_process::parse_task_vm_info(&self.task_vm_buf, count)?;
         // The kernel answered its own newest count: ask that from now on.
         if count < self.task_vm_count {
             self.task_vm_count = count;
