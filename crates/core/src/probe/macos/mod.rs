@@ -5,7 +5,8 @@
 //!   and integers, system-wide and per process, and
 //!   [`cache`]: what the probe keeps between ticks — all compiled and
 //!   tested on every OS, so Linux runs cover the macOS arithmetic;
-//! - `reader`: the probe itself, and `ffi`: its raw calls, each a few
+//! - `reader`: the probe itself, `table`: its process list (the guard's
+//!   scan too), and `ffi`: their raw calls, each a few
 //!   plain lines behind a safe function (macOS only; `scripts/check-macos`
 //!   type-checks them).
 
@@ -17,6 +18,10 @@ pub mod parse_process;
 mod ffi;
 #[cfg(target_os = "macos")]
 mod reader;
+#[cfg(target_os = "macos")]
+mod table;
 
 #[cfg(target_os = "macos")]
-pub use reader::{start_time, NativeProbe, TreeScan};
+pub use reader::NativeProbe;
+#[cfg(target_os = "macos")]
+pub use table::{start_time, TreeScan};
