@@ -1,4 +1,5 @@
 use super::*;
+use crate::browser::is_snap_stub;
 
 #[test]
 fn the_filler_is_where_the_tests_look_for_it() {
@@ -17,6 +18,7 @@ fn the_filler_is_where_the_tests_look_for_it() {
 #[test]
 fn a_cgroup_that_may_not_swap_kills_its_filler() {
     use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
     let Some(rs) = RealSwap::with(256, 128, CgroupSwap::None) else {
         return;
     };
