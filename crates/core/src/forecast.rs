@@ -55,7 +55,9 @@ pub struct ForecastConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub swap_start_bytes: Option<u64>,
     /// Whether swap has a fixed size to run out of (Linux `SwapTotal`).
-    /// macOS grows swap files on demand, so its total is no wall.
+    /// macOS grows swap files on demand, so its total is no wall: there
+    /// swap is full when the volume holding the swap files is (a sample's
+    /// `swap_volume_free_bytes`), whatever this says.
     pub swap_full: bool,
 }
 
@@ -311,10 +313,13 @@ impl Forecaster {
         let scope_full = scope
             .and_then(|s| Some((s.swap_bytes?, s.swap_limit_bytes?)))
             .map(|(now, lim)| (to_i64(now), to_i64(lim)));
-        let full = match scope_full {
-            Some(full) => Some(full),
-            None => (self.cfg.swap_full && sys.swap_total_bytes > 0)
-                .then(|| (to_i64(sys.swap_used_bytes), to_i64(sys.swap_total_bytes))),
+        let swap_now = to_i64(sys.swap_used_bytes);
+        let full = match (scope_full, sys.swap_volume_free_bytes) {
+            (Some(full), _) => Some(full),
+            // macOS: swap files grow until their volume is full.
+            (None, Some(room)) => Some((swap_now, swap_now.saturating_add(to_i64(room)))),
+            (None, None) => (self.cfg.swap_full && sys.swap_total_bytes > 0)
+                .then(|| (swap_now, to_i64(sys.swap_total_bytes))),
         };
         Figures {
             budget,

@@ -330,6 +330,25 @@ fn a_limit_reached_without_warning_is_said_so() {
     assert_eq!(o.lead_s(), None);
 }
 
+/// Steps a forecaster with `cfg` every 500 ms for `secs` through `tick`
+/// (given the forecaster, t in ms and in s); the forecaster and the last
+/// (t, forecast).
+fn drive(
+    cfg: ForecastConfig,
+    secs: f64,
+    mut tick: impl FnMut(&mut Forecaster, u64, f64) -> Forecast,
+) -> (Forecaster, (f64, Forecast)) {
+    let mut f = Forecaster::new(cfg);
+    let mut last = (0.0, Forecast::default());
+    let mut t_ms = 0u64;
+    while t_ms as f64 <= secs * 1000.0 {
+        let t = t_ms as f64 / 1000.0;
+        last = (t, tick(&mut f, t_ms, t));
+        t_ms += 500;
+    }
+    (f, last)
+}
+
 /// A 1 GiB v2 scope with `usage_mib` charged and `swap_mib` of its own swap.
 fn scope(usage_mib: f64, swap_mib: Option<f64>, swap_limit_mib: Option<u64>) -> Scope {
     Scope {
@@ -385,16 +404,10 @@ fn inside_a_scope_the_free_floor_and_swap_full_are_the_scopes() {
         free_floor_pct: 5.0,
         ..ForecastConfig::default()
     };
-    let mut f = Forecaster::new(cfg);
-    let mut last = (0.0, Forecast::default());
-    let mut t_ms = 0u64;
-    while t_ms <= 10_000 {
-        let t = t_ms as f64 / 1000.0;
+    let (f, (t, fc)) = drive(cfg, 10.0, |f, t_ms, t| {
         let sc = scope(300.0 + 20.0 * t, Some(16.0 * t), Some(256));
-        last = (t, f.step_in(t_ms, &sys(3000.0, 8192.0), Some(&sc)).0);
-        t_ms += 500;
-    }
-    let (t, fc) = last;
+        f.step_in(t_ms, &sys(3000.0, 8192.0), Some(&sc)).0
+    });
     // The floor: 95 % of 1 GiB used, 972.8 MiB, at (972.8 - 300) / 20 s.
     let floor_at = (0.95 * 1024.0 - 300.0) / 20.0;
     let s = fc.free_floor_s.expect("the job's memory is filling");
@@ -435,4 +448,32 @@ fn entering_a_scope_starts_its_series_anew() {
         let now = f.step_in(i * 500, &sys(100.0, 15000.0), Some(&sc)).0;
         assert_eq!(now.free_floor_s, None, "at {} ms: {now:?}", i * 500);
     }
+}
+
+#[test]
+fn on_macos_swap_is_full_when_the_volume_of_the_swap_files_is() {
+    // Swap grows 32 MiB/s from 1 GiB while the volume holding the swap files
+    // has 2 GiB left at the start (its free space falls as the files grow).
+    // swap_full off, as on macOS: the volume is the wall, not the total.
+    let cfg = ForecastConfig {
+        swap_full: false,
+        ..ForecastConfig::default()
+    };
+    let (_, (t, fc)) = drive(cfg, 10.0, |f, t_ms, t| {
+        let mut s = sys(1024.0 + 32.0 * t, 8192.0);
+        s.swap_volume_free_bytes = Some(((2048.0 - 32.0 * t) * MIB) as u64);
+        f.step(t_ms, &s).0
+    });
+    let s = fc.swap_full_s.expect("the volume is filling");
+    assert!((t + s - 64.0).abs() < 0.5, "full at {} s, not 64 s", t + s);
+    // Without the volume's figure and with swap_full off: nothing.
+    let mut f = Forecaster::new(ForecastConfig {
+        swap_full: false,
+        ..ForecastConfig::default()
+    });
+    let mut none = Forecast::default();
+    for i in 0..=20u64 {
+        none = f.step(i * 500, &sys(1024.0 + 16.0 * i as f64, 8192.0)).0;
+    }
+    assert_eq!(none.swap_full_s, None);
 }

@@ -17,6 +17,8 @@ pub struct Monitor {
     pub detector: Detector,
     /// The level in force, written into each sample's `pressure.level`.
     pub pressure: PressureGauge,
+    /// The level of the scope's own PSI (a cgroup v2's `memory.pressure`).
+    pub scope_pressure: PressureGauge,
     /// Time to trouble.
     pub forecaster: Forecaster,
     /// A process never counted as watched though it is in the tree: the
@@ -31,6 +33,7 @@ impl Monitor {
             tree: WatchTree::new(watch),
             detector: Detector::new(cfg),
             pressure: PressureGauge::new(PressureConfig::default()),
+            scope_pressure: PressureGauge::new(PressureConfig::default()),
             forecaster: Forecaster::new(ForecastConfig::default()),
             exclude: None,
         }
@@ -50,17 +53,13 @@ impl Monitor {
 
     /// Derives the Linux pressure level with `cfg` instead of the defaults.
     pub fn with_pressure(mut self, cfg: PressureConfig) -> Self {
-        self.pressure = PressureGauge::new(cfg);
+        self.pressure = PressureGauge::new(cfg.clone());
+        self.scope_pressure = PressureGauge::new(cfg);
         self
     }
 
     pub fn step(&mut self, mut sample: Sample) -> Tick {
-        let level = self
-            .pressure
-            .step(sample.t_ms, sample.system.pressure.as_ref());
-        if let Some(p) = sample.system.pressure.as_mut() {
-            p.level = level;
-        }
+        self.note_pressure(&mut sample);
         let (forecast, forecast_fired) =
             self.forecaster
                 .step_in(sample.t_ms, &sample.system, sample.scope.as_ref());
@@ -85,6 +84,37 @@ impl Monitor {
             forecast,
             forecast_fired,
             scope_note: None,
+        }
+    }
+}
+
+impl Monitor {
+    /// Writes the levels into `sample`: the scope's from its own PSI, and
+    /// the one in force, the worse of the machine's and the scope's (a job
+    /// stalling inside its limit is under pressure on a calm host; a host
+    /// thrashing presses every job on it).
+    fn note_pressure(&mut self, sample: &mut Sample) {
+        let t = sample.t_ms;
+        let host = self.pressure.step(t, sample.system.pressure.as_ref());
+        let scope_psi = sample.scope.as_mut().and_then(|s| s.pressure.as_mut());
+        let scope = match scope_psi {
+            Some(p) => {
+                let level = self.scope_pressure.step(t, Some(p));
+                p.level = level;
+                level
+            }
+            None => None,
+        };
+        let level = host.max(scope);
+        match sample.system.pressure.as_mut() {
+            Some(p) => p.level = level,
+            None if level.is_some() => {
+                sample.system.pressure = Some(crate::pressure::Pressure {
+                    level,
+                    ..Default::default()
+                });
+            }
+            None => {}
         }
     }
 }

@@ -69,6 +69,14 @@ pub struct SystemSample {
     /// memory that left a footprint went. Absent on macOS and in older traces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anon_bytes: Option<u64>,
+    /// macOS: free space of the volume holding the swap files (`statfs` of
+    /// `/System/Volumes/VM`, `/private/var/vm` before macOS 11: XNU's
+    /// `SWAP_FILE_NAME`, `osfmk/vm/vm_compressor_backing_store.h`), what
+    /// the kernel can still grow swap into: its swap files are made on
+    /// demand, so `swap_total_bytes` is no wall there. Absent on Linux
+    /// (swap has a fixed size) and in older traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_volume_free_bytes: Option<u64>,
     /// Memory pressure (Linux PSI, the macOS kernel's level) and the level
     /// in force; absent where the OS gives none — never zeros.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -292,6 +300,12 @@ pub struct Scope {
     /// Cumulative events (counts since the cgroup was made).
     #[serde(default)]
     pub events: ScopeEvents,
+    /// v2: the cgroup's own PSI (`memory.pressure`, the format of
+    /// `/proc/pressure/memory`: cgroup-v2.rst, "memory.pressure"), with the
+    /// level derived from it as from the system's. Absent on v1 and where
+    /// the kernel has no PSI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<Pressure>,
 }
 
 /// A scope's cumulative events: v2 `memory.events`; v1 `memory.failcnt`

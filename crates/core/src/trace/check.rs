@@ -37,6 +37,8 @@ pub fn check(record: &Record) -> Result<(), String> {
             bytes("sys.memory_used_bytes", sys.memory_used_bytes.unwrap_or(0))?;
             bytes("sys.app_bytes", sys.app_bytes.unwrap_or(0))?;
             bytes("sys.cached_bytes", sys.cached_bytes.unwrap_or(0))?;
+            let volume = sys.swap_volume_free_bytes.unwrap_or(0);
+            bytes("sys.swap_volume_free_bytes", volume)?;
             if let Some(pct) = sys.available_pct {
                 percent("sys.available_pct", pct)?;
             }

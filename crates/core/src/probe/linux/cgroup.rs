@@ -25,7 +25,10 @@
 //!   (same), `memory.current` and `memory.swap.current` (read-only single
 //!   values, "the cgroup and its descendants"), `memory.events` (flat-keyed:
 //!   `low`, `high`, `max`, `oom`, `oom_kill`, hierarchical), `memory.stat`
-//!   (flat-keyed, "new entries can show up in the middle": looked up by key);
+//!   (flat-keyed, "new entries can show up in the middle": looked up by key),
+//!   `memory.pressure` (nested-keyed PSI, `some`/`full` lines as
+//!   `/proc/pressure/memory` has them: Documentation/accounting/psi.rst,
+//!   "Cgroup2 interface");
 //! - v1 (Documentation/admin-guide/cgroup-v1/memory.rst): `memory.limit_in_bytes`
 //!   (no limit reads as a page-aligned `PAGE_COUNTER_MAX`, 9223372036854771712
 //!   with 4 KiB pages), `memory.usage_in_bytes`, `memory.memsw.limit_in_bytes`
@@ -243,6 +246,7 @@ fn read_files(dir: &Path, version: u8) -> Result<Files, ProbeError> {
                 swap_current: read("memory.swap.current")?,
                 events: read("memory.events")?,
                 stat: read("memory.stat")?,
+                pressure: read("memory.pressure")?,
                 ..Files::default()
             }
         }

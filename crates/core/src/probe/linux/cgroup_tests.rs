@@ -98,6 +98,33 @@ fn v2_the_innermost_cgroup_with_a_limit_is_the_scope() {
 }
 
 #[test]
+fn v2_the_scopes_own_psi_is_read_from_memory_pressure() {
+    let t = Tree::new("v2-psi");
+    v2_job(&t);
+    let scope = v2_fs(&t).scope_of(42, HOST).unwrap().unwrap();
+    assert_eq!(scope.pressure, None, "no memory.pressure: no figures");
+    // psi.rst, "Cgroup2 interface": the format of /proc/pressure/memory.
+    t.write(
+        "cg/system.slice/job.scope/memory.pressure",
+        "some avg10=31.20 avg60=12.05 avg300=2.61 total=9182736\n\
+         full avg10=18.44 avg60=6.10 avg300=1.20 total=5012345\n",
+    );
+    let p = v2_fs(&t)
+        .scope_of(42, HOST)
+        .unwrap()
+        .unwrap()
+        .pressure
+        .expect("the job's PSI");
+    let (some, full) = (p.some.unwrap(), p.full.unwrap());
+    assert_eq!(
+        (some.avg10, some.avg60, some.total_us),
+        (31.2, 12.05, 9_182_736)
+    );
+    assert_eq!((full.avg10, full.total_us), (18.44, 5_012_345));
+    assert_eq!(p.level, None, "the monitor derives the level");
+}
+
+#[test]
 fn v2_a_swap_limit_and_a_high_throttle_are_read() {
     let t = Tree::new("v2-swap");
     v2_job(&t);

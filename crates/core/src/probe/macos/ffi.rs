@@ -204,6 +204,18 @@ pub fn pid_path(pid: pid_t, buf: &mut [u8]) -> io::Result<usize> {
     }
 }
 
+/// `statfs(path)`: the volume's free blocks for an unprivileged writer
+/// and its block size (`f_bavail`, `f_bsize` of `struct statfs`,
+/// `<sys/mount.h>`); `None` when the call fails.
+pub fn statfs_free(path: &CStr) -> Option<(u64, u32)> {
+    // SAFETY: `statfs` is plain old data (integers and byte arrays); all
+    // zeroes is a valid value.
+    let mut st: libc::statfs = unsafe { mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a struct the call fills.
+    let rc = unsafe { libc::statfs(path.as_ptr(), &mut st) };
+    (rc == 0).then_some((st.f_bavail, st.f_bsize))
+}
+
 /// `sysctlbyname(name)` into `buf`; returns how many bytes the kernel wrote.
 pub fn sysctl_by_name(name: &CStr, buf: &mut [u8]) -> io::Result<usize> {
     let mut len = buf.len();

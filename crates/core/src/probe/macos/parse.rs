@@ -162,6 +162,14 @@ pub(super) fn u32_at(buf: &[u8], offset: usize) -> Option<u32> {
     Some(u32::from_le_bytes(bytes.try_into().ok()?))
 }
 
+/// Free space of a volume for an unprivileged writer from `statfs`:
+/// `f_bavail` blocks of `f_bsize` bytes (`struct statfs`,
+/// `<sys/mount.h>`). `None` when the product overflows (no volume is that
+/// large: a garbled answer).
+pub fn volume_free_bytes(f_bavail: u64, f_bsize: u32) -> Option<u64> {
+    f_bavail.checked_mul(u64::from(f_bsize))
+}
+
 /// Swap figures of `sysctl vm.swapusage`: `(total, avail, used)` in bytes.
 /// `None` when the kernel answered fewer than [`XSW_USAGE_SIZE`] bytes.
 pub fn parse_xsw_usage(buf: &[u8]) -> Option<(u64, u64, u64)> {

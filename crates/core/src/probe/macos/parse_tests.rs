@@ -830,3 +830,12 @@ fn pressure_level_unknown_or_short_is_none_not_normal() {
     assert_eq!(parse_pressure_level(&[1, 0]), None);
     assert_eq!(parse_pressure_level(&[1, 0, 0, 0, 0, 0, 0, 0]), None);
 }
+
+#[test]
+fn a_volumes_free_space_is_its_available_blocks_times_their_size() {
+    // An APFS volume answers 4096-byte blocks; 50 GiB left for a writer.
+    assert_eq!(volume_free_bytes(13_107_200, 4096), Some(50 << 30));
+    assert_eq!(volume_free_bytes(0, 4096), Some(0));
+    // A garbled answer overflows: nothing, not a wrapped figure.
+    assert_eq!(volume_free_bytes(u64::MAX / 2, 4096), None);
+}

@@ -11,6 +11,7 @@
 //! | identity | `p_uniqueid` of `proc_pidinfo(PROC_PIDUNIQIDENTIFIERINFO)` (every user): a reused pid has a new one |
 //! | start time | `p_starttime` of `sysctl kern.proc.pid.<pid>` (`kinfo_proc`), µs since the epoch — read once per new process: that sysctl walks every process in the kernel |
 //! | swap | `sysctl vm.swapusage` |
+//! | room for swap to grow | `statfs` of `/System/Volumes/VM` (else `/private/var/vm`): `f_bavail × f_bsize` |
 //! | free % | `free_count + speculative_count` of `host_statistics64(HOST_VM_INFO64)`, % of `hw.memsize_usable` |
 //! | used (Activity Monitor's "Memory Used") | app (`internal_page_count − purgeable_count`) + `wire_count` + `compressor_page_count`, same answer |
 //! | cached files | `external_page_count + purgeable_count`, same answer |
@@ -124,6 +125,20 @@ fn sysctl_uint(name: &CStr) -> Result<u64, ProbeError> {
 /// readable by any user on macOS — the privilege check is for other Apple
 /// OSes only, XNU `sysctl_memorystatus_vm_pressure_level`); the error says
 /// why not, for [`Probe::pressure_absent`].
+/// Where the kernel makes its swap files: `SWAP_FILE_NAME` of
+/// `osfmk/vm/vm_compressor_backing_store.h` (`/System/Volumes/VM/swapfile`
+/// on macOS; `/private/var/vm/swapfile` before the VM volume, macOS 11).
+const SWAP_DIRS: [&CStr; 2] = [c"/System/Volumes/VM", c"/private/var/vm"];
+
+/// Free space of the volume the swap files grow on; `None` when neither
+/// folder answers.
+fn swap_volume_free() -> Option<u64> {
+    SWAP_DIRS.iter().find_map(|dir| {
+        let (bavail, bsize) = ffi::statfs_free(dir)?;
+        parse::volume_free_bytes(bavail, bsize)
+    })
+}
+
 fn pressure_level() -> Result<Level, String> {
     let mut buf = [0u8; 8];
     let bytes =
@@ -205,6 +220,7 @@ impl NativeProbe {
             // macOS's pages do not say what processes hold apart from the
             // compressor: the hidden-memory rule keeps to free memory there.
             anon_bytes: None,
+            swap_volume_free_bytes: swap_volume_free(),
             pressure: pressure_level().ok().map(|level| Pressure {
                 kernel_level: Some(level),
                 ..Pressure::default()

@@ -192,6 +192,8 @@ pub struct Files {
     pub swap_current: Option<String>,
     pub events: Option<String>,
     pub stat: Option<String>,
+    // v2 only
+    pub pressure: Option<String>,
     // v1 only
     pub memsw_limit: Option<String>,
     pub memsw_usage: Option<String>,
@@ -224,6 +226,10 @@ pub fn scope_v2(path: &str, f: &Files, ceiling: u64) -> Option<Scope> {
             .as_deref()
             .and_then(|s| Some(flat_key(s, "anon")?.saturating_add(flat_key(s, "shmem")?))),
         events: f.events.as_deref().map(parse_events_v2).unwrap_or_default(),
+        pressure: f
+            .pressure
+            .as_deref()
+            .and_then(|t| crate::probe::linux::parse::parse_psi(t.as_bytes())),
     })
 }
 
@@ -260,6 +266,8 @@ pub fn scope_v1(path: &str, f: &Files, ceiling: u64) -> Option<Scope> {
             oom: None,
             oom_kill: oom.and_then(|o| flat_key(o, "oom_kill")),
         },
+        // v1 has no per-cgroup PSI.
+        pressure: None,
     })
 }
 
