@@ -348,7 +348,9 @@ fn scope_series(out: &mut String, scope: &crate::probe::Scope) {
         scope.version
     );
     let e = &scope.events;
-    let series: [(&str, &str, &str, Option<u64>); 7] = [
+    let psi = scope.pressure.as_ref();
+    let level = psi.and_then(|p| p.level).map(|l| u64::from(l.value()));
+    let series: [(&str, &str, &str, Option<u64>); 8] = [
         ("swapsight_scope_limit_bytes", "gauge", "Memory limit of the run's scope, the memory cgroup it is judged against (v2 memory.max, else memory.high; v1 memory.limit_in_bytes).", Some(scope.limit_bytes)),
         ("swapsight_scope_usage_bytes", "gauge", "Memory charged to the scope (v2 memory.current, v1 memory.usage_in_bytes).", Some(scope.usage_bytes)),
         ("swapsight_scope_swap_bytes", "gauge", "Swap of the scope (v2 memory.swap.current, v1 total_swap of memory.stat).", scope.swap_bytes),
@@ -356,11 +358,23 @@ fn scope_series(out: &mut String, scope: &crate::probe::Scope) {
         ("swapsight_scope_high_bytes", "gauge", "The scope's memory.high throttle (v2).", scope.high_bytes),
         ("swapsight_scope_limit_hits_total", "counter", "Times the scope's usage hit its limit (v2 memory.events max, v1 memory.failcnt).", e.max),
         ("swapsight_scope_oom_kills_total", "counter", "Processes of the scope killed by an OOM killer (oom_kill of v2 memory.events, v1 memory.oom_control).", e.oom_kill),
+        ("swapsight_scope_memory_pressure_level", "gauge", "The scope's own pressure level from its memory.pressure (v2): 1 normal, 2 warning, 4 critical.", level),
     ];
     for (name, kind, help, value) in series {
         if let Some(v) = value {
             family(out, name, kind, help);
             let _ = writeln!(out, "{name}{{{l}}} {v}");
+        }
+    }
+    let totals = [
+        ("swapsight_scope_pressure_memory_waiting_seconds_total", "The scope's PSI some total (v2 memory.pressure): time at least one of its tasks stalled on memory.", psi.and_then(|p| p.some)),
+        ("swapsight_scope_pressure_memory_stalled_seconds_total", "The scope's PSI full total (v2 memory.pressure): time all its non-idle tasks stalled on memory at once.", psi.and_then(|p| p.full)),
+    ];
+    for (name, help, line) in totals {
+        if let Some(line) = line {
+            family(out, name, "counter", help);
+            let secs = line.total_us as f64 / 1e6;
+            let _ = writeln!(out, "{name}{{{l}}} {}", number(secs));
         }
     }
 }

@@ -367,3 +367,52 @@ fn counter_names_are_bounded() {
     assert_eq!(last.len(), crate::report::counters::MAX_NAMES);
     assert_eq!(last[0].name, "c0");
 }
+
+#[test]
+fn the_scopes_own_pressure_is_exported_with_its_labels_and_absent_without() {
+    use crate::pressure::{Level, Pressure, PsiLine};
+    let mut t = synth::seed_offload();
+    let last = t.samples.len() - 1;
+    let mut scope = crate::probe::Scope {
+        path: "/job".into(),
+        version: 2,
+        limit_bytes: 1 << 30,
+        ..Default::default()
+    };
+    t.samples[last].sample.scope = Some(scope.clone());
+    let text = render(&Snapshot::from_trace(&t).unwrap(), 5);
+    assert!(!text.contains("swapsight_scope_memory_pressure"), "{text}");
+    assert!(!text.contains("swapsight_scope_pressure_"), "{text}");
+
+    scope.pressure = Some(Pressure {
+        some: Some(PsiLine {
+            avg10: 31.0,
+            avg60: 10.0,
+            total_us: 2_500_000,
+        }),
+        full: Some(PsiLine {
+            total_us: 1_000_000,
+            ..PsiLine::default()
+        }),
+        level: Some(Level::Warning),
+        ..Pressure::default()
+    });
+    t.samples[last].sample.scope = Some(scope);
+    let text = render(&Snapshot::from_trace(&t).unwrap(), 5);
+    let scrape = parse(&text);
+    let labels = [("scope", "/job"), ("version", "2")];
+    let at = |metric| value(&scrape, metric, &labels);
+    assert_eq!(
+        at("swapsight_scope_memory_pressure_level"),
+        Some(2.0),
+        "{text}"
+    );
+    assert_eq!(
+        at("swapsight_scope_pressure_memory_waiting_seconds_total"),
+        Some(2.5)
+    );
+    assert_eq!(
+        at("swapsight_scope_pressure_memory_stalled_seconds_total"),
+        Some(1.0)
+    );
+}

@@ -36,6 +36,12 @@ pub struct ScopeSummary {
     pub first_oom_kill_ms: Option<u64>,
     /// Samples taken inside the scope.
     pub samples: usize,
+    /// v2: the highest level of the scope's own PSI (`memory.pressure`)
+    /// and the highest `some` avg10 seen; absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_pressure: Option<crate::pressure::Level>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pressure_some_avg10_peak: Option<f64>,
 }
 
 /// Folds each sample's scope into a [`ScopeSummary`].
@@ -81,6 +87,8 @@ impl ScopeFold {
                 oom_kills: 0,
                 first_oom_kill_ms: None,
                 samples: 0,
+                peak_pressure: None,
+                pressure_some_avg10_peak: None,
             }
         });
         if s.path != sc.path {
@@ -96,6 +104,13 @@ impl ScopeFold {
             (a, b) => a.or(b),
         };
         s.samples = s.samples.saturating_add(1);
+        if let Some(p) = &sc.pressure {
+            s.peak_pressure = s.peak_pressure.max(p.level);
+            if let Some(some) = p.some {
+                let peak = s.pressure_some_avg10_peak.unwrap_or(0.0).max(some.avg10);
+                s.pressure_some_avg10_peak = Some(peak);
+            }
+        }
         // Counters only grow; a smaller one is another cgroup's (counted
         // again from there).
         if counts.0 < self.last.0 || counts.1 < self.last.1 {
@@ -156,6 +171,13 @@ impl ScopeSummary {
         );
         if let Some(high) = self.high_bytes {
             out.push_str(&format!("; memory.high {}", format_limit(high)));
+        }
+        match (self.peak_pressure, self.pressure_some_avg10_peak) {
+            (Some(level), Some(some)) => out.push_str(&format!(
+                "; its own pressure peaked at {level} (PSI some avg10 up to {some:.1} %)"
+            )),
+            (Some(level), None) => out.push_str(&format!("; its own pressure peaked at {level}")),
+            _ => {}
         }
         if self.oom_kills > 0 {
             out.push_str(&format!("\nended by: {}", self.oom_words()));

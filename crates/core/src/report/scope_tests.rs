@@ -71,3 +71,38 @@ fn an_oom_kill_seen_after_the_samples_ended_the_run() {
     f.note_oom_event(700);
     assert_eq!(f.finish(), None);
 }
+
+#[test]
+fn the_scopes_own_pressure_peak_is_kept_and_said() {
+    use crate::pressure::{Level, Pressure, PsiLine};
+    let with = |level: Level, some10: f64| Scope {
+        pressure: Some(Pressure {
+            some: Some(PsiLine {
+                avg10: some10,
+                ..PsiLine::default()
+            }),
+            level: Some(level),
+            ..Pressure::default()
+        }),
+        ..scope(100, 0, 0, 0)
+    };
+    let mut f = ScopeFold::default();
+    f.note(Some(&with(Level::Normal, 3.0)), 0);
+    f.note(Some(&with(Level::Critical, 52.5)), 500);
+    f.note(Some(&with(Level::Warning, 20.0)), 1000);
+    let s = f.finish().unwrap();
+    assert_eq!(s.peak_pressure, Some(Level::Critical));
+    assert_eq!(s.pressure_some_avg10_peak, Some(52.5));
+    assert!(
+        s.to_text()
+            .contains("its own pressure peaked at critical (PSI some avg10 up to 52.5 %)"),
+        "{}",
+        s.to_text()
+    );
+    // A v1 scope (no memory.pressure): nothing said.
+    let mut f = ScopeFold::default();
+    f.note(Some(&scope(100, 0, 0, 0)), 0);
+    let s = f.finish().unwrap();
+    assert_eq!(s.peak_pressure, None);
+    assert!(!s.to_text().contains("pressure"), "{}", s.to_text());
+}
