@@ -112,6 +112,21 @@ pub fn percent(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// A PSI share of time, in %: `10`, `12.5%`; more than 0, at most 100.
+pub fn psi_share(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let t = t.strip_suffix('%').unwrap_or(t).trim_end();
+    let v: f64 = t
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite())
+        .ok_or_else(|| "expected a share of time in %, like 10".to_string())?;
+    if v <= 0.0 || v > 100.0 {
+        return Err("must be more than 0 and at most 100 (% of the time tasks stalled)".into());
+    }
+    Ok(v)
+}
+
 #[cfg(test)]
 #[path = "args_tests.rs"]
 mod tests;

@@ -59,3 +59,13 @@ fn counts_say_what_is_wrong() {
     assert_eq!(count("-1").unwrap_err(), "must be 0 or more");
     assert!(count("ten").unwrap_err().contains("whole number"));
 }
+
+#[test]
+fn psi_shares_are_above_zero_and_at_most_all_the_time() {
+    assert_eq!(psi_share("10"), Ok(10.0));
+    assert_eq!(psi_share(" 12.5% "), Ok(12.5));
+    assert_eq!(psi_share("100"), Ok(100.0));
+    for bad in ["0", "-1", "100.01", "NaN", "inf", "ten", ""] {
+        assert!(psi_share(bad).is_err(), "{bad}");
+    }
+}

@@ -260,6 +260,7 @@ fn check_args(args: &Args) -> anyhow::Result<(&str, &[String])> {
         ));
     };
     session::check_command(&args.command)?;
+    args.recording.check()?;
     if args.wait_timeout.is_some() && args.wait_free.is_none() {
         return Err(exit::fail(
             exit::USAGE,

@@ -40,6 +40,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     session::check_command(&args.command)?;
+    args.recording.check()?;
     if let Some(pid) = args.pid {
         process::ensure_pid_exists(pid)?;
     }

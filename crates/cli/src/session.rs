@@ -37,6 +37,45 @@ pub struct RecordingArgs {
     /// Linux: how long PSI must stay over a threshold before the pressure level rises (docs/detector.md)
     #[arg(long, value_name = "DUR", default_value = "30s", value_parser = crate::args::duration, allow_hyphen_values = true)]
     pub pressure_hold: Duration,
+    /// Linux: PSI `some` avg10 (% of time some task stalled on memory) at which the level is warning [default: 10, nohang's]
+    #[arg(long, value_name = "PCT", value_parser = crate::args::psi_share, allow_hyphen_values = true)]
+    pub pressure_warn: Option<f64>,
+    /// Linux: PSI `some` avg10 at which the level is critical [default: 40, nohang's]
+    #[arg(long, value_name = "PCT", value_parser = crate::args::psi_share, allow_hyphen_values = true)]
+    pub pressure_critical: Option<f64>,
+}
+
+impl RecordingArgs {
+    /// Refuses, in one line, what the flags cannot mean together; called
+    /// before anything starts.
+    pub fn check(&self) -> anyhow::Result<()> {
+        let cfg = self.pressure();
+        if cfg.warn_some_avg10 >= cfg.critical_some_avg10 {
+            return Err(exit::fail(
+                exit::USAGE,
+                format!(
+                    "--pressure-warn {} must be below --pressure-critical {} (see --help)",
+                    cfg.warn_some_avg10, cfg.critical_some_avg10
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The Linux pressure thresholds these flags ask for.
+    pub fn pressure(&self) -> swapsight::pressure::PressureConfig {
+        let mut cfg = swapsight::pressure::PressureConfig {
+            hold_ms: u64::try_from(self.pressure_hold.as_millis()).unwrap_or(u64::MAX),
+            ..Default::default()
+        };
+        if let Some(warn) = self.pressure_warn {
+            cfg.warn_some_avg10 = warn;
+        }
+        if let Some(critical) = self.pressure_critical {
+            cfg.critical_some_avg10 = critical;
+        }
+        cfg
+    }
 }
 
 /// The trace's header for a recording by `verb` (`record`, `guard`) with
@@ -60,7 +99,7 @@ pub fn header(
             detector: swapsight::DetectorConfig::default(),
         },
     );
-    header.pressure.hold_ms = u64::try_from(args.pressure_hold.as_millis()).unwrap_or(u64::MAX);
+    header.pressure = args.pressure();
     header.pressure_absent = probe.pressure_absent();
     if let Some(why) = &header.pressure_absent {
         eprintln!("swapsight: no memory pressure figures: {why}");

@@ -1,6 +1,6 @@
 //! `record` and `guard` take the same recording flags (`-o`, `--interval`,
-//! `--top`): the same values pass, the same values are refused with the
-//! same line.
+//! `--top`, the pressure thresholds): the same values pass, the same values
+//! are refused with the same line.
 
 use super::util::*;
 
@@ -27,6 +27,10 @@ fn record_and_guard_refuse_the_same_values_with_the_same_line() {
         &["--interval", "-1s"],
         &["--top", "-1"],
         &["--top", "ten"],
+        &["--pressure-warn", "0"],
+        &["--pressure-warn", "101"],
+        &["--pressure-critical", "lots"],
+        &["--pressure-warn", "50"],
         &["-o", missing],
     ] {
         let (code, err) = said("record", args);
@@ -56,5 +60,25 @@ fn record_and_guard_accept_the_edges_and_write_them_in_the_header() {
             assert_eq!(t.header().interval_ms, ms, "{verb} {interval}");
             assert_eq!(t.header().top_n.to_string(), top, "{verb} --top {top}");
         }
+        // The pressure thresholds, into the header that report reads.
+        let trace = dir.join(&format!("{verb}-psi.jsonl"));
+        let out = swapsight()
+            .arg(verb)
+            .args(["--pressure-warn", "5%", "--pressure-critical", "20", "-o"])
+            .arg(&trace)
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{verb}: {}", stderr_of(&out));
+        let p = &swapsight::trace::read(&trace)
+            .unwrap()
+            .header()
+            .pressure
+            .clone();
+        assert_eq!(
+            (p.warn_some_avg10, p.critical_some_avg10),
+            (5.0, 20.0),
+            "{verb}"
+        );
     }
 }
