@@ -1,8 +1,9 @@
 //! Time to trouble and memory pressure on real swap (issue 23): a filler
 //! ramping at a steady rate into swap under a capped memory cgroup is
 //! forecast to cross a 512 MiB swap budget early enough and close enough,
-//! and the system's PSI shows the stalls; an idle run beside it forecasts
-//! nothing and stays at normal. Needs root, a swap file and the cgroup v1
+//! and the system's PSI shows the stalls (the level leaving normal at a low
+//! warning line); an idle run beside it forecasts nothing and stays at
+//! normal. Needs root, a swap file and the cgroup v1
 //! memory controller; never skipped under `CI=true`.
 
 use std::path::Path;
@@ -135,7 +136,10 @@ fn a_steady_filler_is_forecast_before_the_swap_budget_and_stalls_show_in_psi() {
     // everything past the cap goes to swap at that rate; the guard stops it
     // on the 512 MiB budget.
     let trace = dir.join("filler.jsonl");
-    let out = guard_512m(&trace, &steady_filler(&rs));
+    // The warning line low (PSI some avg10 0.8 %): the cap stalls the filler
+    // 2 % of the time, so its own run shows the level leave normal.
+    let extra = ["--pressure-warn", "0.8"];
+    let out = guard_512m_with(&trace, &extra, &steady_filler(&rs));
     assert_eq!(out.status.code(), Some(10), "guard: {}", stderr_of(&out));
     let (rows, start) = rows(&trace);
 
@@ -175,7 +179,41 @@ fn a_steady_filler_is_forecast_before_the_swap_budget_and_stalls_show_in_psi() {
     assert!(rows
         .iter()
         .all(|r| r.some_total_us.is_some() && r.level.is_some()));
+    // The level left normal once PSI had stayed over the line for the 3 s
+    // hold, at that very tick or the next.
+    let held = held_over(&rows, 0.8, 3000).expect("PSI some avg10 never held over 0.8 %");
+    let raised = rows
+        .iter()
+        .find(|r| r.level.as_deref() == Some("warning"))
+        .expect("the level never left normal");
+    eprintln!(
+        "PSI over 0.8 % for 3 s at {:.2} s; level warning from {:.2} s",
+        held as f64 / 1000.0,
+        raised.t_ms as f64 / 1000.0
+    );
+    assert!(
+        raised.t_ms <= held + 250,
+        "raised at {} ms, held at {held} ms",
+        raised.t_ms
+    );
     drop(rs);
+}
+
+/// When PSI `some` avg10 had first stayed at or over `line` % for `hold_ms`
+/// (the tick the gauge raises the level at).
+fn held_over(rows: &[Row], line: f64, hold_ms: u64) -> Option<u64> {
+    let mut since = None;
+    for r in rows {
+        if r.some_avg10.is_some_and(|v| v >= line) {
+            let s = *since.get_or_insert(r.t_ms);
+            if r.t_ms - s >= hold_ms {
+                return Some(r.t_ms);
+            }
+        } else {
+            since = None;
+        }
+    }
+    None
 }
 
 /// The guard-stop event of a trace: its time, message and code.
