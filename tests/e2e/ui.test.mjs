@@ -128,7 +128,16 @@ test(title, { timeout: 90_000 }, async () => {
     await page.waitForSelector('#record.on', { timeout: 5_000 });
     await page.waitForTimeout(1500);
     await page.click('#record');
-    await page.waitForFunction(() => !document.querySelector('#export').disabled, null, { timeout: 10_000 });
+    // Wait for the stop's answer, not for the export button alone: with a
+    // recording left from an earlier run the button is already enabled
+    // while the status line still says "Recording to …".
+    await page.waitForFunction(
+      () =>
+        !document.querySelector('#export').disabled &&
+        /to \S+\.jsonl\.$/.test(document.querySelector('#status')?.textContent ?? ''),
+      null,
+      { timeout: 10_000 },
+    );
     const saved = (await page.textContent('#status')) ?? '';
     const recording = /to (\S+\.jsonl)\.$/.exec(saved)?.[1];
     assert.ok(recording, `the status line says ${saved}`);
