@@ -49,17 +49,10 @@ impl RecordingArgs {
     /// Refuses, in one line, what the flags cannot mean together; called
     /// before anything starts.
     pub fn check(&self) -> anyhow::Result<()> {
-        let cfg = self.pressure();
-        if cfg.warn_some_avg10 >= cfg.critical_some_avg10 {
-            return Err(exit::fail(
-                exit::USAGE,
-                format!(
-                    "--pressure-warn {} must be below --pressure-critical {} (see --help)",
-                    cfg.warn_some_avg10, cfg.critical_some_avg10
-                ),
-            ));
+        match self.pressure().problem() {
+            Some(why) => Err(exit::fail(exit::USAGE, format!("{why} (see --help)"))),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// The Linux pressure thresholds these flags ask for.

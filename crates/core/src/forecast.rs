@@ -229,12 +229,18 @@ impl Forecaster {
         scope: Option<&Scope>,
     ) -> (Forecast, Vec<Limit>) {
         let t = to_i64(t_ms);
-        let key = scope.map(|s| (s.version, s.path.clone()));
-        if key != self.scope_key {
+        let same = match (&self.scope_key, scope) {
+            (Some((v, path)), Some(s)) => *v == s.version && *path == s.path,
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
             // Another memory to count: the old points say nothing of it.
+            // (Compared in place: the path is cloned only when it changes,
+            // not every tick.)
             self.used = Series::default();
             self.scope_swap = Series::default();
-            self.scope_key = key;
+            self.scope_key = scope.map(|s| (s.version, s.path.clone()));
         }
         let swap_slope = self.swap.push(t, to_i64(sys.swap_used_bytes), &self.cfg);
         let first = self.cfg.swap_start_bytes.map_or(sys.swap_used_bytes, |b| b);

@@ -149,6 +149,18 @@ impl Default for PressureConfig {
 }
 
 impl PressureConfig {
+    /// Why these thresholds cannot work together (warning at or above
+    /// critical), in the words of the flags that set them; `None` when they
+    /// can.
+    pub fn problem(&self) -> Option<String> {
+        (self.warn_some_avg10 >= self.critical_some_avg10).then(|| {
+            format!(
+                "--pressure-warn {} must be below --pressure-critical {}",
+                self.warn_some_avg10, self.critical_some_avg10
+            )
+        })
+    }
+
     /// The level the PSI figures of one tick point at, before any holding.
     pub fn raw_level(&self, p: &Pressure) -> Level {
         let some = p.some.map_or(0.0, |l| l.avg10);

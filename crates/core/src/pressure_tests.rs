@@ -174,3 +174,19 @@ fn a_fold_without_pressure_is_none_and_old_traces_are_derived() {
     assert_eq!(s.levels.peak, Level::Warning);
     assert_eq!((s.levels.normal_ms, s.levels.warning_ms), (1500, 3000));
 }
+
+#[test]
+fn thresholds_with_warning_at_or_above_critical_are_a_problem() {
+    let cfg = |warn, critical| PressureConfig {
+        warn_some_avg10: warn,
+        critical_some_avg10: critical,
+        ..PressureConfig::default()
+    };
+    assert_eq!(PressureConfig::default().problem(), None);
+    assert_eq!(cfg(5.0, 20.0).problem(), None);
+    assert_eq!(
+        cfg(50.0, 40.0).problem().as_deref(),
+        Some("--pressure-warn 50 must be below --pressure-critical 40")
+    );
+    assert!(cfg(40.0, 40.0).problem().is_some());
+}
