@@ -8,16 +8,18 @@ use super::util::*;
 
 fn record_filler(rs: &RealSwap, trace: &std::path::Path, mb: &str) -> std::process::Output {
     let fill = memfill();
-    // A pause between chunks: the recorder looks into the cgroup a few
+    // A pause between chunks: the recorder looks into the cgroup many
     // times before the filler outgrows it (a kill before swapsight's first
-    // look would be taken for the cgroup's past).
+    // look would be taken for the cgroup's past). At 0.25 s a chunk the
+    // kill came after 2 s, and CI, loaded by the tests beside it, once saw
+    // no look before it; at 0.5 s it comes after 4 s, 16 ticks.
     let cmd = rs.wrap(&[
         "python3",
         fill.to_str().unwrap(),
         "--mb",
         mb,
         "--pause",
-        "0.25",
+        "0.5",
         "--hold",
         "3",
     ]);
