@@ -321,6 +321,10 @@ impl Forecaster {
             .map(|(now, lim)| (to_i64(now), to_i64(lim)));
         let swap_now = to_i64(sys.swap_used_bytes);
         let full = match (scope_full, sys.swap_volume_free_bytes) {
+            // A cgroup that may not swap (memory.swap.max 0, v1 memsw at the
+            // limit) has no swap to fill: its trouble is the OOM killer,
+            // which the free floor foresees. "Full at 0 s" would say nothing.
+            (Some((_, 0)), _) => None,
             (Some(full), _) => Some(full),
             // macOS: swap files grow until their volume is full.
             (None, Some(room)) => Some((swap_now, swap_now.saturating_add(to_i64(room)))),

@@ -424,6 +424,32 @@ fn inside_a_scope_the_free_floor_and_swap_full_are_the_scopes() {
 }
 
 #[test]
+fn a_scope_that_may_not_swap_has_no_swap_to_fill() {
+    // memory.swap.max 0: the job's swap stays 0 of 0; its usage climbs to
+    // its limit, where the OOM killer waits (the free floor's forecast).
+    let cfg = ForecastConfig {
+        free_floor_pct: 5.0,
+        ..ForecastConfig::default()
+    };
+    let mut replay = Replay::new(cfg);
+    for i in 0..=20u64 {
+        let t = i as f64 / 2.0;
+        let sc = scope(300.0 + 80.0 * t, Some(0.0), Some(0));
+        replay.push_in(i * 500, &sys(3000.0, 8192.0), Some(&sc));
+    }
+    let outcomes = replay.finish();
+    assert!(
+        outcomes.iter().all(|o| o.limit != Limit::SwapFull),
+        "{outcomes:?}"
+    );
+    let floor = outcomes.iter().find(|o| o.limit == Limit::FreeFloor);
+    assert!(
+        floor.is_some_and(|o| o.reached_ms.is_some()),
+        "{outcomes:?}"
+    );
+}
+
+#[test]
 fn entering_a_scope_starts_its_series_anew() {
     // The host's used memory climbs 50 MiB/s for 8 s (a rise the forecaster
     // takes up), then the command joins its cgroup, whose usage is flat at

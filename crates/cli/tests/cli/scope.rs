@@ -137,6 +137,23 @@ fn a_filler_its_cgroup_oom_kills_is_reported_as_ended_so() {
         ),
         "{summary}"
     );
+    // The filler the kernel killed is not listed as fitting: it carries the
+    // run, and its footprint filled the limit.
+    let p = heaviest_watched(&r);
+    assert_eq!(p["verdict"], "overflow", "{r:#}");
+    assert!(
+        p["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("the cgroup's OOM killer ended the run"),
+        "{p:#}"
+    );
+    // A cgroup that may not swap has no swap to fill.
+    let forecasts = r["forecasts"].as_array().unwrap();
+    assert!(
+        forecasts.iter().all(|o| o["limit"] != "swap-full"),
+        "{forecasts:#?}"
+    );
     let text = report_text(&trace);
     assert!(
         text.contains("ended by: the cgroup's OOM killer (1 process killed at "),

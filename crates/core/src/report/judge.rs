@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::process::Stats;
+use super::process::{Carries, Stats};
 use super::scope::ScopeFold;
 use super::{by_phase, FootprintsSummary, ProcessReport, Report};
 use crate::detect::{Detector, DetectorConfig, State};
@@ -155,11 +155,18 @@ impl RunJudge {
             .filter(|(_, s)| s.watched)
             .max_by_key(|(_, s)| s.peak_fp)
             .map(|(&pid, _)| pid);
+        let scope = self.scope.finish();
+        let oom_killed = scope.as_ref().is_some_and(|s| s.oom_kills > 0);
+        let peak_share = self.peak_readable as f64 / phys as f64;
         let processes = shown(
             self.stats
                 .iter()
                 .map(|(&pid, st)| {
-                    let carries = Some(pid) == largest_watched;
+                    let carries = match Some(pid) == largest_watched {
+                        false => Carries::Itself,
+                        true if oom_killed => Carries::OomKill(peak_share),
+                        true => Carries::Tree,
+                    };
                     st.report(pid, &self.swap, phys, tolerance, cfg, carries)
                 })
                 .collect(),
@@ -167,8 +174,6 @@ impl RunJudge {
         let first_swap = self.swap.first().map_or(0, |&(_, s)| s);
         let max_swap = self.swap.iter().map(|&(_, s)| s).max().unwrap_or(0);
         let swap_growth = signed_diff(max_swap, first_swap);
-        let scope = self.scope.finish();
-        let oom_killed = scope.as_ref().is_some_and(|s| s.oom_kills > 0);
         let verdict = run_verdict(
             processes
                 .iter()
@@ -178,7 +183,7 @@ impl RunJudge {
             swap_growth,
             tolerance,
             oom_killed,
-            self.peak_readable as f64 / phys as f64,
+            peak_share,
             cfg,
         );
         let min_free = if self.min_free.is_finite() {

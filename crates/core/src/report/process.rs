@@ -156,16 +156,13 @@ impl Stats {
 
     /// The verdict hindsight gives it: the state under which most of the
     /// swap growth happened (false fit or overflow); else its worst such
-    /// state; else, for the watched tree's largest member (`carries_tree`)
-    /// in a run whose swap grew by the tolerance while no tick looked like
-    /// a climb, the swap verdict at the footprints' share when swap peaked;
-    /// else hidden memory if it showed any; else fits.
-    pub(super) fn verdict(
-        &self,
-        tolerance: u64,
-        cfg: &DetectorConfig,
-        carries_tree: bool,
-    ) -> State {
+    /// state; else, for the watched tree's largest member (`carries`) in a
+    /// run whose swap grew by the tolerance while no tick looked like a
+    /// climb, the swap verdict at the footprints' share when swap peaked,
+    /// and in a run its cgroup's OOM killer ended (no swap absorbed it), the
+    /// swap verdict at the footprints' peak share, as the run's; else hidden
+    /// memory if it showed any; else fits.
+    pub(super) fn verdict(&self, tolerance: u64, cfg: &DetectorConfig, carries: Carries) -> State {
         let grew_under = |s| self.growth_by_state.get(&s).copied().unwrap_or(0);
         let ff = grew_under(State::FalseFit);
         let of = grew_under(State::Overflow);
@@ -177,8 +174,10 @@ impl Stats {
             }
         } else if self.worst == State::FalseFit || self.worst == State::Overflow {
             self.worst
-        } else if carries_tree && self.swap_growth() >= signed_diff(tolerance, 0) {
+        } else if carries != Carries::Itself && self.swap_growth() >= signed_diff(tolerance, 0) {
             cfg.swap_verdict(self.share_at_max_swap)
+        } else if let Carries::OomKill(share) = carries {
+            cfg.swap_verdict(share)
         } else if self.worst == State::HiddenMemory {
             State::HiddenMemory
         } else {
@@ -195,11 +194,11 @@ impl Stats {
         phys: u64,
         tolerance: u64,
         cfg: &DetectorConfig,
-        carries_tree: bool,
+        carries: Carries,
     ) -> ProcessReport {
         let growth = self.swap_growth();
         let (from, to) = growth_span(swap, &self.seen, self.swap_at_first, growth);
-        let verdict = self.verdict(tolerance, cfg, carries_tree);
+        let verdict = self.verdict(tolerance, cfg, carries);
         let duration_s = (self.last_ms.saturating_sub(self.first_ms)) as f64 / 1000.0;
         let pageins_per_s = if duration_s > 0.0 {
             self.last_pageins.saturating_sub(self.first_pageins) as f64 / duration_s
@@ -234,7 +233,7 @@ impl Stats {
             peak_outside_footprint_bytes: self.outside,
             readable: self.readable,
             first_flag_ms: self.first_flag,
-            evidence: self.evidence_words(verdict, (from, to), phys, tolerance),
+            evidence: self.evidence_words(verdict, (from, to), phys, tolerance, carries),
         }
     }
 
@@ -245,6 +244,7 @@ impl Stats {
         span: (Option<u64>, Option<u64>),
         phys: u64,
         tolerance: u64,
+        carries: Carries,
     ) -> String {
         let growth = self.swap_growth();
         let peak = format!(
@@ -282,28 +282,52 @@ impl Stats {
                 .filter(|&r| r >= 1.0)
                 .map(|r| format!("; swap-ins peaked at {r:.0} pages/s"))
                 .unwrap_or_default();
-        match verdict {
-            State::FalseFit => format!(
+        let oom_share = match carries {
+            Carries::OomKill(share) if growth < signed_diff(tolerance, 0) => Some(share),
+            _ => None,
+        };
+        match (verdict, oom_share) {
+            (State::FalseFit, Some(share)) => format!(
+                "footprint peaked at {peak} when the cgroup's OOM killer ended the run; all footprints stayed at {:.0} % of its limit: false fit — the footprint says it fits, the OOM killer says it did not{measured}",
+                share * 100.0
+            ),
+            (State::Overflow, Some(share)) => format!(
+                "footprint reached {peak} and the cgroup's OOM killer ended the run; all footprints at {:.0} % of its limit: overflow — it did not fit, and the footprint shows it{measured}",
+                share * 100.0
+            ),
+            (State::FalseFit, _) => format!(
                 "footprint peaked at {peak} while swap grew {}{when}; all footprints stayed at {:.0} % of memory: false fit — the footprint says it fits, swap says it does not{measured}",
                 format_bytes(growth),
                 self.share_at_max_swap * 100.0
             ),
-            State::Overflow => format!(
+            (State::Overflow, _) => format!(
                 "footprint reached {peak} and swap grew {}{when}; all footprints at {:.0} % of memory: overflow — it did not fit, and the footprint shows it{measured}",
                 format_bytes(growth),
                 self.share_at_max_swap * 100.0
             ),
-            State::HiddenMemory => format!(
+            (State::HiddenMemory, _) => format!(
                 "footprint fell by {} without free memory rising to match, or memory was owned outside it: hidden memory — the memory is still held but not in the footprint (peak {peak}){measured}",
                 format_bytes(self.hidden as i64)
             ),
-            State::Fits => format!(
+            (State::Fits, _) => format!(
                 "footprint peaked at {peak}; swap grew {} (tolerance {}): fits",
                 format_bytes(growth),
                 format_bytes(tolerance as i64)
             ),
         }
     }
+}
+
+/// What a process answers for beyond its own samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Carries {
+    /// Its own figures only.
+    Itself,
+    /// The watched tree's largest member: the run's swap growth.
+    Tree,
+    /// The same, in a run its cgroup's OOM killer ended; with the readable
+    /// footprints' peak share of the limit.
+    OomKill(f64),
 }
 
 /// When swap went from 10 % to 90 % of its growth, over the samples a

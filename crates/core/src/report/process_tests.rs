@@ -17,7 +17,7 @@ fn hindsight_takes_the_state_under_which_most_swap_grew_a_tie_to_false_fit() {
             worst,
             ..grew_under(pairs)
         };
-        st.verdict(128 * MIB, &cfg, false)
+        st.verdict(128 * MIB, &cfg, Carries::Itself)
     };
     let mib = MIB as i64;
     assert_eq!(
@@ -61,22 +61,59 @@ fn hindsight_judges_the_tree_carrier_on_the_whole_run_when_no_tick_climbed() {
         ..Default::default()
     };
     assert_eq!(
-        st(tolerance, 0.2).verdict(tolerance, &cfg, true),
+        st(tolerance, 0.2).verdict(tolerance, &cfg, Carries::Tree),
         State::FalseFit
     );
     assert_eq!(
-        st(tolerance, 0.9).verdict(tolerance, &cfg, true),
+        st(tolerance, 0.9).verdict(tolerance, &cfg, Carries::Tree),
         State::Overflow
     );
     // Below the tolerance, or not the tree's largest member: it fits.
     assert_eq!(
-        st(tolerance - 1, 0.2).verdict(tolerance, &cfg, true),
+        st(tolerance - 1, 0.2).verdict(tolerance, &cfg, Carries::Tree),
         State::Fits
     );
     assert_eq!(
-        st(tolerance, 0.2).verdict(tolerance, &cfg, false),
+        st(tolerance, 0.2).verdict(tolerance, &cfg, Carries::Itself),
         State::Fits
     );
+}
+
+#[test]
+fn the_tree_carrier_of_a_run_its_cgroup_oom_killed_did_not_fit() {
+    // No swap grew (the cgroup may not swap); the OOM killer ended the run.
+    let cfg = DetectorConfig::default();
+    let tolerance = 128 * MIB;
+    let st = Stats {
+        swap_at_first: GIB_BASE,
+        max_swap: GIB_BASE,
+        peak_fp: 255 * MIB,
+        ..Default::default()
+    };
+    // The footprints filled the limit: overflow, said of the OOM killer.
+    let oom = Carries::OomKill(0.99);
+    assert_eq!(st.verdict(tolerance, &cfg, oom), State::Overflow);
+    let r = st.report(7, &[], 256 * MIB, tolerance, &cfg, oom);
+    assert!(
+        r.evidence.contains(
+            "the cgroup's OOM killer ended the run; all footprints at 99 % of its limit: overflow"
+        ),
+        "{}",
+        r.evidence
+    );
+    // Memory charged outside the footprints (a tmpfs file, a driver):
+    // a false fit, the OOM killer its evidence.
+    let oom = Carries::OomKill(0.2);
+    assert_eq!(st.verdict(tolerance, &cfg, oom), State::FalseFit);
+    let r = st.report(7, &[], 256 * MIB, tolerance, &cfg, oom);
+    assert!(
+        r.evidence.contains("the OOM killer says it did not"),
+        "{}",
+        r.evidence
+    );
+    // Another process of the run, or a run no OOM killer ended: it fits.
+    assert_eq!(st.verdict(tolerance, &cfg, Carries::Itself), State::Fits);
+    assert_eq!(st.verdict(tolerance, &cfg, Carries::Tree), State::Fits);
 }
 
 const GIB_BASE: u64 = 1 << 30;
