@@ -290,6 +290,25 @@ fn memory_handed_to_a_tmpfs_file_is_hidden_memory_though_free_memory_stays() {
 }
 
 #[test]
+fn memory_handed_to_a_tmpfs_file_over_several_ticks_is_still_hidden_memory() {
+    // The footprint stays at 2.9 GB while the process writes 1.5 GB to a
+    // tmpfs file over 2 s (Shmem rises), then frees its copy: what processes
+    // hold falls by 1.5 GB from the plateau's end, by nothing from its start.
+    let mut d = Detector::new(DetectorConfig::default());
+    let none = HashSet::new();
+    for i in 0..20u64 {
+        let fp = if i < 10 { 2900 * MIB } else { 1400 * MIB };
+        let written = 1500 * MIB * i.clamp(4, 8).saturating_sub(4) / 4;
+        let held = 4 * GIB + written - if i < 10 { 0 } else { 1500 * MIB };
+        d.update(
+            &held_sample(i * 500, 50.0, held, vec![proc(3, fp, 0)]),
+            &none,
+        );
+    }
+    assert_eq!(d.assessment(3).unwrap().state, State::HiddenMemory);
+}
+
+#[test]
 fn reused_pid_starts_fresh() {
     let mut d = Detector::new(DetectorConfig::default());
     let none = HashSet::new();

@@ -120,17 +120,26 @@ pub(super) fn hidden_bytes(
     p: &ProcessSample,
     threshold: u64,
 ) -> u64 {
-    let Some(peak) = history
-        .iter()
-        .filter(|q| now.saturating_sub(q.t_ms) <= cfg.hidden_window_ms)
-        .max_by_key(|q| q.footprint)
-    else {
+    let in_window = || {
+        history
+            .iter()
+            .filter(|q| now.saturating_sub(q.t_ms) <= cfg.hidden_window_ms)
+    };
+    let Some(peak_fp) = in_window().map(|q| q.footprint).max() else {
         return 0;
     };
-    let drop = peak.footprint.saturating_sub(p.footprint_bytes);
+    let drop = peak_fp.saturating_sub(p.footprint_bytes);
     if drop < threshold {
         return 0;
     }
+    // What was held is read where the footprint's plateau began, not where
+    // it ended: a process that hands its pages to a tmpfs file over several
+    // ticks, then frees its copy, has the file's pages held already at the
+    // plateau's end, and its copy would look freed in full.
+    let near_peak = peak_fp.saturating_sub(threshold / 8);
+    let Some(peak) = in_window().find(|q| q.footprint >= near_peak) else {
+        return 0;
+    };
     let then = sys.iter().find(|s| s.t_ms >= peak.t_ms);
     let now_point = sys.back();
     // Where the kernel says how much memory processes hold (Linux), that
