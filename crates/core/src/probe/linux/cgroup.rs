@@ -33,7 +33,8 @@
 //!   (no limit reads as a page-aligned `PAGE_COUNTER_MAX`, 9223372036854771712
 //!   with 4 KiB pages), `memory.usage_in_bytes`, `memory.memsw.limit_in_bytes`
 //!   and `memory.memsw.usage_in_bytes` (memory + swap, where swap accounting is
-//!   on), `memory.failcnt` (times usage hit the limit), `memory.oom_control`
+//!   on), `memory.failcnt` and `memory.memsw.failcnt` (times usage hit the
+//!   limit: memory's or memory+swap's), `memory.oom_control`
 //!   (flat-keyed: `oom_kill_disable`, `under_oom`, `oom_kill`), `memory.stat`
 //!   (`total_rss`, `total_swap`, … the hierarchy's sums).
 //!
@@ -228,6 +229,7 @@ fn read_files(dir: &Path, version: u8) -> Result<Files, ProbeError> {
                 memsw_limit: read("memory.memsw.limit_in_bytes")?,
                 memsw_usage: read("memory.memsw.usage_in_bytes")?,
                 failcnt: read("memory.failcnt")?,
+                memsw_failcnt: read("memory.memsw.failcnt")?,
                 oom_control: read("memory.oom_control")?,
                 ..Files::default()
             }

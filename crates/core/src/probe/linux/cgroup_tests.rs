@@ -296,6 +296,9 @@ fn v1_a_memsw_limit_is_the_swap_limit_and_oom_kills_count() {
     v1_job(&t);
     let d = "mem/swapsight-test-42";
     t.write(&format!("{d}/memory.memsw.limit_in_bytes"), "268435456\n");
+    // The charges failed at memory+swap, so memory.failcnt stayed 0.
+    t.write(&format!("{d}/memory.failcnt"), "0\n");
+    t.write(&format!("{d}/memory.memsw.failcnt"), "4413\n");
     t.write(
         &format!("{d}/memory.oom_control"),
         "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n",
@@ -308,6 +311,7 @@ fn v1_a_memsw_limit_is_the_swap_limit_and_oom_kills_count() {
     let scope = v1_fs(&t).scope_of(42, HOST).unwrap().unwrap();
     assert_eq!(scope.swap_limit_bytes, Some(0));
     assert_eq!(scope.events.oom_kill, Some(1));
+    assert_eq!(scope.events.max, Some(4413), "memsw.failcnt counts hits");
     assert_eq!(scope.swap_bytes, Some(GIB - 268_029_952));
 }
 

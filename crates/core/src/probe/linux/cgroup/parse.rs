@@ -198,6 +198,7 @@ pub struct Files {
     pub memsw_limit: Option<String>,
     pub memsw_usage: Option<String>,
     pub failcnt: Option<String>,
+    pub memsw_failcnt: Option<String>,
     pub oom_control: Option<String>,
 }
 
@@ -262,7 +263,17 @@ pub fn scope_v1(path: &str, f: &Files, ceiling: u64) -> Option<Scope> {
         }),
         events: ScopeEvents {
             high: None,
-            max: num(&f.failcnt),
+            // A charge is tried against memory+swap first: where that
+            // limit binds (memsw at the memory limit: no swap), it fails
+            // there, and memory.failcnt does not move (mm/memcontrol.c,
+            // try_charge_memcg). memory.memsw.failcnt counts those hits
+            // (cgroup-v1/memory.rst); this project's 6.18 kernel left both
+            // at 0 in that case (measured), so an OOM kill may come with
+            // no hit counted.
+            max: match (num(&f.failcnt), num(&f.memsw_failcnt)) {
+                (Some(m), Some(sw)) => Some(m.saturating_add(sw)),
+                (m, sw) => m.or(sw),
+            },
             oom: None,
             oom_kill: oom.and_then(|o| flat_key(o, "oom_kill")),
         },
