@@ -174,14 +174,27 @@ impl Stats {
             }
         } else if self.worst == State::FalseFit || self.worst == State::Overflow {
             self.worst
+        } else if let Some(share) = self.oom_share(tolerance, carries) {
+            cfg.swap_verdict(share)
         } else if carries != Carries::Itself && self.swap_growth() >= signed_diff(tolerance, 0) {
             cfg.swap_verdict(self.share_at_max_swap)
-        } else if let Carries::OomKill(share) = carries {
-            cfg.swap_verdict(share)
         } else if self.worst == State::HiddenMemory {
             State::HiddenMemory
         } else {
             State::Fits
+        }
+    }
+
+    /// The footprints' peak share of the limit, when the run's OOM killer
+    /// is what this process answers for: it carries the tree of a run its
+    /// cgroup's OOM killer ended, and swap did not grow by the tolerance
+    /// (where it did, the swap's rule judges it).
+    fn oom_share(&self, tolerance: u64, carries: Carries) -> Option<f64> {
+        match carries {
+            Carries::OomKill(share) if self.swap_growth() < signed_diff(tolerance, 0) => {
+                Some(share)
+            }
+            _ => None,
         }
     }
 
@@ -282,11 +295,7 @@ impl Stats {
                 .filter(|&r| r >= 1.0)
                 .map(|r| format!("; swap-ins peaked at {r:.0} pages/s"))
                 .unwrap_or_default();
-        let oom_share = match carries {
-            Carries::OomKill(share) if growth < signed_diff(tolerance, 0) => Some(share),
-            _ => None,
-        };
-        match (verdict, oom_share) {
+        match (verdict, self.oom_share(tolerance, carries)) {
             (State::FalseFit, Some(share)) => format!(
                 "footprint peaked at {peak} when the cgroup's OOM killer ended the run; all footprints stayed at {:.0} % of its limit: false fit — the footprint says it fits, the OOM killer says it did not{measured}",
                 share * 100.0
