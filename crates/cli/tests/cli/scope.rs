@@ -123,7 +123,12 @@ fn a_filler_its_cgroup_oom_kills_is_reported_as_ended_so() {
     assert!(
         text.lines()
             .any(|l| l.contains(r#""type":"event""#) && l.contains(r#""kind":"oom-kill""#)),
-        "no oom-kill event in the trace"
+        "no oom-kill event in the trace; its samples' t_ms, scope path and oom_kill:\n{}\nits events:\n{}",
+        scope_looks(&text),
+        text.lines()
+            .filter(|l| l.contains(r#""type":"event""#))
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     let r = report_json(&trace);
     assert!(r["scope"]["oom_kills"].as_u64().unwrap() >= 1, "{r:#}");
@@ -160,4 +165,19 @@ fn a_filler_its_cgroup_oom_kills_is_reported_as_ended_so() {
         "{text}"
     );
     eprintln!("--- report of a real cgroup OOM kill ---\n{text}");
+}
+
+/// Each sample's time, scope path and `oom_kill` count: when the recorder
+/// looked into which cgroup (for a failure's message).
+fn scope_looks(trace: &str) -> String {
+    trace
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "sample")
+        .map(|v| {
+            let sc = &v["scope"];
+            format!("{} {} {}", v["t_ms"], sc["path"], sc["events"]["oom_kill"])
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

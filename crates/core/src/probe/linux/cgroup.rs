@@ -49,7 +49,7 @@ use crate::probe::{ProbeError, Scope};
 mod parse;
 pub use parse::{
     flat_key, parse_bytes, parse_events_v2, parse_limit, parse_mountinfo, parse_proc_cgroup,
-    scope_v1, scope_v2, Files, Limit, Mount, Mounts, ProcCgroup, PATH_MAX,
+    scope_v1, scope_v2, stat_says_exiting, Files, Limit, Mount, Mounts, ProcCgroup, PATH_MAX,
 };
 
 /// Most bytes read of one cgroupfs or procfs file: `memory.stat` is about
@@ -99,8 +99,9 @@ impl CgroupFs {
     /// process gone since the last call for it is read where it last was.
     pub fn scope_of(&mut self, pid: u32, ceiling: u64) -> Result<Option<Scope>, ProbeError> {
         let file = self.proc_root.join(pid.to_string()).join("cgroup");
-        // A zombie is as gone: the kernel shows it in the root cgroups.
-        let read = match self.is_zombie(pid) {
+        // A process on its way out is as gone: from the moment it exits
+        // (before it is a zombie) the kernel shows it in the root cgroups.
+        let read = match self.is_exiting(pid) {
             true => None,
             false => read_capped(&file).map_err(|e| io_error(&file, e))?,
         };
@@ -134,14 +135,13 @@ impl CgroupFs {
         }
     }
 
-    /// Whether `pid` has exited and waits to be reaped (state `Z` in
-    /// `/proc/PID/stat`, after the parenthesised command name).
-    fn is_zombie(&self, pid: u32) -> bool {
+    /// Whether `pid` is exiting or has exited ([`stat_says_exiting`]).
+    fn is_exiting(&self, pid: u32) -> bool {
         let stat = self.proc_root.join(pid.to_string()).join("stat");
-        read_capped(&stat).ok().flatten().and_then(|s| {
-            let (_, rest) = s.rsplit_once(") ")?;
-            rest.chars().next()
-        }) == Some('Z')
+        read_capped(&stat)
+            .ok()
+            .flatten()
+            .is_some_and(|s| stat_says_exiting(&s))
     }
 
     fn walk(

@@ -199,6 +199,46 @@ fn a_process_that_exited_is_read_where_it_last_was() {
 }
 
 #[test]
+fn a_process_running_its_exit_is_read_where_it_last_was() {
+    // Measured here: an OOM-killed filler shows `4:memory:/` (the root) in
+    // /proc/PID/cgroup while its state is still R, with PF_EXITING set;
+    // read as is, the run's last look found no cgroup and no kill.
+    let t = Tree::new("exiting");
+    v2_job(&t);
+    let mut fs = v2_fs(&t);
+    assert!(fs.scope_of(42, HOST).unwrap().is_some());
+    t.write("proc/42/cgroup", "0::/\n");
+    t.write(
+        "proc/42/stat",
+        "42 (python3) R 1 42 42 0 -1 4194628 58880 0 0 0 81 29 0 0 20 0 1 0",
+    );
+    let scope = fs.scope_of(42, HOST).unwrap().expect("where it last was");
+    assert_eq!(scope.path, "/system.slice/job.scope");
+    // A live process (no PF_EXITING) moved to the root is in the root.
+    t.write(
+        "proc/42/stat",
+        "42 (python3) R 1 42 42 0 -1 4194304 58880 0 0 0 81 29 0 0 20 0 1 0",
+    );
+    assert_eq!(fs.scope_of(42, HOST).unwrap(), None);
+}
+
+#[test]
+fn stat_lines_say_whether_a_process_is_exiting() {
+    // Laid out as fs/proc/array.c writes them; the name may hold ") ".
+    assert!(!stat_says_exiting(
+        "4162 (cat) R 4159 4159 18350 0 -1 4194304 130 0 0 0"
+    ));
+    assert!(stat_says_exiting(
+        "42 (python3) R 1 42 42 0 -1 4194628 58880 0 0 0"
+    ));
+    assert!(stat_says_exiting("42 (a) b) Z 1 42 42 0 -1 4194304 0"));
+    assert!(stat_says_exiting("42 (a) X 1 42 42 0 -1 0 0"));
+    assert!(!stat_says_exiting("42 (a) S 1 42 42 0 -1 4194304 0"));
+    assert!(!stat_says_exiting("garbage"));
+    assert!(!stat_says_exiting("42 (a) R 1 2"));
+}
+
+#[test]
 fn a_container_mount_shows_its_own_subtree() {
     // Docker without a cgroup namespace: /proc/self/cgroup names the full
     // path, the mount's root is the container's cgroup.

@@ -15,6 +15,25 @@ pub const PATH_MAX: usize = 4096;
 /// taken for it.
 const V1_NO_LIMIT_FROM: u64 = 1 << 62;
 
+/// `PF_EXITING` of `include/linux/sched.h`: the task is getting shut down.
+const PF_EXITING: u64 = 0x4;
+
+/// Whether a `/proc/PID/stat` line (fs/proc/array.c, `do_task_stat`: the
+/// state is the first field after the parenthesised name, the flags word the
+/// seventh) says the process is exiting: a zombie (`Z`), dead (`X`), or
+/// still running its exit with `PF_EXITING` set — when, measured on this
+/// project's machine, `/proc/PID/cgroup` already shows the root cgroups
+/// while the state is still `R`.
+pub fn stat_says_exiting(stat: &str) -> bool {
+    let Some((_, rest)) = stat.rsplit_once(") ") else {
+        return false;
+    };
+    let mut fields = rest.split_ascii_whitespace();
+    let state = fields.next();
+    let flags = fields.nth(5).and_then(|f| f.parse::<u64>().ok());
+    matches!(state, Some("Z" | "X")) || flags.is_some_and(|f| f & PF_EXITING != 0)
+}
+
 /// Where a process sits in each hierarchy, from `/proc/PID/cgroup`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProcCgroup {
