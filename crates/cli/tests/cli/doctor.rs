@@ -192,6 +192,64 @@ fn doctor_as_another_user_names_the_process_it_cannot_read() {
     assert_eq!(row(&v, "child footprint", "smaps_rollup")["status"], "ok");
 }
 
+/// Regression: with `PATH=/tmp/u2bin:/usr/bin`, a `ps` planted there (as
+/// root: owned by another user, in a folder they own) ran as the doctor's
+/// user, and its row read "ok". The doctor now runs each tool from the path
+/// its OS installs it at and says which binary answered.
+#[cfg(target_os = "linux")]
+#[test]
+fn doctor_never_runs_a_tool_found_on_path() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("doctor-planted");
+    let marker = dir.join("ran");
+    for tool in ["free", "ps", "swapon", "uname"] {
+        let p = dir.join(tool);
+        std::fs::write(
+            &p,
+            format!("#!/bin/sh\necho {tool} >> {}\necho 1\n", marker.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        if is_root() {
+            std::os::unix::fs::chown(&p, Some(65534), Some(65534)).unwrap();
+        }
+    }
+    if is_root() {
+        std::os::unix::fs::chown(dir.path(), Some(65534), Some(65534)).unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let out = swapsight()
+        .args(["doctor", "--json", "--child-size", "32M"])
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin:/usr/sbin:/sbin", dir.path().display()),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert!(
+        !marker.exists(),
+        "a planted tool ran: {}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tools = v["tools"].as_array().unwrap();
+    for name in ["free", "ps", "swapon"] {
+        let t = tools
+            .iter()
+            .find(|t| t["tool"] == name)
+            .unwrap_or_else(|| panic!("{name} not among the tools: {v:#}"));
+        let path = t["path"].as_str().unwrap();
+        assert!(
+            ["/usr/bin/", "/bin/", "/usr/sbin/", "/sbin/"]
+                .iter()
+                .any(|d| path.starts_with(d)),
+            "{t}"
+        );
+    }
+    assert_eq!(row(&v, "swap used", "swapon")["status"], "ok", "{v:#}");
+}
+
 #[test]
 fn doctor_refuses_a_child_that_would_not_fit() {
     for (size, says) in [
@@ -231,10 +289,15 @@ fn doctor_help_teaches_with_examples() {
 
 /// On a Mac, by itself: the child's footprint against `footprint` within
 /// ±5 %, used memory against `vm_stat` (Activity Monitor's formula) within
-/// ±5 %, swap used equal to `sysctl vm.swapusage` (to its two decimals).
+/// ±5 %, swap used equal to `sysctl vm.swapusage` (to its two decimals),
+/// free memory equal to `vm_stat`'s free + speculative pages (the kernel's
+/// `free_count`) and the kernel's level equal to `memory_pressure`'s. Rows
+/// are named through the doctor's own constants: a rename breaks
+/// `scripts/check-macos` on Linux.
 #[cfg(target_os = "macos")]
 #[test]
 fn doctor_on_macos_agrees_with_footprint_vm_stat_and_swapusage() {
+    use swapsight::doctor::names as n;
     let (code, v, err) = doctor_json(&[]);
     assert_eq!(code, Some(0), "{err}\n{v:#}");
     assert_eq!(v["os"], "macos");
@@ -246,12 +309,26 @@ fn doctor_on_macos_agrees_with_footprint_vm_stat_and_swapusage() {
         );
         assert!((s - t).abs() <= t.abs() * pct / 100.0, "{r:#}");
     };
-    within(row(&v, "child footprint", "footprint"), 5.0);
-    within(row(&v, "used memory", "vm_stat"), 5.0);
-    let swap = row(&v, "swap used", "sysctl vm.swapusage");
+    within(row(&v, n::CHILD_FOOTPRINT, n::FOOTPRINT), 5.0);
+    within(row(&v, n::USED_MEMORY, n::VM_STAT_USED), 5.0);
+    let swap = row(&v, n::SWAP_USED, n::SWAPUSAGE_USED);
     let d = swap["difference"].as_f64().unwrap().abs();
     // vm.swapusage prints two decimals of M or G: equal up to that.
     assert!(d <= swap["tolerance"]["abs"].as_f64().unwrap(), "{swap:#}");
     assert_eq!(swap["status"], "ok", "{swap:#}");
-    assert_eq!(row(&v, "free memory", "memory_pressure")["status"], "ok");
+    for (figure, tool) in [
+        (n::FREE_MEMORY, n::VM_STAT_FREE),
+        (n::AVAILABLE, n::MEMORY_PRESSURE),
+    ] {
+        let r = row(&v, figure, tool);
+        assert_eq!(r["status"], "ok", "{r:#}");
+    }
+    // Every tool that answered is the system's own, by absolute path.
+    for t in v["tools"].as_array().unwrap() {
+        let path = t["path"].as_str().unwrap();
+        assert!(
+            path.starts_with("/usr/bin/") || path.starts_with("/usr/sbin/"),
+            "{t}"
+        );
+    }
 }

@@ -149,6 +149,9 @@ pub struct VmStat {
     pub anonymous: u64,
     /// "Pages occupied by compressor": `compressor_page_count`.
     pub compressor: u64,
+    /// "Pages tag-storage": `total_tag_storage_pages`, printed on a Mac
+    /// with memory tagging (macOS 26, `vm_stat.c`'s `has_mte`).
+    pub tag_storage: Option<u64>,
 }
 
 impl VmStat {
@@ -161,11 +164,18 @@ impl VmStat {
         self.bytes(self.anonymous.saturating_sub(self.purgeable))
     }
 
-    /// Activity Monitor's "Memory Used": app memory + wired + compressed.
+    /// Activity Monitor's "Memory Used": app memory + wired + compressed
+    /// (+ tag storage where `vm_stat` prints it: the probe's formula).
     pub fn used_bytes(&self) -> Option<u64> {
         self.app_bytes()?
             .checked_add(self.wired_bytes()?)?
-            .checked_add(self.compressed_bytes()?)
+            .checked_add(self.compressed_bytes()?)?
+            .checked_add(self.tag_storage_bytes().unwrap_or(Some(0))?)
+    }
+
+    /// Tag storage in bytes; `None` where `vm_stat` printed no such line.
+    pub fn tag_storage_bytes(&self) -> Option<Option<u64>> {
+        self.tag_storage.map(|p| self.bytes(p))
     }
 
     /// Free: free + speculative pages (the kernel's `free_count`).
@@ -200,6 +210,10 @@ pub fn parse_vm_stat(text: &str) -> Option<VmStat> {
     }
     let mut seen = 0u8;
     for line in lines {
+        if let Some(("Pages tag-storage", value)) = line.rsplit_once(':') {
+            v.tag_storage = value.trim().trim_end_matches('.').parse().ok();
+            continue;
+        }
         let Some((key, value)) = line.rsplit_once(':') else {
             continue;
         };

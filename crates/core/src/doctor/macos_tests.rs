@@ -267,3 +267,19 @@ fn sysctl_number_and_sw_vers() {
     assert_eq!(parse_sw_vers(sw).as_deref(), Some("macOS 14.4.1 (23E224)"));
     assert_eq!(parse_sw_vers("ProductName: macOS\n"), None);
 }
+
+/// macOS 26 on a Mac with memory tagging prints the tag storage pages
+/// (`vm_stat.c`, `has_mte`); used memory counts them, as the probe does.
+#[test]
+fn vm_stat_tag_storage_is_read_and_counted_in_used_memory() {
+    let plain = parse_vm_stat(VM_STAT).unwrap();
+    assert_eq!(plain.tag_storage_bytes(), None);
+    let mte = format!("{VM_STAT}Pages tag-storage:                        2048.\nPages tag-storage free:                      17.\n");
+    let v = parse_vm_stat(&mte).unwrap();
+    let page = 16384;
+    assert_eq!(v.tag_storage_bytes(), Some(Some(2048 * page)));
+    assert_eq!(
+        v.used_bytes(),
+        Some((465781 - 15049 + 118245 + 403470 + 2048) * page)
+    );
+}

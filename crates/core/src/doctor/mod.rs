@@ -5,13 +5,16 @@
 //! - [`linux`] and [`macos`]: parsers of the tools' output (`free -b`,
 //!   `smaps_rollup`, `swapon`; `footprint`, `top`, `vm_stat`, `sysctl`,
 //!   `memory_pressure`, `sw_vers`), pure functions of captured text;
-//! - [`tools`]: finding and running a tool (a timeout, a cap on its output;
-//!   a missing tool is a finding, never an error);
+//! - [`tools`]: finding a tool at the absolute path its OS installs it at
+//!   (never on `$PATH`) and running it contained (a timeout, its own
+//!   process group, a cap on its output; a missing tool is a finding, never
+//!   an error);
 //! - [`child`]: the process that holds a known amount of touched memory;
 //! - [`examine`]: the run itself — one probe sample, the tools, a second
 //!   probe sample — giving a [`Report`] of [`Row`]s judged by [`judge`];
 //!   what it reads on each OS is in `examine/on_linux.rs` and
 //!   `examine/on_macos.rs`;
+//! - [`names`]: the rows' figure and tool names on a Mac, which tests use;
 //! - `text`: the report as a table a person reads.
 //!
 //! What each row compares and its tolerance: `docs/doctor.md`.
@@ -22,6 +25,7 @@ pub mod child;
 mod examine;
 pub mod linux;
 pub mod macos;
+pub mod names;
 mod text;
 pub mod tools;
 
@@ -312,6 +316,14 @@ pub struct MissingTool {
     pub why: String,
 }
 
+/// A tool the doctor ran, and the binary that answered (never one found on
+/// `$PATH`: see [`tools`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UsedTool {
+    pub tool: String,
+    pub path: String,
+}
+
 /// The doctor's findings.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
@@ -325,6 +337,8 @@ pub struct Report {
     pub rows: Vec<Row>,
     /// Tools not found (their rows are unreadable).
     pub missing_tools: Vec<MissingTool>,
+    /// The tools that ran, each with the binary that answered.
+    pub tools: Vec<UsedTool>,
     /// How long the tools took, from the first probe sample to the second.
     pub span_ms: u64,
 }

@@ -67,7 +67,11 @@ fn report(rows: Vec<Row>) -> Report {
         rows,
         missing_tools: vec![MissingTool {
             tool: "swapon".into(),
-            why: "not found".into(),
+            why: "looked at /usr/sbin/swapon (not there), /sbin/swapon (not there)".into(),
+        }],
+        tools: vec![UsedTool {
+            tool: "free".into(),
+            path: "/usr/bin/free".into(),
         }],
         span_ms: 12,
     }
@@ -102,7 +106,11 @@ fn the_text_table_cleans_what_came_from_outside() {
     assert!(text.contains("OFF"), "{text}");
     assert!(text.contains("+100.0 MB"), "{text}");
     assert!(text.contains("61.6 %"), "{text}");
-    assert!(text.contains("missing tool: swapon"), "{text}");
+    assert!(
+        text.contains("missing tool: swapon (looked at /usr/sbin/swapon (not there), "),
+        "{text}"
+    );
+    assert!(text.contains("tools: free /usr/bin/free\n"), "{text}");
     assert!(
         text.contains("1 ok, 1 off, 0 unreadable, 0 for reference"),
         "{text}"
@@ -111,6 +119,7 @@ fn the_text_table_cleans_what_came_from_outside() {
     assert_eq!(json["rows"][0]["status"], "off");
     assert_eq!(json["rows"][1]["unit"], "percent");
     assert_eq!(json["child"]["size_bytes"], 256 << 20);
+    assert_eq!(json["tools"][0]["path"], "/usr/bin/free");
 }
 
 #[test]
@@ -134,26 +143,6 @@ fn info_rows_carry_no_verdict() {
     );
     assert_eq!(r.status, Status::Unreadable);
     assert!(!report(vec![r]).any_off());
-}
-
-#[test]
-fn tools_that_are_missing_or_fail_are_outcomes() {
-    use tools::Outcome;
-    let t = std::time::Duration::from_secs(5);
-    assert_eq!(
-        tools::run("swapsight-no-such-tool", &[], t),
-        Outcome::Missing
-    );
-    assert!(matches!(tools::run("false", &[], t), Outcome::Failed(_)));
-    assert_eq!(
-        tools::run("echo", &["hi"], t),
-        Outcome::Output("hi\n".into())
-    );
-    let slow = tools::run("sleep", &["5"], std::time::Duration::from_millis(200));
-    assert!(
-        matches!(&slow, Outcome::Failed(w) if w.contains("was stopped")),
-        "{slow:?}"
-    );
 }
 
 #[cfg(target_os = "linux")]

@@ -101,6 +101,14 @@ impl Report {
                 ));
             }
         }
+        if !self.tools.is_empty() {
+            let each: Vec<String> = self
+                .tools
+                .iter()
+                .map(|t| format!("{} {}", clean_text(&t.tool, 40), clean_text(&t.path, 200)))
+                .collect();
+            out.push_str(&format!("\ntools: {}\n", each.join(", ")));
+        }
         out.push_str(&format!(
             "\n{} ok, {} off, {} unreadable, {} for reference\n",
             self.count(Status::Ok),

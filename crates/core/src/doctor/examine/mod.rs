@@ -12,7 +12,9 @@ use super::child::Held;
 use super::linux::{self, Rollup};
 use super::macos;
 use super::tools::{self, Outcome};
-use super::{info, judge, Bracket, ChildInfo, MissingTool, Reading, Report, Row, Tolerance, Unit};
+use super::{
+    info, judge, Bracket, ChildInfo, MissingTool, Reading, Report, Row, Tolerance, Unit, UsedTool,
+};
 use crate::probe::linux::parse::{self as linux_parse, StatusFigures};
 use crate::probe::{Probe, ProbeError, ProcessSample, SystemSample};
 
@@ -78,6 +80,7 @@ pub fn examine(probe: &mut dyn Probe, opts: &Options) -> Result<Report, DoctorEr
     let mut ctx = Ctx {
         timeout: opts.timeout,
         missing: Vec::new(),
+        used: Vec::new(),
     };
     let a = probe.sample()?;
     let start = Instant::now();
@@ -105,6 +108,7 @@ pub fn examine(probe: &mut dyn Probe, opts: &Options) -> Result<Report, DoctorEr
         child: Some(child),
         rows,
         missing_tools: ctx.missing,
+        tools: ctx.used,
         span_ms,
     })
 }
@@ -113,20 +117,30 @@ pub fn examine(probe: &mut dyn Probe, opts: &Options) -> Result<Report, DoctorEr
 struct Ctx {
     timeout: Duration,
     missing: Vec<MissingTool>,
+    used: Vec<UsedTool>,
 }
 
 impl Ctx {
     fn run(&mut self, name: &str, args: &[&str]) -> Reading<String> {
-        match tools::run(name, args, self.timeout) {
+        let (outcome, path) = tools::run(name, args, self.timeout);
+        if let Some(path) = path {
+            if !self.used.iter().any(|u| u.tool == name) {
+                self.used.push(UsedTool {
+                    tool: name.into(),
+                    path: path.display().to_string(),
+                });
+            }
+        }
+        match outcome {
             Outcome::Output(s) => Reading::Value(s),
-            Outcome::Missing => {
+            Outcome::Missing(not_found) => {
                 if !self.missing.iter().any(|m| m.tool == name) {
                     self.missing.push(MissingTool {
                         tool: name.into(),
-                        why: "not found in $PATH, /usr/bin, /bin, /usr/sbin or /sbin".into(),
+                        why: not_found.describe(),
                     });
                 }
-                Reading::Unreadable(format!("{name} is not installed"))
+                Reading::Unreadable(format!("no trusted {name} is installed"))
             }
             Outcome::Failed(why) => Reading::Unreadable(why),
         }

@@ -6,20 +6,27 @@ fn a_missing_tool_is_named_once_and_its_rows_say_so() {
     let mut ctx = Ctx {
         timeout: Duration::from_secs(5),
         missing: Vec::new(),
+        used: Vec::new(),
     };
     for _ in 0..2 {
         let r = ctx.parsed("swapsight-no-such-tool", &[], |_| Some(1));
         assert_eq!(
             r,
-            Reading::Unreadable("swapsight-no-such-tool is not installed".into())
+            Reading::Unreadable("no trusted swapsight-no-such-tool is installed".into())
         );
     }
     assert_eq!(ctx.missing.len(), 1);
     assert_eq!(ctx.missing[0].tool, "swapsight-no-such-tool");
-    // Output the parser cannot read is named, not a panic.
-    let r = ctx.parsed("echo", &["not a number"], macos::parse_sysctl_u64);
-    assert_eq!(r, Reading::Unreadable("cannot read echo's output".into()));
+    assert!(ctx.used.is_empty());
+    // Output the parser cannot read is named, not a panic; the binary
+    // that answered is kept, once.
+    for _ in 0..2 {
+        let r = ctx.parsed("uname", &["-s"], macos::parse_sysctl_u64);
+        assert_eq!(r, Reading::Unreadable("cannot read uname's output".into()));
+    }
     assert!(ctx.missing.len() == 1);
+    assert_eq!(ctx.used.len(), 1, "{:?}", ctx.used);
+    assert!(ctx.used[0].path.ends_with("/uname"), "{:?}", ctx.used);
 }
 
 fn snap(procs: Vec<ProcessSample>) -> Snap {

@@ -1,0 +1,32 @@
+//! The names of the doctor's rows on a Mac: the figure each row checks and
+//! the tool it is checked with. The rows are built from these and the
+//! macOS tests look rows up through them, so renaming a row is a compile
+//! error in `scripts/check-macos` on Linux, not a test that fails only on a
+//! Mac runner nobody watches.
+
+pub const MEMORY_TOTAL: &str = "memory total";
+pub const USED_MEMORY: &str = "used memory";
+pub const FREE_MEMORY: &str = "free memory";
+pub const AVAILABLE: &str = "available (kernel level)";
+pub const CACHED_FILES: &str = "cached files";
+pub const COMPRESSED: &str = "compressed";
+pub const WIRED: &str = "wired";
+pub const SWAP_USED: &str = "swap used";
+pub const SWAP_TOTAL: &str = "swap total";
+pub const CHILD_FOOTPRINT: &str = "child footprint";
+/// macOS 26 with memory tagging (MTE): `total_tag_storage_pages`.
+pub const TAG_STORAGE: &str = "tag storage (memory tagging)";
+
+pub const SYSCTL_MEMSIZE: &str = "sysctl hw.memsize";
+pub const VM_STAT_USED: &str = "vm_stat (app + wired + compressed)";
+/// `vm_stat` prints the kernel's `free_count` as two lines.
+pub const VM_STAT_FREE: &str = "vm_stat (free + speculative)";
+pub const MEMORY_PRESSURE: &str = "memory_pressure (free percentage)";
+pub const VM_STAT_CACHED: &str = "vm_stat (file-backed + purgeable)";
+pub const VM_STAT_COMPRESSED: &str = "vm_stat (occupied by compressor)";
+pub const VM_STAT_WIRED: &str = "vm_stat (wired down)";
+pub const SWAPUSAGE_USED: &str = "sysctl vm.swapusage (used)";
+pub const SWAPUSAGE_TOTAL: &str = "sysctl vm.swapusage (total)";
+pub const FOOTPRINT: &str = "footprint (phys_footprint)";
+pub const VM_STAT_TAG_STORAGE: &str = "vm_stat (Pages tag-storage)";
+pub const TOP_MEM: &str = "top -l 1 -stats pid,mem (MEM)";
