@@ -48,7 +48,7 @@ Figures (each with its source in docs/trace-format.md):
              memory, in RAM or swapped out (XNU osfmk/kern/task.c); Linux RssAnon + RssShmem
   used       macOS app + wired + compressed pages of host_statistics64(HOST_VM_INFO64),
              Activity Monitor's \"Memory Used\"; Linux MemTotal − MemAvailable
-  free       macOS free + speculative pages (as vm_stat shows them); Linux MemAvailable
+  free       macOS free_count pages (vm_stat's free + speculative); Linux MemAvailable
   available  macOS kern.memorystatus_level: pages neither wired nor compressed (XNU
              vm_pressure_response), what guard --wait-free waits on; Linux MemAvailable
   swap       macOS sysctl vm.swapusage; Linux SwapTotal − SwapFree

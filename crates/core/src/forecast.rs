@@ -21,7 +21,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::probe::{Scope, SystemSample};
+use crate::probe::{Scope, SwapWall, SystemSample};
 
 mod series;
 use series::Series;
@@ -127,6 +127,10 @@ pub struct Forecast {
     pub free_floor_s: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_full_s: Option<f64>,
+    /// macOS: which of the kernel's walls swap full is forecast at (the
+    /// nearest of the sample's [`SwapRoom`](crate::probe::SwapRoom)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_full_wall: Option<SwapWall>,
 }
 
 impl Forecast {
@@ -193,6 +197,8 @@ struct Figures {
     budget: Option<(i64, i64)>,
     floor: (i64, i64),
     full: Option<(i64, i64)>,
+    /// The wall `full` is, on a Mac's host swap.
+    full_wall: Option<SwapWall>,
     /// Whether the budget and full limits are on the scope's swap.
     budget_on_scope: bool,
     full_on_scope: bool,
@@ -269,6 +275,11 @@ impl Forecaster {
                 .and_then(|(_, l)| budget_series.eta(budget_slope, l)),
             free_floor_s: self.used.eta(used_slope, fig.floor.1),
             swap_full_s: fig.full.and_then(|(_, l)| full_series.eta(full_slope, l)),
+            swap_full_wall: None,
+        };
+        let f = Forecast {
+            swap_full_wall: f.swap_full_s.and(fig.full_wall),
+            ..f
         };
         let fired = self.fire(&f);
         (f, fired)
@@ -320,21 +331,31 @@ impl Forecaster {
             .and_then(|s| Some((s.swap_bytes?, s.swap_limit_bytes?)))
             .map(|(now, lim)| (to_i64(now), to_i64(lim)));
         let swap_now = to_i64(sys.swap_used_bytes);
-        let full = match (scope_full, sys.swap_volume_free_bytes) {
+        let room = |bytes: u64| Some((swap_now, swap_now.saturating_add(to_i64(bytes))));
+        let mut full_wall = None;
+        let full = match (scope_full, sys.swap_room, sys.swap_volume_free_bytes) {
             // A cgroup that may not swap (memory.swap.max 0, v1 memsw at the
             // limit) has no swap to fill: its trouble is the OOM killer,
             // which the free floor foresees. "Full at 0 s" would say nothing.
-            (Some((_, 0)), _) => None,
-            (Some(full), _) => Some(full),
-            // macOS: swap files grow until their volume is full.
-            (None, Some(room)) => Some((swap_now, swap_now.saturating_add(to_i64(room)))),
-            (None, None) => (self.cfg.swap_full && sys.swap_total_bytes > 0)
+            (Some((_, 0)), _, _) => None,
+            (Some(full), _, _) => Some(full),
+            // macOS: swap files grow on demand until the first of the
+            // kernel's walls: their count, the compressor pool, the volume.
+            (None, Some(walls), _) => {
+                let (wall, bytes) = walls.nearest();
+                full_wall = Some(wall);
+                room(bytes)
+            }
+            // macOS traces from before the walls were read: the volume.
+            (None, None, Some(free)) => room(free),
+            (None, None, None) => (self.cfg.swap_full && sys.swap_total_bytes > 0)
                 .then(|| (swap_now, to_i64(sys.swap_total_bytes))),
         };
         Figures {
             budget,
             floor,
             full,
+            full_wall,
             budget_on_scope: budget_start,
             full_on_scope: scope_full.is_some(),
         }
@@ -386,6 +407,10 @@ pub struct Outcome {
     /// When the limit was first reached, ms since the start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reached_ms: Option<u64>,
+    /// Swap full on a Mac: the kernel's wall it was forecast at, or
+    /// reached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall: Option<SwapWall>,
 }
 
 impl Outcome {
@@ -431,16 +456,23 @@ impl Replay {
             fired_ms: None,
             estimate_s: None,
             reached_ms: None,
+            wall: None,
         };
         for limit in fired {
             let o = self.outcomes[limit.index()].get_or_insert_with(|| blank(limit));
             if o.fired_ms.is_none() && o.reached_ms.is_none() {
                 o.fired_ms = Some(t_ms);
                 o.estimate_s = forecast.get(limit);
+                if limit == Limit::SwapFull {
+                    o.wall = forecast.swap_full_wall;
+                }
             }
         }
         for limit in self.forecaster.reached_in(sys, scope) {
             let o = self.outcomes[limit.index()].get_or_insert_with(|| blank(limit));
+            if o.reached_ms.is_none() && limit == Limit::SwapFull && o.wall.is_none() {
+                o.wall = self.forecaster.figures(sys, scope).full_wall;
+            }
             o.reached_ms.get_or_insert(t_ms);
         }
     }

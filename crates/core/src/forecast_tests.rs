@@ -503,3 +503,58 @@ fn on_macos_swap_is_full_when_the_volume_of_the_swap_files_is() {
     }
     assert_eq!(none.swap_full_s, None);
 }
+
+/// Regression: a 16 GiB Mac with 500 GiB free on its disk was told swap was
+/// over an hour from full at 100 MiB/s, the volume's free space; the
+/// kernel's compressor pool (4 × 16 GiB, less what it holds) is the wall,
+/// about ten minutes away, and the forecast names it.
+#[test]
+fn on_a_16_gb_mac_with_a_large_disk_swap_is_full_at_the_compressor_pool() {
+    use crate::probe::macos::parse::swap_room;
+    let cfg = ForecastConfig {
+        swap_full: false,
+        ..ForecastConfig::default()
+    };
+    let mac = |t: f64| {
+        let mut s = sys(2048.0 + 100.0 * t, 512.0);
+        let volume = 500 * GIB - (100.0 * t * MIB) as u64;
+        let compressed = 3 * GIB;
+        s.compressed_bytes = compressed;
+        s.swap_volume_free_bytes = Some(volume);
+        s.swap_room = Some(swap_room(
+            Some(volume),
+            0,
+            s.swap_used_bytes,
+            compressed,
+            16 * GIB,
+        ));
+        s
+    };
+    let (_, (t, fc)) = drive(cfg.clone(), 10.0, |f, t_ms, t| f.step(t_ms, &mac(t)).0);
+    let s = fc.swap_full_s.expect("swap is filling");
+    // 64 GiB pool − 3 GiB compressed − 2 GiB swapped at the start, at
+    // 100 MiB/s: 59 × 1024 / 100 = 604 s from t = 0.
+    assert!((t + s - 604.2).abs() < 2.0, "full at {} s", t + s);
+    assert_eq!(fc.swap_full_wall, Some(SwapWall::Compressor));
+    // The same run judged by the volume alone, as before: hours away.
+    let (_, (_, by_volume)) = drive(cfg.clone(), 10.0, |f, t_ms, t| {
+        let s = SystemSample {
+            swap_room: None,
+            ..mac(t)
+        };
+        f.step(t_ms, &s).0
+    });
+    assert!(by_volume.swap_full_s.unwrap() > 3600.0, "{by_volume:?}");
+    assert_eq!(by_volume.swap_full_wall, None);
+    // The report's replay keeps the wall beside the forecast.
+    let mut replay = Replay::new(ForecastConfig {
+        horizon_ms: 900_000,
+        ..cfg
+    });
+    for i in 0..=20u64 {
+        replay.push(i * 500, &mac(i as f64 / 2.0));
+    }
+    let out = replay.finish();
+    let full = out.iter().find(|o| o.limit == Limit::SwapFull).unwrap();
+    assert_eq!(full.wall, Some(SwapWall::Compressor), "{out:?}");
+}

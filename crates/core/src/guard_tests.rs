@@ -649,6 +649,7 @@ fn stop_before_acts_on_the_budget_and_floor_forecasts_with_code_13() {
         swap_budget_s: Some(8.0),
         free_floor_s: Some(6.5),
         swap_full_s: None,
+        ..Forecast::default()
     };
     let Decision::Stop(reason) = rules.decide(&at(near), nobody) else {
         panic!("no stop");

@@ -232,6 +232,7 @@ fn pressure_and_time_to_limit_are_exported_where_known() {
         swap_budget_s: Some(42.5),
         free_floor_s: None,
         swap_full_s: Some(600.0),
+        ..Forecast::default()
     });
     let text = render(&Snapshot::from_trace(&t).unwrap(), DEFAULT_MAX_PROCESSES);
     let scrape = parse(&text);

@@ -11,8 +11,9 @@ pub struct SystemSample {
     /// Physical memory (macOS `hw.memsize`, Linux `MemTotal`).
     pub phys_bytes: u64,
     /// Free memory in percent of [`SystemSample::usable_bytes`]: macOS
-    /// `free_count + speculative_count` pages, as `vm_stat` and Activity
-    /// Monitor show free memory (older macOS traces held
+    /// `free_count` pages of `host_statistics64`, which already hold the
+    /// speculative ones (`vm_stat`'s "Pages free" plus "Pages speculative",
+    /// `top`'s "unused"; older macOS traces held
     /// `kern.memorystatus_level` here, now [`SystemSample::available_pct`]);
     /// Linux `MemAvailable / MemTotal × 100`.
     pub free_pct: f64,
@@ -77,6 +78,11 @@ pub struct SystemSample {
     /// (swap has a fixed size) and in older traces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_volume_free_bytes: Option<u64>,
+    /// macOS: how far swap can still grow before each wall the kernel has,
+    /// the nearest of which is where swap is full. Absent on Linux (swap
+    /// has a fixed size) and in older traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_room: Option<SwapRoom>,
     /// Memory pressure (Linux PSI, the macOS kernel's level) and the level
     /// in force; absent where the OS gives none — never zeros.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -120,6 +126,70 @@ impl SystemSample {
     /// `guard --wait-free` waits for.
     pub fn available_pct(&self) -> f64 {
         self.available_pct.unwrap_or(self.free_pct)
+    }
+}
+
+/// How far swap can still grow on a Mac, before each of the kernel's
+/// walls. The volume is rarely the first: the kernel makes at most 100
+/// swap files of at most 1 GiB each, and the compressor, whose segments
+/// hold what is swapped out as well as what is compressed in RAM, has a
+/// pool capped by the memory size. At the nearest wall the Mac says "Your
+/// system has run out of application memory" (XNU
+/// `bsd/kern/kern_memorystatus.c`). Fields may be added in later versions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwapRoom {
+    /// Free space of the swap volume plus the free space inside the swap
+    /// files already made (`xsu_avail` of `vm.swapusage`); absent when
+    /// the volume could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_bytes: Option<u64>,
+    /// The swap files' cap less swap in use: `VM_MAX_SWAP_FILE_NUM` (100)
+    /// × `MAX_SWAP_FILE_SIZE` (1 GiB) on macOS
+    /// (`osfmk/vm/vm_compressor_backing_store.c`).
+    pub files_bytes: u64,
+    /// The compressor pool's cap less what the compressor holds (its pages
+    /// in RAM and swap in use): 16×, 8×, 4× or 2× `max_mem` for up to 4, 8,
+    /// 32 GiB or more, at most 192 GiB (`vm_compressor_set_size`,
+    /// `osfmk/vm/vm_compressor.c`). Partly filled segments make the real
+    /// wall somewhat nearer.
+    pub compressor_bytes: u64,
+}
+
+/// Which of the kernel's walls swap runs into first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwapWall {
+    /// The volume holding the swap files is full.
+    Volume,
+    /// 100 swap files, the kernel's cap.
+    Files,
+    /// The compressor pool's cap.
+    Compressor,
+}
+
+impl SwapWall {
+    /// For people: what is full.
+    pub fn label(self) -> &'static str {
+        match self {
+            SwapWall::Volume => "the swap volume's free space",
+            SwapWall::Files => "100 swap files, the kernel's cap",
+            SwapWall::Compressor => "the compressor pool's cap",
+        }
+    }
+}
+
+impl SwapRoom {
+    /// The nearest wall and the room before it.
+    pub fn nearest(&self) -> (SwapWall, u64) {
+        let volume = self.volume_bytes.map(|v| (SwapWall::Volume, v));
+        [
+            (SwapWall::Files, self.files_bytes),
+            (SwapWall::Compressor, self.compressor_bytes),
+        ]
+        .into_iter()
+        .chain(volume)
+        .min_by_key(|&(_, room)| room)
+        .unwrap_or((SwapWall::Files, self.files_bytes))
     }
 }
 

@@ -20,7 +20,9 @@ pub mod scripted;
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 mod unsupported;
 
-pub use figures::{HostInfo, ProcessSample, Sample, Scope, ScopeEvents, SystemSample};
+pub use figures::{
+    HostInfo, ProcessSample, Sample, Scope, ScopeEvents, SwapRoom, SwapWall, SystemSample,
+};
 
 #[cfg(target_os = "linux")]
 use linux::NativeProbe;

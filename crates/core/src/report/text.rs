@@ -184,7 +184,10 @@ fn pressure_line(p: &PressureSummary) -> String {
 /// `forecast: swap budget — fired at 15.5s saying ~9 s; reached at 23.8s,
 /// 8.3s later (estimate +14 %)`
 fn forecast_line(o: &Outcome) -> String {
-    let what = o.limit.label();
+    let what = match o.wall {
+        Some(wall) => format!("{} ({})", o.limit.label(), wall.label()),
+        None => o.limit.label().to_string(),
+    };
     let fired = o
         .fired_ms
         .zip(o.estimate_s)

@@ -39,6 +39,11 @@ pub fn check(record: &Record) -> Result<(), String> {
             bytes("sys.cached_bytes", sys.cached_bytes.unwrap_or(0))?;
             let volume = sys.swap_volume_free_bytes.unwrap_or(0);
             bytes("sys.swap_volume_free_bytes", volume)?;
+            if let Some(r) = &sys.swap_room {
+                bytes("sys.swap_room.volume_bytes", r.volume_bytes.unwrap_or(0))?;
+                bytes("sys.swap_room.files_bytes", r.files_bytes)?;
+                bytes("sys.swap_room.compressor_bytes", r.compressor_bytes)?;
+            }
             if let Some(pct) = sys.available_pct {
                 percent("sys.available_pct", pct)?;
             }

@@ -13,6 +13,7 @@
 //! read with `from_le_bytes`, and the tests build their buffers the same way.
 
 use crate::pressure::Level;
+use crate::probe::SwapRoom;
 
 /// Size of `struct xsw_usage` (`<sys/sysctl.h>`), the answer to
 /// `sysctl vm.swapusage`:
@@ -58,6 +59,18 @@ pub const WIRE_COUNT_INDEX: usize = 3;
 /// call.
 pub const HOST_VM_INFO64_COUNT: usize = 38;
 
+/// The count of revision 3 of `vm_statistics64` (macOS 26): revision 2
+/// added `swapped_count` at 38, revision 3 the memory-tagging (MTE) pages
+/// from `total_tag_storage_pages` at 40 through `compressed_tag_storage_bytes`,
+/// 62 `integer_t` in all (`HOST_VM_INFO64_REV3_COUNT`, `<mach/host_info.h>`).
+/// The probe asks for it first; a kernel that answers fewer is asked for
+/// [`HOST_VM_INFO64_COUNT`] from then on, so it logs its complaint once.
+pub const HOST_VM_INFO64_REV3_COUNT: usize = 62;
+
+/// Index, in `integer_t` units, of `total_tag_storage_pages` (a `u64`,
+/// byte offset 160) in revision 3.
+pub const TOTAL_TAG_STORAGE_PAGES_INDEX: usize = 40;
+
 /// How many `integer_t` the probe's answer buffer holds: room for a grown
 /// struct, so that a kernel which answers more than the count asked (seen on
 /// the macOS 27 beta, as `MIG_ARRAY_TOO_LARGE`) never writes past it.
@@ -102,9 +115,13 @@ pub const INTERNAL_PAGE_COUNT_INDEX: usize = COMPRESSOR_PAGE_COUNT_INDEX + 3;
 /// count it, from one `host_statistics64(HOST_VM_INFO64)` answer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct VmMemory {
-    /// `free_count + speculative_count`: `vm_stat`'s "Pages free" and
-    /// "Pages speculative" (speculative pages are free pages holding
-    /// read-ahead data nobody has used yet).
+    /// `free_count`, which already holds the speculative pages (free pages
+    /// holding read-ahead data nobody has used yet): XNU's
+    /// `host_statistics64` fills it as `vm_page_free_count +
+    /// speculative_count` (`osfmk/kern/host.c`), and `<mach/vm_statistics.h>`
+    /// says "speculative pages are already accounted for in free_count".
+    /// `vm_stat` prints it in two lines, "Pages free" (`free_count −
+    /// speculative_count`) and "Pages speculative"; `top`'s "unused".
     pub free_bytes: u64,
     /// App memory: `internal_page_count − purgeable_count` (anonymous pages
     /// less those an app marked purgeable).
@@ -116,14 +133,22 @@ pub struct VmMemory {
     pub compressed_bytes: u64,
     /// Cached files: `external_page_count + purgeable_count`.
     pub cached_bytes: u64,
+    /// `total_tag_storage_pages` (revision 3, macOS 26): the pages that
+    /// hold memory tags on a Mac with memory tagging (MTE); `None` where the
+    /// kernel answered an older revision.
+    pub tag_storage_bytes: Option<u64>,
 }
 
 impl VmMemory {
-    /// Activity Monitor's "Memory Used": app memory + wired + compressed.
+    /// Activity Monitor's "Memory Used": app memory + wired + compressed,
+    /// and on macOS 26 the tag storage pages, which Activity Monitor is
+    /// reported to add (as public monitors that match it do); not yet
+    /// confirmed on a Mac, so `doctor` shows the figure as a row of its own.
     pub fn used_bytes(&self) -> u64 {
         self.app_bytes
             .saturating_add(self.wired_bytes)
             .saturating_add(self.compressed_bytes)
+            .saturating_add(self.tag_storage_bytes.unwrap_or(0))
     }
 }
 
@@ -136,12 +161,22 @@ pub fn vm_memory(counts: &[i32], returned_count: usize, page_size: u64) -> Optio
     let bytes = |p: u64| p.saturating_mul(page_size);
     let purgeable = pages(PURGEABLE_COUNT_INDEX)?;
     Some(VmMemory {
-        free_bytes: bytes(pages(FREE_COUNT_INDEX)?.saturating_add(pages(SPECULATIVE_COUNT_INDEX)?)),
+        free_bytes: bytes(pages(FREE_COUNT_INDEX)?),
         app_bytes: bytes(pages(INTERNAL_PAGE_COUNT_INDEX)?.saturating_sub(purgeable)),
         wired_bytes: bytes(pages(WIRE_COUNT_INDEX)?),
         compressed_bytes: bytes(pages(COMPRESSOR_PAGE_COUNT_INDEX)?),
         cached_bytes: bytes(pages(EXTERNAL_PAGE_COUNT_INDEX)?.saturating_add(purgeable)),
+        tag_storage_bytes: (returned_count >= HOST_VM_INFO64_REV3_COUNT)
+            .then(|| u64_of(valid, TOTAL_TAG_STORAGE_PAGES_INDEX))
+            .flatten()
+            .map(bytes),
     })
+}
+
+/// The `u64` at `integer_t` index `i` (two units, little-endian).
+fn u64_of(units: &[i32], i: usize) -> Option<u64> {
+    let (lo, hi) = (*units.get(i)? as u32, *units.get(i + 1)? as u32);
+    Some(u64::from(lo) | u64::from(hi) << 32)
 }
 
 /// Free memory in % of `base_bytes` (`hw.memsize_usable`), from
@@ -168,6 +203,52 @@ pub(super) fn u32_at(buf: &[u8], offset: usize) -> Option<u32> {
 /// large: a garbled answer).
 pub fn volume_free_bytes(f_bavail: u64, f_bsize: u32) -> Option<u64> {
     f_bavail.checked_mul(u64::from(f_bsize))
+}
+
+/// Most swap files the macOS kernel makes: `VM_MAX_SWAP_FILE_NUM`
+/// (`osfmk/vm/vm_compressor_backing_store.c`, macOS branch).
+pub const MAX_SWAP_FILES: u64 = 100;
+/// Largest swap file: `MAX_SWAP_FILE_SIZE` on macOS (same file).
+pub const MAX_SWAP_FILE_BYTES: u64 = 1 << 30;
+/// The compressor pool's ceiling on macOS: `VM_COMPRESSOR_MAX_POOL_SIZE`
+/// (`osfmk/vm/vm_compressor.c`).
+pub const COMPRESSOR_POOL_CEILING_BYTES: u64 = 192 << 30;
+
+/// The compressor pool's size for `max_mem` bytes of memory, as
+/// `vm_compressor_set_size` sets it on macOS (no `vm_compression_limit`
+/// boot-arg): 16× up to 4 GiB, 8× up to 8, 4× up to 32, else 2×, capped at
+/// [`COMPRESSOR_POOL_CEILING_BYTES`].
+pub fn compressor_pool_bytes(max_mem: u64) -> u64 {
+    const GIB: u64 = 1 << 30;
+    let times = match max_mem {
+        m if m <= 4 * GIB => 16,
+        m if m <= 8 * GIB => 8,
+        m if m <= 32 * GIB => 4,
+        _ => 2,
+    };
+    max_mem
+        .saturating_mul(times)
+        .min(COMPRESSOR_POOL_CEILING_BYTES)
+}
+
+/// Room for swap before each wall (see [`SwapRoom`]): `volume_free` of the
+/// swap volume (`None`: not read, then only the kernel's caps bind),
+/// `xsu_avail` and `xsu_used` of `vm.swapusage`, the compressor's pages in
+/// RAM in bytes, and `max_mem` (`hw.memsize_usable`).
+pub fn swap_room(
+    volume_free: Option<u64>,
+    swap_avail: u64,
+    swap_used: u64,
+    compressed_bytes: u64,
+    max_mem: u64,
+) -> SwapRoom {
+    let files_cap = MAX_SWAP_FILES * MAX_SWAP_FILE_BYTES;
+    SwapRoom {
+        volume_bytes: volume_free.map(|v| v.saturating_add(swap_avail)),
+        files_bytes: files_cap.saturating_sub(swap_used),
+        compressor_bytes: compressor_pool_bytes(max_mem)
+            .saturating_sub(swap_used.saturating_add(compressed_bytes)),
+    }
 }
 
 /// Swap figures of `sysctl vm.swapusage`: `(total, avail, used)` in bytes.

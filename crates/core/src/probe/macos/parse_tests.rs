@@ -645,7 +645,10 @@ fn procargs2_survives_short_and_lying_answers() {
     );
 }
 
-/// Page counts of a `struct vm_statistics64` (revision 1), by field name.
+/// Page counts of a `struct vm_statistics64` (revision 1), by field name,
+/// as the kernel fills them: `free` is `free_count`, which already holds the
+/// `speculative` pages (XNU `osfmk/kern/host.c`: `vm_page_free_count +
+/// speculative_count`), so `free >= speculative`.
 #[derive(Default)]
 struct Vm {
     free: u32,
@@ -665,6 +668,10 @@ struct Vm {
 /// them (natural_t: 4 bytes, uint64_t: 8; no padding, every u64 falls on an
 /// 8-byte boundary), then read as the `integer_t` array the probe gets.
 fn vm_statistics64(v: &Vm) -> Vec<i32> {
+    assert!(
+        v.free >= v.speculative,
+        "free_count holds the speculative pages"
+    );
     let mut b = Vec::new();
     for n in [v.free, v.active, v.inactive, v.wire] {
         b.extend_from_slice(&n.to_le_bytes());
@@ -708,7 +715,8 @@ fn pages(gib: f64) -> u32 {
 /// free, most anonymous memory active, 6 GiB of compressor, swap in use.
 fn loaded_48gb_mac() -> Vm {
     Vm {
-        free: pages(0.4),
+        // vm_stat: "Pages free" 0.4 GiB, "Pages speculative" 0.2 GiB.
+        free: pages(0.4) + pages(0.2),
         speculative: pages(0.2),
         active: pages(19.0),
         inactive: pages(17.5),
@@ -731,7 +739,7 @@ fn used_memory_is_app_plus_wired_plus_compressed_as_activity_monitor_counts_it()
     assert_eq!(gib(m.wired_bytes), 4.2);
     assert_eq!(gib(m.compressed_bytes), 6.0);
     assert_eq!(gib(m.used_bytes()), 37.9, "Memory Used");
-    assert_eq!(gib(m.free_bytes), 0.6, "free + speculative");
+    assert_eq!(gib(m.free_bytes), 0.6, "free_count, speculative included");
     assert_eq!(gib(m.cached_bytes), 8.8, "external + purgeable");
     // The counts the kernel gave back decide: one short of internal_page_count.
     assert_eq!(vm_memory(&buf, INTERNAL_PAGE_COUNT_INDEX, PAGE), None);
@@ -743,18 +751,46 @@ fn used_memory_is_app_plus_wired_plus_compressed_as_activity_monitor_counts_it()
     assert!((free - 1.26).abs() < 0.01, "{free}");
 }
 
+/// `vm_stat`'s lines for one struct, as `system_cmds`' `vm_stat.c` prints
+/// them: "Pages free" is `free_count − speculative_count`.
+fn vm_stat_free_and_speculative(v: &Vm) -> (u64, u64) {
+    (u64::from(v.free - v.speculative), u64::from(v.speculative))
+}
+
+#[test]
+fn free_memory_counts_the_speculative_pages_once_as_the_kernel_fills_free_count() {
+    // Regression: free was free_count + speculative_count, counting the
+    // read-ahead cache twice: right after a model's weights were read, GBs
+    // of free memory that were not there.
+    let vm = Vm {
+        free: pages(1.5),
+        speculative: pages(1.25),
+        ..loaded_48gb_mac()
+    };
+    let m = vm_memory(&vm_statistics64(&vm), HOST_VM_INFO64_COUNT, PAGE).unwrap();
+    let (free, speculative) = vm_stat_free_and_speculative(&vm);
+    assert_eq!(
+        m.free_bytes,
+        (free + speculative) * PAGE,
+        "vm_stat's two lines"
+    );
+    assert_eq!(m.free_bytes, u64::from(pages(1.5)) * PAGE, "top's unused");
+}
+
 #[test]
 fn the_gap_on_a_loaded_mac_is_not_gigabytes_below_zero() {
     // Regression: used memory was the base less kern.memorystatus_level,
     // which counts active anonymous pages as available. On this Mac the
-    // level is (active + inactive + free + speculative) / usable ≈ 78 %, so
+    // level is (active + inactive + free_count) / usable ≈ 78 % (XNU's
+    // AVAILABLE_NON_COMPRESSED_MEMORY adds the kernel's free and speculative
+    // counters; free_count holds both), so
     // "used" came out at ~10.5 GiB while the footprints summed to 33 GiB: a
     // gap of −22 GiB and a footprint coverage of 300 %.
     let vm = loaded_48gb_mac();
     let buf = vm_statistics64(&vm);
     let m = vm_memory(&buf, HOST_VM_INFO64_COUNT, PAGE).unwrap();
     let usable = 48 * GIB - GIB / 2;
-    let level_pages = u64::from(vm.active + vm.inactive + vm.free + vm.speculative);
+    let level_pages = u64::from(vm.active + vm.inactive + vm.free);
     let level = (level_pages * PAGE * 100 / usable) as i32;
     assert_eq!(level, 78);
     let old = crate::probe::SystemSample {
@@ -838,4 +874,81 @@ fn a_volumes_free_space_is_its_available_blocks_times_their_size() {
     assert_eq!(volume_free_bytes(0, 4096), Some(0));
     // A garbled answer overflows: nothing, not a wrapped figure.
     assert_eq!(volume_free_bytes(u64::MAX / 2, 4096), None);
+}
+
+#[test]
+fn the_compressor_pool_is_sized_from_memory_as_xnu_sizes_it() {
+    let pool = |gib: u64| compressor_pool_bytes(gib * GIB) / GIB;
+    // 16× up to 4 GiB, 8× up to 8, 4× up to 32, else 2×, at most 192 GiB.
+    assert_eq!(pool(4), 64);
+    assert_eq!(pool(8), 64);
+    assert_eq!(pool(16), 64);
+    assert_eq!(pool(32), 128);
+    assert_eq!(pool(48), 96);
+    assert_eq!(pool(64), 128);
+    assert_eq!(pool(128), 192);
+    assert_eq!(pool(512), 192);
+    assert_eq!(
+        compressor_pool_bytes(u64::MAX),
+        COMPRESSOR_POOL_CEILING_BYTES
+    );
+}
+
+#[test]
+fn swap_room_is_the_nearest_of_the_volume_the_files_and_the_pool() {
+    use crate::probe::SwapWall;
+    // 48 GB Mac, 30 GiB of swap in 31 GiB of files, 6 GiB compressed.
+    let big_disk = swap_room(Some(800 * GIB), GIB, 30 * GIB, 6 * GIB, 48 * GIB);
+    assert_eq!(big_disk.volume_bytes, Some(801 * GIB), "free + xsu_avail");
+    assert_eq!(big_disk.files_bytes, 70 * GIB, "100 × 1 GiB − used");
+    assert_eq!(big_disk.compressor_bytes, 60 * GIB, "96 − 30 − 6");
+    assert_eq!(big_disk.nearest(), (SwapWall::Compressor, 60 * GIB));
+    // 256 GB Mac: the pool is 192 GiB, the files' cap comes first.
+    let big_mac = swap_room(Some(800 * GIB), 0, 20 * GIB, 4 * GIB, 256 * GIB);
+    assert_eq!(big_mac.nearest(), (SwapWall::Files, 80 * GIB));
+    // A nearly full disk is the wall; what the files hold free counts.
+    let full_disk = swap_room(Some(GIB), GIB / 2, 5 * GIB, GIB, 16 * GIB);
+    assert_eq!(full_disk.nearest(), (SwapWall::Volume, GIB + GIB / 2));
+    // Unread volume: only the kernel's caps; past them, no room, no panic.
+    let unread = swap_room(None, 0, 200 * GIB, u64::MAX, 16 * GIB);
+    assert_eq!(unread.volume_bytes, None);
+    assert_eq!(unread.nearest(), (SwapWall::Files, 0));
+    assert_eq!(unread.compressor_bytes, 0);
+    assert_eq!(SwapWall::Files.label(), "100 swap files, the kernel's cap");
+}
+
+/// macOS 26's revision 3 answer, laid out as `<mach/vm_statistics.h>`
+/// declares it: revision 1, then `swapped_count` and the memory-tagging
+/// `u64`s from `total_tag_storage_pages` (byte 160) on, 62 `integer_t`.
+#[test]
+fn tag_storage_pages_of_revision_3_count_in_used_memory() {
+    let mut rev1 = vm_statistics64(&loaded_48gb_mac());
+    rev1.truncate(HOST_VM_INFO64_COUNT);
+    let without = vm_memory(&rev1, HOST_VM_INFO64_COUNT, PAGE).unwrap();
+    let mut b: Vec<u8> = rev1.iter().flat_map(|u| u.to_le_bytes()).collect();
+    let tags: u64 = u64::from(pages(0.5)) | 1 << 40; // the high half is read too
+    for v in [
+        7u64, /* swapped_count */
+        tags, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+    ] {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    assert_eq!(b.len(), HOST_VM_INFO64_REV3_COUNT * 4, "rev 3 is 248 bytes");
+    assert_eq!(&b[160..168], &tags.to_le_bytes(), "total_tag_storage_pages");
+    let mut buf: Vec<i32> = b
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    buf.resize(HOST_VM_INFO64_BUFFER, 0);
+    let m = vm_memory(&buf, HOST_VM_INFO64_REV3_COUNT, PAGE).unwrap();
+    assert_eq!(m.tag_storage_bytes, Some(tags * PAGE));
+    assert_eq!(
+        m.used_bytes(),
+        without.used_bytes() + tags * PAGE,
+        "Memory Used adds the tag storage"
+    );
+    // A kernel that answered only revision 2 (40): no tag figure.
+    let rev2 = vm_memory(&buf, TOTAL_TAG_STORAGE_PAGES_INDEX, PAGE).unwrap();
+    assert_eq!(rev2.tag_storage_bytes, None);
+    assert_eq!(rev2.used_bytes(), without.used_bytes());
 }

@@ -11,8 +11,8 @@
 //! | identity | `p_uniqueid` of `proc_pidinfo(PROC_PIDUNIQIDENTIFIERINFO)` (every user): a reused pid has a new one |
 //! | start time | `p_starttime` of `sysctl kern.proc.pid.<pid>` (`kinfo_proc`), µs since the epoch — read once per new process: that sysctl walks every process in the kernel |
 //! | swap | `sysctl vm.swapusage` |
-//! | room for swap to grow | `statfs` of `/System/Volumes/VM` (else `/private/var/vm`): `f_bavail × f_bsize` |
-//! | free % | `free_count + speculative_count` of `host_statistics64(HOST_VM_INFO64)`, % of `hw.memsize_usable` |
+//! | room for swap to grow | the nearest of: `statfs` of `/System/Volumes/VM` (else `/private/var/vm`), `f_bavail × f_bsize`, plus `xsu_avail` of `vm.swapusage`; 100 swap files of 1 GiB less swap used; the compressor pool's cap (16×–2× `hw.memsize_usable`, ≤ 192 GiB) less compressed and swapped bytes |
+//! | free % | `free_count` of `host_statistics64(HOST_VM_INFO64)` (it already holds the speculative pages: XNU `osfmk/kern/host.c`), % of `hw.memsize_usable` |
 //! | used (Activity Monitor's "Memory Used") | app (`internal_page_count − purgeable_count`) + `wire_count` + `compressor_page_count`, same answer |
 //! | cached files | `external_page_count + purgeable_count`, same answer |
 //! | available % (the guard's gate) | `sysctl kern.memorystatus_level`: pages neither wired nor compressed, % of `hw.memsize_usable` |
@@ -25,6 +25,7 @@
 use super::ffi;
 
 use std::ffi::CStr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -49,6 +50,14 @@ const _: () =
 const _: () = assert!(
     std::mem::offset_of!(libc::vm_statistics64, swapped_count) == parse::HOST_VM_INFO64_COUNT * 4
 );
+const _: () = assert!(
+    std::mem::offset_of!(libc::vm_statistics64, total_tag_storage_pages)
+        == parse::TOTAL_TAG_STORAGE_PAGES_INDEX * 4
+);
+const _: () = assert!(
+    std::mem::offset_of!(libc::vm_statistics64, speculative_pages_created)
+        == parse::HOST_VM_INFO64_REV3_COUNT * 4
+);
 const _: () = assert!(std::mem::size_of::<libc::integer_t>() == 4);
 const _: () = assert!(libc::MAXCOMLEN == parse_process::MAXCOMLEN);
 const _: () = assert!(libc::PROC_PIDPATHINFO_MAXSIZE as usize == parse_process::PID_PATH_MAX);
@@ -61,6 +70,10 @@ const TASK_VM_INFO_BUFFER: usize = 128;
 /// third-party process, so each call we save is one left for the others.
 static VM_STATS: Mutex<VmStatsCache> = Mutex::new(VmStatsCache::new());
 
+/// The count asked of `host_statistics64`: revision 3 until the kernel
+/// answers fewer, then revision 1 (see `parse::HOST_VM_INFO64_REV3_COUNT`).
+static VM_INFO64_COUNT: AtomicUsize = AtomicUsize::new(parse::HOST_VM_INFO64_REV3_COUNT);
+
 /// The compressor and wired figures: from the shared cache, refreshed by at
 /// most one `host_statistics64` call a second when `refresh` is set. With
 /// `refresh` off (the guard's gate) no call is made.
@@ -68,7 +81,11 @@ fn vm_stats(host: &ffi::HostPort, page_size: u64, refresh: bool) -> VmStats {
     let mut cache = VM_STATS.lock().unwrap_or_else(|e| e.into_inner());
     cache.get(Instant::now(), refresh, || {
         let mut buf = vec![0; parse::HOST_VM_INFO64_BUFFER];
-        let (kr, count) = host.vm_info64(&mut buf, parse::HOST_VM_INFO64_COUNT);
+        let asked = VM_INFO64_COUNT.load(Ordering::Relaxed);
+        let (kr, count) = host.vm_info64(&mut buf, asked);
+        if count < asked {
+            VM_INFO64_COUNT.store(parse::HOST_VM_INFO64_COUNT, Ordering::Relaxed);
+        }
         if !parse::mach_answer_usable(kr) {
             return None;
         }
@@ -121,10 +138,6 @@ fn sysctl_uint(name: &CStr) -> Result<u64, ProbeError> {
     })
 }
 
-/// The kernel's pressure level (`kern.memorystatus_vm_pressure_level`:
-/// readable by any user on macOS — the privilege check is for other Apple
-/// OSes only, XNU `sysctl_memorystatus_vm_pressure_level`); the error says
-/// why not, for [`Probe::pressure_absent`].
 /// Where the kernel makes its swap files: `SWAP_FILE_NAME` of
 /// `osfmk/vm/vm_compressor_backing_store.h` (`/System/Volumes/VM/swapfile`
 /// on macOS; `/private/var/vm/swapfile` before the VM volume, macOS 11).
@@ -139,7 +152,11 @@ fn swap_volume_free() -> Option<u64> {
     })
 }
 
-fn pressure_level() -> Result<Level, String> {
+/// The kernel's pressure level (`kern.memorystatus_vm_pressure_level`:
+/// readable by any user on macOS — the privilege check is for other Apple
+/// OSes only, XNU `sysctl_memorystatus_vm_pressure_level`); the error says
+/// why not, for [`Probe::pressure_absent`].
+pub(crate) fn pressure_level() -> Result<Level, String> {
     let mut buf = [0u8; 8];
     let bytes =
         sysctl(c"kern.memorystatus_vm_pressure_level", &mut buf).map_err(|e| e.to_string())?;
@@ -175,13 +192,13 @@ impl NativeProbe {
         // fail with ENOMEM; only its documented head is read.
         let mut buf = [0u8; 64];
         let bytes = sysctl(c"vm.swapusage", &mut buf)?;
-        let (swap_total_bytes, _avail, swap_used_bytes) = parse::parse_xsw_usage(bytes)
+        let (swap_total_bytes, swap_avail_bytes, swap_used_bytes) = parse::parse_xsw_usage(bytes)
             .ok_or_else(|| {
-                parse_err(
-                    "sysctl vm.swapusage",
-                    format!("{} bytes, expected {}", bytes.len(), parse::XSW_USAGE_SIZE),
-                )
-            })?;
+            parse_err(
+                "sysctl vm.swapusage",
+                format!("{} bytes, expected {}", bytes.len(), parse::XSW_USAGE_SIZE),
+            )
+        })?;
 
         let mut buf = [0u8; 8];
         let bytes = sysctl(c"kern.memorystatus_level", &mut buf)?;
@@ -200,6 +217,7 @@ impl NativeProbe {
             self.phys_bytes
         };
         let memory = vm.memory;
+        let volume_free = swap_volume_free();
         Ok(SystemSample {
             phys_bytes: self.phys_bytes,
             // Without the kernel's page counts (no answer yet), the level is
@@ -220,7 +238,14 @@ impl NativeProbe {
             // macOS's pages do not say what processes hold apart from the
             // compressor: the hidden-memory rule keeps to free memory there.
             anon_bytes: None,
-            swap_volume_free_bytes: swap_volume_free(),
+            swap_volume_free_bytes: volume_free,
+            swap_room: Some(parse::swap_room(
+                volume_free,
+                swap_avail_bytes,
+                swap_used_bytes,
+                vm.compressed_bytes,
+                base,
+            )),
             pressure: pressure_level().ok().map(|level| Pressure {
                 kernel_level: Some(level),
                 ..Pressure::default()
