@@ -197,28 +197,50 @@ fn setup<R: Runtime>(app: &mut App<R>, opts: Options) -> Result<(), Box<dyn std:
     Ok(())
 }
 
+/// macOS: who announces a rise of the kernel's pressure level, fed by the
+/// dispatch source and by each tick (see `PressureAnnouncer`), on the
+/// app's own clock.
+#[cfg(target_os = "macos")]
+static PRESSURE: std::sync::Mutex<swapsight::live::PressureAnnouncer> =
+    std::sync::Mutex::new(swapsight::live::PressureAnnouncer::NEW);
+
+#[cfg(target_os = "macos")]
+fn pressure_clock_ms() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let start = START.get_or_init(std::time::Instant::now);
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
 /// macOS: a change of the kernel's pressure level redraws the title and
 /// notifies at once, between two ticks.
 #[cfg(target_os = "macos")]
 fn watch_pressure<R: Runtime>(app: AppHandle<R>, live: Arc<Live>) {
-    let last = std::sync::Mutex::new(None);
     let soon_s = swapsight::forecast::ForecastConfig::default().horizon_ms as f64 / 1000.0;
     macos::watch_pressure(move |level| {
-        let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
-        let before = last.replace(level);
         if let (Some(t), Some(s)) = (app.try_state::<tray::Tray<R>>(), live.snapshot()) {
             t.show(&s.with_level(level, soon_s));
         }
-        if let Some(n) = swapsight::live::pressure_notice(before, Some(level)) {
-            log!("{}: {}", n.title, n.body);
-            let _ = app
-                .notification()
-                .builder()
-                .title(&n.title)
-                .body(&n.body)
-                .show();
+        let notice = PRESSURE
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .on_event(level, pressure_clock_ms());
+        if let Some(n) = notice {
+            notify(&app, &n);
         }
     });
+}
+
+fn notify<R: Runtime>(app: &AppHandle<R>, n: &swapsight::live::Notice) {
+    log!("{}: {}", n.title, n.body);
+    if let Err(e) = app
+        .notification()
+        .builder()
+        .title(&n.title)
+        .body(&n.body)
+        .show()
+    {
+        log!("cannot show a notification: {e}");
+    }
 }
 
 /// One thread forwards every [`Update`] of the session: to the web view as
@@ -250,19 +272,21 @@ fn forward<R: Runtime>(app: &AppHandle<R>, update: &Update) {
         t.show(&update.snapshot);
     }
     for n in &update.notices {
-        // macOS: the dispatch source has told a change of level already.
+        // macOS: the tick's level goes through the announcer below, shared
+        // with the dispatch source, so that a rise is told once.
         if cfg!(target_os = "macos") && n.kind == "pressure" {
             continue;
         }
-        log!("{}: {}", n.title, n.body);
-        if let Err(e) = app
-            .notification()
-            .builder()
-            .title(&n.title)
-            .body(&n.body)
-            .show()
-        {
-            log!("cannot show a notification: {e}");
+        notify(app, n);
+    }
+    #[cfg(target_os = "macos")]
+    if let Some(level) = update.snapshot.system.pressure.and_then(|p| p.kernel_level) {
+        let notice = PRESSURE
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .on_tick(level, pressure_clock_ms());
+        if let Some(n) = notice {
+            notify(app, &n);
         }
     }
 }

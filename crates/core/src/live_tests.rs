@@ -453,3 +453,28 @@ fn counters_of_a_live_recording_reach_metrics_and_the_replay_draws_them() {
     assert_eq!(r.counters[0].unit, "bytes");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Regression: on macOS only the dispatch source notified, and XNU tells
+/// one process at a time, so a short warning could end before swapsight's
+/// turn and go unannounced. The tick's level notifies too, each rise once
+/// whichever source tells first.
+#[test]
+fn a_pressure_rise_is_announced_once_by_whichever_source_tells_first() {
+    use crate::pressure::Level;
+    let mut a = PressureAnnouncer::default();
+    // The dispatch source never tells: the tick announces the warning.
+    assert!(a.on_tick(Level::Normal, 0).is_none());
+    let n = a.on_tick(Level::Warning, 1_000).expect("the tick tells");
+    assert_eq!(n.title, "Memory pressure: warning");
+    // The late event of the same level: nothing more.
+    assert!(a.on_event(Level::Warning, 1_300).is_none());
+    assert!(a.on_tick(Level::Warning, 2_000).is_none());
+    // The event first: critical once; the tick read just before the event
+    // (still warning) is not a fall, so the next tick's critical is quiet.
+    assert!(a.on_event(Level::Critical, 2_500).is_some());
+    assert!(a.on_tick(Level::Warning, 3_000).is_none());
+    assert!(a.on_tick(Level::Critical, 3_500).is_none());
+    // A real fall and a new rise announce again.
+    assert!(a.on_tick(Level::Normal, 9_000).is_none());
+    assert!(a.on_event(Level::Warning, 9_100).is_some());
+}

@@ -69,6 +69,28 @@ impl Level {
         }
     }
 
+    /// The level of the events pending on a macOS memory-pressure dispatch
+    /// source (`dispatch_source_get_data`): libdispatch ORs the flags of
+    /// events that arrived before the handler ran, which says nothing of
+    /// their order. One flag is that level; several are resolved by
+    /// `current` — the kernel's level now, which is the latest — and only
+    /// without it by the highest flag.
+    pub fn from_dispatch_data(
+        data: usize,
+        current: impl FnOnce() -> Option<Level>,
+    ) -> Option<Level> {
+        let flags: Vec<Level> = [4u32, 2, 1]
+            .into_iter()
+            .filter(|&f| data & f as usize != 0)
+            .filter_map(Level::from_dispatch)
+            .collect();
+        match flags.as_slice() {
+            [] => None,
+            [one] => Some(*one),
+            [highest, ..] => current().or(Some(*highest)),
+        }
+    }
+
     /// Index in [`Level::ALL`].
     pub fn index(self) -> usize {
         self as usize

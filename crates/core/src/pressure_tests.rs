@@ -190,3 +190,26 @@ fn thresholds_with_warning_at_or_above_critical_are_a_problem() {
     );
     assert!(cfg(40.0, 40.0).problem().is_some());
 }
+
+/// Regression: merged dispatch flags (warning, then back to normal, before
+/// the handler ran) were read as the highest, warning, though the machine
+/// was calm again; the kernel's level now is the latest of them.
+#[test]
+fn merged_dispatch_flags_take_the_latest_level_not_the_highest() {
+    let never = || -> Option<Level> { panic!("one flag needs no second look") };
+    assert_eq!(Level::from_dispatch_data(0x2, never), Some(Level::Warning));
+    assert_eq!(Level::from_dispatch_data(0x10, never), None);
+    assert_eq!(
+        Level::from_dispatch_data(0x2 | 0x1, || Some(Level::Normal)),
+        Some(Level::Normal)
+    );
+    assert_eq!(
+        Level::from_dispatch_data(0x4 | 0x2, || Some(Level::Warning)),
+        Some(Level::Warning)
+    );
+    // The kernel's level unreadable: the highest, as before.
+    assert_eq!(
+        Level::from_dispatch_data(0x4 | 0x1, || None),
+        Some(Level::Critical)
+    );
+}

@@ -354,6 +354,57 @@ pub fn pressure_notice(before: Option<Level>, now: Option<Level>) -> Option<Noti
     })
 }
 
+/// Announces each rise of the pressure level once, when two sources tell
+/// of it: on macOS the kernel's dispatch source (at once, but XNU notifies
+/// one process at a time, 0.25 s apart, and a short warning can end before
+/// swapsight's turn; `bsd/kern/kern_memorystatus_notify.c`) and each tick's
+/// reading of `kern.memorystatus_vm_pressure_level`, which never misses a
+/// level that lasts a tick. Whichever tells first notifies; the other then
+/// finds the level already announced.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PressureAnnouncer {
+    /// The level last taken, and when (ms on the caller's clock) an event
+    /// told it.
+    last: Option<Level>,
+    event_ms: Option<u64>,
+}
+
+impl PressureAnnouncer {
+    /// Nothing announced yet (a `const` for a `static`).
+    pub const NEW: PressureAnnouncer = PressureAnnouncer {
+        last: None,
+        event_ms: None,
+    };
+
+    /// How long after an event a tick's lower level is taken for a reading
+    /// made before that event, not a fall: a tick reads the level up to an
+    /// interval before it is delivered (the app's slow pace is 1 s).
+    pub const TICK_LAG_MS: u64 = 2_000;
+
+    /// The dispatch source told of `level` at `now_ms`.
+    pub fn on_event(&mut self, level: Level, now_ms: u64) -> Option<Notice> {
+        self.event_ms = Some(now_ms);
+        self.take(level)
+    }
+
+    /// A tick delivered at `now_ms` read `level`.
+    pub fn on_tick(&mut self, level: Level, now_ms: u64) -> Option<Notice> {
+        let just_told = self
+            .event_ms
+            .is_some_and(|e| now_ms.saturating_sub(e) < Self::TICK_LAG_MS);
+        if just_told && self.last.is_some_and(|l| level < l) {
+            return None;
+        }
+        self.take(level)
+    }
+
+    fn take(&mut self, level: Level) -> Option<Notice> {
+        let notice = pressure_notice(self.last, Some(level));
+        self.last = Some(level);
+        notice
+    }
+}
+
 /// A notification for a false fit or overflow that just started (the
 /// detector raises a state once per episode, so this is once per episode).
 pub fn notice_of(flag: &Flag) -> Option<Notice> {
