@@ -15,14 +15,17 @@ runs it too) and ``swapsight report run.jsonl`` prints one row per phase.
 into the recording, and ``swapsight.watch_torch()`` samples the PyTorch
 allocator's figures there. ``with swapsight.record("run.jsonl") as rec:`` records this process from
 inside it and sets ``rec.report``. Without a running recording every call is
-a cheap no-op that never raises.
+a cheap no-op that never raises (a ``watch_torch()`` interval outside 0.1 to
+3600 s is a ValueError all the same).
 Every name: docs/python.md.
 """
 
+from ._cli import Error, advise, compare
 from ._counter import TorchWatch, counter, watch_torch
 from ._names import MAX_NAME_CHARS, clean_name
 from ._phase import end_phase, mark, phase
-from ._record import Error, Report, advise, compare, record
+from ._record import record
+from ._report import Report
 from ._writer import ENV_VAR
 
 

@@ -10,6 +10,7 @@ on the ``swapsight`` logger).
 """
 
 import math
+import numbers
 import os
 import re
 import sys
@@ -27,27 +28,42 @@ _PREFIX = "#counter "
 _UNITS_SEEN = {"bytes"}
 
 
+def _figure(value):
+    """``value`` as the line writes it, or None when it is no finite number
+    within ±2^53. Through int's and float's own methods: a subclass's
+    ``__str__``, ``__format__`` or ``__abs__`` (an enum's ``Color.RED``, a
+    second line forged into the mark file, a bound dodged) never counts."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        if int.__abs__(value) > MAX_VALUE:
+            return None
+        return int.__repr__(value)
+    value = float.__float__(value) if isinstance(value, float) else float(value)
+    if not math.isfinite(value) or abs(value) > MAX_VALUE:
+        return None
+    return float.__repr__(value)
+
+
 def counter_line(name, value, unit="bytes"):
     """The line that writes a counter, or ``None`` when the name is empty
     once cleaned, the unit is not 1 to 16 of ``A-Z a-z 0-9 _ % / . -`` or
     the value is not a finite number within ±2^53. Raises nothing for a
     str name, a number and a str unit."""
+    if type(unit) is not str:
+        if not isinstance(unit, str):
+            return None
+        # Its characters, not its own __eq__ and __hash__ (which could pass
+        # for a unit already seen).
+        unit = str.__str__(unit)
     if unit not in _UNITS_SEEN:
-        if not isinstance(unit, str) or not _UNIT.match(unit):
+        if not _UNIT.match(unit):
             return None
         if len(_UNITS_SEEN) < 64:
             _UNITS_SEEN.add(unit)
-    if isinstance(value, bool):
+    figure = _figure(value)
+    if figure is None:
         return None
-    if isinstance(value, int):
-        if abs(value) > MAX_VALUE:
-            return None
-        figure = str(value)
-    else:
-        value = float(value)
-        if not math.isfinite(value) or abs(value) > MAX_VALUE:
-            return None
-        figure = repr(value)
     text = cached_clean_text(name) if type(name) is str else clean_text(name)
     if not text:
         return None
@@ -82,11 +98,32 @@ def counter(name, value, unit="bytes"):
 
 #: The sampling interval of watch_torch() unless told: 2 Hz.
 TORCH_INTERVAL = 0.5
-#: The shortest interval watch_torch() takes (the recorder keeps 50 a second).
-MIN_TORCH_INTERVAL = 0.1
+#: The range of a sampler's interval, in seconds. At least 0.1: a sample is a
+#: few counters, and the recorder keeps 50 a second. At most an hour: longer
+#: is no sampling, and far longer overflows the thread's wait.
+MIN_INTERVAL = 0.1
+MAX_INTERVAL = 3600.0
 
 _lock = threading.Lock()
 _running = None
+
+
+def sampling_interval(interval, who):
+    """``interval`` in seconds as a float, for any sampler thread; raises
+    ValueError naming ``who`` when it is not a number from MIN_INTERVAL to
+    MAX_INTERVAL (a bool, NaN, an infinity, a string)."""
+    seconds = None
+    if isinstance(interval, numbers.Real) and not isinstance(interval, bool):
+        try:
+            seconds = float(interval)
+        except (OverflowError, TypeError, ValueError):  # 10**400
+            pass
+    if seconds is not None and MIN_INTERVAL <= seconds <= MAX_INTERVAL:  # not NaN
+        return seconds
+    raise ValueError(
+        "%s: the interval %r is not a number of seconds from %g to %g"
+        % (who, interval, MIN_INTERVAL, MAX_INTERVAL)
+    )
 
 
 def _torch_figures(torch, said):
@@ -114,7 +151,7 @@ class TorchWatch:
     context manager), ``.running`` says whether its thread still samples."""
 
     def __init__(self, interval, path):
-        self.interval = interval
+        self.interval = sampling_interval(interval, "swapsight.watch_torch")
         self._path = path
         self._stop = threading.Event()
         self._thread = None
@@ -180,28 +217,19 @@ class TorchWatch:
 
 def watch_torch(interval=None):
     """Samples what the PyTorch allocator holds into the running recording
-    on a daemon thread, every ``interval`` seconds (default 0.5, at least
-    0.1): on MPS ``torch.mps.current_allocated_memory()`` and
+    on a daemon thread, every ``interval`` seconds (default 0.5; from 0.1 to
+    3600, else ValueError): on MPS ``torch.mps.current_allocated_memory()`` and
     ``driver_allocated_memory()`` (and ``recommended_max_memory()`` once), on
     CUDA ``memory_allocated(i)`` and ``memory_reserved(i)`` per device. Only
     once the program has imported torch itself (it is never imported here);
     it stops with the recording or on ``.stop()``. One watch at a time: a
     second call returns the running one. Without a recording it starts
-    nothing. Never raises."""
+    nothing. Raises only ValueError, for a bad interval (also without a
+    recording: the mistake shows before the run that needs it)."""
     global _running
-    try:
-        every = TORCH_INTERVAL if interval is None else float(interval)
-        if not math.isfinite(every) or every < MIN_TORCH_INTERVAL:
-            _warn_once(
-                "swapsight: watch_torch interval %r is below %s s; using %s s",
-                interval,
-                MIN_TORCH_INTERVAL,
-                MIN_TORCH_INTERVAL,
-            )
-            every = MIN_TORCH_INTERVAL
-    except Exception as e:
-        _warn_once("swapsight: watch_torch interval %r: %s", interval, e)
-        every = TORCH_INTERVAL
+    every = sampling_interval(
+        TORCH_INTERVAL if interval is None else interval, "swapsight.watch_torch"
+    )
     with _lock:
         if _running is not None and _running.running:
             return _running

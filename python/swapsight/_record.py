@@ -1,5 +1,5 @@
-"""record(), compare() and advise(): recordings and their reports from
-Python, built on the ``swapsight`` command this package installed.
+"""record(): a recording of this process from inside it, built on the
+``swapsight`` command this package installed.
 
 ``record()`` runs ``swapsight record --pid <this process> --print-mark-path``
 (the recorder watches this process and its children), puts the mark path it
@@ -8,30 +8,21 @@ its children's: they inherit the variable) reach it, and on ``stop()`` ends
 it with SIGINT, as Ctrl-C would, and reads ``swapsight report --json``. The
 recorder never outlives the program: ``stop()`` runs at exit, and a recorder
 whose process is gone (the kernel died, the notebook restarted) ends by itself.
-
-What the CLI says in JSON (``report --json``, ``compare --format json``,
-``advise --json``) is what these functions return: one source for the figures.
 """
 
 import atexit
-import html
-import json
 import os
 import select
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 
+from ._cli import Error, _binary, _env
 from ._counter import watch_torch
+from ._report import Report
 from ._writer import ENV_VAR, _log
-
-
-class Error(Exception):
-    """What swapsight says when it cannot do what was asked: the recording
-    cannot start (the folder is not writable, the command is missing), a
-    trace cannot be read. The message is the command line's own one line."""
-
 
 #: How long start() waits for the recorder to say it records.
 START_TIMEOUT = 30.0
@@ -39,247 +30,38 @@ START_TIMEOUT = 30.0
 STOP_TIMEOUT = 15.0
 
 
-def _binary():
-    from .__main__ import find_binary
-
-    binary = find_binary()
-    if binary is None:
-        raise Error(
-            "the swapsight command is not installed beside this Python nor on "
-            "PATH; reinstall the swapsight package"
-        )
-    return binary
+# $SWAPSIGHT_MARK is one per process, while recordings (nested blocks,
+# threads) may start and stop in any order: the recordings routed to, oldest
+# first, as (recording, mark path), and what the variable held before them.
+_routes = []
+_before_routes = None
+_routes_lock = threading.Lock()
 
 
-def _first_line(text):
-    for line in (text or "").splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
+def _route_marks(rec, path):
+    """Sends this process's marks to ``path``, ``rec``'s mark file."""
+    global _before_routes
+    with _routes_lock:
+        if not _routes:
+            _before_routes = os.environ.get(ENV_VAR)
+        _routes.append((rec, path))
+        os.environ[ENV_VAR] = path
 
 
-def _env():
-    """This environment without a mark path: the recorder makes its own."""
-    env = dict(os.environ)
-    env.pop(ENV_VAR, None)
-    return env
-
-
-def _run(args, what):
-    """Runs ``swapsight ARGS``; its stdout, or Error with its one line."""
-    try:
-        done = subprocess.run(
-            [_binary()] + [os.fspath(a) for a in args],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            env=_env(),
-            timeout=600,
-        )
-    except (OSError, subprocess.SubprocessError) as e:
-        raise Error("cannot run swapsight %s: %s" % (what, e)) from None
-    if done.returncode != 0:
-        raise Error(
-            _first_line(done.stderr)
-            or "swapsight %s failed (exit code %d)" % (what, done.returncode)
-        )
-    return done.stdout
-
-
-def _run_json(args, what):
-    out = _run(args, what)
-    try:
-        return json.loads(out)
-    except ValueError as e:
-        raise Error("swapsight %s printed no JSON: %s" % (what, e)) from None
-
-
-def compare(traces, labels=None):
-    """``swapsight compare TRACE… --format json``: one row per run, as a
-    dict (``{"runs": [...], ...}``). ``labels`` names the runs."""
-    args = ["compare"] + [os.fspath(t) for t in traces]
-    for label in labels or ():
-        args += ["--label", str(label)]
-    return _run_json(args + ["--format", "json"], "compare")
-
-
-def advise(trace=None, reserve=None, recommended_max=None):
-    """``swapsight advise [TRACE] --json``: the PyTorch MPS watermark ratios
-    that make a job fail before the Mac swaps, as a dict. ``reserve`` and
-    ``recommended_max`` are sizes (``"8G"``) or bytes."""
-    args = ["advise"]
-    if trace is not None:
-        args.append(os.fspath(trace))
-    if reserve is not None:
-        args += ["--reserve", str(reserve)]
-    if recommended_max is not None:
-        args += ["--recommended-max", str(recommended_max)]
-    return _run_json(args + ["--json"], "advise")
-
-
-class Report:
-    """A run's report: ``swapsight report --json`` of its trace.
-
-    ``.verdict`` (``"fits"``, ``"overflow"``, ``"false-fit"``,
-    ``"hidden-memory"``), ``.phases`` and ``.processes`` (lists of dicts, as
-    in the JSON), ``.counters``, ``.to_dict()``, ``.to_pandas()``,
-    ``.plot(path)``; ``str()`` is the report as ``swapsight report`` prints
-    it, and Jupyter shows a table and the chart.
-    """
-
-    def __init__(self, data, trace):
-        self._data = data
-        self.trace = os.fspath(trace)
-        self._text = None
-
-    @classmethod
-    def of(cls, trace):
-        """The report of a trace file."""
-        return cls(_run_json(["report", "--json", trace], "report"), trace)
-
-    @property
-    def verdict(self):
-        return self._data.get("verdict")
-
-    @property
-    def phases(self):
-        return list(self._data.get("phases", []))
-
-    @property
-    def processes(self):
-        return list(self._data.get("processes", []))
-
-    @property
-    def counters(self):
-        return list(self._data.get("counters", []))
-
-    def to_dict(self):
-        """The whole report, as ``swapsight report --json`` prints it."""
-        return json.loads(json.dumps(self._data))
-
-    def to_pandas(self, table="phases"):
-        """``table`` (``"phases"``, ``"processes"`` or ``"counters"``) as a
-        pandas DataFrame. Needs pandas (not a dependency of swapsight)."""
-        if table not in ("phases", "processes", "counters"):
-            raise ValueError("table is 'phases', 'processes' or 'counters', not %r" % (table,))
-        try:
-            import pandas
-        except ImportError:
-            raise Error("to_pandas() needs pandas: pip install pandas") from None
-        return pandas.DataFrame(self._data.get(table, []))
-
-    def plot(self, path, processes=None, size=None):
-        """Draws the run (``swapsight plot``) to ``path`` (``.png`` or
-        ``.svg``); returns ``path``."""
-        args = ["plot", self.trace, "-o", path]
-        if processes is not None:
-            args += ["--processes", str(processes)]
-        if size is not None:
-            args += ["--size", "%dx%d" % tuple(size)]
-        _run(args, "plot")
-        return path
-
-    @property
-    def text(self):
-        """The report as ``swapsight report`` prints it."""
-        if self._text is None:
-            self._text = _run(["report", self.trace], "report")
-        return self._text
-
-    def __str__(self):
-        try:
-            return self.text
-        except Error as e:
-            return "swapsight report of %s: %s" % (self.trace, e)
-
-    def __repr__(self):
-        return "<swapsight.Report %s: %s, %d phases, %d processes>" % (
-            self.trace,
-            self.verdict,
-            len(self.phases),
-            len(self.processes),
-        )
-
-    def _repr_html_(self):
-        esc = lambda v: html.escape(str(v), quote=True)  # noqa: E731
-        out = [
-            "<div><p><b>%s</b> &mdash; %s</p>"
-            % (esc(str(self.verdict).upper()), esc(self._data.get("summary", "")))
-        ]
-        rows = self.phases
-        if rows:
-            out.append(
-                "<table><tr><th>phase</th><th>start s</th><th>duration s</th>"
-                "<th>peak footprint</th><th>swap growth</th><th>min free %</th>"
-                "<th>counters</th><th>verdict</th></tr>"
-            )
-            for r in rows:
-                counters = "; ".join(
-                    "%s peak %s %s" % (c.get("name"), c.get("peak"), c.get("unit"))
-                    for c in r.get("counters", [])
-                )
-                out.append(
-                    "<tr><td>%s</td><td>%.1f</td><td>%.1f</td><td>%s</td><td>%s</td>"
-                    "<td>%.0f</td><td>%s</td><td>%s</td></tr>"
-                    % (
-                        esc(r.get("name")),
-                        r.get("start_ms", 0) / 1000,
-                        r.get("duration_ms", 0) / 1000,
-                        esc(_size(r.get("peak_footprint_bytes", 0))),
-                        esc(_size(r.get("swap_growth_bytes", 0))),
-                        r.get("min_free_pct", 0),
-                        esc(counters),
-                        esc(r.get("verdict")),
-                    )
-                )
-            out.append("</table>")
-        out.append(
-            "<table><tr><th>process</th><th>pid</th><th>peak footprint</th>"
-            "<th>swap growth</th><th>verdict</th></tr>"
-        )
-        for p in self.processes:
-            out.append(
-                "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>"
-                % (
-                    esc(p.get("name")),
-                    esc(p.get("pid")),
-                    esc(_size(p.get("peak_footprint_bytes", 0))),
-                    esc(_size(p.get("swap_growth_bytes", 0))),
-                    esc(p.get("verdict")),
-                )
-            )
-        out.append("</table>")
-        chart = self._svg()
-        if chart:
-            out.append(chart)
-        out.append("</div>")
-        return "".join(out)
-
-    def _svg(self):
-        """The chart as inline SVG (swapsight's own, escaped as it draws
-        it), or "" when it cannot be drawn."""
-        try:
-            with tempfile.TemporaryDirectory() as d:
-                path = os.path.join(d, "run.svg")
-                self.plot(path)
-                with open(path, encoding="utf-8") as f:
-                    svg = f.read()
-        except Exception as e:
-            _log.debug("swapsight: no chart for %s: %s", self.trace, e)
-            return ""
-        start = svg.find("<svg")
-        return svg[start:] if start >= 0 else ""
-
-
-def _size(b):
-    try:
-        b = float(b)
-    except (TypeError, ValueError):
-        return str(b)
-    for unit, div in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-        if abs(b) >= div:
-            return "%.1f %s" % (b / div, unit)
-    return "%d B" % b
+def _unroute_marks(rec):
+    """Gives the marks back when $SWAPSIGHT_MARK still names ``rec``'s mark
+    file: to the newest recording still running, else to what held it before
+    the first. Marks someone else routed since stay where they go."""
+    with _routes_lock:
+        mine = [path for r, path in _routes if r is rec]
+        _routes[:] = [(r, path) for r, path in _routes if r is not rec]
+        if not mine or os.environ.get(ENV_VAR) != mine[0]:
+            return
+        back = _routes[-1][1] if _routes else _before_routes
+        if back is None:
+            os.environ.pop(ENV_VAR, None)
+        else:
+            os.environ[ENV_VAR] = back
 
 
 def _describe(returncode):
@@ -322,8 +104,9 @@ class record:
         self.recorder_pid = None
         self._proc = None
         self._stderr = None
-        self._old_mark = None
         self._watch = None
+        #: The process that started the recorder: only it may end it.
+        self._owner = None
 
     def __enter__(self):
         self.start()
@@ -384,9 +167,9 @@ class record:
         self.recorder_pid = proc.pid
         self.report = None
         self.error = None
+        self._owner = os.getpid()
         if line:
-            self._old_mark = os.environ.get(ENV_VAR)
-            os.environ[ENV_VAR] = line
+            _route_marks(self, line)
         atexit.register(self.stop)
         if self.torch:
             self._watch = watch_torch()
@@ -429,9 +212,12 @@ class record:
     def stop(self):
         """Ends the recording (if it runs) and returns the :class:`Report`
         (None when the trace has nothing to judge; then ``.error`` says
-        why). Never raises."""
+        why). In a child forked meanwhile it does nothing: only the process
+        that started the recorder ends it. Never raises."""
         proc = self._proc
-        if proc is None:
+        # A child forked meanwhile has this object and its atexit call, but
+        # the recorder is its parent's to end.
+        if proc is None or self._owner != os.getpid():
             return self.report
         self._proc = None
         try:
@@ -449,11 +235,7 @@ class record:
         if self._watch is not None:
             self._watch.stop()
             self._watch = None
-        if self._old_mark is None:
-            os.environ.pop(ENV_VAR, None)
-        else:
-            os.environ[ENV_VAR] = self._old_mark
-        self._old_mark = None
+        _unroute_marks(self)
         problems = []
         if proc.poll() is None:
             try:

@@ -21,6 +21,14 @@ def installed_binary():
     return str(path)
 
 
+def wheel_path():
+    """The wheel under test (scripts/test sets $SWAPSIGHT_WHEEL)."""
+    path = os.environ.get("SWAPSIGHT_WHEEL")
+    if not path:
+        pytest.skip("SWAPSIGHT_WHEEL is not set (scripts/test sets it to scripts/wheel's wheel)")
+    return path
+
+
 def crate_version():
     """[workspace.package] version of the Cargo workspace."""
     section = None

@@ -3,6 +3,7 @@ torch adapter against a stand-in module that behaves as the documented torch
 functions do (torch itself is too large to install here), and a counter in a
 real recording read back by the installed CLI's report."""
 
+import enum
 import json
 import logging
 import subprocess
@@ -56,6 +57,61 @@ def test_bad_counters_are_dropped_and_logged_once(mark_file, caplog):
     assert mark_file.read_lines() == []
     warnings = [r for r in caplog.records if r.name == "swapsight"]
     assert len(warnings) == 1, warnings
+
+
+def test_a_number_is_written_as_the_number_it_holds(mark_file, caplog):
+    """int and float subclasses are written through int's and float's own
+    methods: their __str__, __format__ or __abs__ (an enum's "Color.RED", a
+    forged second line, a bound dodged) never reach the mark file, nor does a
+    unit that only claims to equal "bytes"."""
+    caplog.set_level(logging.WARNING, logger="swapsight")
+    forged = "1 bytes x\n#counter 9 bytes forged"
+
+    class Forged(int):
+        def __str__(self):
+            return forged
+
+        __repr__ = __str__
+
+        def __format__(self, spec):
+            return forged
+
+    class Huge(int):
+        def __abs__(self):
+            return 0
+
+    class Color(int, enum.Enum):  # str() is "Color.RED" on every Python
+        RED = 3
+
+    class Level(enum.IntEnum):  # str() is "Level.HIGH" on Python <= 3.10
+        HIGH = 4
+
+    class Odd(float):
+        def __repr__(self):
+            return forged
+
+        __str__ = __repr__
+
+    class Unit(str):
+        def __eq__(self, other):
+            return True
+
+        def __hash__(self):
+            return hash("bytes")
+
+    swapsight.counter("a", Forged(5))
+    swapsight.counter("b", Color.RED)
+    swapsight.counter("c", Level.HIGH)
+    swapsight.counter("d", Odd(2.5))
+    swapsight.counter("e", Huge(2**60))
+    swapsight.counter("f", 1, unit=Unit("by\n#counter 9 bytes forged"))
+    assert mark_file.read_lines() == [
+        "#counter 5 bytes a",
+        "#counter 3 bytes b",
+        "#counter 4 bytes c",
+        "#counter 2.5 bytes d",
+    ]
+    assert len([r for r in caplog.records if r.name == "swapsight"]) == 1
 
 
 def test_without_a_recorder_a_counter_does_nothing(no_recorder, tmp_path):
@@ -192,6 +248,41 @@ def test_a_torch_that_raises_is_logged_once_and_never_reaches_the_program(
     assert errors == []
     assert [r for r in caplog.records if "watch_torch" in r.getMessage()]
     assert counters_in(mark_file.read_lines()) == []
+
+
+@pytest.mark.parametrize(
+    "interval",
+    [1e308, 10**400, float("inf"), float("nan"), -1, 0, 0.05, 3601, True, "0.5", [1]],
+    ids=lambda v: type(v).__name__ + ("-10**400" if v == 10**400 else "-%r" % (v,)),
+)
+def test_watch_torch_refuses_an_interval_outside_its_range(mark_file, torch_module, interval):
+    torch_module(fake_torch(mps=FakeMps()))
+    with pytest.raises(ValueError) as e:
+        swapsight.watch_torch(interval)
+    assert str(e.value) == (
+        "swapsight.watch_torch: the interval %r is not a number of seconds "
+        "from 0.1 to 3600" % (interval,)
+    )
+    with pytest.raises(ValueError):
+        swapsight.TorchWatch(interval, str(mark_file.path))
+    import swapsight._counter as c
+
+    assert c._running is None, "no thread was started"
+
+
+def test_watch_torch_refuses_a_bad_interval_without_a_recording_too(no_recorder):
+    with pytest.raises(ValueError, match="1e\\+308"):
+        swapsight.watch_torch(1e308)
+
+
+def test_watch_torch_takes_the_ends_of_its_range(mark_file, torch_module):
+    torch_module(fake_torch(mps=FakeMps()))
+    for interval in (0.1, 3600, 3600.0):
+        w = swapsight.watch_torch(interval)
+        assert w.running and w.interval == interval
+        started = time.monotonic()
+        w.stop()
+        assert not w.running and time.monotonic() - started < 2
 
 
 def test_watch_torch_ends_with_the_recording(tmp_path, monkeypatch, torch_module):

@@ -226,3 +226,75 @@ def test_record_with_torch_writes_the_allocators_figures(tmp_path, monkeypatch):
     peaks = {x["name"]: x["peak"] for x in rec.report.counters}
     assert peaks["torch.mps.driver_allocated"] == 3 << 30, peaks
     assert peaks["torch.mps.recommended_max"] == 40 << 30, peaks
+
+
+def test_overlapping_recordings_give_the_marks_back_only_to_a_running_one(tmp_path):
+    """$SWAPSIGHT_MARK is process-wide, so recordings started by nested
+    blocks or by different threads overlap in any order: a stop() hands the
+    marks to the newest recording still running, never to a stopped one, and
+    leaves them alone when they are no longer its own."""
+    outer = swapsight.record(tmp_path / "outer.jsonl", interval="100ms").start()
+    outer_mark = os.environ["SWAPSIGHT_MARK"]
+    inner = swapsight.record(tmp_path / "inner.jsonl", interval="100ms").start()
+    inner_mark = os.environ["SWAPSIGHT_MARK"]
+    assert inner_mark != outer_mark
+    with swapsight.phase("inner-work"):
+        time.sleep(0.4)
+    inner.stop()
+    assert os.environ.get("SWAPSIGHT_MARK") == outer_mark
+    with swapsight.phase("after-inner"):
+        time.sleep(0.4)
+    # Another thread's recording, started later and stopped after this one.
+    other = swapsight.record(tmp_path / "other.jsonl", interval="100ms").start()
+    other_mark = os.environ["SWAPSIGHT_MARK"]
+    outer.stop()
+    assert os.environ.get("SWAPSIGHT_MARK") == other_mark, "the running one keeps its marks"
+    with swapsight.phase("other-work"):
+        time.sleep(0.4)
+    other.stop()
+    assert "SWAPSIGHT_MARK" not in os.environ, "never a stopped recording's mark path"
+    for rec in (outer, inner, other):
+        assert rec.error is None, rec.error
+    assert [p["name"] for p in inner.report.phases] == ["inner-work"]
+    assert "after-inner" in [p["name"] for p in outer.report.phases]
+    assert [p["name"] for p in other.report.phases] == ["other-work"]
+
+
+FORK = r"""
+import json, os, sys, time
+import swapsight
+
+rec = swapsight.record(sys.argv[1], interval="100ms").start()
+mark = os.environ["SWAPSIGHT_MARK"]
+with swapsight.phase("before"):
+    time.sleep(0.4)
+child = os.fork()
+if child == 0:
+    # What the child's with-block exit or atexit would do: stop() of the
+    # recording its parent started.
+    report = rec.stop()
+    print(json.dumps({"report": report is not None, "error": rec.error,
+                      "mark": os.environ.get("SWAPSIGHT_MARK") == mark}), flush=True)
+    sys.exit(0)  # atexit runs stop() once more
+os.waitpid(child, 0)
+with swapsight.phase("after-fork"):
+    time.sleep(0.4)
+rec.stop()
+print(json.dumps({"report": [p["name"] for p in rec.report.phases], "error": rec.error}))
+"""
+
+
+def test_a_forked_child_leaves_its_parents_recording_alone(tmp_path):
+    script = tmp_path / "fork.py"
+    script.write_text(FORK)
+    env = dict(os.environ)
+    env.pop("SWAPSIGHT_MARK", None)
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "run.jsonl")],
+        capture_output=True, text=True, timeout=120, env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    child, parent = [json.loads(l) for l in done.stdout.splitlines()]
+    assert child == {"report": False, "error": None, "mark": True}
+    assert parent == {"report": ["before", "after-fork"], "error": None}
+    assert "swapsight:" not in done.stderr, done.stderr

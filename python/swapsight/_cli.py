@@ -1,0 +1,92 @@
+"""The ``swapsight`` command this package installed, run from Python:
+:class:`Error`, ``compare()`` and ``advise()``. What the CLI says in JSON is
+what these functions return: one source for the figures."""
+
+import json
+import os
+import subprocess
+
+from ._writer import ENV_VAR
+
+
+class Error(Exception):
+    """What swapsight says when it cannot do what was asked: the recording
+    cannot start (the folder is not writable, the command is missing), a
+    trace cannot be read. The message is the command line's own one line."""
+
+
+def _binary():
+    # Imported here, not at the top: `python -m swapsight` runs __main__
+    # afresh, and runpy warns when the package imported it first.
+    from .__main__ import find_binary, missing_binary_message
+
+    binary = find_binary()
+    if binary is None:
+        raise Error(missing_binary_message())
+    return binary
+
+
+def _first_line(text):
+    for line in (text or "").splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _env():
+    """This environment without a mark path: the recorder makes its own."""
+    env = dict(os.environ)
+    env.pop(ENV_VAR, None)
+    return env
+
+
+def _run(args, what):
+    """Runs ``swapsight ARGS``; its stdout, or Error with its one line."""
+    try:
+        done = subprocess.run(
+            [_binary()] + [os.fspath(a) for a in args],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=_env(),
+            timeout=600,
+        )
+    except (OSError, subprocess.SubprocessError) as e:
+        raise Error("cannot run swapsight %s: %s" % (what, e)) from None
+    if done.returncode != 0:
+        raise Error(
+            _first_line(done.stderr)
+            or "swapsight %s failed (exit code %d)" % (what, done.returncode)
+        )
+    return done.stdout
+
+
+def _run_json(args, what):
+    out = _run(args, what)
+    try:
+        return json.loads(out)
+    except ValueError as e:
+        raise Error("swapsight %s printed no JSON: %s" % (what, e)) from None
+
+
+def compare(traces, labels=None):
+    """``swapsight compare TRACE… --format json``: one row per run, as a
+    dict (``{"runs": [...], ...}``). ``labels`` names the runs."""
+    args = ["compare"] + [os.fspath(t) for t in traces]
+    for label in labels or ():
+        args += ["--label", str(label)]
+    return _run_json(args + ["--format", "json"], "compare")
+
+
+def advise(trace=None, reserve=None, recommended_max=None):
+    """``swapsight advise [TRACE] --json``: the PyTorch MPS watermark ratios
+    that make a job fail before the Mac swaps, as a dict. ``reserve`` and
+    ``recommended_max`` are sizes (``"8G"``) or bytes."""
+    args = ["advise"]
+    if trace is not None:
+        args.append(os.fspath(trace))
+    if reserve is not None:
+        args += ["--reserve", str(reserve)]
+    if recommended_max is not None:
+        args += ["--recommended-max", str(recommended_max)]
+    return _run_json(args + ["--json"], "advise")
