@@ -438,7 +438,7 @@ fn wait_for_free(
         let text = gate.waiting_text(free_pct, waited);
         if status.is_tty() {
             status.show_text(&text);
-        } else if !last_note.is_some_and(|t| t.elapsed() < NOTE_EVERY) {
+        } else if last_note.is_none_or(|t| t.elapsed() >= NOTE_EVERY) {
             eprintln!("swapsight: {text}");
             last_note = Some(Instant::now());
         }

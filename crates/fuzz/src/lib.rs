@@ -210,7 +210,7 @@ where
     let count = std::cell::Cell::new(0u64);
     let started = Instant::now();
     let mut failure = None;
-    while started.elapsed() < budget.time && budget.cases.map_or(true, |c| count.get() < c) {
+    while started.elapsed() < budget.time && budget.cases.is_none_or(|c| count.get() < c) {
         let mut batch_seed = seed;
         for (b, n) in batch_seed[24..].iter_mut().zip(batch_no.to_le_bytes()) {
             *b ^= n;

@@ -126,12 +126,12 @@ impl Garbage {
         match self {
             Garbage::Nested(depth) => {
                 let mut v = vec![b'['; *depth];
-                v.extend(std::iter::repeat(b']').take(*depth));
+                v.extend(std::iter::repeat_n(b']', *depth));
                 v
             }
             Garbage::Long(len) => {
                 let mut v = br#"{"type":"event","t_ms":1,"kind":"x","message":""#.to_vec();
-                v.extend(std::iter::repeat(b'a').take(*len));
+                v.extend(std::iter::repeat_n(b'a', *len));
                 v.extend_from_slice(b"\"}");
                 v
             }

@@ -139,7 +139,7 @@ fn bad_inputs_are_refused_with_one_line() {
     let out = run(&[files[0].as_os_str()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr_of(&out).contains("compare takes 2 to 20 traces, got 1"));
-    let many: Vec<&std::ffi::OsStr> = std::iter::repeat(files[0].as_os_str()).take(21).collect();
+    let many: Vec<&std::ffi::OsStr> = std::iter::repeat_n(files[0].as_os_str(), 21).collect();
     let out = run(&many);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr_of(&out).contains("got 21"));
