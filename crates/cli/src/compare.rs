@@ -88,8 +88,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 |s| s.to_string_lossy().into_owned(),
             )
         });
-        let mut fold = RowFold::default();
-        let mut lines = image.is_some().then(|| SeriesBuilder::new(PLOT_SIZE.0));
+        let mut fold = RowFold::for_header(reader.header());
+        let watching = reader.header().watching();
+        let mut lines = image
+            .is_some()
+            .then(|| SeriesBuilder::new(PLOT_SIZE.0, watching));
         let report = swapsight::report::report_stream(&mut reader, None, |r| {
             fold.push(r);
             if let (Some(b), Record::Sample(s)) = (lines.as_mut(), r) {

@@ -297,6 +297,7 @@ pub fn check_run(trace: &Trace, cap: u64) -> RunCheck {
 #[derive(Debug, Clone)]
 pub struct RunChecker {
     cap: u64,
+    watching: crate::trace::Watching,
     tolerance: u64,
     /// Time, swap and unexplained memory at the first sample.
     first: Option<(u64, u64, i64)>,
@@ -310,6 +311,7 @@ impl RunChecker {
         let phys = header.host.phys_bytes.max(1);
         RunChecker {
             cap,
+            watching: header.watching(),
             tolerance: header.detector.swap_tolerance_for(phys),
             first: None,
             needed: 0,
@@ -324,7 +326,7 @@ impl RunChecker {
             crate::detect::footprint_gap(&s.sample.system, &s.sample.processes).unexplained_bytes;
         let swap = s.sample.system.swap_used_bytes;
         let (t0, first_swap, gap0) = *self.first.get_or_insert((s.sample.t_ms, swap, gap));
-        let held = crate::compare::watched_footprint(s)
+        let held = crate::compare::watched_footprint(s, self.watching)
             .saturating_add(u64::try_from(gap.saturating_sub(gap0)).unwrap_or(0));
         self.needed = self.needed.max(held);
         let t = s.sample.t_ms.saturating_sub(t0);

@@ -11,8 +11,8 @@ use crate::detect::{Flag, State};
 use crate::phases::spans;
 use crate::report::Report;
 use crate::text::text_cell;
-use crate::trace::{Header, MarkList, Record, Trace, TraceSample};
-use crate::units::{format_bytes, format_duration, format_growth, saturating_sum};
+use crate::trace::{Header, MarkList, Record, Trace, TraceSample, Watching};
+use crate::units::{format_bytes, format_duration, format_growth};
 
 /// Fewest and most runs `compare` takes.
 pub const MIN_RUNS: usize = 2;
@@ -54,30 +54,16 @@ pub struct Comparison {
     pub same_phases: bool,
 }
 
-/// Peak footprint of the watched tree at one sample (all kept processes'
-/// largest when nothing was watched).
-pub fn watched_footprint(s: &TraceSample) -> u64 {
-    if s.watched.is_empty() {
-        s.sample
-            .processes
-            .iter()
-            .map(|p| p.footprint_bytes)
-            .max()
-            .unwrap_or(0)
-    } else {
-        saturating_sum(
-            s.sample
-                .processes
-                .iter()
-                .filter(|p| s.watched.contains(&p.pid))
-                .map(|p| p.footprint_bytes),
-        )
-    }
+/// Footprint of the run at one sample: Σ of the watched tree (0 once it
+/// has ended), or the largest process's in a machine recording; which of
+/// the two, the header says ([`Watching`]).
+pub fn watched_footprint(s: &TraceSample, watching: Watching) -> u64 {
+    s.run_footprint(watching, false)
 }
 
 /// One row from a trace and its report.
 pub fn row(label: &str, trace: &Trace, report: &Report) -> RunRow {
-    let mut fold = RowFold::default();
+    let mut fold = RowFold::for_header(trace.header());
     for s in &trace.samples {
         fold.sample(s);
     }
@@ -103,9 +89,19 @@ pub struct RowFold {
     /// The earliest flag that was not `fits`.
     pub first_flag_ms: Option<u64>,
     pub marks: MarkList,
+    /// The header's word on what the run is.
+    pub watching: Watching,
 }
 
 impl RowFold {
+    /// A fold for the trace with this header.
+    pub fn for_header(header: &Header) -> Self {
+        RowFold {
+            watching: header.watching(),
+            ..RowFold::default()
+        }
+    }
+
     /// Takes the next record.
     pub fn push(&mut self, r: &Record) {
         match r {
@@ -121,7 +117,8 @@ impl RowFold {
         self.first
             .get_or_insert((s.sample.t_ms, s.sample.system.swap_used_bytes));
         self.last_ms = s.sample.t_ms;
-        self.peak_footprint_bytes = self.peak_footprint_bytes.max(watched_footprint(s));
+        let fp = watched_footprint(s, self.watching);
+        self.peak_footprint_bytes = self.peak_footprint_bytes.max(fp);
     }
 
     /// Takes the next flag.

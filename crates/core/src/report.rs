@@ -144,7 +144,9 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
     let header = trace.header();
     let mut run = RunJudge::new(header, cfg.clone());
     let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
-    let mut table = PhaseTable::new(&trace.marks, last_ms, || RunJudge::new(header, cfg.clone()));
+    let mut table = PhaseTable::new(&trace.marks, last_ms, header.watching(), || {
+        RunJudge::new(header, cfg.clone())
+    });
     for s in &trace.samples {
         run.push(s);
         table.push(s);
@@ -186,7 +188,7 @@ pub fn report_stream<R: BufRead + Seek>(
     let header = reader.header().clone();
     let new_judge = || RunJudge::new(&header, cfg.clone());
     let mut run = new_judge();
-    let mut table = Some(PhaseTable::streaming(new_judge));
+    let mut table = Some(PhaseTable::streaming(header.watching(), new_judge));
     let mut marks = MarkList::default();
     let mut log = counters::CounterLog::default();
     let mut last_ms = 0;
@@ -219,7 +221,7 @@ pub fn report_stream<R: BufRead + Seek>(
         return Ok(with_counters(report, t.finish(), &log));
     }
     reader.rewind()?;
-    let mut table = PhaseTable::new(&marks.marks, last_ms, new_judge);
+    let mut table = PhaseTable::new(&marks.marks, last_ms, header.watching(), new_judge);
     while let Some(record) = reader.next_record()? {
         if let Record::Sample(s) = record {
             table.push_owned(s);

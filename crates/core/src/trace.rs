@@ -30,7 +30,8 @@ pub use reader::{
     LineProblem, ReadNotes, TraceError, TraceReader, KEPT_PROBLEMS, MAX_BAD_RUN, MAX_LINE_BYTES,
 };
 pub use records::{
-    Counter, Event, Header, Mark, Record, TraceSample, FORMAT, MAX_START_UNIX_MS, MAX_T_MS, SCHEMA,
+    Counter, Event, Header, Mark, Record, TraceSample, Watching, FORMAT, MAX_START_UNIX_MS,
+    MAX_T_MS, SCHEMA,
 };
 
 /// Most counter points a reader keeps; the rest are counted in

@@ -103,12 +103,16 @@ fn trust_asks_for_root_or_this_user_and_no_one_else_writing() {
 fn a_tool_in_a_folder_anyone_may_write_is_refused_and_the_note_says_where() {
     let dir = TempDir::new("tools-trust");
     let fake = script(&dir, "ps", "echo planted");
+    // A folder like /tmp (a Mac's $TMPDIR is the user's own, so made so).
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     let fake = fake.to_str().unwrap();
     let err = find_in(&[fake, "/nonexistent/ps"], euid()).unwrap_err();
     let said = err.describe();
-    // std::env::temp_dir() is /tmp here (or $TMPDIR): writable by anyone.
-    assert!(said.starts_with(&format!("looked at {fake} (")), "{said}");
-    assert!(said.contains("is writable by anyone"), "{said}");
+    assert!(
+        said.starts_with(&format!("looked at {fake} (its folder ")),
+        "{said}"
+    );
+    assert!(said.contains("is writable by anyone (mode 777)"), "{said}");
     assert!(said.ends_with("/nonexistent/ps (not there)"), "{said}");
 }
 

@@ -16,7 +16,7 @@ use super::plot::{
 };
 use super::ExportError;
 use crate::compare::{align, boundaries, watched_footprint, Comparison};
-use crate::trace::{Trace, TraceSample};
+use crate::trace::{Trace, TraceSample, Watching};
 
 struct Run {
     label: String,
@@ -37,7 +37,7 @@ pub struct RunSeries {
 impl RunSeries {
     /// The series of a whole trace, `width` pixels wide.
     pub fn of(trace: &Trace, width: u32) -> Self {
-        let mut b = SeriesBuilder::new(width);
+        let mut b = SeriesBuilder::new(width, trace.header().watching());
         for s in &trace.samples {
             b.push(s);
         }
@@ -53,10 +53,12 @@ pub struct SeriesBuilder {
     first: Option<(u64, u64)>,
     footprint: Decimator,
     growth: Decimator,
+    watching: Watching,
 }
 
 impl SeriesBuilder {
-    pub fn new(width: u32) -> Self {
+    /// A builder for a run whose header says `watching`.
+    pub fn new(width: u32, watching: Watching) -> Self {
         // Columns a second wide to start with: a run shorter than the chart
         // is wide keeps every sample.
         let d = Decimator::growing(1.0, width as usize);
@@ -64,6 +66,7 @@ impl SeriesBuilder {
             first: None,
             footprint: d.clone(),
             growth: d,
+            watching,
         }
     }
 
@@ -72,7 +75,8 @@ impl SeriesBuilder {
             .first
             .get_or_insert((s.sample.t_ms, s.sample.system.swap_used_bytes));
         let x = s.sample.t_ms.saturating_sub(t0) as f64 / 1000.0;
-        self.footprint.push((x, watched_footprint(s) as f64));
+        self.footprint
+            .push((x, watched_footprint(s, self.watching) as f64));
         let g = s.sample.system.swap_used_bytes as f64 - swap0 as f64;
         self.growth.push((x, g));
     }

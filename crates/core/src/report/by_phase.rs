@@ -12,8 +12,8 @@ use serde::Serialize;
 use crate::detect::{footprint_gap, State};
 use crate::phases::{spans, Phase};
 use crate::pressure::{PressureFold, PressureSummary};
-use crate::trace::{Mark, Trace, TraceSample};
-use crate::units::{format_bytes, format_duration, format_growth, saturating_sum, signed_diff};
+use crate::trace::{Mark, Trace, TraceSample, Watching};
+use crate::units::{format_bytes, format_duration, format_growth, signed_diff};
 
 /// One row of the per-phase table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -56,7 +56,7 @@ pub trait Judge {
 /// run, applied to the phase's samples.
 pub fn phase_rows<J: Judge>(trace: &Trace, new_judge: impl Fn() -> J) -> Vec<PhaseRow> {
     let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
-    let mut table = PhaseTable::new(&trace.marks, last_ms, new_judge);
+    let mut table = PhaseTable::new(&trace.marks, last_ms, trace.header().watching(), new_judge);
     for s in &trace.samples {
         table.push(s);
     }
@@ -82,6 +82,8 @@ pub struct PhaseTable<J, F> {
     /// The time of the last mark taken (streaming).
     last_mark_ms: u64,
     new_judge: F,
+    /// What the run's footprint is of (the header's word).
+    watching: Watching,
 }
 
 /// Figures over a set of samples.
@@ -94,14 +96,8 @@ struct Figures {
 }
 
 impl Figures {
-    fn add(&mut self, s: &TraceSample) {
-        let watched_fp = saturating_sum(
-            s.sample
-                .processes
-                .iter()
-                .filter(|p| s.watched.is_empty() || s.watched.contains(&p.pid))
-                .map(|p| p.footprint_bytes),
-        );
+    fn add(&mut self, s: &TraceSample, watching: Watching) {
+        let watched_fp = s.run_footprint(watching, true);
         let gap = footprint_gap(&s.sample.system, &s.sample.processes).unexplained_bytes;
         self.merge(Figures {
             len: 1,
@@ -163,25 +159,25 @@ impl<J: Judge> Acc<J> {
         }
     }
 
-    fn add_slice(&mut self, s: &TraceSample, new_judge: &impl Fn() -> J) {
+    fn add_slice(&mut self, s: &TraceSample, w: Watching, new_judge: &impl Fn() -> J) {
         let swap = s.sample.system.swap_used_bytes;
         self.swap_start.get_or_insert(swap);
         self.swap_max = self.swap_max.max(swap);
-        self.slice.add(s);
+        self.slice.add(s, w);
         self.pressure
             .push(s.sample.t_ms, s.sample.system.pressure.as_ref());
         self.judge.get_or_insert_with(new_judge).push(s);
     }
 
     /// A sample at or after the phase's start.
-    fn add_own(&mut self, s: &TraceSample) {
+    fn add_own(&mut self, s: &TraceSample, w: Watching) {
         let t = s.sample.t_ms;
         if self.closed {
             let end = self.phase.end_ms;
             if t < end {
-                self.before_end.add(s);
+                self.before_end.add(s, w);
             } else if t == end {
-                self.at_end.add(s);
+                self.at_end.add(s, w);
             }
             return;
         }
@@ -191,9 +187,9 @@ impl<J: Judge> Acc<J> {
             self.before_end.merge(std::mem::take(&mut self.at_end));
         }
         if self.at_ms.is_some_and(|at| t < at) {
-            self.before_end.add(s);
+            self.before_end.add(s, w);
         } else {
-            self.at_end.add(s);
+            self.at_end.add(s, w);
             self.at_ms = Some(t);
         }
     }
@@ -248,8 +244,8 @@ impl<J: Judge> Acc<J> {
 impl<J: Judge, F: Fn() -> J> PhaseTable<J, F> {
     /// The table of the phases `marks` describe in a run whose last sample
     /// is at `last_ms`.
-    pub fn new(marks: &[Mark], last_ms: u64, new_judge: F) -> Self {
-        let mut table = Self::streaming(new_judge);
+    pub fn new(marks: &[Mark], last_ms: u64, watching: Watching, new_judge: F) -> Self {
+        let mut table = Self::streaming(watching, new_judge);
         table.phases = spans(marks, last_ms)
             .into_iter()
             .map(|phase| Acc::new(phase, true))
@@ -259,7 +255,7 @@ impl<J: Judge, F: Fn() -> J> PhaseTable<J, F> {
     }
 
     /// A table whose marks come in with the samples ([`PhaseTable::mark`]).
-    pub fn streaming(new_judge: F) -> Self {
+    pub fn streaming(watching: Watching, new_judge: F) -> Self {
         PhaseTable {
             phases: Vec::new(),
             last_ms: None,
@@ -268,6 +264,7 @@ impl<J: Judge, F: Fn() -> J> PhaseTable<J, F> {
             prev_twin: false,
             last_mark_ms: 0,
             new_judge,
+            watching,
         }
     }
 
@@ -298,8 +295,8 @@ impl<J: Judge, F: Fn() -> J> PhaseTable<J, F> {
             // The sample just taken is at the start: the phase's first own one.
             if let Some(prev) = self.prev.as_ref().filter(|p| p.sample.t_ms == t) {
                 acc.started = true;
-                acc.add_slice(prev, &self.new_judge);
-                acc.add_own(prev);
+                acc.add_slice(prev, self.watching, &self.new_judge);
+                acc.add_own(prev, self.watching);
             }
             self.phases.push(acc);
         }
@@ -337,15 +334,15 @@ impl<J: Judge, F: Fn() -> J> PhaseTable<J, F> {
                     // The last sample before the start is the phase's baseline.
                     if t != start {
                         if let Some(prev) = &self.prev {
-                            acc.add_slice(prev, &self.new_judge);
+                            acc.add_slice(prev, self.watching, &self.new_judge);
                         }
                     }
                 }
                 if !acc.closed || t <= acc.phase.end_ms {
-                    acc.add_slice(s, &self.new_judge);
+                    acc.add_slice(s, self.watching, &self.new_judge);
                 }
                 if t >= start {
-                    acc.add_own(s);
+                    acc.add_own(s, self.watching);
                 }
             }
             while self
@@ -370,7 +367,7 @@ impl<J: Judge, F: Fn() -> J> PhaseTable<J, F> {
         // A phase that starts after the last sample has that sample as its baseline.
         if let Some(last) = self.prev.take() {
             for acc in self.phases.iter_mut().filter(|a| !a.started) {
-                acc.add_slice(&last, &self.new_judge);
+                acc.add_slice(&last, self.watching, &self.new_judge);
             }
         }
         self.phases.into_iter().map(|a| a.row(last_ms)).collect()

@@ -1,5 +1,6 @@
 use super::*;
 use crate::trace::{Mark, Record};
+use crate::units::saturating_sum;
 
 /// Start marks, each at its time.
 fn starts(list: &[(u64, &str)]) -> Vec<Mark> {
@@ -237,7 +238,9 @@ fn the_streamed_table_matches_the_sliced_one() {
         // to its time: the table folds them in the one pass.
         let mut sorted = t.marks.clone();
         sorted.sort_by_key(|m| m.t_ms);
-        let mut table = PhaseTable::streaming(|| crate::report::RunJudge::new(&header, None));
+        let mut table = PhaseTable::streaming(header.watching(), || {
+            crate::report::RunJudge::new(&header, None)
+        });
         let mut lines = vec![Record::Header(header.clone())];
         let mut pending = sorted.iter().peekable();
         for (i, s) in t.samples.iter().enumerate() {

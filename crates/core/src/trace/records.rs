@@ -52,7 +52,29 @@ pub struct Header {
     pub writer: String,
 }
 
+/// What a run's footprint is of: the tree of a command or pid it watched,
+/// or the whole machine. The header says which — never a sample, whose
+/// `watched` list is empty both in a machine recording and once the watched
+/// tree has ended (an OOM-killed pipeline, a Python script past its exit).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Watching {
+    /// `record`/`guard` of a command or `--pid`: the run is that tree.
+    Tree,
+    /// No command, no pid: the run is the machine.
+    #[default]
+    Machine,
+}
+
 impl Header {
+    /// Whether the trace watched a tree or the machine.
+    pub fn watching(&self) -> Watching {
+        if self.watch_pid.is_some() || self.command.is_some() {
+            Watching::Tree
+        } else {
+            Watching::Machine
+        }
+    }
+
     pub fn new(host: HostInfo, interval_ms: u64, start_unix_ms: u64) -> Self {
         Header {
             format: FORMAT.into(),
@@ -83,6 +105,25 @@ pub struct TraceSample {
     /// this rate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forecast: Option<Forecast>,
+}
+
+impl TraceSample {
+    /// Σ footprints of the watched tree at this sample: 0 once the tree has
+    /// ended. A machine recording has no tree: there it is the largest
+    /// process's footprint (`all = false`) or every kept process's sum.
+    pub fn run_footprint(&self, watching: Watching, all: bool) -> u64 {
+        let fps = self.sample.processes.iter();
+        match watching {
+            Watching::Tree => crate::units::saturating_sum(
+                fps.filter(|p| self.watched.contains(&p.pid))
+                    .map(|p| p.footprint_bytes),
+            ),
+            Watching::Machine if all => {
+                crate::units::saturating_sum(fps.map(|p| p.footprint_bytes))
+            }
+            Watching::Machine => fps.map(|p| p.footprint_bytes).max().unwrap_or(0),
+        }
+    }
 }
 
 /// Something that happened: the command started or exited, the guard
