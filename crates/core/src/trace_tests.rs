@@ -584,3 +584,98 @@ fn the_scope_is_written_read_and_checked() {
     let t = read_bytes(odd.as_bytes()).unwrap();
     assert_eq!(t.samples[1].sample.scope.as_ref().unwrap().path, "/job?[2J");
 }
+
+/// Regression: hostile pressure and forecast fields (avg10 1e308 or
+/// −1e308, total_us 2^64−1, a forecast of −5 s, a header warning line of
+/// 1e308) were kept, and report printed a 309-digit percentage, a negative
+/// stall, `inf` in CSV and "reached at 0.0s". They are refused by line
+/// (a sample) or for the whole trace (the header), naming the field.
+#[test]
+fn hostile_pressure_and_forecast_figures_are_refused() {
+    use crate::forecast::Forecast;
+    use crate::pressure::{Pressure, PsiLine};
+    let Record::Sample(mut s) = sample(500) else {
+        unreachable!()
+    };
+    s.sample.system.pressure = Some(Pressure {
+        some: Some(PsiLine {
+            avg10: 12.5,
+            avg60: 3.25,
+            total_us: 777,
+        }),
+        ..Pressure::default()
+    });
+    s.forecast = Some(Forecast {
+        swap_full_s: Some(42.5),
+        ..Forecast::default()
+    });
+    let line = serde_json::to_string(&Record::Sample(s)).unwrap();
+    let mut good = write_trace(&[sample(0)]);
+    good.extend_from_slice(format!("{line}\n").as_bytes());
+    assert_eq!(read_bytes(&good).unwrap().samples.len(), 2, "{line}");
+    for (from, to, field) in [
+        (
+            "\"avg10\":12.5",
+            "\"avg10\":1e308",
+            "sys.pressure.some.avg10",
+        ),
+        (
+            "\"avg10\":12.5",
+            "\"avg10\":-1e308",
+            "sys.pressure.some.avg10",
+        ),
+        ("\"avg60\":3.25", "\"avg60\":101", "sys.pressure.some.avg60"),
+        (
+            "\"total_us\":777",
+            "\"total_us\":18446744073709551615",
+            "sys.pressure.some.total_us",
+        ),
+        (
+            "\"swap_full_s\":42.5",
+            "\"swap_full_s\":-5",
+            "forecast.swap_full_s",
+        ),
+        (
+            "\"swap_full_s\":42.5",
+            "\"swap_full_s\":1e300",
+            "forecast.swap_full_s",
+        ),
+    ] {
+        assert!(line.contains(from), "{from} in {line}");
+        let mut bytes = write_trace(&[sample(0)]);
+        bytes.extend_from_slice(format!("{}\n", line.replace(from, to)).as_bytes());
+        let t = read_bytes(&bytes).unwrap();
+        assert_eq!((t.samples.len(), t.bad_lines), (1, 1), "{to}");
+        assert!(
+            t.problems[0].detail.contains(field),
+            "{to}: {}",
+            t.problems[0]
+        );
+    }
+    let text = String::from_utf8(write_trace(&[])).unwrap();
+    for (from, to, says) in [
+        (
+            "\"warn_some_avg10\":10.0",
+            "\"warn_some_avg10\":1e308",
+            "pressure.warn_some_avg10",
+        ),
+        (
+            "\"warn_some_avg10\":10.0",
+            "\"warn_some_avg10\":50.0",
+            "--pressure-warn 50 must be below --pressure-critical 40",
+        ),
+        (
+            "\"free_floor_pct\":5.0",
+            "\"free_floor_pct\":-1e308",
+            "forecast.free_floor_pct",
+        ),
+    ] {
+        assert!(text.contains(from), "{from} in {text}");
+        let e = read_bytes(text.replace(from, to).as_bytes()).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.starts_with("t.jsonl:1: ") && msg.contains(says),
+            "{msg}"
+        );
+    }
+}

@@ -20,7 +20,9 @@ pub fn check(record: &Record) -> Result<(), String> {
                 MAX_START_UNIX_MS,
                 "the year 9999",
             )?;
-            detector(&h.detector)
+            detector(&h.detector)?;
+            pressure_config(&h.pressure)?;
+            forecast_config(&h.forecast)
         }
         Record::Sample(ts) => {
             let s = &ts.sample;
@@ -47,6 +49,20 @@ pub fn check(record: &Record) -> Result<(), String> {
             if let Some(pct) = sys.available_pct {
                 percent("sys.available_pct", pct)?;
             }
+            if let Some(p) = &sys.pressure {
+                pressure("sys.pressure", p)?;
+            }
+            if let Some(f) = &ts.forecast {
+                for (name, v) in [
+                    ("forecast.swap_budget_s", f.swap_budget_s),
+                    ("forecast.free_floor_s", f.free_floor_s),
+                    ("forecast.swap_full_s", f.swap_full_s),
+                ] {
+                    if let Some(s) = v {
+                        seconds(name, s)?;
+                    }
+                }
+            }
             if let Some(sc) = &s.scope {
                 if !(1..=2).contains(&sc.version) {
                     return Err(format!("scope.version {} is not 1 or 2", sc.version));
@@ -60,6 +76,9 @@ pub fn check(record: &Record) -> Result<(), String> {
                 bytes("scope.usage_bytes", sc.usage_bytes)?;
                 bytes("scope.swap_bytes", sc.swap_bytes.unwrap_or(0))?;
                 bytes("scope.anon_bytes", sc.anon_bytes.unwrap_or(0))?;
+                if let Some(p) = &sc.pressure {
+                    pressure("scope.pressure", p)?;
+                }
                 let e = &sc.events;
                 for (name, v) in [
                     ("scope.events.high", e.high),
@@ -160,6 +179,69 @@ fn detector(d: &DetectorConfig) -> Result<(), String> {
     not_negative("detector.overflow_share", d.overflow_share)?;
     not_negative("detector.min_pageins_per_s", d.min_pageins_per_s)?;
     not_negative("detector.hidden_free_share", d.hidden_free_share)
+}
+
+/// PSI as the kernel writes it: averages are percentages of time, the
+/// total a count of µs since boot.
+fn pressure(name: &str, p: &crate::pressure::Pressure) -> Result<(), String> {
+    for (line, psi) in [("some", p.some), ("full", p.full)] {
+        if let Some(l) = psi {
+            percent(&format!("{name}.{line}.avg10"), l.avg10)?;
+            percent(&format!("{name}.{line}.avg60"), l.avg60)?;
+            let max_us = MAX_T_MS.saturating_mul(1000);
+            at_most(
+                &format!("{name}.{line}.total_us"),
+                l.total_us,
+                max_us,
+                "100 years",
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The pressure thresholds as the flags that set them are checked: each a
+/// percentage, warning below critical (`PressureConfig::problem`).
+fn pressure_config(c: &crate::pressure::PressureConfig) -> Result<(), String> {
+    percent("pressure.warn_some_avg10", c.warn_some_avg10)?;
+    percent("pressure.critical_some_avg10", c.critical_some_avg10)?;
+    percent("pressure.critical_full_avg10", c.critical_full_avg10)?;
+    t_ms("pressure.hold_ms", c.hold_ms)?;
+    t_ms("pressure.clear_ms", c.clear_ms)?;
+    match c.problem() {
+        Some(why) => Err(format!("pressure: {why}")),
+        None => Ok(()),
+    }
+}
+
+fn forecast_config(c: &crate::forecast::ForecastConfig) -> Result<(), String> {
+    for (name, ms) in [
+        ("forecast.window_ms", c.window_ms),
+        ("forecast.sustain_ms", c.sustain_ms),
+        ("forecast.clear_ms", c.clear_ms),
+        ("forecast.horizon_ms", c.horizon_ms),
+    ] {
+        t_ms(name, ms)?;
+    }
+    bytes("forecast.min_rate_bytes_per_s", c.min_rate_bytes_per_s)?;
+    bytes(
+        "forecast.swap_budget_bytes",
+        c.swap_budget_bytes.unwrap_or(0),
+    )?;
+    bytes("forecast.swap_start_bytes", c.swap_start_bytes.unwrap_or(0))?;
+    percent("forecast.free_floor_pct", c.free_floor_pct)
+}
+
+/// A time left, in seconds: at least 0, at most 100 years.
+fn seconds(name: &str, v: f64) -> Result<(), String> {
+    not_negative(name, v)?;
+    let max_s = MAX_T_MS as f64 / 1000.0;
+    if v > max_s {
+        return Err(format!(
+            "{name} {v} is out of range (at most {max_s}, 100 years)"
+        ));
+    }
+    Ok(())
 }
 
 fn at_most(name: &str, v: u64, max: u64, what: &str) -> Result<(), String> {
