@@ -78,7 +78,7 @@ pub struct Args {
     /// Stop the tree once the forecast says the swap budget or the free-memory floor is less than DUR away (exit code 13)
     #[arg(long, value_name = "DUR", value_parser = crate::args::duration, allow_hyphen_values = true)]
     pub stop_before: Option<Duration>,
-    /// Stop the tree once memory pressure reaches LEVEL, warning or critical (macOS: the kernel's level; Linux: derived from PSI) (exit code 14)
+    /// Stop the tree once memory pressure reaches LEVEL, warning or critical (macOS: the kernel's level; Linux: derived from PSI) (exit code 14); refused (exit 2) where the OS gives no pressure
     #[arg(long, value_name = "LEVEL", value_parser = crate::args::pressure_level, allow_hyphen_values = true)]
     pub stop_at_pressure: Option<swapsight::pressure::Level>,
     /// Time the tree gets to exit after SIGTERM, before SIGKILL
@@ -102,6 +102,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (program, rest) = check_args(&args)?;
     let signals = Signals::install()?;
     let (path, mut probe, host) = session::open_probe(args.recording.output.as_deref())?;
+    // A stop the guard cannot keep is refused before anything starts: the
+    // command would otherwise run unprotected and the guard exit 0.
+    if let (Some(level), Some(why)) = (args.stop_at_pressure, probe.pressure_absent()) {
+        return Err(exit::fail(
+            exit::USAGE,
+            format!(
+                "--stop-at-pressure {level} needs memory pressure figures, and this machine gives none: {why}"
+            ),
+        ));
+    }
     let status = StatusLine::new();
 
     let gate = pass_gate(&args, &mut *probe, &signals, &status, program)?;

@@ -326,3 +326,46 @@ fn stop_at_pressure_stops_a_thrashing_tree_on_real_psi_with_14() {
         stop_ms as f64 / 1000.0
     );
 }
+
+/// Regression: `guard --stop-at-pressure warning` on a machine without PSI
+/// ran the command unprotected and exited 0. It is refused before anything
+/// starts, saying why. PSI is hidden the way a container hides it: a tmpfs
+/// over /proc/pressure in a mount namespace of the test's own (root).
+#[cfg(target_os = "linux")]
+#[test]
+fn guard_refuses_a_pressure_stop_it_cannot_keep() {
+    let why_not = if !is_root() {
+        Some("hiding /proc/pressure in a mount namespace needs root".to_string())
+    } else if which("unshare").is_none() {
+        Some("unshare (util-linux) is not installed".to_string())
+    } else {
+        None
+    };
+    if skip_unless_ci("guard without PSI", why_not).is_none() {
+        return;
+    }
+    let dir = TempDir::new("guard-no-psi");
+    let ran = dir.join("ran");
+    let trace = dir.join("run.jsonl");
+    let out = std::process::Command::new("unshare")
+        .args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg(r#"mount -t tmpfs none /proc/pressure && exec "$@""#)
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_swapsight"))
+        .args(["guard", "--stop-at-pressure", "warning", "-o"])
+        .arg(&trace)
+        .args(["--", "touch"])
+        .arg(&ran)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--stop-at-pressure warning needs memory pressure figures")
+            && err.contains("/proc/pressure/memory"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!ran.exists(), "the command ran unprotected");
+    assert!(!trace.exists(), "a trace was started");
+}
