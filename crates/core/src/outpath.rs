@@ -13,6 +13,14 @@
 //! directory, never on the path again: the temp file is created in it
 //! (`O_EXCL | O_NOFOLLOW`) and renamed over the name (`renameat` replaces a
 //! name, it never follows one).
+//!
+//! A path that names one of this process's own open descriptors —
+//! `/dev/stdout`, `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N` — is written
+//! through that descriptor, as the shell handed it over: following the link
+//! to the file behind it would rename a temp file over it (`-o /dev/stdout
+//! >> f` lost `f`'s content) or truncate and chmod it (`record -o
+//! /dev/stdout >> log`), and an inherited descriptor is ours to write
+//! whoever owns the file behind it.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
@@ -53,18 +61,73 @@ fn refuse(what: &OsStr, kind: &str, owner: u32) -> io::Error {
     )
 }
 
-/// The opened directory and the name in it where a file goes.
+/// The opened directory and the name in it where a file goes, or one of
+/// this process's own descriptors.
 #[derive(Debug)]
 pub struct Place {
     dir: OwnedFd,
     name: OsString,
     /// What is at the name now (after following trusted links).
     existing: Option<Stat>,
+    /// The open descriptor the path named (a copy of it), written as is.
+    inherited: Option<OwnedFd>,
+}
+
+/// The descriptor a path names textually, if it is one of the forms that
+/// name this process's own: `/dev/stdout` (1), `/dev/stderr` (2),
+/// `/dev/fd/N`, `/proc/self/fd/N`, `/proc/thread-self/fd/N` and
+/// `/proc/PID/fd/N` with `PID` this process's.
+pub fn descriptor_named(path: &Path, own_pid: u32) -> Option<i32> {
+    let text = path.to_str()?;
+    match text {
+        "/dev/stdout" => return Some(1),
+        "/dev/stderr" => return Some(2),
+        _ => {}
+    }
+    let n = ["/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"]
+        .iter()
+        .find_map(|prefix| text.strip_prefix(prefix))
+        .or_else(|| {
+            let rest = text.strip_prefix("/proc/")?;
+            let (pid, n) = rest.split_once("/fd/")?;
+            (pid.parse::<u32>().ok()? == own_pid).then_some(n)
+        })?;
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    n.parse().ok()
+}
+
+/// A copy of our descriptor `fd` when it is open for writing.
+fn writable_descriptor(fd: i32) -> Option<OwnedFd> {
+    // SAFETY: F_GETFL reads the flags of a descriptor number and touches
+    // no memory; a closed number answers -1 (EBADF).
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 || flags & libc::O_ACCMODE == libc::O_RDONLY {
+        return None;
+    }
+    // SAFETY: `fd` is open (F_GETFL answered); the copy is a new descriptor
+    // owned by the returned value.
+    let copy = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+    if copy < 0 {
+        return None;
+    }
+    // SAFETY: `copy` is a fresh descriptor no one else owns.
+    Some(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(copy) })
 }
 
 /// Finds where `path` is to be written: its folder opened by descriptor,
-/// following only this user's or root's links, the last component too.
+/// following only this user's or root's links, the last component too; or
+/// the open descriptor of ours it names.
 pub fn locate(path: &Path) -> io::Result<Place> {
+    if let Some(fd) = descriptor_named(path, std::process::id()).and_then(writable_descriptor) {
+        return Ok(Place {
+            dir: open_root()?,
+            name: OsString::new(),
+            existing: None,
+            inherited: Some(fd),
+        });
+    }
     let (parent, name) = split(path)?;
     let mut links = 0;
     let dir = open_dir(None, parent, &mut links)?;
@@ -148,6 +211,7 @@ fn resolve_last(dir: OwnedFd, name: &OsStr, links: &mut usize) -> io::Result<Pla
                 dir,
                 name: name.to_os_string(),
                 existing: None,
+                inherited: None,
             })
         }
         Err(e) => return Err(e.into()),
@@ -175,6 +239,7 @@ fn resolve_last(dir: OwnedFd, name: &OsStr, links: &mut usize) -> io::Result<Pla
             dir,
             name: name.to_os_string(),
             existing: Some(st),
+            inherited: None,
         }),
         _ => special(dir, name, st),
     }
@@ -188,6 +253,7 @@ fn special(dir: OwnedFd, name: &OsStr, st: Stat) -> io::Result<Place> {
         dir,
         name: name.to_os_string(),
         existing: Some(st),
+        inherited: None,
     })
 }
 
@@ -195,12 +261,17 @@ impl Place {
     /// A device, a pipe or a socket (`-o /dev/stdout`): written in place,
     /// since renaming over it would replace the node.
     pub fn is_special(&self) -> bool {
-        self.existing
-            .as_ref()
-            .is_some_and(|st| file_type(st) != FileType::RegularFile)
+        self.inherited.is_some()
+            || self
+                .existing
+                .as_ref()
+                .is_some_and(|st| file_type(st) != FileType::RegularFile)
     }
 
     fn open_special(&self) -> io::Result<File> {
+        if let Some(fd) = &self.inherited {
+            return Ok(File::from(fd.try_clone()?));
+        }
         // Trusted by `resolve_last`; a link here is ours or root's.
         let fd = rustix::fs::openat(
             &self.dir,

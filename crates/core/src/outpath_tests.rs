@@ -218,3 +218,60 @@ fn a_loop_of_links_ends_in_an_error() {
     assert!(write(&d.join("a"), "x").is_err());
     assert!(write(&d.join("a/x"), "x").is_err());
 }
+
+#[test]
+fn the_paths_that_name_our_own_descriptors() {
+    let me = 4242;
+    for (path, fd) in [
+        ("/dev/stdout", Some(1)),
+        ("/dev/stderr", Some(2)),
+        ("/dev/fd/7", Some(7)),
+        ("/proc/self/fd/12", Some(12)),
+        ("/proc/thread-self/fd/3", Some(3)),
+        ("/proc/4242/fd/5", Some(5)),
+        // Another process's descriptors, or not a descriptor at all.
+        ("/proc/4243/fd/5", None),
+        ("/dev/fd/", None),
+        ("/dev/fd/1/x", None),
+        ("/dev/fd/../fd/1", None),
+        ("/dev/fd/-1", None),
+        ("/dev/stdin", None),
+        ("dev/stdout", None),
+        ("/tmp/dev/stdout", None),
+    ] {
+        assert_eq!(descriptor_named(Path::new(path), me), fd, "{path}");
+    }
+}
+
+/// Regression: `… -o /dev/stdout >> f` followed the link to `f` and
+/// renamed a temp file over it (its content lost); `record -o /dev/stdout
+/// >> log` truncated `log` and made it 0600. A path naming an open
+/// descriptor of ours is written through it, as the shell opened it.
+#[test]
+fn a_path_naming_our_open_descriptor_is_written_through_it() {
+    use std::os::fd::AsRawFd;
+    let d = Dir::new("fd");
+    let log = d.join("log");
+    std::fs::write(&log, "kept\n").unwrap();
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // What `>> log` hands a process: a descriptor opened to append.
+    let held = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    let path = PathBuf::from(format!("/dev/fd/{}", held.as_raw_fd()));
+    let inode = std::fs::metadata(&log).unwrap().ino();
+    write(&path, "export\n").unwrap();
+    let mut trace = locate(&path).unwrap().create_owner_only().unwrap();
+    trace.write_all(b"trace\n").unwrap();
+    drop(trace);
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "kept\nexport\ntrace\n"
+    );
+    let meta = std::fs::metadata(&log).unwrap();
+    assert_eq!(meta.ino(), inode, "renamed over");
+    assert_eq!(meta.mode() & 0o777, 0o644, "chmodded");
+    // A descriptor open only for reading is no place to write: the path is
+    // walked as any other path.
+    let ro = std::fs::File::open(&log).unwrap();
+    let ro_path = PathBuf::from(format!("/dev/fd/{}", ro.as_raw_fd()));
+    assert!(locate(&ro_path).map_or(true, |p| p.inherited.is_none()));
+}

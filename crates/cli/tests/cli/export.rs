@@ -383,3 +383,33 @@ fn plot_bad_input_is_one_line_and_nonzero() {
     let err = one_line_error(&out, 2);
     assert!(err.contains("-o FILE.png"), "{err}");
 }
+
+/// Regression: `export … -o /dev/stdout >> f` followed /dev/stdout's link
+/// to `f` and renamed the export over it, its old content lost; the shell's
+/// descriptor, opened to append, is written through instead.
+#[test]
+fn export_to_dev_stdout_appends_where_the_shell_said() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = TempDir::new("export-devstdout");
+    let trace = offload(&dir);
+    let f = dir.join("f.csv");
+    std::fs::write(&f, "kept line\n").unwrap();
+    let inode = std::fs::metadata(&f).unwrap().ino();
+    let out = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(r#""$0" export "$1" --format csv -o /dev/stdout >> "$2""#)
+        .arg(env!("CARGO_BIN_EXE_swapsight"))
+        .arg(&trace)
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = std::fs::read_to_string(&f).unwrap();
+    assert!(
+        text.starts_with("kept line\n"),
+        "{}",
+        &text[..text.len().min(200)]
+    );
+    assert!(text.lines().count() > 100, "the CSV follows");
+    assert_eq!(std::fs::metadata(&f).unwrap().ino(), inode, "replaced");
+}
