@@ -94,8 +94,15 @@ pub struct Report {
     pub command: Option<Vec<String>>,
     /// The memory cgroup the run was judged against (its limit is
     /// `phys_bytes`, its swap the swap); absent: the host.
+    /// The run moved between cgroups: the worst of them
+    /// ([`scope::worst`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<ScopeSummary>,
+    /// Each cgroup the run was in, with its own figures, in the order it
+    /// entered them (at most [`scope::MAX_SCOPES`]); empty when it was in
+    /// one or none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<ScopeSummary>,
     pub processes: Vec<ProcessReport>,
     /// Memory not explained by footprints, at the first sample and at its
     /// peak, and how much of used memory the readable footprints covered.

@@ -100,8 +100,9 @@ impl RunJudge {
         let judged = crate::detect::judged(s, &|pid| watched.contains(&pid), !watched.is_empty());
         let system = judged.system;
         // A run that enters its cgroup after it started (a command that
-        // joins one first thing): its memory figures start again there.
-        if self.scope.enters(s.scope.as_ref()) {
+        // joins one first thing): its memory figures start again there. A
+        // move from one cgroup to another keeps the run's worst so far.
+        if self.scope.enters(s.scope.as_ref()) && !self.scope.seen_any() {
             self.footprints = None;
             self.min_free = f64::INFINITY;
         }
@@ -155,7 +156,8 @@ impl RunJudge {
             .filter(|(_, s)| s.watched)
             .max_by_key(|(_, s)| s.peak_fp)
             .map(|(&pid, _)| pid);
-        let scope = self.scope.finish();
+        let scopes = self.scope.finish_all();
+        let scope = super::scope::worst(&scopes).cloned();
         let oom_killed = scope.as_ref().is_some_and(|s| s.oom_kills > 0);
         let peak_share = self.peak_readable as f64 / phys as f64;
         let processes = shown(
@@ -219,6 +221,7 @@ impl RunJudge {
             min_free_pct: min_free,
             command: self.command,
             scope,
+            scopes: if scopes.len() > 1 { scopes } else { Vec::new() },
             processes,
             footprints: self
                 .footprints

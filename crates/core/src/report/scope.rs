@@ -44,13 +44,29 @@ pub struct ScopeSummary {
     pub pressure_some_avg10_peak: Option<f64>,
 }
 
-/// Folds each sample's scope into a [`ScopeSummary`].
-#[derive(Debug, Default)]
-pub(super) struct ScopeFold {
-    summary: Option<ScopeSummary>,
-    /// The counters at the first sample, and at the last.
+/// Most cgroups a report lists: a run moves between a few (a job that
+/// joins its cgroup, a step in another); a trace that names more is folded
+/// into the last one, so no trace grows the report without bound.
+pub const MAX_SCOPES: usize = 16;
+
+/// One cgroup the run was in, as it folds.
+#[derive(Debug)]
+struct Entry {
+    summary: ScopeSummary,
+    /// Its counters (limit hits, OOM kills) at its first sample, and last.
     first: (u64, u64),
     last: (u64, u64),
+}
+
+/// Folds each sample's scope into a [`ScopeSummary`] per cgroup the run
+/// was in: a process that moves from one to another has each one's figures
+/// under that one's name.
+#[derive(Debug, Default)]
+pub(super) struct ScopeFold {
+    /// In the order the run first entered them; the current one is
+    /// `entries[current]`.
+    entries: Vec<Entry>,
+    current: usize,
     /// `oom-kill` events of the trace, and the first one's time.
     oom_events: u64,
     first_oom_event_ms: Option<u64>,
@@ -60,11 +76,16 @@ impl ScopeFold {
     /// Whether `scope` is another cgroup than the last sample's (the first
     /// one included).
     pub(super) fn enters(&self, scope: Option<&Scope>) -> bool {
-        match (scope, &self.summary) {
-            (Some(sc), Some(s)) => sc.path != s.path || sc.version != s.version,
+        match (scope, self.entries.get(self.current)) {
+            (Some(sc), Some(e)) => sc.path != e.summary.path || sc.version != e.summary.version,
             (Some(_), None) => true,
             (None, _) => false,
         }
+    }
+
+    /// Whether a sample had a scope already.
+    pub(super) fn seen_any(&self) -> bool {
+        !self.entries.is_empty()
     }
 
     pub(super) fn note(&mut self, scope: Option<&Scope>, t_ms: u64) {
@@ -72,25 +93,37 @@ impl ScopeFold {
             return;
         };
         let counts = (sc.events.max.unwrap_or(0), sc.events.oom_kill.unwrap_or(0));
-        let s = self.summary.get_or_insert_with(|| {
-            self.first = counts;
-            self.last = counts;
-            ScopeSummary {
-                path: String::new(),
-                version: sc.version,
-                limit_bytes: sc.limit_bytes,
-                high_bytes: None,
-                swap_limit_bytes: None,
-                peak_usage_bytes: 0,
-                peak_swap_bytes: None,
-                limit_hits: 0,
-                oom_kills: 0,
-                first_oom_kill_ms: None,
-                samples: 0,
-                peak_pressure: None,
-                pressure_some_avg10_peak: None,
+        if self.enters(Some(sc)) {
+            let known = self
+                .entries
+                .iter()
+                .position(|e| e.summary.path == sc.path && e.summary.version == sc.version);
+            match known {
+                // Back in a cgroup it was in: its counters go on from here.
+                Some(i) => {
+                    self.current = i;
+                    let e = &mut self.entries[i];
+                    e.first = (
+                        counts.0.saturating_sub(e.last.0.saturating_sub(e.first.0)),
+                        counts.1.saturating_sub(e.last.1.saturating_sub(e.first.1)),
+                    );
+                    e.last = counts;
+                }
+                None if self.entries.len() < MAX_SCOPES => {
+                    self.entries.push(Entry {
+                        summary: ScopeSummary::starting(sc),
+                        first: counts,
+                        last: counts,
+                    });
+                    self.current = self.entries.len() - 1;
+                }
+                None => {}
             }
-        });
+        }
+        let Some(e) = self.entries.get_mut(self.current) else {
+            return;
+        };
+        let s = &mut e.summary;
         if s.path != sc.path {
             s.path.clone_from(&sc.path);
         }
@@ -113,39 +146,79 @@ impl ScopeFold {
         }
         // Counters only grow; a smaller one is another cgroup's (counted
         // again from there).
-        if counts.0 < self.last.0 || counts.1 < self.last.1 {
-            self.first = counts;
+        if counts.0 < e.last.0 || counts.1 < e.last.1 {
+            e.first = counts;
         }
-        if counts.1 > self.last.1 && s.first_oom_kill_ms.is_none() {
+        if counts.1 > e.last.1 && s.first_oom_kill_ms.is_none() {
             s.first_oom_kill_ms = Some(t_ms);
         }
-        self.last = counts;
-        s.limit_hits = s.limit_hits.max(counts.0.saturating_sub(self.first.0));
-        s.oom_kills = s.oom_kills.max(counts.1.saturating_sub(self.first.1));
+        e.last = counts;
+        s.limit_hits = s.limit_hits.max(counts.0.saturating_sub(e.first.0));
+        s.oom_kills = s.oom_kills.max(counts.1.saturating_sub(e.first.1));
     }
 
     /// An `oom-kill` event: the recorder saw the count rise (at a tick, or
     /// at its last look once the command had exited, after the samples).
-    /// Each stands for one kill at least.
+    /// Each stands for one kill at least, in the cgroup the run was in last.
     pub(super) fn note_oom_event(&mut self, t_ms: u64) {
         self.oom_events = self.oom_events.saturating_add(1);
         self.first_oom_event_ms.get_or_insert(t_ms);
     }
 
-    pub(super) fn finish(self) -> Option<ScopeSummary> {
-        let mut s = self.summary?;
-        if self.oom_events > s.oom_kills {
-            s.oom_kills = self.oom_events;
+    /// Every cgroup the run was in, in the order it entered them.
+    pub(super) fn finish_all(mut self) -> Vec<ScopeSummary> {
+        if let Some(e) = self.entries.get_mut(self.current) {
+            let s = &mut e.summary;
+            if self.oom_events > s.oom_kills {
+                s.oom_kills = self.oom_events;
+            }
+            s.first_oom_kill_ms = match (s.first_oom_kill_ms, self.first_oom_event_ms) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
         }
-        s.first_oom_kill_ms = match (s.first_oom_kill_ms, self.first_oom_event_ms) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        Some(s)
+        self.entries.into_iter().map(|e| e.summary).collect()
+    }
+
+    /// The cgroup the run fared worst in ([`worst`]).
+    #[cfg(test)]
+    pub(super) fn finish(self) -> Option<ScopeSummary> {
+        worst(&self.finish_all()).cloned()
     }
 }
 
+/// The cgroup a run fared worst in: where its OOM killer killed most, else
+/// where usage came nearest the limit. The run is judged and summed up
+/// there; the report lists the others beside it.
+pub fn worst(scopes: &[ScopeSummary]) -> Option<&ScopeSummary> {
+    let share = |s: &ScopeSummary| s.peak_usage_bytes as f64 / s.limit_bytes.max(1) as f64;
+    scopes.iter().max_by(|a, b| {
+        a.oom_kills
+            .cmp(&b.oom_kills)
+            .then(share(a).total_cmp(&share(b)))
+    })
+}
+
 impl ScopeSummary {
+    /// A summary of `sc` before any sample is folded in.
+    fn starting(sc: &Scope) -> Self {
+        ScopeSummary {
+            path: String::new(),
+            version: sc.version,
+            limit_bytes: sc.limit_bytes,
+            high_bytes: None,
+            swap_limit_bytes: None,
+            peak_usage_bytes: 0,
+            peak_swap_bytes: None,
+            limit_hits: 0,
+            oom_kills: 0,
+            first_oom_kill_ms: None,
+            samples: 0,
+            peak_pressure: None,
+            pressure_some_avg10_peak: None,
+        }
+    }
+
     /// "inside a 256 MiB cgroup limit".
     pub fn inside(&self) -> String {
         format!("inside a {} cgroup limit", format_limit(self.limit_bytes))

@@ -106,3 +106,76 @@ fn the_scopes_own_pressure_peak_is_kept_and_said() {
     assert_eq!(s.peak_pressure, None);
     assert!(!s.to_text().contains("pressure"), "{}", s.to_text());
 }
+
+/// Regression: a process that joined cgroup A (256 MiB), filled 225 MiB,
+/// freed it, moved to B and exited was reported as B with A's peak ("…/advB:
+/// usage peaked at 226 MB"), and "free memory at least 100 %". Each cgroup
+/// is listed with its own figures, the run judged in the worst, and its
+/// lowest free memory kept across the move.
+#[test]
+fn a_run_that_moves_between_cgroups_lists_each_with_its_own_figures() {
+    use crate::trace::{Header, Mark, Trace, TraceSample};
+    const MIB: u64 = 1 << 20;
+    let in_cgroup = |path: &str, limit_mib: u64, usage_mib: u64| Scope {
+        path: path.into(),
+        version: 2,
+        limit_bytes: limit_mib * MIB,
+        usage_bytes: usage_mib * MIB,
+        swap_bytes: Some(0),
+        ..Scope::default()
+    };
+    let sample = |t_ms: u64, sc: Scope| TraceSample {
+        sample: crate::probe::Sample {
+            t_ms,
+            system: crate::probe::SystemSample {
+                phys_bytes: 16 << 30,
+                free_pct: 60.0,
+                ..Default::default()
+            },
+            processes: vec![crate::probe::ProcessSample {
+                pid: 9,
+                name: "adv".into(),
+                footprint_bytes: sc.usage_bytes,
+                ..Default::default()
+            }],
+            scope: Some(sc),
+        },
+        watched: vec![9],
+        forecast: None,
+    };
+    let mut header = Header::new(crate::probe::HostInfo::default(), 500, 0);
+    header.watch_pid = Some(9);
+    let t = Trace {
+        header: Some(header),
+        samples: vec![
+            sample(0, in_cgroup("/advA", 256, 10)),
+            sample(500, in_cgroup("/advA", 256, 225)),
+            sample(1000, in_cgroup("/advA", 256, 12)),
+            sample(1500, in_cgroup("/advB", 1024, 5)),
+            sample(2000, in_cgroup("/advB", 1024, 4)),
+        ],
+        marks: Vec::<Mark>::new(),
+        ..Trace::default()
+    };
+    let r = crate::report::report(&t, None);
+    let paths: Vec<(&str, u64)> = r
+        .scopes
+        .iter()
+        .map(|s| (s.path.as_str(), s.peak_usage_bytes / MIB))
+        .collect();
+    assert_eq!(paths, [("/advA", 225), ("/advB", 5)]);
+    assert_eq!(r.scopes[0].samples + r.scopes[1].samples, 5);
+    assert_eq!(
+        r.scope.as_ref().unwrap().path,
+        "/advA",
+        "judged in the worst"
+    );
+    assert!(r.min_free_pct < 13.0, "free at least {}", r.min_free_pct);
+    let text = r.to_text();
+    assert!(text.contains("the run moved between 2 cgroups"), "{text}");
+    assert!(
+        text.contains("/advA): usage peaked at 225 MB")
+            && text.contains("/advB): usage peaked at 5 MB"),
+        "{text}"
+    );
+}

@@ -46,7 +46,16 @@ impl Report {
             format_bytes(self.swap_tolerance_bytes as i64),
             self.min_free_pct
         );
-        if let Some(scope) = &self.scope {
+        if self.scopes.len() > 1 {
+            let _ = writeln!(
+                out,
+                "scopes: the run moved between {} cgroups, each with its own figures (judged in the worst):",
+                self.scopes.len()
+            );
+            for scope in &self.scopes {
+                let _ = writeln!(out, "{}", scope.to_text());
+            }
+        } else if let Some(scope) = &self.scope {
             let _ = writeln!(out, "{}", scope.to_text());
         }
         let f = &self.footprints;
