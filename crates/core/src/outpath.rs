@@ -16,11 +16,11 @@
 //!
 //! A path that names one of this process's own open descriptors —
 //! `/dev/stdout`, `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N` — is written
-//! through that descriptor, as the shell handed it over: following the link
-//! to the file behind it would rename a temp file over it (`-o /dev/stdout
-//! >> f` lost `f`'s content) or truncate and chmod it (`record -o
-//! /dev/stdout >> log`), and an inherited descriptor is ours to write
-//! whoever owns the file behind it.
+//! through that descriptor, as the shell handed it over. Following the link
+//! to the file behind it would rename a temp file over that file (an export
+//! to `/dev/stdout` appended to a file lost the file's content) or truncate
+//! and chmod it (a recording to `/dev/stdout` appended to a log); and an
+//! inherited descriptor is ours to write, whoever owns the file behind it.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
