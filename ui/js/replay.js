@@ -77,7 +77,11 @@ export function showReplay(r, name) {
   $('#banner-title').textContent = `Replay · ${file}`;
   setBadge($('#banner-verdict'), rep.verdict);
   $('#banner-summary').textContent = rep.summary;
-  $('#banner').title = [`${duration(rep.duration_ms)} · ${rep.samples} samples`, ...(r.problems || [])].join('\n');
+  // A long run's chart is thinned: say so where the sample count is.
+  const thinned = r.thinned_from
+    ? [`chart: ${r.points.length} points for ${r.thinned_from} samples (the lowest and highest of each stretch)`]
+    : [];
+  $('#banner').title = [`${duration(rep.duration_ms)} · ${rep.samples} samples`, ...thinned, ...(r.problems || [])].join('\n');
   $('#source').hidden = false;
   $('#source').textContent = 'replay';
   renderHeader(replayFigures(r));

@@ -77,6 +77,10 @@ pub enum LiveError {
     /// scheduler on Linux, `kernel_task` on macOS).
     #[error("bad pid 0: expected a process id")]
     BadPid,
+    /// A pid no process has: above any kernel's pid limit, or not running
+    /// (a trace would watch nothing, and a pid past `i32` reads negative).
+    #[error("no process {0} to watch")]
+    NoSuchPid(u32),
     #[error(transparent)]
     Trace(#[from] crate::trace::TraceError),
     #[error(transparent)]
@@ -85,11 +89,30 @@ pub enum LiveError {
     Recording(#[from] RecordingError),
 }
 
-/// pid 0 names no process a user can watch.
-fn check_pid(pid: Option<u32>) -> Result<(), LiveError> {
-    if pid == Some(0) {
-        Err(LiveError::BadPid)
-    } else {
+/// The largest pid any kernel hands out: Linux's `PID_MAX_LIMIT` on 64-bit
+/// (4 × 1024 × 1024, `include/linux/threads.h`), above macOS's `PID_MAX`
+/// (99999, `bsd/sys/proc_internal.h`).
+pub const PID_MAX_LIMIT: u32 = 1 << 22;
+
+impl Live {
+    /// pid 0 names no process a user can watch; a pid past the kernels'
+    /// limit or of no running process (in the latest tick, or to the OS
+    /// for one started since) names none either.
+    fn check_pid(&self, pid: Option<u32>) -> Result<(), LiveError> {
+        let Some(pid) = pid else {
+            return Ok(());
+        };
+        if pid == 0 {
+            return Err(LiveError::BadPid);
+        }
+        let seen = || {
+            self.sampler
+                .latest()
+                .is_some_and(|t| t.sample.processes.iter().any(|p| p.pid == pid))
+        };
+        if pid > PID_MAX_LIMIT || !(seen() || crate::marks::pid_exists(pid)) {
+            return Err(LiveError::NoSuchPid(pid));
+        }
         Ok(())
     }
 }
@@ -297,7 +320,7 @@ impl Live {
     /// The shells (the app's commands, `serve`'s API) forward here and
     /// refuse what this refuses.
     pub fn pin(&self, pid: Option<u32>) -> Result<(), LiveError> {
-        check_pid(pid)?;
+        self.check_pid(pid)?;
         lock(&self.inner).pinned = pid;
         self.sampler.watch(pid);
         Ok(())

@@ -60,6 +60,22 @@ fn records_and_replays() {
     // pid 0 is no process: refused for every shell alike (issue 24, item 3).
     assert!(matches!(l.pin(Some(0)), Err(LiveError::BadPid)));
     assert!(matches!(l.start_recording(Some(0)), Err(LiveError::BadPid)));
+    // Regression (issue 33 item 13): pid 2^31 was taken and written as a
+    // negative watch_pid; a pid of no process watched nothing.
+    // A pid no process has here (macOS never goes past 99999).
+    let unused = (1..PID_MAX_LIMIT)
+        .rev()
+        .find(|p| !Path::new(&format!("/proc/{p}")).exists())
+        .unwrap();
+    for pid in [1u32 << 31, u32::MAX, PID_MAX_LIMIT + 1, unused] {
+        assert!(
+            matches!(l.start_recording(Some(pid)), Err(LiveError::NoSuchPid(p)) if p == pid),
+            "{pid}"
+        );
+        assert!(matches!(l.pin(Some(pid)), Err(LiveError::NoSuchPid(_))));
+    }
+    // The scripted probe's pid 7, and this test's own process (to the OS).
+    l.pin(Some(std::process::id())).unwrap();
     l.pin(Some(7)).unwrap();
     let path = l.start_recording(None).unwrap();
     assert!(matches!(

@@ -36,6 +36,7 @@ mod inbox;
 mod registry;
 
 pub use inbox::MarkInbox;
+pub(crate) use registry::pid_exists;
 pub use registry::{
     is_private, parent_is_safe, private_dir_in, recorder_alive, running, running_in, runtime_dir,
     trace_key, Running, RuntimeDir,

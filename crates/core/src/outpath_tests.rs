@@ -243,10 +243,11 @@ fn the_paths_that_name_our_own_descriptors() {
     }
 }
 
-/// Regression: `… -o /dev/stdout >> f` followed the link to `f` and
-/// renamed a temp file over it (its content lost); `record -o /dev/stdout
-/// >> log` truncated `log` and made it 0600. A path naming an open
-/// descriptor of ours is written through it, as the shell opened it.
+/// Regression: an export to `/dev/stdout` appended to `f` followed the
+/// link to `f` and renamed a temp file over it (its content lost); a
+/// recording to `/dev/stdout` appended to `log` truncated `log` and made
+/// it 0600. A path naming an open descriptor of ours is written through
+/// it, as the shell opened it.
 #[test]
 fn a_path_naming_our_open_descriptor_is_written_through_it() {
     use std::os::fd::AsRawFd;

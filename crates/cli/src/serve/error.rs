@@ -55,7 +55,7 @@ impl From<LiveError> for ApiError {
                 )
             }
             LiveError::NotRecording => StatusCode::CONFLICT,
-            LiveError::BadPid => StatusCode::BAD_REQUEST,
+            LiveError::BadPid | LiveError::NoSuchPid(_) => StatusCode::BAD_REQUEST,
             LiveError::Trace(t) => return trace_error(t),
             LiveError::Recording(r) => return recording_error(r),
             _ => StatusCode::INTERNAL_SERVER_ERROR,

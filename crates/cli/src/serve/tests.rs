@@ -360,7 +360,10 @@ async fn recording_lifecycle_list_replay_report_and_exports() {
     );
     let replay = replay.json();
     assert_eq!(replay["path"], name.as_str());
+    // A short recording is drawn a point a sample, unthinned (issue 33
+    // item 6: a long one is thinned, replay_tests.rs).
     assert_eq!(replay["points"].as_array().unwrap().len() as u64, samples);
+    assert!(replay.get("thinned_from").is_none(), "{replay}");
     assert!(replay["report"]["samples"].as_u64().is_some());
     assert!(replay["processes"]
         .as_array()
@@ -1536,3 +1539,6 @@ async fn every_route_of_the_contract_answers_its_method_and_refuses_the_other() 
             .assert_error(StatusCode::METHOD_NOT_ALLOWED, "is not allowed on");
     }
 }
+
+#[path = "replay_tests.rs"]
+mod replay;

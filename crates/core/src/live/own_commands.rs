@@ -12,7 +12,6 @@
 //! [`LiveConfig::commands_of`]: super::LiveConfig::commands_of
 
 use crate::probe::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
-use crate::trace::Trace;
 
 /// A probe whose samples keep only `uid`'s processes' command lines.
 pub(crate) struct OwnCommands {
@@ -39,16 +38,6 @@ impl Probe for OwnCommands {
 
     fn pressure_absent(&self) -> Option<String> {
         self.probe.pressure_absent()
-    }
-}
-
-/// A trace with only `uid`'s processes' command lines. A trace written
-/// before processes carried their owner has none left.
-pub(crate) fn keep_commands_of(trace: &mut Trace, uid: u32) {
-    for s in &mut trace.samples {
-        for p in &mut s.sample.processes {
-            p.keep_command_of(uid);
-        }
     }
 }
 

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{check_pid, lock, log_marks, own_commands, repace, Live, LiveError, RECORDING_TOP_N};
-use super::{replay_trace, Replay};
+use super::replay::{replay_file, Replay};
+use super::{lock, log_marks, repace, Live, LiveError, RECORDING_TOP_N};
 use crate::recordings::{self, default_trace_path, Recording, RecordingError};
 use crate::report::Report;
 use crate::session::{self, RecordingSession};
@@ -15,7 +15,7 @@ impl Live {
     /// Starts recording the whole machine and the pinned process (or
     /// `pid`) to a new trace in the recordings folder.
     pub fn start_recording(&self, pid: Option<u32>) -> Result<PathBuf, LiveError> {
-        check_pid(pid)?;
+        self.check_pid(pid)?;
         let mut inner = lock(&self.inner);
         if let Some((r, _)) = &inner.recorder {
             return Err(LiveError::AlreadyRecording(r.path().to_path_buf()));
@@ -104,8 +104,8 @@ impl Live {
     /// Recording `name` shown as the live view shows a session; its `path`
     /// is the name, not where the folder is.
     pub fn replay_recording(&self, name: &str) -> Result<Replay, LiveError> {
-        let trace = self.read_recording(name)?;
-        Ok(replay_trace(Path::new(name), &trace))
+        // Streamed, as the report is, with the command lines the session shows.
+        replay_file(&self.recording(name)?, Path::new(name), self.commands_of())
     }
 
     /// The report of recording `name`.
@@ -115,15 +115,5 @@ impl Live {
         let mut reader = crate::trace::TraceReader::open(&self.recording(name)?)?
             .keep_commands_of(self.commands_of());
         Ok(crate::report::report_stream(&mut reader, None, |_| {})?)
-    }
-
-    /// Recording `name`, read, with the command lines the session shows
-    /// ([`LiveConfig::commands_of`]).
-    fn read_recording(&self, name: &str) -> Result<crate::trace::Trace, LiveError> {
-        let mut trace = crate::trace::read(&self.recording(name)?)?;
-        if let Some(uid) = self.commands_of() {
-            own_commands::keep_commands_of(&mut trace, uid);
-        }
-        Ok(trace)
     }
 }

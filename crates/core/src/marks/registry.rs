@@ -163,7 +163,8 @@ pub(crate) fn parse_dir_name(name: &str) -> Option<(u32, u64)> {
     Some((pid.parse().ok()?, ms.parse().ok()?))
 }
 
-fn pid_exists(pid: u32) -> bool {
+/// Whether a process `pid` exists (any user's: EPERM says it does).
+pub(crate) fn pid_exists(pid: u32) -> bool {
     let Ok(raw) = libc::pid_t::try_from(pid) else {
         return false;
     };
