@@ -310,6 +310,11 @@ async fn recording_lifecycle_list_replay_report_and_exports() {
     call(r, post("/api/recording/start", "{pid:"))
         .await
         .assert_error(StatusCode::BAD_REQUEST, "invalid JSON body");
+    // A pid no kernel hands out was taken and written as a negative
+    // watch_pid (issue 33 item 13).
+    call(r, post("/api/recording/start", r#"{"pid": 2147483648}"#))
+        .await
+        .assert_error(StatusCode::BAD_REQUEST, "no process 2147483648 to watch");
 
     let a = call(r, post("/api/recording/start", r#"{"pid": 7}"#)).await;
     assert_eq!(a.status, StatusCode::OK, "{}", a.text());
