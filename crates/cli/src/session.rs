@@ -81,7 +81,7 @@ pub fn header(
     command: &[String],
     verb: &str,
 ) -> Header {
-    let mut header = swapsight::session::header(
+    let header = swapsight::session::header(
         host,
         &Plan {
             interval: args.interval,
@@ -90,10 +90,11 @@ pub fn header(
             command,
             verb,
             detector: swapsight::DetectorConfig::default(),
+            pressure: args.pressure(),
+            pressure_absent: probe.pressure_absent(),
+            forecast: swapsight::forecast::ForecastConfig::default(),
         },
     );
-    header.pressure = args.pressure();
-    header.pressure_absent = probe.pressure_absent();
     if let Some(why) = &header.pressure_absent {
         eprintln!("swapsight: no memory pressure figures: {why}");
     }

@@ -120,6 +120,8 @@ impl Live {
 struct Inner {
     cfg: LiveConfig,
     host: HostInfo,
+    /// Why the probe gives no pressure figures; `None` when it does.
+    pressure_absent: Option<String>,
     points: VecDeque<Point>,
     latest: Option<Snapshot>,
     pinned: Option<u32>,
@@ -183,6 +185,9 @@ impl Live {
             probe = Box::new(own_commands::OwnCommands { probe, uid });
         }
         let host = probe.host()?;
+        // Said by the probe before it goes to the sampler's thread: a
+        // recording's header carries it, as `record`'s does.
+        let pressure_absent = probe.pressure_absent();
         let sampler = Sampler::spawn(probe, cfg.sampler.clone());
         let ticks = sampler.subscribe(8);
         let paced = cfg.sampler.interval;
@@ -193,6 +198,7 @@ impl Live {
             last_level: None,
             cfg,
             host,
+            pressure_absent,
             points: VecDeque::new(),
             latest: None,
             pinned: None,

@@ -327,6 +327,9 @@ fn a_live_recording_and_a_cli_recording_of_one_run_are_the_same_lines() {
             command: &[],
             verb: "record",
             detector: crate::DetectorConfig::default(),
+            pressure: Default::default(),
+            pressure_absent: None,
+            forecast: Default::default(),
         },
     );
     let inbox = crate::marks::MarkInbox::create(&cli_path).ok();
@@ -493,4 +496,83 @@ fn a_pressure_rise_is_announced_once_by_whichever_source_tells_first() {
     // A real fall and a new rise announce again.
     assert!(a.on_tick(Level::Normal, 9_000).is_none());
     assert!(a.on_event(Level::Warning, 9_100).is_some());
+}
+
+/// A scripted probe that says it has no pressure figures, as Linux without
+/// PSI does.
+struct NoPsi(crate::probe::scripted::ScriptedProbe);
+
+impl Probe for NoPsi {
+    fn system(&mut self) -> Result<crate::probe::SystemSample, crate::probe::ProbeError> {
+        self.0.system()
+    }
+    fn sample(
+        &mut self,
+    ) -> Result<
+        (crate::probe::SystemSample, Vec<crate::probe::ProcessSample>),
+        crate::probe::ProbeError,
+    > {
+        self.0.sample()
+    }
+    fn host(&mut self) -> Result<HostInfo, crate::probe::ProbeError> {
+        self.0.host()
+    }
+    fn pressure_absent(&self) -> Option<String> {
+        Some("/proc/pressure/memory: No such file or directory".into())
+    }
+    fn scope(&mut self, pid: u32) -> Result<Option<crate::probe::Scope>, crate::probe::ProbeError> {
+        self.0.scope(pid)
+    }
+}
+
+/// Regression (issue 32, the trace header): a recording started from the
+/// app or `serve` had a header without the probe's reason for no pressure
+/// and without the session's own thresholds, which `record`'s has; and a
+/// session showing one user's commands (serve's) lost the run's cgroup,
+/// its probe wrapper not passing `scope` on.
+#[test]
+fn a_live_recording_has_the_header_record_writes_and_keeps_its_scope() {
+    let dir = tmp("header");
+    let pressure = crate::pressure::PressureConfig {
+        warn_some_avg10: 5.0,
+        ..Default::default()
+    };
+    let probe = crate::probe::scripted::ScriptedProbe::false_fit().with_scope(|_, _| {
+        Ok(Some(crate::probe::Scope {
+            path: "/job".into(),
+            version: 2,
+            limit_bytes: 8 << 30,
+            usage_bytes: 1 << 30,
+            ..Default::default()
+        }))
+    });
+    let cfg = LiveConfig {
+        sampler: SamplerConfig {
+            interval: Duration::from_millis(20),
+            pressure: pressure.clone(),
+            ..SamplerConfig::default()
+        },
+        recordings_dir: dir.clone(),
+        commands_of: Some(0),
+        ..LiveConfig::default()
+    };
+    let l = Live::start(Box::new(NoPsi(probe)), cfg).unwrap();
+    l.wait_snapshot(Duration::from_secs(5)).unwrap();
+    l.pin(Some(7)).unwrap();
+    let until = std::time::Instant::now() + Duration::from_secs(5);
+    while l.snapshot().and_then(|s| s.scope).is_none() {
+        assert!(std::time::Instant::now() < until, "the scope never showed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let path = l.start_recording(None).unwrap();
+    l.stop_recording().unwrap();
+    let t = crate::trace::read(&path).unwrap();
+    let h = t.header();
+    assert_eq!(
+        h.pressure_absent.as_deref(),
+        Some("/proc/pressure/memory: No such file or directory")
+    );
+    assert_eq!(h.pressure, pressure);
+    assert!(h.writer.ends_with(" live"), "{}", h.writer);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -38,6 +38,12 @@ pub struct Plan<'a> {
     /// Who writes it: `record`, `guard`, `live`.
     pub verb: &'a str,
     pub detector: crate::DetectorConfig,
+    /// The pressure thresholds in force, and why samples carry no pressure
+    /// (the probe's word), for `report` to read back.
+    pub pressure: crate::pressure::PressureConfig,
+    pub pressure_absent: Option<String>,
+    /// The forecaster's settings in force.
+    pub forecast: crate::forecast::ForecastConfig,
 }
 
 /// The trace's header for a recording starting now on `host`.
@@ -48,6 +54,9 @@ pub fn header(host: HostInfo, plan: &Plan<'_>) -> Header {
     header.command = (!plan.command.is_empty()).then(|| plan.command.to_vec());
     header.writer = format!("swapsight {} {}", env!("CARGO_PKG_VERSION"), plan.verb);
     header.detector = plan.detector.clone();
+    header.pressure = plan.pressure.clone();
+    header.pressure_absent = plan.pressure_absent.clone();
+    header.forecast = plan.forecast.clone();
     header
 }
 

@@ -16,6 +16,9 @@ fn plan() -> Plan<'static> {
         command: &[],
         verb: "record",
         detector: crate::DetectorConfig::default(),
+        pressure: Default::default(),
+        pressure_absent: None,
+        forecast: Default::default(),
     }
 }
 

@@ -39,6 +39,10 @@ impl Probe for OwnCommands {
     fn pressure_absent(&self) -> Option<String> {
         self.probe.pressure_absent()
     }
+
+    fn scope(&mut self, pid: u32) -> Result<Option<crate::probe::Scope>, ProbeError> {
+        self.probe.scope(pid)
+    }
 }
 
 /// A trace file's bytes (an export "as it is") with only `uid`'s

@@ -30,6 +30,9 @@ impl Live {
                 command: &[],
                 verb: "live",
                 detector: inner.cfg.sampler.detector.clone(),
+                pressure: inner.cfg.sampler.pressure.clone(),
+                pressure_absent: inner.pressure_absent.clone(),
+                forecast: inner.cfg.sampler.forecast.clone(),
             },
         );
         std::fs::create_dir_all(&inner.cfg.recordings_dir).map_err(|source| {
