@@ -328,7 +328,7 @@ impl Forecaster {
         let base = judged.base_bytes();
         let floor_pct = self.cfg.free_floor_pct.clamp(0.0, 100.0);
         let floor = (base as f64 * floor_pct / 100.0) as u64;
-        let floor = (used_bytes(&judged), to_i64(base.saturating_sub(floor)));
+        let floor = (not_free_bytes(&judged), to_i64(base.saturating_sub(floor)));
         let scope_full = scope
             .and_then(|s| Some((s.swap_bytes?, s.swap_limit_bytes?)))
             .map(|(now, lim)| (to_i64(now), to_i64(lim)));
@@ -389,8 +389,11 @@ impl Forecaster {
     }
 }
 
-/// Memory not free: the base of `free_pct` less free memory.
-fn used_bytes(sys: &SystemSample) -> i64 {
+/// Memory not free: the base of `free_pct` less free memory. Not
+/// [`SystemSample::used_bytes`] (macOS's "Memory Used", which leaves out
+/// cached files): the free floor is a floor on free memory, so its series
+/// is what free memory is not.
+fn not_free_bytes(sys: &SystemSample) -> i64 {
     i64::try_from(sys.base_bytes().saturating_sub(sys.free_bytes())).unwrap_or(i64::MAX)
 }
 
