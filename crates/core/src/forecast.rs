@@ -167,6 +167,72 @@ impl Forecast {
     }
 }
 
+/// Which swap a swap budget counts, and from where: the scope's own swap
+/// where a memory cgroup holds the run and accounts its swap, from its
+/// first reading; else the host's swap in use, from the baseline. The one
+/// home of that rule: the guard's budget ([`crate::guard::Budget`]) and the
+/// forecaster both count through it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BudgetSwap {
+    /// Host swap in use the budget counts from (`None` until set: the
+    /// forecaster takes its first sample's).
+    pub host_start: Option<u64>,
+    /// The scope's swap at its first reading.
+    pub scope_start: Option<u64>,
+}
+
+/// The swap a budget counts at one sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counted {
+    pub now: u64,
+    pub start: u64,
+    /// Whether it is the scope's own swap.
+    pub on_scope: bool,
+}
+
+impl Counted {
+    /// Growth since the start; swap that shrank below it is no growth.
+    pub fn growth(&self) -> u64 {
+        self.now.saturating_sub(self.start)
+    }
+}
+
+impl BudgetSwap {
+    /// Counting the host's swap from `host_start`.
+    pub fn from_host(host_start: u64) -> Self {
+        BudgetSwap {
+            host_start: Some(host_start),
+            scope_start: None,
+        }
+    }
+
+    /// Takes one sample's host swap in use and the scope's own swap where
+    /// it accounts it: the first reading of each becomes its start.
+    pub fn count(&mut self, host_swap: u64, scope_swap: Option<u64>) -> Counted {
+        self.host_start.get_or_insert(host_swap);
+        if let Some(s) = scope_swap {
+            self.scope_start.get_or_insert(s);
+        }
+        self.peek(host_swap, scope_swap)
+    }
+
+    /// What [`BudgetSwap::count`] answers, without taking the sample.
+    pub fn peek(&self, host_swap: u64, scope_swap: Option<u64>) -> Counted {
+        match scope_swap {
+            Some(now) => Counted {
+                now,
+                start: self.scope_start.unwrap_or(now),
+                on_scope: true,
+            },
+            None => Counted {
+                now: host_swap,
+                start: self.host_start.unwrap_or(host_swap),
+                on_scope: false,
+            },
+        }
+    }
+}
+
 /// The forecaster: fed one system sample a tick, answers a [`Forecast`].
 ///
 /// Inside a scope (a memory cgroup limiting the run) it forecasts what the
@@ -184,10 +250,8 @@ pub struct Forecaster {
     scope_swap: Series,
     /// Memory not free (base − free), bytes: the scope's inside one.
     used: Series,
-    /// Host swap in use at the first sample: the budget's baseline.
-    swap_start: Option<i64>,
-    /// The scope's swap at its first reading: the budget's baseline there.
-    scope_swap_start: Option<i64>,
+    /// The swap the budget counts and its baselines.
+    budget_swap: BudgetSwap,
     /// The scope the series are of (`None`: the host), to start them anew
     /// when the run enters or leaves one.
     scope_key: Option<(u8, String)>,
@@ -251,15 +315,12 @@ impl Forecaster {
             self.scope_key = scope.map(|s| (s.version, s.path.clone()));
         }
         let swap_slope = self.swap.push(t, to_i64(sys.swap_used_bytes), &self.cfg);
-        let first = self.cfg.swap_start_bytes.map_or(sys.swap_used_bytes, |b| b);
-        self.swap_start.get_or_insert(to_i64(first));
-        let scope_slope = match scope.and_then(|s| s.swap_bytes) {
-            Some(v) => {
-                self.scope_swap_start.get_or_insert(to_i64(v));
-                self.scope_swap.push(t, to_i64(v), &self.cfg)
-            }
-            None => None,
-        };
+        if self.budget_swap.host_start.is_none() {
+            self.budget_swap.host_start = self.cfg.swap_start_bytes;
+        }
+        let scope_swap = scope.and_then(|s| s.swap_bytes);
+        self.budget_swap.count(sys.swap_used_bytes, scope_swap);
+        let scope_slope = scope_swap.and_then(|v| self.scope_swap.push(t, to_i64(v), &self.cfg));
         let fig = self.figures(sys, scope);
         let used_slope = self.used.push(t, fig.floor.0, &self.cfg);
         let on = |scoped: bool| {
@@ -312,16 +373,11 @@ impl Forecaster {
     /// counts, memory not free, swap against the volume (or the scope's
     /// swap limit); `None` where there is no such limit.
     fn figures(&self, sys: &SystemSample, scope: Option<&Scope>) -> Figures {
-        let scope_swap = scope.and_then(|s| s.swap_bytes).map(to_i64);
-        let (budget_now, budget_start) = match (scope_swap, self.scope_swap_start) {
-            (Some(now), Some(start)) => ((now, start), true),
-            _ => (
-                (to_i64(sys.swap_used_bytes), self.swap_start.unwrap_or(0)),
-                false,
-            ),
-        };
+        let counted = self
+            .budget_swap
+            .peek(sys.swap_used_bytes, scope.and_then(|s| s.swap_bytes));
         let budget = self.cfg.swap_budget_bytes.map(|b| {
-            let (now, start) = budget_now;
+            let (now, start) = (to_i64(counted.now), to_i64(counted.start));
             (now, start.saturating_add(to_i64(b)))
         });
         let judged = scope.map_or(*sys, |s| s.as_system(sys));
@@ -358,7 +414,7 @@ impl Forecaster {
             floor,
             full,
             full_wall,
-            budget_on_scope: budget_start,
+            budget_on_scope: counted.on_scope,
             full_on_scope: scope_full.is_some(),
         }
     }

@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 use crate::detect::State;
-use crate::forecast::Limit;
+use crate::forecast::{BudgetSwap, Limit};
 use crate::pressure::Level;
 use crate::tick::Tick;
 use crate::units::{format_bytes, format_duration};
@@ -101,8 +101,9 @@ pub struct Budget {
     pub budget_bytes: u64,
     /// System swap in use when the command started.
     pub baseline_bytes: u64,
-    /// The scope's swap when the command was first seen in it.
-    pub scope_baseline_bytes: Option<u64>,
+    /// Which swap counts, from where ([`BudgetSwap`], shared with the
+    /// forecast).
+    swap: BudgetSwap,
 }
 
 impl Budget {
@@ -110,7 +111,7 @@ impl Budget {
         Budget {
             budget_bytes,
             baseline_bytes,
-            scope_baseline_bytes: None,
+            swap: BudgetSwap::from_host(baseline_bytes),
         }
     }
 
@@ -118,14 +119,12 @@ impl Budget {
     /// budget: the scope's swap where the sample has a scope with swap of
     /// its own (its growth since the first such sample), else the system's.
     pub fn spent_in(&mut self, sample: &crate::probe::Sample) -> Option<u64> {
-        match sample.scope.as_ref().and_then(|s| s.swap_bytes) {
-            Some(swap) => {
-                let base = *self.scope_baseline_bytes.get_or_insert(swap);
-                let growth = swap.saturating_sub(base);
-                (growth > self.budget_bytes).then_some(growth)
-            }
-            None => self.spent(sample.system.swap_used_bytes),
-        }
+        let scope_swap = sample.scope.as_ref().and_then(|s| s.swap_bytes);
+        let growth = self
+            .swap
+            .count(sample.system.swap_used_bytes, scope_swap)
+            .growth();
+        (growth > self.budget_bytes).then_some(growth)
     }
 
     /// Swap growth since the command started; swap that shrank below the
