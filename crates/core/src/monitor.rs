@@ -5,7 +5,7 @@
 
 use crate::detect::{Detector, DetectorConfig};
 use crate::forecast::{ForecastConfig, Forecaster};
-use crate::pressure::{PressureConfig, PressureGauge};
+use crate::pressure::{LevelInForce, PressureConfig};
 use crate::probe::Sample;
 use crate::tick::{Activity, Tick};
 use crate::tree::WatchTree;
@@ -15,10 +15,9 @@ use crate::tree::WatchTree;
 pub struct Monitor {
     pub tree: WatchTree,
     pub detector: Detector,
-    /// The level in force, written into each sample's `pressure.level`.
-    pub pressure: PressureGauge,
-    /// The level of the scope's own PSI (a cgroup v2's `memory.pressure`).
-    pub scope_pressure: PressureGauge,
+    /// The level in force, written into each sample's `pressure.level`,
+    /// and the scope's own, into its `scope.pressure.level`.
+    pub pressure: LevelInForce,
     /// Time to trouble.
     pub forecaster: Forecaster,
     /// A process never counted as watched though it is in the tree: the
@@ -32,8 +31,7 @@ impl Monitor {
         Monitor {
             tree: WatchTree::new(watch),
             detector: Detector::new(cfg),
-            pressure: PressureGauge::new(PressureConfig::default()),
-            scope_pressure: PressureGauge::new(PressureConfig::default()),
+            pressure: LevelInForce::new(PressureConfig::default()),
             forecaster: Forecaster::new(ForecastConfig::default()),
             exclude: None,
         }
@@ -53,8 +51,7 @@ impl Monitor {
 
     /// Derives the Linux pressure level with `cfg` instead of the defaults.
     pub fn with_pressure(mut self, cfg: PressureConfig) -> Self {
-        self.pressure = PressureGauge::new(cfg.clone());
-        self.scope_pressure = PressureGauge::new(cfg);
+        self.pressure = LevelInForce::new(cfg);
         self
     }
 
@@ -94,18 +91,13 @@ impl Monitor {
     /// stalling inside its limit is under pressure on a calm host; a host
     /// thrashing presses every job on it).
     fn note_pressure(&mut self, sample: &mut Sample) {
-        let t = sample.t_ms;
-        let host = self.pressure.step(t, sample.system.pressure.as_ref());
-        let scope_psi = sample.scope.as_mut().and_then(|s| s.pressure.as_mut());
-        let scope = match scope_psi {
-            Some(p) => {
-                let level = self.scope_pressure.step(t, Some(p));
-                p.level = level;
-                level
-            }
-            None => None,
-        };
-        let level = host.max(scope);
+        let scope_psi = sample.scope.as_ref().and_then(|s| s.pressure.as_ref());
+        let (level, scope) =
+            self.pressure
+                .step(sample.t_ms, sample.system.pressure.as_ref(), scope_psi);
+        if let Some(p) = sample.scope.as_mut().and_then(|s| s.pressure.as_mut()) {
+            p.level = scope;
+        }
         match sample.system.pressure.as_mut() {
             Some(p) => p.level = level,
             None if level.is_some() => {

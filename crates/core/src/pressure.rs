@@ -306,6 +306,39 @@ impl LevelTimes {
     }
 }
 
+/// The level in force at a tick: the worse of the machine's and the run's
+/// scope's own (a cgroup v2's `memory.pressure`), each derived by its own
+/// [`PressureGauge`] — a job stalling inside its limit is under pressure on
+/// a calm host, and a host thrashing presses every job on it. The one rule
+/// for the live monitor, which writes the level into each sample, and for
+/// the report, which applies it to a trace that carries no level.
+#[derive(Debug, Clone, Default)]
+pub struct LevelInForce {
+    host: PressureGauge,
+    scope: PressureGauge,
+}
+
+impl LevelInForce {
+    pub fn new(cfg: PressureConfig) -> Self {
+        LevelInForce {
+            host: PressureGauge::new(cfg.clone()),
+            scope: PressureGauge::new(cfg),
+        }
+    }
+
+    /// The level in force at `t_ms`, and the scope's own level.
+    pub fn step(
+        &mut self,
+        t_ms: u64,
+        host: Option<&Pressure>,
+        scope: Option<&Pressure>,
+    ) -> (Option<Level>, Option<Level>) {
+        let host = self.host.step(t_ms, host);
+        let scope = scope.and_then(|p| self.scope.step(t_ms, Some(p)));
+        (host.max(scope), scope)
+    }
+}
+
 /// Memory pressure over a run or a phase, for `report`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct PressureSummary {
@@ -324,11 +357,12 @@ pub struct PressureSummary {
 
 /// Folds samples' pressure into a [`PressureSummary`]. The level is the
 /// one the trace recorded (what the live monitor decided); a trace without
-/// it has it derived again by a [`PressureGauge`]. Each sample counts for
-/// the time since the one before it, at its own level.
+/// it has it derived again by the monitor's own rule ([`LevelInForce`]).
+/// Each sample counts for the time since the one before it, at its own
+/// level.
 #[derive(Debug, Clone, Default)]
 pub struct PressureFold {
-    gauge: PressureGauge,
+    levels: LevelInForce,
     last_t: Option<u64>,
     summary: Option<PressureSummary>,
     some_first_us: Option<u64>,
@@ -337,13 +371,14 @@ pub struct PressureFold {
 impl PressureFold {
     pub fn new(cfg: PressureConfig) -> Self {
         PressureFold {
-            gauge: PressureGauge::new(cfg),
+            levels: LevelInForce::new(cfg),
             ..PressureFold::default()
         }
     }
 
-    pub fn push(&mut self, t_ms: u64, pressure: Option<&Pressure>) {
-        let derived = self.gauge.step(t_ms, pressure);
+    /// Takes one sample's host pressure and its scope's own.
+    pub fn push(&mut self, t_ms: u64, pressure: Option<&Pressure>, scope: Option<&Pressure>) {
+        let (derived, _) = self.levels.step(t_ms, pressure, scope);
         let dt = self.last_t.map_or(0, |last| t_ms.saturating_sub(last));
         self.last_t = Some(t_ms);
         let Some(p) = pressure else { return };

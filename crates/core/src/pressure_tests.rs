@@ -138,10 +138,10 @@ fn a_fold_counts_time_at_each_level_and_the_stall() {
         level: Some(level),
         ..Pressure::default()
     };
-    fold.push(0, Some(&at(1.0, 1_000_000, Level::Normal)));
-    fold.push(1000, Some(&at(12.0, 1_200_000, Level::Normal)));
-    fold.push(3000, Some(&at(15.0, 1_700_000, Level::Warning)));
-    fold.push(3500, Some(&at(45.0, 2_000_000, Level::Critical)));
+    fold.push(0, Some(&at(1.0, 1_000_000, Level::Normal)), None);
+    fold.push(1000, Some(&at(12.0, 1_200_000, Level::Normal)), None);
+    fold.push(3000, Some(&at(15.0, 1_700_000, Level::Warning)), None);
+    fold.push(3500, Some(&at(45.0, 2_000_000, Level::Critical)), None);
     let s = fold.finish().unwrap();
     assert_eq!(s.levels.peak, Level::Critical);
     assert_eq!(
@@ -162,13 +162,13 @@ fn a_fold_without_pressure_is_none_and_old_traces_are_derived() {
     assert_eq!(PressureFold::default().finish(), None);
     let mut fold = PressureFold::new(quick());
     for i in 0..10 {
-        fold.push(i * 500, None);
+        fold.push(i * 500, None, None);
     }
     assert_eq!(fold.finish(), None);
     // PSI recorded without a level (an older writer): derived again
     let mut fold = PressureFold::new(quick());
     for i in 0..10 {
-        fold.push(i * 500, Some(&psi(15.0, 0.0)));
+        fold.push(i * 500, Some(&psi(15.0, 0.0)), None);
     }
     let s = fold.finish().unwrap();
     assert_eq!(s.levels.peak, Level::Warning);
@@ -212,4 +212,30 @@ fn merged_dispatch_flags_take_the_latest_level_not_the_highest() {
         Level::from_dispatch_data(0x4 | 0x1, || None),
         Some(Level::Critical)
     );
+}
+
+/// Regression (issue 32, one rule for the level): a trace without a
+/// recorded level had its level derived from the host's PSI alone, while
+/// the live monitor takes the worse of the host's and the scope's. A job
+/// stalling inside its cgroup on a calm host is under pressure in both.
+#[test]
+fn a_derived_level_is_the_worse_of_the_host_and_the_scope_as_live() {
+    let calm = psi(0.5, 0.0);
+    let stalled = psi(15.0, 0.0);
+    let mut fold = PressureFold::new(quick());
+    let mut live = LevelInForce::new(quick());
+    let mut in_force = Vec::new();
+    for i in 0..10 {
+        fold.push(i * 500, Some(&calm), Some(&stalled));
+        in_force.push(live.step(i * 500, Some(&calm), Some(&stalled)).0);
+    }
+    let s = fold.finish().unwrap();
+    assert_eq!(s.levels.peak, Level::Warning, "{s:?}");
+    assert_eq!(in_force.last(), Some(&Some(Level::Warning)));
+    // The host's alone stays normal.
+    let mut host_only = PressureFold::new(quick());
+    for i in 0..10 {
+        host_only.push(i * 500, Some(&calm), None);
+    }
+    assert_eq!(host_only.finish().unwrap().levels.peak, Level::Normal);
 }

@@ -165,7 +165,10 @@ impl<J: Judge> Acc<J> {
         self.swap_max = self.swap_max.max(swap);
         self.slice.add(s, w);
         self.pressure
-            .push(s.sample.t_ms, s.sample.system.pressure.as_ref());
+            .push(s.sample.t_ms, s.sample.system.pressure.as_ref(), {
+                let sc = s.sample.scope.as_ref();
+                sc.and_then(|sc| sc.pressure.as_ref())
+            });
         self.judge.get_or_insert_with(new_judge).push(s);
     }
 

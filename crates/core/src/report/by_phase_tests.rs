@@ -179,7 +179,7 @@ fn reference_row(
         pressure: {
             let mut fold = crate::pressure::PressureFold::default();
             for s in slice {
-                fold.push(s.sample.t_ms, s.sample.system.pressure.as_ref());
+                fold.push(s.sample.t_ms, s.sample.system.pressure.as_ref(), None);
             }
             fold.finish()
         },

@@ -68,7 +68,9 @@ impl RunJudge {
         let s = &ts.sample;
         let watched = ts.watched.iter().copied().collect();
         self.detector.update(s, &watched);
-        self.pressure.push(s.t_ms, s.system.pressure.as_ref());
+        let scope_psi = s.scope.as_ref().and_then(|sc| sc.pressure.as_ref());
+        self.pressure
+            .push(s.t_ms, s.system.pressure.as_ref(), scope_psi);
         self.forecast.push_in(s.t_ms, &s.system, s.scope.as_ref());
         let run = self.note_run(s, &ts.watched);
         for p in &s.processes {
