@@ -13,6 +13,7 @@ mod hardening;
 #[cfg(target_os = "linux")]
 mod hidden_real;
 mod large;
+mod layout;
 mod marks;
 mod names;
 #[cfg(target_os = "linux")]
