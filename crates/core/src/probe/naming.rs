@@ -1,7 +1,7 @@
 //! The name a person knows a process by, from its executable and its
 //! arguments: the executable's full base name (not Linux's 15-character
 //! `comm`), and for an interpreter or a `run` wrapper the script or module it
-//! runs — `generate.py (python3.12)`, `-m diffusers (python3)`,
+//! runs — `generate.py (python3.12)`, `diffusers (python3)` (`python -m diffusers`),
 //! `train.py (uv run)`, `bash -c`. Platform-free: the probes hand it what they read
 //! (`/proc/PID/exe` and `/proc/PID/cmdline`, or `KERN_PROCARGS2`).
 //!
@@ -242,7 +242,7 @@ const WRAPPER_VALUE_OPTIONS: &[&str] = &[
 ];
 
 /// What a process runs and through what, when its program is an
-/// interpreter or a wrapper: (`generate.py`, `python3.12`), (`-m diffusers`,
+/// interpreter or a wrapper: (`generate.py`, `python3.12`), (`diffusers`,
 /// `python3`), (`train.py`, `uv run`); code given inline has no name of its
 /// own, so the interpreter and the option say it all: (`bash -c`, none).
 fn what_it_runs(program: &str, args: &[&[u8]]) -> Option<(String, Option<String>)> {
@@ -293,7 +293,7 @@ fn wrapped(args: &[&[u8]]) -> Option<String> {
             b"-m" | b"--module" => {
                 return args
                     .get(i + 1)
-                    .map(|m| format!("-m {}", String::from_utf8_lossy(m)))
+                    .map(|m| String::from_utf8_lossy(m).into_owned())
             }
             a if a.starts_with(b"-") && a.len() > 1 => {
                 i += if is_wrapper_value_option(a) { 2 } else { 1 }

@@ -56,17 +56,50 @@ fn interpreters_are_named_by_what_they_run() {
         (
             "python3",
             &["python3", "-m", "diffusers", "--model", "m.py"],
-            "-m diffusers (python3)",
+            "diffusers (python3)",
         ),
         (
             "python3",
             &["python3", "-mdiffusers"],
-            "-m diffusers (python3)",
+            "diffusers (python3)",
         ),
         (
             "python3",
             &["python3", "-um", "http.server"],
-            "-m http.server (python3)",
+            "http.server (python3)",
+        ),
+        (
+            "python3.11",
+            &[
+                "/usr/bin/python3.11",
+                "-m",
+                "ipykernel_launcher",
+                "-f",
+                "/root/.local/share/jupyter/runtime/kernel-1.json",
+            ],
+            "ipykernel_launcher (python3.11)",
+        ),
+        (
+            "python3",
+            &[
+                "python",
+                "-m",
+                "torch.distributed.run",
+                "--nproc-per-node",
+                "2",
+                "t.py",
+            ],
+            "torch.distributed.run (python3)",
+        ),
+        (
+            "python3",
+            &["python", "-X", "dev", "-m", "pkg"],
+            "pkg (python3)",
+        ),
+        (
+            "python3",
+            &["python", "-Xdev", "-m", "pkg"],
+            "pkg (python3)",
         ),
         (
             "python3",
@@ -139,7 +172,7 @@ fn interpreters_are_named_by_what_they_run() {
         (
             "java",
             &["java", "-m", "app/com.x.Main"],
-            "-m app/com.x.Main (java)",
+            "app/com.x.Main (java)",
         ),
         ("java", &["java", "-version"], "java"),
         ("bash", &["bash", "run.sh", "a"], "run.sh (bash)"),
@@ -180,7 +213,7 @@ fn run_wrappers_are_named_by_the_command_they_run() {
         (
             "uv",
             &["uv", "--directory", "proj", "run", "-m", "diffusers"],
-            "-m diffusers (uv run)",
+            "diffusers (uv run)",
         ),
         ("uv", &["uv", "run", "jupyter", "lab"], "jupyter (uv run)"),
         (
@@ -220,7 +253,7 @@ fn run_wrappers_are_named_by_the_command_they_run() {
                 "-m",
                 "vllm.entrypoints",
             ],
-            "-m vllm.entrypoints (conda run)",
+            "vllm.entrypoints (conda run)",
         ),
         (
             "python3",

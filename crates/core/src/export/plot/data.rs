@@ -331,7 +331,8 @@ impl ChartLines {
             })
             .collect();
         let secs = |t_ms: u64| (t_ms.saturating_sub(t0) as f64 / 1000.0).min(x_max);
-        let counters = counter_series(&scan, series.len(), &secs);
+        let spans = crate::phases::spans(&scan.marks.marks, scan.last_ms);
+        let counters = counter_series(&scan, series.len(), &spans, &secs);
         let pressure = pressure
             .into_iter()
             .map(|(from, to, l)| (secs(from), secs(to), l))
@@ -380,7 +381,6 @@ impl ChartLines {
             0.0
         };
         let min_width = interval_ms.map_or(0.5, |ms| ms as f64 / 1000.0);
-        let spans = crate::phases::spans(&scan.marks.marks, scan.last_ms);
         ChartData {
             t0,
             x_max,
@@ -401,8 +401,17 @@ impl ChartLines {
 }
 
 /// A line per byte counter the scan kept, in GB over seconds (`secs`), in
-/// the colours after the `processes` lines'.
-fn counter_series(scan: &ChartScan, processes: usize, secs: &impl Fn(u64) -> f64) -> Vec<Series> {
+/// the colours after the `processes` lines'. A counter is a figure that
+/// holds until the next one is written, so each is a step, and its last
+/// value is held to the end of the phase it was written in (of the run
+/// outside any phase): a counter written once is a line, not a lone point
+/// a line series cannot draw.
+fn counter_series(
+    scan: &ChartScan,
+    processes: usize,
+    phases: &[Phase],
+    secs: &impl Fn(u64) -> f64,
+) -> Vec<Series> {
     scan.counter_names
         .iter()
         .enumerate()
@@ -414,14 +423,32 @@ fn counter_series(scan: &ChartScan, processes: usize, secs: &impl Fn(u64) -> f64
                 .map(|c| (c.t_ms, c.value))
                 .collect();
             points.sort_by_key(|&(t, _)| t);
+            let mut line: Vec<(f64, f64)> = Vec::with_capacity(points.len() * 2 + 1);
+            for &(t, v) in &points {
+                if let Some(&(_, held)) = line.last() {
+                    line.push((secs(t), held));
+                }
+                line.push((secs(t), v / GB));
+            }
+            if let Some(&(t, v)) = points.last() {
+                line.push((secs(held_until(t, phases, scan.last_ms)), v / GB));
+            }
             Series {
                 label: format!("{} (counter)", one_line(name)),
                 colour: PALETTE[(processes + i) % PALETTE.len()],
                 width: 2,
-                segments: vec![points.into_iter().map(|(t, v)| (secs(t), v / GB)).collect()],
+                segments: vec![line],
             }
         })
         .collect()
+}
+
+/// Where a counter value written at `t_ms` stops being shown: the end of
+/// the phase under way then, else the end of the run (`last_ms`).
+fn held_until(t_ms: u64, phases: &[Phase], last_ms: u64) -> u64 {
+    crate::phases::phase_at(phases, t_ms)
+        .map_or(last_ms, |p| p.end_ms)
+        .max(t_ms)
 }
 
 #[cfg(test)]

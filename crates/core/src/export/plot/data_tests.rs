@@ -121,7 +121,11 @@ fn byte_counters_are_lines_on_the_memory_axis_and_other_units_are_not() {
             "c2 (counter)"
         ]
     );
-    assert_eq!(d.counters[0].segments, vec![vec![(1.0, 1.0), (2.0, 3.0)]]);
+    // A step: each value holds until the next, the last to the run's end.
+    assert_eq!(
+        d.counters[0].segments,
+        vec![vec![(1.0, 1.0), (2.0, 1.0), (2.0, 3.0), (d.x_max, 3.0)]]
+    );
     assert!(
         d.y_max >= 100.0,
         "the range holds the counters: {}",
@@ -129,6 +133,38 @@ fn byte_counters_are_lines_on_the_memory_axis_and_other_units_are_not() {
     );
     // Their colours follow the processes' lines.
     assert_ne!(d.counters[0].colour, d.series[0].colour);
+}
+
+#[test]
+fn a_counter_written_once_is_held_to_the_end_of_its_phase_or_of_the_run() {
+    let mut t = synth::seed_offload();
+    let t0 = t.samples[0].sample.t_ms;
+    let point = |dt: u64, name: &str| crate::trace::Counter {
+        t_ms: t0 + dt,
+        name: name.into(),
+        value: GB,
+        unit: "bytes".into(),
+    };
+    let mark = |dt: u64, name: &str, end: bool| crate::trace::Mark {
+        t_ms: t0 + dt,
+        name: name.into(),
+        end,
+    };
+    t.marks = vec![mark(1000, "load", false), mark(3000, "load", true)];
+    t.counters = vec![point(2000, "in_load"), point(4000, "after")];
+    let d = chart_data(&t, &report(&t, None), 1);
+    assert_eq!(d.counters.len(), 2);
+    assert_eq!(
+        d.counters[0].segments,
+        vec![vec![(2.0, 1.0), (3.0, 1.0)]],
+        "held to the end of load"
+    );
+    assert_eq!(
+        d.counters[1].segments,
+        vec![vec![(4.0, 1.0), (d.x_max, 1.0)]],
+        "held to the end of the run"
+    );
+    assert!(d.x_max > 4.0);
 }
 
 #[test]

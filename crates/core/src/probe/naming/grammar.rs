@@ -8,7 +8,7 @@
 pub(super) enum Target {
     /// The script is `args[i]`.
     Script(usize),
-    /// `-m module`, a jar's main class.
+    /// A module (`-m module`, named without its `-m`), a jar's main class.
     Label(String),
     /// Code given inline, under this option (`-c`, `-e`).
     Inline(&'static str),
@@ -293,6 +293,8 @@ fn cluster(arg: &[u8], dash: bool, s: &Short, next: Option<&&[u8]>) -> Cluster {
     Cluster::Skip(if skip_next { 2 } else { 1 })
 }
 
+/// A module is named as a script would be: `python -m ipykernel_launcher`
+/// runs `ipykernel_launcher`, and the `-m` tells a reader nothing more.
 fn module(name: &[u8]) -> Target {
-    Target::Label(format!("-m {}", String::from_utf8_lossy(name)))
+    Target::Label(String::from_utf8_lossy(name).into_owned())
 }
