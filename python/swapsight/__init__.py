@@ -17,10 +17,16 @@ allocator's figures there. ``with swapsight.record("run.jsonl") as rec:`` record
 inside it and sets ``rec.report``. Without a running recording every call is
 a cheap no-op that never raises (a ``watch_torch()`` interval outside 0.1 to
 3600 s is a ValueError all the same).
+In a notebook, ``%load_ext swapsight`` gives the ``%%swapsight`` cell magic
+(a live line while the cell runs, its report when it ends); in tests,
+``pytest --swapsight`` turns on the plugin installed with this package
+(``@pytest.mark.swap_budget("1 GB")``, ``footprint_limit``, ``no_false_fit``).
 Every name: docs/python.md.
 """
 
-from ._cli import Error, advise, compare
+from typing import Any
+
+from ._cli import BudgetExceeded, Error, advise, compare
 from ._counter import TorchWatch, counter, watch_torch
 from ._names import MAX_NAME_CHARS, clean_name
 from ._phase import end_phase, mark, phase
@@ -29,7 +35,7 @@ from ._report import Report
 from ._writer import ENV_VAR
 
 
-def _version():
+def _version() -> str:
     try:
         from importlib.metadata import version
 
@@ -41,6 +47,7 @@ def _version():
 __version__ = _version()
 
 __all__ = [
+    "BudgetExceeded",
     "ENV_VAR",
     "Error",
     "MAX_NAME_CHARS",
@@ -57,3 +64,11 @@ __all__ = [
     "record",
     "watch_torch",
 ]
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext swapsight``: the ``%%swapsight`` cell magic and
+    ``%swapsight_last`` (docs/python.md)."""
+    from ._magic import load_ipython_extension as load
+
+    load(ipython)

@@ -10,6 +10,7 @@ import fnmatch
 import os
 import sys
 import sysconfig
+from typing import List, Optional, Sequence
 
 #: Installs that hold this package beside their scripts: the folders between
 #: the install's root and the folder holding the package (fnmatch patterns,
@@ -24,11 +25,11 @@ _LAYOUTS = (
 )
 
 
-def _package_dir():
+def _package_dir() -> str:
     return os.path.dirname(os.path.abspath(__file__))
 
 
-def _root_of(folder, between):
+def _root_of(folder: str, between: Sequence[str]) -> Optional[str]:
     """The folder ``len(between)`` levels above ``folder`` when the names on
     the way match ``between``; else None."""
     for pattern in reversed(between):
@@ -38,7 +39,7 @@ def _root_of(folder, between):
     return folder
 
 
-def _user_scheme():
+def _user_scheme() -> str:
     if hasattr(sysconfig, "get_preferred_scheme"):  # Python 3.10+
         return sysconfig.get_preferred_scheme("user")
     if os.name == "nt":
@@ -48,11 +49,11 @@ def _user_scheme():
     return "posix_user"
 
 
-def _scripts_dirs():
+def _scripts_dirs() -> List[str]:
     """Where pip may have put this package's scripts. Beside the package
     first: the environment's own scripts may come from another install."""
     holding = os.path.dirname(_package_dir())
-    dirs = []
+    dirs: List[str] = []
     for between, scripts in _LAYOUTS:
         root = _root_of(holding, between)
         if root:
@@ -65,10 +66,10 @@ def _scripts_dirs():
     return dirs
 
 
-def binary_candidates():
+def binary_candidates() -> List[str]:
     """Every path the command is looked for at, in order."""
     exe = "swapsight" + (sysconfig.get_config_var("EXE") or "")
-    out = []
+    out: List[str] = []
     for folder in _scripts_dirs():
         path = os.path.join(folder, exe)
         if folder and path not in out:
@@ -76,7 +77,7 @@ def binary_candidates():
     return out
 
 
-def find_binary():
+def find_binary() -> Optional[str]:
     """The ``swapsight`` command installed with this package, or None."""
     for path in binary_candidates():
         if os.path.isfile(path) and os.access(path, os.X_OK):
@@ -84,7 +85,7 @@ def find_binary():
     return None
 
 
-def missing_binary_message():
+def missing_binary_message() -> str:
     return (
         "the swapsight command installed with this package is at none of %s "
         "(PATH is not searched: a swapsight there may be another version); "
@@ -92,7 +93,7 @@ def missing_binary_message():
     )
 
 
-def main():
+def main() -> int:
     binary = find_binary()
     if binary is None:
         sys.stderr.write("swapsight: %s\n" % missing_binary_message())

@@ -5,6 +5,7 @@ what these functions return: one source for the figures."""
 import json
 import os
 import subprocess
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from ._writer import ENV_VAR
 
@@ -15,7 +16,12 @@ class Error(Exception):
     trace cannot be read. The message is the command line's own one line."""
 
 
-def _binary():
+class BudgetExceeded(Error):
+    """A ``%%swapsight --budget`` cell's swap grew past its budget: raised
+    in the cell (python/swapsight/_magic.py)."""
+
+
+def _binary() -> str:
     # Imported here, not at the top: `python -m swapsight` runs __main__
     # afresh, and runpy warns when the package imported it first.
     from .__main__ import find_binary, missing_binary_message
@@ -26,21 +32,21 @@ def _binary():
     return binary
 
 
-def _first_line(text):
+def _first_line(text: Optional[str]) -> str:
     for line in (text or "").splitlines():
         if line.strip():
             return line.strip()
     return ""
 
 
-def _env():
+def _env() -> Dict[str, str]:
     """This environment without a mark path: the recorder makes its own."""
     env = dict(os.environ)
     env.pop(ENV_VAR, None)
     return env
 
 
-def _run(args, what):
+def _run(args: Sequence[Union[str, "os.PathLike[str]"]], what: str) -> str:
     """Runs ``swapsight ARGS``; its stdout, or Error with its one line."""
     try:
         done = subprocess.run(
@@ -61,7 +67,7 @@ def _run(args, what):
     return done.stdout
 
 
-def _run_json(args, what):
+def _run_json(args: Sequence[Union[str, "os.PathLike[str]"]], what: str) -> Any:
     out = _run(args, what)
     try:
         return json.loads(out)
@@ -69,24 +75,32 @@ def _run_json(args, what):
         raise Error("swapsight %s printed no JSON: %s" % (what, e)) from None
 
 
-def compare(traces, labels=None):
+def compare(
+    traces: Iterable[Union[str, "os.PathLike[str]"]], labels: Optional[Iterable[object]] = None
+) -> Dict[str, Any]:
     """``swapsight compare TRACE… --format json``: one row per run, as a
     dict (``{"runs": [...], ...}``). ``labels`` names the runs."""
-    args = ["compare"] + [os.fspath(t) for t in traces]
+    args: List[str] = ["compare"] + [os.fspath(t) for t in traces]
     for label in labels or ():
         args += ["--label", str(label)]
-    return _run_json(args + ["--format", "json"], "compare")
+    result: Dict[str, Any] = _run_json(args + ["--format", "json"], "compare")
+    return result
 
 
-def advise(trace=None, reserve=None, recommended_max=None):
+def advise(
+    trace: Optional[Union[str, "os.PathLike[str]"]] = None,
+    reserve: Optional[Union[str, int]] = None,
+    recommended_max: Optional[Union[str, int]] = None,
+) -> Dict[str, Any]:
     """``swapsight advise [TRACE] --json``: the PyTorch MPS watermark ratios
     that make a job fail before the Mac swaps, as a dict. ``reserve`` and
     ``recommended_max`` are sizes (``"8G"``) or bytes."""
-    args = ["advise"]
+    args: List[str] = ["advise"]
     if trace is not None:
         args.append(os.fspath(trace))
     if reserve is not None:
         args += ["--reserve", str(reserve)]
     if recommended_max is not None:
         args += ["--recommended-max", str(recommended_max)]
-    return _run_json(args + ["--json"], "advise")
+    result: Dict[str, Any] = _run_json(args + ["--json"], "advise")
+    return result

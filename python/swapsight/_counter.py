@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import threading
+from typing import Any, List, Literal, Optional, Set, Tuple, Union
 
 from ._names import cached_clean_text, clean_text
 from ._writer import _warn_once, mark_path, write_line
@@ -28,7 +29,7 @@ _PREFIX = "#counter "
 _UNITS_SEEN = {"bytes"}
 
 
-def _figure(value):
+def _figure(value: Any) -> Optional[str]:
     """``value`` as the line writes it, or None when it is no finite number
     within ±2^53. Through int's and float's own methods: a subclass's
     ``__str__``, ``__format__`` or ``__abs__`` (an enum's ``Color.RED``, a
@@ -45,7 +46,7 @@ def _figure(value):
     return float.__repr__(value)
 
 
-def counter_line(name, value, unit="bytes"):
+def counter_line(name: object, value: Any, unit: object = "bytes") -> Optional[str]:
     """The line that writes a counter, or ``None`` when the name is empty
     once cleaned, the unit is not 1 to 16 of ``A-Z a-z 0-9 _ % / . -`` or
     the value is not a finite number within ±2^53. Raises nothing for a
@@ -70,7 +71,7 @@ def counter_line(name, value, unit="bytes"):
     return _PREFIX + figure + " " + unit + " " + text
 
 
-def counter(name, value, unit="bytes"):
+def counter(name: object, value: Any, unit: object = "bytes") -> None:
     """Writes ``value`` of counter ``name`` into the running recording now:
     ``swapsight.counter("queue", len(q), unit="items")``. Without a
     recording it does nothing; a bad value or unit is dropped and logged
@@ -105,14 +106,14 @@ MIN_INTERVAL = 0.1
 MAX_INTERVAL = 3600.0
 
 _lock = threading.Lock()
-_running = None
+_running: Optional["TorchWatch"] = None
 
 
-def sampling_interval(interval, who):
+def sampling_interval(interval: Any, who: str) -> float:
     """``interval`` in seconds as a float, for any sampler thread; raises
     ValueError naming ``who`` when it is not a number from MIN_INTERVAL to
     MAX_INTERVAL (a bool, NaN, an infinity, a string)."""
-    seconds = None
+    seconds: Optional[float] = None
     if isinstance(interval, numbers.Real) and not isinstance(interval, bool):
         try:
             seconds = float(interval)
@@ -126,10 +127,10 @@ def sampling_interval(interval, who):
     )
 
 
-def _torch_figures(torch, said):
+def _torch_figures(torch: Any, said: Set[str]) -> List[Tuple[str, Any]]:
     """(name, bytes) pairs of the allocator's figures now, for the backend
     present. ``said`` holds the once-only names already written."""
-    out = []
+    out: List[Tuple[str, Any]] = []
     mps_backend = getattr(getattr(torch, "backends", None), "mps", None)
     mps = getattr(torch, "mps", None)
     if mps is not None and mps_backend is not None and mps_backend.is_available():
@@ -150,30 +151,30 @@ class TorchWatch:
     """What :func:`watch_torch` returned: ``.stop()`` ends it (also as a
     context manager), ``.running`` says whether its thread still samples."""
 
-    def __init__(self, interval, path):
+    def __init__(self, interval: float, path: Optional[Union[str, bytes]]) -> None:
         self.interval = sampling_interval(interval, "swapsight.watch_torch")
         self._path = path
         self._stop = threading.Event()
-        self._thread = None
+        self._thread: Optional[threading.Thread] = None
         # The recorder unlinks its registration when the recording ends;
         # then the watch ends too.
-        self._registration = None
+        self._registration: Optional[str] = None
         if path:
             reg = os.path.join(os.path.dirname(os.fsdecode(path)), "trace")
             if os.path.exists(reg):
                 self._registration = reg
 
-    def _start(self):
+    def _start(self) -> None:
         self._thread = threading.Thread(
             target=self._run, name="swapsight-watch-torch", daemon=True
         )
         self._thread.start()
 
     @property
-    def running(self):
+    def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def stop(self, timeout=2.0):
+    def stop(self, timeout: float = 2.0) -> None:
         """Stops sampling; waits up to ``timeout`` seconds for the thread."""
         global _running
         self._stop.set()
@@ -184,16 +185,16 @@ class TorchWatch:
             if _running is self:
                 _running = None
 
-    def __enter__(self):
+    def __enter__(self) -> "TorchWatch":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.stop()
         return False
 
-    def _run(self):
+    def _run(self) -> None:
         global _running
-        said = set()
+        said: Set[str] = set()
         failed = False
         while not self._stop.is_set():
             if self._registration and not os.path.exists(self._registration):
@@ -204,7 +205,7 @@ class TorchWatch:
                 try:
                     for name, value in _torch_figures(torch, said):
                         line = counter_line(name, value, "bytes")
-                        if line is not None:
+                        if line is not None and self._path:
                             write_line(self._path, line)
                 except Exception as e:
                     failed = True
@@ -215,7 +216,7 @@ class TorchWatch:
                 _running = None
 
 
-def watch_torch(interval=None):
+def watch_torch(interval: Optional[float] = None) -> TorchWatch:
     """Samples what the PyTorch allocator holds into the running recording
     on a daemon thread, every ``interval`` seconds (default 0.5; from 0.1 to
     3600, else ValueError): on MPS ``torch.mps.current_allocated_memory()`` and

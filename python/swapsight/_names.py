@@ -8,6 +8,7 @@ start with '/' (which the recorder reads as "end the phase") gets '?' there.
 """
 
 import re
+from typing import Callable, Dict
 
 #: Longest phase name kept, in characters (marks.rs MAX_NAME_CHARS).
 MAX_NAME_CHARS = 64
@@ -34,7 +35,7 @@ _NOT_ESCAPE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 _PREFIX = 4 * MAX_NAME_CHARS + 16
 
 
-def _lossy(text):
+def _lossy(text: str) -> str:
     """Lone surrogates as Rust's from_utf8_lossy would see them: bytes escaped
     by Python's surrogateescape (U+DC80..U+DCFF) are decoded again with U+FFFD
     for what is invalid; any other lone surrogate is U+FFFD."""
@@ -44,12 +45,12 @@ def _lossy(text):
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-_CACHE = {}
-_TEXT_CACHE = {}
+_CACHE: Dict[str, str] = {}
+_TEXT_CACHE: Dict[str, str] = {}
 _CACHE_SIZE = 4096
 
 
-def _remembered(cache, clean, text):
+def _remembered(cache: Dict[str, str], clean: Callable[[str], str], text: str) -> str:
     cleaned = cache.get(text)
     if cleaned is None:
         cleaned = clean(text)
@@ -60,18 +61,18 @@ def _remembered(cache, clean, text):
     return cleaned
 
 
-def cached_clean(text):
+def cached_clean(text: str) -> str:
     """clean_name for a str, remembered: a pipeline uses a few names over and
     over, and phase() must stay cheap."""
     return _remembered(_CACHE, clean_name, text)
 
 
-def cached_clean_text(text):
+def cached_clean_text(text: str) -> str:
     """clean_text for a str, remembered, for counter(): its names repeat too."""
     return _remembered(_TEXT_CACHE, clean_text, text)
 
 
-def clean_name(name):
+def clean_name(name: object) -> str:
     """``name`` as the trace will show it; ``""`` when nothing is left.
 
     Not a str: ``str(name)`` (bytes are decoded as UTF-8 with U+FFFD for what
@@ -83,7 +84,7 @@ def clean_name(name):
     return text
 
 
-def clean_text(name):
+def clean_text(name: object) -> str:
     """:func:`clean_name` without the rule for a leading '/' (which only a
     phase line needs): a counter's name as the trace will show it."""
     if isinstance(name, (bytes, bytearray, memoryview)):

@@ -12,15 +12,20 @@ the last line written by any of them is the phase the trace shows.
 import contextvars
 import functools
 import inspect
+from types import TracebackType
+from typing import Any, Callable, Literal, Optional, Tuple, Type, TypeVar
 
 from ._names import cached_clean, clean_name
 from ._writer import _warn_once, mark_path, write_line
 
 # The phases entered in this context, outermost first: phase objects.
-_STACK = contextvars.ContextVar("swapsight_phases", default=())
+_STACK: "contextvars.ContextVar[Tuple[phase, ...]]" = contextvars.ContextVar(
+    "swapsight_phases", default=()
+)
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def _path(stack):
+def _path(stack: "Tuple[phase, ...]") -> str:
     return cached_clean("/".join(p.name for p in stack))
 
 
@@ -36,7 +41,7 @@ class phase:
 
     __slots__ = ("_raw", "_name")
 
-    def __new__(cls, name):
+    def __new__(cls, name: Any) -> Any:
         # A bare @phase on a function: the phase is named after it.
         if callable(name) and not isinstance(name, (str, bytes, phase)):
             fn = name
@@ -45,13 +50,13 @@ class phase:
             return cls(label)(fn)
         return object.__new__(cls)
 
-    def __init__(self, name):
+    def __init__(self, name: Any) -> None:
         # Cleaned when first needed: without a recorder, never.
         self._raw = name
-        self._name = None
+        self._name: Optional[str] = None
 
     @property
-    def name(self):
+    def name(self) -> str:
         """The name as the trace shows it ("?" when nothing was left)."""
         if self._name is None:
             try:
@@ -62,10 +67,10 @@ class phase:
             self._name = cleaned or "?"
         return self._name
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "swapsight.phase(%r)" % (self.name,)
 
-    def __enter__(self):
+    def __enter__(self) -> "phase":
         path = mark_path()
         if not path:
             return self
@@ -77,7 +82,12 @@ class phase:
             _warn_once("swapsight: phase %r not marked: %r", self.name, e)
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> Literal[False]:
         stack = _STACK.get()
         if not stack:
             return False
@@ -99,37 +109,42 @@ class phase:
             _warn_once("swapsight: the end of phase %r not marked: %r", self.name, e)
         return False
 
-    def __call__(self, fn):
+    def __call__(self, fn: _F) -> _F:
         """As a decorator: each call of ``fn`` runs inside this phase."""
+        wrapper: Callable[..., Any]
         if inspect.isasyncgenfunction(fn):
 
-            async def wrapper(*args, **kwargs):
+            async def agen(*args: Any, **kwargs: Any) -> Any:
                 with self:
                     async for item in fn(*args, **kwargs):
                         yield item
 
+            wrapper = agen
         elif inspect.iscoroutinefunction(fn):
 
-            async def wrapper(*args, **kwargs):
+            async def coro(*args: Any, **kwargs: Any) -> Any:
                 with self:
                     return await fn(*args, **kwargs)
 
+            wrapper = coro
         elif inspect.isgeneratorfunction(fn):
 
-            def wrapper(*args, **kwargs):
+            def gen(*args: Any, **kwargs: Any) -> Any:
                 with self:
                     return (yield from fn(*args, **kwargs))
 
+            wrapper = gen
         else:
 
-            def wrapper(*args, **kwargs):
+            def call(*args: Any, **kwargs: Any) -> Any:
                 with self:
                     return fn(*args, **kwargs)
 
-        return functools.wraps(fn)(wrapper)
+            wrapper = call
+        return functools.wraps(fn)(wrapper)  # type: ignore[return-value]
 
 
-def mark(name):
+def mark(name: object) -> None:
     """Starts phase ``name`` now, until the next mark, ``end_phase()`` or the
     end of the enclosing ``phase`` (inside one it is written as its path,
     ``load/NAME``). A blank name is not marked. Never raises."""
@@ -148,7 +163,7 @@ def mark(name):
         _warn_once("swapsight: mark not written: %r", e)
 
 
-def end_phase():
+def end_phase() -> None:
     """Ends the phase started by ``mark()``: inside a ``phase`` the enclosing
     phase resumes, outside any the trace has no phase until the next mark.
     Never raises."""

@@ -18,9 +18,10 @@ import subprocess
 import tempfile
 import threading
 import time
+from typing import IO, Any, List, Literal, Optional, Tuple, Union
 
 from ._cli import Error, _binary, _env
-from ._counter import watch_torch
+from ._counter import TorchWatch, watch_torch
 from ._report import Report
 from ._writer import ENV_VAR, _log
 
@@ -33,12 +34,12 @@ STOP_TIMEOUT = 15.0
 # $SWAPSIGHT_MARK is one per process, while recordings (nested blocks,
 # threads) may start and stop in any order: the recordings routed to, oldest
 # first, as (recording, mark path), and what the variable held before them.
-_routes = []
-_before_routes = None
+_routes: List[Tuple["record", str]] = []
+_before_routes: Optional[str] = None
 _routes_lock = threading.Lock()
 
 
-def _route_marks(rec, path):
+def _route_marks(rec: "record", path: str) -> None:
     """Sends this process's marks to ``path``, ``rec``'s mark file."""
     global _before_routes
     with _routes_lock:
@@ -48,7 +49,7 @@ def _route_marks(rec, path):
         os.environ[ENV_VAR] = path
 
 
-def _unroute_marks(rec):
+def _unroute_marks(rec: "record") -> None:
     """Gives the marks back when $SWAPSIGHT_MARK still names ``rec``'s mark
     file: to the newest recording still running, else to what held it before
     the first. Marks someone else routed since stay where they go."""
@@ -64,7 +65,7 @@ def _unroute_marks(rec):
             os.environ[ENV_VAR] = back
 
 
-def _describe(returncode):
+def _describe(returncode: Optional[int]) -> str:
     if returncode is not None and returncode < 0:
         try:
             name = signal.Signals(-returncode).name
@@ -91,32 +92,38 @@ class record:
     ``torch=True`` also runs :func:`watch_torch` while recording.
     """
 
-    def __init__(self, path=None, interval="500ms", top=10, torch=False):
+    def __init__(
+        self,
+        path: Optional[Union[str, "os.PathLike[str]"]] = None,
+        interval: str = "500ms",
+        top: int = 10,
+        torch: bool = False,
+    ) -> None:
         if path is None:
             path = time.strftime("swapsight-%Y%m%d-%H%M%S.jsonl")
         self.path = os.path.abspath(os.fspath(path))
         self.interval = interval
         self.top = top
         self.torch = torch
-        self.report = None
-        self.error = None
+        self.report: Optional[Report] = None
+        self.error: Optional[str] = None
         #: The recorder's pid while it runs.
-        self.recorder_pid = None
-        self._proc = None
-        self._stderr = None
-        self._watch = None
+        self.recorder_pid: Optional[int] = None
+        self._proc: Optional["subprocess.Popen[bytes]"] = None
+        self._stderr: Optional[IO[bytes]] = None
+        self._watch: Optional[TorchWatch] = None
         #: The process that started the recorder: only it may end it.
-        self._owner = None
+        self._owner: Optional[int] = None
 
-    def __enter__(self):
+    def __enter__(self) -> "record":
         self.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         self.stop()
         return False
 
-    def start(self):
+    def start(self) -> "record":
         """Starts the recorder; returns ``self``. Raises :class:`Error` when
         it cannot record."""
         if self._proc is not None:
@@ -158,7 +165,8 @@ class record:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
-            proc.stdout.close()
+            if proc.stdout is not None:
+                proc.stdout.close()
             why = self._stderr_line() or "the recorder did not start (%s)" % _describe(
                 proc.returncode
             )
@@ -175,9 +183,10 @@ class record:
             self._watch = watch_torch()
         return self
 
-    def _first_line_of(self, proc):
+    def _first_line_of(self, proc: "subprocess.Popen[bytes]") -> Optional[str]:
         """The line the recorder prints once it records ("" without marks);
         None when it ended first or took too long."""
+        assert proc.stdout is not None  # stdout=PIPE
         fd = proc.stdout.fileno()
         data = b""
         until = time.monotonic() + START_TIMEOUT
@@ -195,11 +204,14 @@ class record:
                 return None
         return os.fsdecode(data.split(b"\n", 1)[0])
 
-    def _stderr_line(self):
+    def _stderr_line(self) -> str:
         """The recorder's last word on stderr (its error line)."""
+        err = self._stderr
+        if err is None:
+            return ""
         try:
-            self._stderr.seek(0)
-            text = self._stderr.read().decode("utf-8", "replace")
+            err.seek(0)
+            text = err.read().decode("utf-8", "replace")
         except Exception:
             return ""
         lines = [l.strip() for l in text.replace("\r", "\n").splitlines()]
@@ -209,7 +221,7 @@ class record:
                 return l
         return lines[-1] if lines else ""
 
-    def stop(self):
+    def stop(self) -> Optional[Report]:
         """Ends the recording (if it runs) and returns the :class:`Report`
         (None when the trace has nothing to judge; then ``.error`` says
         why). In a child forked meanwhile it does nothing: only the process
@@ -227,7 +239,7 @@ class record:
             _log.warning("swapsight: %s", self.error)
             return self.report
 
-    def _stop(self, proc):
+    def _stop(self, proc: "subprocess.Popen[bytes]") -> Optional[Report]:
         try:
             atexit.unregister(self.stop)
         except Exception:
@@ -263,8 +275,10 @@ class record:
                     ": " + self._stderr_line() if proc.returncode >= 0 else "",
                 )
             )
-        proc.stdout.close()
-        self._stderr.close()
+        if proc.stdout is not None:
+            proc.stdout.close()
+        if self._stderr is not None:
+            self._stderr.close()
         self.recorder_pid = None
         try:
             self.report = Report.of(self.path)

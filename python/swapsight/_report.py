@@ -2,11 +2,14 @@
 Python, text, a pandas table, a chart and Jupyter's HTML."""
 
 import html
+import importlib
 import json
 import os
 import tempfile
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 from ._cli import Error, _run, _run_json
+from ._tables import flat_rows, format_bytes, format_figure
 from ._writer import _log
 
 
@@ -20,48 +23,57 @@ class Report:
     it, and Jupyter shows a table and the chart.
     """
 
-    def __init__(self, data, trace):
+    def __init__(self, data: Dict[str, Any], trace: Union[str, "os.PathLike[str]"]) -> None:
         self._data = data
         self.trace = os.fspath(trace)
-        self._text = None
+        self._text: Optional[str] = None
 
     @classmethod
-    def of(cls, trace):
+    def of(cls, trace: Union[str, "os.PathLike[str]"]) -> "Report":
         """The report of a trace file."""
         return cls(_run_json(["report", "--json", trace], "report"), trace)
 
     @property
-    def verdict(self):
+    def verdict(self) -> Optional[str]:
         return self._data.get("verdict")
 
     @property
-    def phases(self):
+    def phases(self) -> List[Dict[str, Any]]:
         return list(self._data.get("phases", []))
 
     @property
-    def processes(self):
+    def processes(self) -> List[Dict[str, Any]]:
         return list(self._data.get("processes", []))
 
     @property
-    def counters(self):
+    def counters(self) -> List[Dict[str, Any]]:
         return list(self._data.get("counters", []))
 
-    def to_dict(self):
+    def to_dict(self) -> Dict[str, Any]:
         """The whole report, as ``swapsight report --json`` prints it."""
-        return json.loads(json.dumps(self._data))
+        whole: Dict[str, Any] = json.loads(json.dumps(self._data))
+        return whole
 
-    def to_pandas(self, table="phases"):
+    def to_pandas(self, table: str = "phases") -> Any:
         """``table`` (``"phases"``, ``"processes"`` or ``"counters"``) as a
-        pandas DataFrame. Needs pandas (not a dependency of swapsight)."""
+        pandas DataFrame, one plain column per figure (``pressure_peak``,
+        ``counter_peak:NAME:UNIT``: nothing nested). Needs pandas (not a
+        dependency of swapsight)."""
         if table not in ("phases", "processes", "counters"):
             raise ValueError("table is 'phases', 'processes' or 'counters', not %r" % (table,))
         try:
-            import pandas
+            # By name: pandas is optional, and typed or not where it is.
+            pandas: Any = importlib.import_module("pandas")
         except ImportError:
             raise Error("to_pandas() needs pandas: pip install pandas") from None
-        return pandas.DataFrame(self._data.get(table, []))
+        return pandas.DataFrame(flat_rows(self._data.get(table, [])))
 
-    def plot(self, path, processes=None, size=None):
+    def plot(
+        self,
+        path: Union[str, "os.PathLike[str]"],
+        processes: Optional[int] = None,
+        size: Optional[Sequence[int]] = None,
+    ) -> Union[str, "os.PathLike[str]"]:
         """Draws the run (``swapsight plot``) to ``path`` (``.png`` or
         ``.svg``); returns ``path``."""
         args = ["plot", self.trace, "-o", path]
@@ -73,19 +85,19 @@ class Report:
         return path
 
     @property
-    def text(self):
+    def text(self) -> str:
         """The report as ``swapsight report`` prints it."""
         if self._text is None:
             self._text = _run(["report", self.trace], "report")
         return self._text
 
-    def __str__(self):
+    def __str__(self) -> str:
         try:
             return self.text
         except Error as e:
             return "swapsight report of %s: %s" % (self.trace, e)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<swapsight.Report %s: %s, %d phases, %d processes>" % (
             self.trace,
             self.verdict,
@@ -93,12 +105,35 @@ class Report:
             len(self.processes),
         )
 
-    def _repr_html_(self):
-        esc = lambda v: html.escape(str(v), quote=True)  # noqa: E731
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        # IPython's text view (a terminal, a notebook's text/plain): the
+        # report as swapsight report prints it, not the one-line repr.
+        p.text(str(self).rstrip("\n"))
+
+    def _repr_html_(self) -> str:
+        def esc(v: Any) -> str:
+            return html.escape(str(v), quote=True)
+
         out = [
             "<div><p><b>%s</b> &mdash; %s</p>"
             % (esc(str(self.verdict).upper()), esc(self._data.get("summary", "")))
         ]
+        run_counters = self.counters
+        if run_counters:
+            out.append(
+                "<p>counters: %s</p>"
+                % esc(
+                    "; ".join(
+                        "%s peak %s, last %s"
+                        % (
+                            c.get("name"),
+                            format_figure(c.get("peak"), c.get("unit")),
+                            format_figure(c.get("last"), c.get("unit")),
+                        )
+                        for c in run_counters
+                    )
+                )
+            )
         rows = self.phases
         if rows:
             out.append(
@@ -108,7 +143,12 @@ class Report:
             )
             for r in rows:
                 counters = "; ".join(
-                    "%s peak %s %s" % (c.get("name"), c.get("peak"), c.get("unit"))
+                    "%s peak %s, last %s"
+                    % (
+                        c.get("name"),
+                        format_figure(c.get("peak"), c.get("unit")),
+                        format_figure(c.get("last"), c.get("unit")),
+                    )
                     for c in r.get("counters", [])
                 )
                 out.append(
@@ -118,8 +158,8 @@ class Report:
                         esc(r.get("name")),
                         r.get("start_ms", 0) / 1000,
                         r.get("duration_ms", 0) / 1000,
-                        esc(_size(r.get("peak_footprint_bytes", 0))),
-                        esc(_size(r.get("swap_growth_bytes", 0))),
+                        esc(format_bytes(r.get("peak_footprint_bytes", 0))),
+                        esc(format_bytes(r.get("swap_growth_bytes", 0))),
                         r.get("min_free_pct", 0),
                         esc(counters),
                         esc(r.get("verdict")),
@@ -136,8 +176,8 @@ class Report:
                 % (
                     esc(p.get("name")),
                     esc(p.get("pid")),
-                    esc(_size(p.get("peak_footprint_bytes", 0))),
-                    esc(_size(p.get("swap_growth_bytes", 0))),
+                    esc(format_bytes(p.get("peak_footprint_bytes", 0))),
+                    esc(format_bytes(p.get("swap_growth_bytes", 0))),
                     esc(p.get("verdict")),
                 )
             )
@@ -148,7 +188,7 @@ class Report:
         out.append("</div>")
         return "".join(out)
 
-    def _svg(self):
+    def _svg(self) -> str:
         """The chart as inline SVG (swapsight's own, escaped as it draws
         it), or "" when it cannot be drawn."""
         try:
@@ -162,14 +202,3 @@ class Report:
             return ""
         start = svg.find("<svg")
         return svg[start:] if start >= 0 else ""
-
-
-def _size(b):
-    try:
-        b = float(b)
-    except (TypeError, ValueError):
-        return str(b)
-    for unit, div in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-        if abs(b) >= div:
-            return "%.1f %s" % (b / div, unit)
-    return "%d B" % b

@@ -14,6 +14,7 @@ Nothing here raises: a failure is logged once through :mod:`logging`
 import logging
 import os
 import stat
+from typing import Any, Callable, Optional, Union
 
 ENV_VAR = "SWAPSIGHT_MARK"
 
@@ -29,7 +30,7 @@ _FLAGS = (
 _warned = False
 
 
-def _warn_once(message, *args):
+def _warn_once(message: str, *args: Any) -> None:
     global _warned
     if _warned:
         return
@@ -42,13 +43,13 @@ def _warn_once(message, *args):
         pass
 
 
-def _environ_lookup():
+def _environ_lookup() -> Callable[[], Optional[Union[str, bytes]]]:
     """A cheap read of $SWAPSIGHT_MARK: os.environ.get() costs a few hundred
     nanoseconds (key and value encoded each time), so CPython's own mapping
     behind os.environ (kept in step by os.environ's setters) is read when
     there is one. Returns a function of no argument."""
     try:
-        data = os.environ._data
+        data = os.environ._data  # type: ignore[attr-defined]
         key = os.environ.encodekey(ENV_VAR)
         data.get(key)
     except Exception:
@@ -61,7 +62,7 @@ def _environ_lookup():
 mark_path = _environ_lookup()
 
 
-def write_line(path, line):
+def write_line(path: Union[str, bytes], line: str) -> bool:
     """Appends ``line`` (already clean, without newline) to ``path``.
     Returns whether it was written; never raises."""
     try:

@@ -68,6 +68,12 @@ def test_the_wheel_is_one_py3_none_platform_wheel():
     assert "Requires-Dist" not in meta  # no required dependency
     assert "swapsight-%s.data/scripts/swapsight" % crate_version() in names
     assert not [n for n in names if "/tests/" in n or n.startswith("tests/")]
+    # Typed (PEP 561), and the pytest plugin registered where it is installed.
+    assert "swapsight/py.typed" in names
+    assert "swapsight/pytest_plugin.py" in names and "swapsight/_magic.py" in names
+    with zipfile.ZipFile(path) as z:
+        points = z.read("swapsight-%s.dist-info/entry_points.txt" % crate_version()).decode()
+    assert "[pytest11]" in points and "swapsight=swapsight.pytest_plugin" in points.replace(" ", "")
     size = os.path.getsize(path)
     print("wheel %s: %.1f MB" % (name, size / 1e6))
 

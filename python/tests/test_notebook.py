@@ -1,0 +1,145 @@
+"""The notebook magic, run for real: nbclient executes a notebook in a real
+ipykernel (the test venv's, with the installed wheel) and the test reads
+what the notebook shows."""
+
+import os
+import re
+
+import nbformat
+import pytest
+from conftest import REPO
+from nbclient import NotebookClient
+
+
+def cell(source, *tags):
+    c = nbformat.v4.new_code_cell(source)
+    if tags:
+        c.metadata["tags"] = list(tags)
+    return c
+
+
+def text_of(output):
+    if output.get("output_type") == "stream":
+        return output["text"]
+    if output.get("output_type") == "error":
+        return "%s: %s" % (output["ename"], output["evalue"])
+    return output.get("data", {}).get("text/plain", "")
+
+
+@pytest.fixture(scope="module")
+def notebook(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("notebook")
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        cell("%load_ext swapsight"),
+        cell(
+            "%%swapsight --interval 100ms -o " + str(folder / "fill.jsonl") + "\n"
+            "import time, swapsight\n"
+            "with swapsight.phase('fill'):\n"
+            "    data = b'\\x01' * (64 << 20)  # written: untouched pages are no footprint\n"
+            "    time.sleep(2.5)\n"
+            "len(data)"
+        ),
+        cell("%swapsight_last"),
+        cell("%%swapsight --budget lots\npass", "raises-exception"),
+        # No real swap here: a stand-in figure says the cell's swap grew 3 GB.
+        cell(
+            "import swapsight._magic as m\n"
+            "real = m._Tail._sample\n"
+            "def grown(self, s):\n"
+            "    real(self, s)\n"
+            "    self.swap_growth = 3 << 30\n"
+            "m._Tail._sample = grown"
+        ),
+        cell(
+            "%%swapsight --budget 2G\n"
+            "import time\n"
+            "for _ in range(200):\n"
+            "    time.sleep(0.05)\n"
+            "print('not reached')",
+            "raises-exception",
+        ),
+        cell("m._Tail._sample = real\nprint('the kernel lives', 1 + 1)"),
+    ]
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
+    nbformat.write(nb, str(folder / "magic.ipynb"))
+    if os.environ.get("SWAPSIGHT_PRINT_NOTEBOOK"):
+        for i, c in enumerate(nb.cells):
+            print("--- cell %d: %s" % (i, c.source.splitlines()[0]))
+            for o in c.outputs:
+                print("[%s] %s" % (o.output_type, text_of(o)))
+    return nb
+
+
+def test_a_recorded_cell_shows_a_live_line_then_its_report_and_value(notebook):
+    outputs = notebook.cells[1].outputs
+    kinds = [o.output_type for o in outputs]
+    assert kinds == ["display_data", "display_data", "execute_result"], kinds
+    live, report, value = outputs
+    # The live line was updated in place: it shows the cell's end, not its start.
+    assert live.get("metadata") is not None
+    line = text_of(live)
+    assert line.startswith("swapsight: ") and "footprint " in line and "swap " in line, line
+    assert not line.startswith("swapsight: 0 s"), line
+    peak = line.split("(peak ")[1].split(")")[0]
+    assert peak.endswith("MB") and float(peak.split()[0]) >= 64, line
+    assert text_of(report).startswith("verdict: "), text_of(report)
+    assert "fill" in text_of(report), text_of(report)
+    html = report["data"]["text/html"]
+    assert "<td>fill</td>" in html and "<svg" in html
+    assert text_of(value) == str(64 << 20)
+
+
+def test_swapsight_last_is_the_last_report(notebook):
+    (out,) = notebook.cells[2].outputs
+    assert out.output_type == "execute_result"
+    assert text_of(out).startswith("verdict: ") and "fill" in text_of(out), text_of(out)
+    assert "fill.jsonl" in out["data"]["text/html"] or "<svg" in out["data"]["text/html"]
+
+
+def test_a_bad_option_is_one_clear_error(notebook):
+    errors = [o for o in notebook.cells[3].outputs if o.output_type == "error"]
+    assert [text_of(o) for o in errors] == [
+        "Error: %%swapsight --budget: invalid size 'lots': "
+        "expected a number with a unit, like 8G or 512M"
+    ]
+
+
+def test_a_budget_crossed_stops_the_cell_and_the_kernel_lives(notebook):
+    outs = notebook.cells[5].outputs
+    texts = [text_of(o) for o in outs]
+    assert not any("not reached" in t for t in texts), texts
+    errors = [o for o in outs if o.output_type == "error"]
+    assert len(errors) == 1, texts
+    assert errors[0]["ename"] == "BudgetExceeded"
+    assert errors[0]["evalue"].startswith("swap grew 3.0 GB, past the cell's budget of 2.0 GB (trace: ")
+    assert any(t.startswith("verdict: ") for t in texts), texts
+    assert text_of(notebook.cells[6].outputs[0]) == "the kernel lives 2\n"
+
+
+def test_a_budget_crossed_on_real_swap_stops_a_cell_waiting_on_its_child(real_swap, tmp_path):
+    # The testkit's filler writes 768 MiB in a cgroup capped at 256 MiB over a
+    # swap file and would hold it 60 s: the cell, waiting in subprocess.run,
+    # is stopped within seconds of the swap passing the budget.
+    memfill = REPO / "crates/testkit/fixtures/memfill.py"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        cell("%load_ext swapsight\nimport subprocess, sys, time\nt0 = time.monotonic()"),
+        cell(
+            "%%swapsight --budget 128M\n"
+            "subprocess.run(['sh', '-c', 'echo $$ > \"$0/cgroup.procs\" && exec \"$@\"', {!r},\n"
+            "                sys.executable, {!r}, '--mb', '768', '--hold', '60'],\n"
+            "               stdout=subprocess.DEVNULL)\n"
+            "print('not reached')".format(real_swap["cgroup"], str(memfill)),
+            "raises-exception",
+        ),
+        cell("print('stopped after %d s' % (time.monotonic() - t0))"),
+    ]
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    texts = [text_of(o) for o in nb.cells[1].outputs]
+    assert not any("not reached" in t for t in texts), texts
+    errors = [o for o in nb.cells[1].outputs if o.output_type == "error"]
+    assert [e["ename"] for e in errors] == ["BudgetExceeded"], texts
+    assert re.match(r"swap grew \d+ MB, past the cell's budget of 128 MB", errors[0]["evalue"]), texts
+    took = int(re.search(r"stopped after (\d+) s", text_of(nb.cells[2].outputs[0])).group(1))
+    assert took < 40, texts

@@ -1,0 +1,77 @@
+"""How a Report shows its figures: bytes as the command line writes them,
+other units with their unit, and tables with nothing nested."""
+
+import sys
+import time
+import types
+
+import pytest
+
+import swapsight
+from swapsight._tables import format_bytes, format_figure
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (314572800, "300 MB"),
+        (314572800.0, "300 MB"),
+        (1 << 30, "1.0 GB"),
+        (int(1.25 * (1 << 30)), "1.2 GB"),
+        (-(5 << 20), "-5 MB"),
+        (1536, "2 KB"),
+        (0, "0 KB"),
+        ("n/a", "n/a"),
+    ],
+)
+def test_bytes_read_as_the_cli_writes_them(value, text):
+    assert format_bytes(value) == text
+
+
+def test_other_units_are_numbers_with_their_unit():
+    assert format_figure(3.0, "items") == "3 items"
+    assert format_figure(0.25, "s") == "0.25 s"
+    assert format_figure(314572800.0, "bytes") == "300 MB"
+
+
+@pytest.fixture(scope="module")
+def counted(tmp_path_factory):
+    """A real recording with a phase, a byte counter and an item counter,
+    each written once."""
+    trace = tmp_path_factory.mktemp("counted") / "run.jsonl"
+    with swapsight.record(trace, interval="100ms") as rec:
+        with swapsight.phase("load"):
+            swapsight.counter("weights", 300 << 20)
+            swapsight.counter("queue", 3, unit="items")
+            time.sleep(0.6)
+        time.sleep(0.3)
+    assert rec.report is not None, rec.error
+    return rec.report
+
+
+def test_html_counters_read_as_the_text_report(counted):
+    assert "weights: peak 300 MB, last 300 MB" in counted.text
+    html = counted._repr_html_()
+    assert "weights peak 300 MB, last 300 MB" in html, html
+    assert "queue peak 3 items, last 3 items" in html, html
+    assert "314572800" not in html
+
+
+def test_to_pandas_columns_are_plain(counted, monkeypatch):
+    # A stand-in pandas: what matters is the rows it is given.
+    fake = types.ModuleType("pandas")
+    fake.DataFrame = lambda rows: rows
+    monkeypatch.setitem(sys.modules, "pandas", fake)
+    for table in ("phases", "processes", "counters"):
+        rows = counted.to_pandas(table)
+        assert rows, table
+        for row in rows:
+            for key, value in row.items():
+                assert not isinstance(value, (dict, list)), (table, key, value)
+    load = [r for r in counted.to_pandas("phases") if r["name"] == "load"][0]
+    if any(p.get("pressure") for p in counted.phases):  # None without PSI
+        assert "pressure" not in load
+        assert load["pressure_peak"] in ("normal", "warning", "critical"), load
+    assert load["counter_peak:weights:bytes"] == 300 << 20
+    assert load["counter_last:queue:items"] == 3
+    assert {"name", "unit", "peak", "last"} <= set(counted.to_pandas("counters")[0])
