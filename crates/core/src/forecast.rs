@@ -380,7 +380,7 @@ impl Forecaster {
             let (now, start) = (to_i64(counted.now), to_i64(counted.start));
             (now, start.saturating_add(to_i64(b)))
         });
-        let judged = scope.map_or(*sys, |s| s.as_system(sys));
+        let judged = sys.judged_in(scope);
         let base = judged.base_bytes();
         let floor_pct = self.cfg.free_floor_pct.clamp(0.0, 100.0);
         let floor = (base as f64 * floor_pct / 100.0) as u64;

@@ -54,22 +54,16 @@ pub struct Judged {
 /// was read for, or every process when nothing is watched (swapsight's own
 /// scope: in a container, what it sees is what the container holds).
 pub fn judged(sample: &Sample, watched: &dyn Fn(u32) -> bool, any_watched: bool) -> Judged {
-    match &sample.scope {
-        None => Judged {
-            system: sample.system,
-            gap: footprint_gap(&sample.system, &sample.processes),
-        },
-        Some(scope) => {
-            let system = scope.as_system(&sample.system);
-            let inside = sample
-                .processes
-                .iter()
-                .filter(|p| !any_watched || watched(p.pid));
-            Judged {
-                system,
-                gap: footprint_gap(&system, inside),
-            }
-        }
+    let system = sample.system.judged_in(sample.scope.as_ref());
+    // Inside a scope, only the processes it holds count.
+    let scoped = sample.scope.is_some() && any_watched;
+    let inside = sample
+        .processes
+        .iter()
+        .filter(|p| !scoped || watched(p.pid));
+    Judged {
+        system,
+        gap: footprint_gap(&system, inside),
     }
 }
 

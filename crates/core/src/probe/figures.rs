@@ -121,6 +121,14 @@ impl SystemSample {
             .unwrap_or_else(|| self.base_bytes().saturating_sub(self.free_bytes()))
     }
 
+    /// The figures a run is judged on: its scope's where a memory cgroup
+    /// limits it ([`Scope::as_system`]), else these, the host's. The one
+    /// home of "scope or host": the detector's gap, the report, the plots
+    /// and the forecast all ask here.
+    pub fn judged_in(&self, scope: Option<&Scope>) -> SystemSample {
+        scope.map_or(*self, |s| s.as_system(self))
+    }
+
     /// Memory the OS could hand a new job without swapping, in %: macOS
     /// `kern.memorystatus_level`, Linux `MemAvailable` (`free_pct`). What
     /// `guard --wait-free` waits for.

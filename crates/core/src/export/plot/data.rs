@@ -139,14 +139,10 @@ impl ChartScan {
     }
 }
 
-/// The swap and free memory a sample is judged on, as `report` judges it:
-/// its scope's where a memory cgroup limits the run, else the host's.
+/// The swap and free memory a sample is judged on, as `report` judges it
+/// ([`crate::probe::SystemSample::judged_in`]).
 fn judged_system(s: &TraceSample) -> crate::probe::SystemSample {
-    let sample = &s.sample;
-    sample
-        .scope
-        .as_ref()
-        .map_or(sample.system, |scope| scope.as_system(&sample.system))
+    s.sample.system.judged_in(s.sample.scope.as_ref())
 }
 
 /// A line's points: all of them, or thinned to a chart's width as they come.
