@@ -27,7 +27,7 @@ pub use display::{
     PressureAnnouncer, RecordingStatus, Row, Snapshot, Update,
 };
 pub use own_commands::keep_commands_in_jsonl;
-pub use replay::{replay, replay_trace, Replay};
+pub use replay::{replay, replay_trace, Replay, REPLAY_COUNTERS, REPLAY_POINTS, REPLAY_ROWS};
 
 /// How a live session runs.
 #[derive(Debug, Clone)]

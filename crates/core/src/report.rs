@@ -1,7 +1,7 @@
 //! The offline verdict on a recorded run: fits, overflow, false fit or hidden
 //! memory per process, with the evidence in words.
 //!
-//! It replays the trace through the same [`Detector`] the live shells use,
+//! It replays the trace through the same [`Detector`](crate::detect::Detector) the live shells use,
 //! then adds what only hindsight gives: a watched process whose run saw swap
 //! grow beyond the tolerance is judged on the whole run even when no tick
 //! looked like a climb (early in a swap storm pages go out and nothing pages

@@ -98,7 +98,8 @@ const PLANTED: [char; 16] = [
 
 /// Text for the cleaning rule, and whether it is ordinary (made of
 /// [`ORDINARY`] only, to be kept as it is): ordinary text, the same with
-/// characters planted ([`PLANTED`] or any), or any string.
+/// characters planted (control, bidi and tag characters, or any), or any
+/// string.
 pub fn text() -> impl Strategy<Value = (String, bool)> {
     let ordinary = proptest::collection::vec(proptest::sample::select(&ORDINARY[..]), 0..8)
         .prop_map(|words| words.join(" "));

@@ -84,7 +84,7 @@ impl Live {
         lock(&self.inner).last_recording.clone()
     }
 
-    /// Whose command lines the session shows ([`LiveConfig::commands_of`]).
+    /// Whose command lines the session shows ([`super::LiveConfig::commands_of`]).
     pub fn commands_of(&self) -> Option<u32> {
         lock(&self.inner).cfg.commands_of
     }

@@ -16,7 +16,8 @@ use crate::trace::{Header, ReadNotes, TraceSample};
 use crate::units::{format_bytes, signed_diff};
 
 /// The report of a whole run, without the per-phase table, as a fold over
-/// its samples: [`report`] and [`report_stream`] feed it the run, and the
+/// its samples: [`report`](super::report()) and
+/// [`report_stream`](super::report_stream) feed it the run, and the
 /// per-phase table feeds one a phase.
 pub struct RunJudge {
     cfg: DetectorConfig,

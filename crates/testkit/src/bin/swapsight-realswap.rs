@@ -1,5 +1,5 @@
 //! Real swap for tests in other languages (python/tests): makes the same
-//! swap file and memory cgroup as [`RealSwap::new`] — the same locks, stale
+//! swap file and memory cgroup as [`swapsight_testkit::RealSwap::new`] — the same locks, stale
 //! clean-up and cgroup v1/v2 rules — prints one JSON line
 //! (`{"cgroup": PATH, "version": 1|2, "swapfile": PATH}`), and removes both
 //! when its stdin ends (the test closed it, or the test process died).
