@@ -1,6 +1,6 @@
 //! How `serve` stops: on Ctrl-C (SIGINT) or SIGTERM — what systemd's
 //! `stop` and launchd's `bootout` send — the server stops taking requests
-//! (`mod.rs`), then [`finish`] closes a recording started from the UI, so
+//! (`serve.rs`), then [`finish`] closes a recording started from the UI, so
 //! the trace ends on a whole line and a `recording-stop` event rather than
 //! wherever the process was cut. One line on stderr says it stopped, as one
 //! said it started: a service manager's log shows each run as a pair.

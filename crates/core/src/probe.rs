@@ -191,4 +191,5 @@ impl LastKnown {
 pub const MEASURES_PROCESS_SWAP: bool = cfg!(target_os = "linux");
 
 #[cfg(test)]
+#[path = "probe_tests.rs"]
 mod tests;

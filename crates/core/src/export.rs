@@ -331,4 +331,5 @@ impl ProcessPicker {
 }
 
 #[cfg(test)]
+#[path = "export_tests.rs"]
 mod tests;

@@ -355,4 +355,5 @@ impl Report {
 }
 
 #[cfg(test)]
+#[path = "doctor_tests.rs"]
 mod tests;

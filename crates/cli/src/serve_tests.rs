@@ -1545,5 +1545,5 @@ async fn every_route_of_the_contract_answers_its_method_and_refuses_the_other() 
     }
 }
 
-#[path = "replay_tests.rs"]
+#[path = "serve/replay_tests.rs"]
 mod replay;

@@ -37,6 +37,7 @@ mod error;
 mod signal;
 mod sse;
 #[cfg(test)]
+#[path = "serve_tests.rs"]
 mod tests;
 mod unique_keys;
 

@@ -288,4 +288,5 @@ pub(super) fn read_file(path: &str) -> Reading<String> {
 }
 
 #[cfg(test)]
+#[path = "examine_tests.rs"]
 mod tests;
