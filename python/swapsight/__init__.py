@@ -27,11 +27,12 @@ Every name: docs/python.md.
 from typing import Any
 
 from ._cli import BudgetExceeded, Error, advise, compare
-from ._counter import TorchWatch, counter, watch_torch
+from ._counter import counter
 from ._names import MAX_NAME_CHARS, clean_name
 from ._phase import end_phase, mark, phase
 from ._record import record
 from ._report import Report
+from ._watch import TorchWatch, watch_torch
 from ._writer import ENV_VAR
 
 

@@ -1,4 +1,6 @@
-"""counter() and watch_torch(): named figures in the running recording.
+"""counter(): a named figure in the running recording (the sampler that
+writes the PyTorch allocator's figures as counters, watch_torch(), is in
+_watch.py).
 
 A counter is one line in the mark file, ``#counter VALUE UNIT NAME`` (the
 rule of crates/core/src/marks.rs ``counter_line``); the recorder writes it to
@@ -10,12 +12,8 @@ on the ``swapsight`` logger).
 """
 
 import math
-import numbers
-import os
 import re
-import sys
-import threading
-from typing import Any, List, Literal, Optional, Set, Tuple, Union
+from typing import Any, Optional
 
 from ._names import cached_clean_text, clean_text
 from ._writer import _warn_once, mark_path, write_line
@@ -97,151 +95,26 @@ def counter(name: object, value: Any, unit: object = "bytes") -> None:
     write_line(path, line)
 
 
-#: The sampling interval of watch_torch() unless told: 2 Hz.
-TORCH_INTERVAL = 0.5
-#: The range of a sampler's interval, in seconds. At least 0.1: a sample is a
-#: few counters, and the recorder keeps 50 a second. At most an hour: longer
-#: is no sampling, and far longer overflows the thread's wait.
-MIN_INTERVAL = 0.1
-MAX_INTERVAL = 3600.0
-
-_lock = threading.Lock()
-_running: Optional["TorchWatch"] = None
-
-
-def sampling_interval(interval: Any, who: str) -> float:
-    """``interval`` in seconds as a float, for any sampler thread; raises
-    ValueError naming ``who`` when it is not a number from MIN_INTERVAL to
-    MAX_INTERVAL (a bool, NaN, an infinity, a string)."""
-    seconds: Optional[float] = None
-    if isinstance(interval, numbers.Real) and not isinstance(interval, bool):
-        try:
-            seconds = float(interval)
-        except (OverflowError, TypeError, ValueError):  # 10**400
-            pass
-    if seconds is not None and MIN_INTERVAL <= seconds <= MAX_INTERVAL:  # not NaN
-        return seconds
-    raise ValueError(
-        "%s: the interval %r is not a number of seconds from %g to %g"
-        % (who, interval, MIN_INTERVAL, MAX_INTERVAL)
+#: The names the watches had here before they moved to _watch.py, still
+#: importable from this module.
+_MOVED = frozenset(
+    (
+        "MAX_INTERVAL",
+        "MIN_INTERVAL",
+        "TORCH_INTERVAL",
+        "TorchWatch",
+        "sampling_interval",
+        "watch_torch",
     )
+)
 
 
-def _torch_figures(torch: Any, said: Set[str]) -> List[Tuple[str, Any]]:
-    """(name, bytes) pairs of the allocator's figures now, for the backend
-    present. ``said`` holds the once-only names already written."""
-    out: List[Tuple[str, Any]] = []
-    mps_backend = getattr(getattr(torch, "backends", None), "mps", None)
-    mps = getattr(torch, "mps", None)
-    if mps is not None and mps_backend is not None and mps_backend.is_available():
-        out.append(("torch.mps.current_allocated", mps.current_allocated_memory()))
-        out.append(("torch.mps.driver_allocated", mps.driver_allocated_memory()))
-        if "torch.mps.recommended_max" not in said and hasattr(mps, "recommended_max_memory"):
-            said.add("torch.mps.recommended_max")
-            out.append(("torch.mps.recommended_max", mps.recommended_max_memory()))
-    cuda = getattr(torch, "cuda", None)
-    if cuda is not None and cuda.is_available():
-        for i in range(cuda.device_count()):
-            out.append(("torch.cuda:%d.allocated" % i, cuda.memory_allocated(i)))
-            out.append(("torch.cuda:%d.reserved" % i, cuda.memory_reserved(i)))
-    return out
+def __getattr__(name: str) -> Any:
+    """``from swapsight._counter import watch_torch`` and the other names
+    that moved to :mod:`swapsight._watch` (which imports this module, so
+    they are looked up when asked for, not at import)."""
+    if name in _MOVED:
+        from . import _watch
 
-
-class TorchWatch:
-    """What :func:`watch_torch` returned: ``.stop()`` ends it (also as a
-    context manager), ``.running`` says whether its thread still samples."""
-
-    def __init__(self, interval: float, path: Optional[Union[str, bytes]]) -> None:
-        self.interval = sampling_interval(interval, "swapsight.watch_torch")
-        self._path = path
-        self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
-        # The recorder unlinks its registration when the recording ends;
-        # then the watch ends too.
-        self._registration: Optional[str] = None
-        if path:
-            reg = os.path.join(os.path.dirname(os.fsdecode(path)), "trace")
-            if os.path.exists(reg):
-                self._registration = reg
-
-    def _start(self) -> None:
-        self._thread = threading.Thread(
-            target=self._run, name="swapsight-watch-torch", daemon=True
-        )
-        self._thread.start()
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-    def stop(self, timeout: float = 2.0) -> None:
-        """Stops sampling; waits up to ``timeout`` seconds for the thread."""
-        global _running
-        self._stop.set()
-        t = self._thread
-        if t is not None and t is not threading.current_thread():
-            t.join(timeout)
-        with _lock:
-            if _running is self:
-                _running = None
-
-    def __enter__(self) -> "TorchWatch":
-        return self
-
-    def __exit__(self, *exc: object) -> Literal[False]:
-        self.stop()
-        return False
-
-    def _run(self) -> None:
-        global _running
-        said: Set[str] = set()
-        failed = False
-        while not self._stop.is_set():
-            if self._registration and not os.path.exists(self._registration):
-                break
-            # Only a torch the program imported itself: never imported here.
-            torch = sys.modules.get("torch")
-            if torch is not None and not failed:
-                try:
-                    for name, value in _torch_figures(torch, said):
-                        line = counter_line(name, value, "bytes")
-                        if line is not None and self._path:
-                            write_line(self._path, line)
-                except Exception as e:
-                    failed = True
-                    _warn_once("swapsight: watch_torch stopped reading torch: %s", e)
-            self._stop.wait(self.interval)
-        with _lock:
-            if _running is self:
-                _running = None
-
-
-def watch_torch(interval: Optional[float] = None) -> TorchWatch:
-    """Samples what the PyTorch allocator holds into the running recording
-    on a daemon thread, every ``interval`` seconds (default 0.5; from 0.1 to
-    3600, else ValueError): on MPS ``torch.mps.current_allocated_memory()`` and
-    ``driver_allocated_memory()`` (and ``recommended_max_memory()`` once), on
-    CUDA ``memory_allocated(i)`` and ``memory_reserved(i)`` per device. Only
-    once the program has imported torch itself (it is never imported here);
-    it stops with the recording or on ``.stop()``. One watch at a time: a
-    second call returns the running one. Without a recording it starts
-    nothing. Raises only ValueError, for a bad interval (also without a
-    recording: the mistake shows before the run that needs it)."""
-    global _running
-    every = sampling_interval(
-        TORCH_INTERVAL if interval is None else interval, "swapsight.watch_torch"
-    )
-    with _lock:
-        if _running is not None and _running.running:
-            return _running
-        path = mark_path()
-        watch = TorchWatch(every, path)
-        if not path:
-            return watch
-        try:
-            watch._start()
-        except Exception as e:  # no thread to be had
-            _warn_once("swapsight: watch_torch could not start: %s", e)
-            return watch
-        _running = watch
-        return watch
+        return getattr(_watch, name)
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

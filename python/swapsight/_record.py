@@ -21,7 +21,7 @@ import time
 from typing import IO, Any, List, Literal, Optional, Tuple, Union
 
 from ._cli import Error, _binary, _env
-from ._counter import TorchWatch, watch_torch
+from ._watch import Watch, watch_torch
 from ._report import Report
 from ._writer import ENV_VAR, _log
 
@@ -111,7 +111,7 @@ class record:
         self.recorder_pid: Optional[int] = None
         self._proc: Optional["subprocess.Popen[bytes]"] = None
         self._stderr: Optional[IO[bytes]] = None
-        self._watch: Optional[TorchWatch] = None
+        self._watches: List[Watch] = []
         #: The process that started the recorder: only it may end it.
         self._owner: Optional[int] = None
 
@@ -180,7 +180,7 @@ class record:
             _route_marks(self, line)
         atexit.register(self.stop)
         if self.torch:
-            self._watch = watch_torch()
+            self._watches.append(watch_torch())
         return self
 
     def _first_line_of(self, proc: "subprocess.Popen[bytes]") -> Optional[str]:
@@ -244,9 +244,9 @@ class record:
             atexit.unregister(self.stop)
         except Exception:
             pass
-        if self._watch is not None:
-            self._watch.stop()
-            self._watch = None
+        watches, self._watches = self._watches, []
+        for watch in watches:
+            watch.stop()
         _unroute_marks(self)
         problems = []
         if proc.poll() is None:

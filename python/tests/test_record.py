@@ -220,9 +220,9 @@ def test_record_with_torch_writes_the_allocators_figures(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", torch)
     with swapsight.record(tmp_path / "run.jsonl", interval="100ms", torch=True) as rec:
         time.sleep(0.8)
-    import swapsight._counter as c
+    import swapsight._watch as w
 
-    assert c._running is None, "the watch stops with the recording"
+    assert "torch" not in w._running, "the watch stops with the recording"
     peaks = {x["name"]: x["peak"] for x in rec.report.counters}
     assert peaks["torch.mps.driver_allocated"] == 3 << 30, peaks
     assert peaks["torch.mps.recommended_max"] == 40 << 30, peaks
