@@ -12,11 +12,12 @@ Run the pipeline under ``swapsight record -o run.jsonl -- python gen.py``
 (the ``swapsight`` command comes with this package; ``python -m swapsight``
 runs it too) and ``swapsight report run.jsonl`` prints one row per phase.
 ``swapsight.counter(name, value)`` writes a named figure (bytes by default)
-into the recording, and ``swapsight.watch_torch()`` samples the PyTorch
-allocator's figures there. ``with swapsight.record("run.jsonl") as rec:`` records this process from
+into the recording, and ``swapsight.watch_torch()`` and
+``swapsight.watch_mlx()`` sample the PyTorch allocator's and MLX's figures
+there. ``with swapsight.record("run.jsonl") as rec:`` records this process from
 inside it and sets ``rec.report``. Without a running recording every call is
-a cheap no-op that never raises (a ``watch_torch()`` interval outside 0.1 to
-3600 s is a ValueError all the same).
+a cheap no-op that never raises (a watch's interval outside 0.1 to 3600 s is
+a ValueError all the same).
 In a notebook, ``%load_ext swapsight`` gives the ``%%swapsight`` cell magic
 (a live line while the cell runs, its report when it ends); in tests,
 ``pytest --swapsight`` turns on the plugin installed with this package
@@ -32,7 +33,7 @@ from ._names import MAX_NAME_CHARS, clean_name
 from ._phase import end_phase, mark, phase
 from ._record import record
 from ._report import Report
-from ._watch import TorchWatch, watch_torch
+from ._watch import MlxWatch, TorchWatch, watch_mlx, watch_torch
 from ._writer import ENV_VAR
 
 
@@ -52,6 +53,7 @@ __all__ = [
     "ENV_VAR",
     "Error",
     "MAX_NAME_CHARS",
+    "MlxWatch",
     "Report",
     "TorchWatch",
     "__version__",
@@ -63,6 +65,7 @@ __all__ = [
     "mark",
     "phase",
     "record",
+    "watch_mlx",
     "watch_torch",
 ]
 

@@ -1,6 +1,6 @@
-"""counter(): a named figure in the running recording (the sampler that
-writes the PyTorch allocator's figures as counters, watch_torch(), is in
-_watch.py).
+"""counter(): a named figure in the running recording (the samplers that
+write a framework's figures as counters, watch_torch() and watch_mlx(), are
+in _watch.py).
 
 A counter is one line in the mark file, ``#counter VALUE UNIT NAME`` (the
 rule of crates/core/src/marks.rs ``counter_line``); the recorder writes it to

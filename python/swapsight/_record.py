@@ -21,7 +21,7 @@ import time
 from typing import IO, Any, List, Literal, Optional, Tuple, Union
 
 from ._cli import Error, _binary, _env
-from ._watch import Watch, watch_torch
+from ._watch import Watch, watch_mlx, watch_torch
 from ._report import Report
 from ._writer import ENV_VAR, _log
 
@@ -89,7 +89,8 @@ class record:
     nothing raises: ``stop()`` ends the recorder, sets ``.report`` (a
     :class:`Report`, or None when the trace has nothing to judge) and, when
     something went wrong (the recorder was killed), ``.error``, logged once.
-    ``torch=True`` also runs :func:`watch_torch` while recording.
+    ``torch=True`` also runs :func:`watch_torch` while recording,
+    ``mlx=True`` :func:`watch_mlx` (both may); each stops with the recording.
     """
 
     def __init__(
@@ -98,6 +99,7 @@ class record:
         interval: str = "500ms",
         top: int = 10,
         torch: bool = False,
+        mlx: bool = False,
     ) -> None:
         if path is None:
             path = time.strftime("swapsight-%Y%m%d-%H%M%S.jsonl")
@@ -105,6 +107,7 @@ class record:
         self.interval = interval
         self.top = top
         self.torch = torch
+        self.mlx = mlx
         self.report: Optional[Report] = None
         self.error: Optional[str] = None
         #: The recorder's pid while it runs.
@@ -181,6 +184,8 @@ class record:
         atexit.register(self.stop)
         if self.torch:
             self._watches.append(watch_torch())
+        if self.mlx:
+            self._watches.append(watch_mlx())
         return self
 
     def _first_line_of(self, proc: "subprocess.Popen[bytes]") -> Optional[str]:

@@ -1,5 +1,5 @@
-"""watch_torch(): a framework's memory figures sampled into the running
-recording as counters, by one sampler thread design.
+"""watch_torch() and watch_mlx(): a framework's memory figures sampled into
+the running recording as counters, by one sampler thread design.
 
 A :class:`Watch` is a daemon thread that calls its *figures* function every
 ``interval`` seconds and writes the ``(name, value, unit)`` triples it
@@ -7,16 +7,17 @@ returns through the mark file, as :func:`swapsight.counter` would. It stops
 on ``.stop()``, when the recording ends (the recorder unlinks its
 registration beside the mark file) or with the program. The figures
 functions read only a framework the program imported itself
-(``sys.modules``): nothing here imports one. If one raises, the
+(``sys.modules``): nothing here imports torch or MLX. If one raises, the
 watch stops reading that framework and logs it once; nothing reaches the
 program. One watch of each kind runs at a time (a second call returns the
-running one); watches of different kinds may run together.
+running one); a torch watch and an MLX watch may run together.
 """
 
 import numbers
 import os
 import sys
 import threading
+import warnings
 from typing import Any, Callable, Dict, List, Literal, Optional, Set, Tuple, Type, TypeVar, Union
 
 from ._counter import counter_line
@@ -73,7 +74,8 @@ class Watch:
     """A sampler thread writing ``figures()`` into the recording at
     ``path`` every ``interval`` seconds. ``.stop()`` ends it (also as a
     context manager), ``.running`` says whether its thread still samples.
-    :class:`TorchWatch` is the kind :func:`watch_torch` starts."""
+    :class:`TorchWatch` and :class:`MlxWatch` are the two kinds
+    :func:`watch_torch` and :func:`watch_mlx` start."""
 
     #: The kind, one running at a time, and the framework it reads: also in
     #: the thread's name and what the log and errors say.
@@ -229,8 +231,138 @@ def watch_torch(interval: Optional[float] = None) -> TorchWatch:
     CUDA ``memory_allocated(i)`` and ``memory_reserved(i)`` per device. Only
     once the program has imported torch itself (it is never imported here);
     it stops with the recording or on ``.stop()``. One torch watch at a time:
-    a second call returns the running one. Without a recording it starts
-    nothing. Raises only
+    a second call returns the running one (a :func:`watch_mlx` may run
+    beside it). Without a recording it starts nothing. Raises only
     ValueError, for a bad interval (also without a recording: the mistake
     shows before the run that needs it)."""
     return _start_watch(TorchWatch, interval)
+
+
+# --- MLX ----------------------------------------------------------------
+
+#: mx.device_info() keys written once per watch, with their units.
+MLX_DEVICE_FIGURES = (
+    ("memory_size", "bytes"),
+    ("max_recommended_working_set_size", "bytes"),
+    ("resource_limit", "buffers"),
+)
+
+
+def _mlx_function(mx: Any, name: str) -> Tuple[Optional[Callable[..., Any]], bool]:
+    """MLX's ``name``: the top-level ``mx.NAME`` (MLX 0.24.1 and later for
+    the memory figures, 0.30.4 for ``device_info``), else the older
+    ``mx.metal.NAME``; and whether it is that older one. (None, False)
+    when neither is there."""
+    fn = getattr(mx, name, None)
+    if callable(fn):
+        return fn, False
+    fn = getattr(getattr(mx, "metal", None), name, None)
+    if callable(fn):
+        return fn, True
+    return None, False
+
+
+def _call_quietly(fn: Callable[..., Any], old: bool) -> Any:
+    """``fn()``; an older ``mx.metal`` name is called with Python's
+    DeprecationWarnings ignored. (MLX's own deprecation notice of those
+    names is a line its C++ prints to stderr, once a name, which no Python
+    filter holds back: it exists only in the MLX versions that also have
+    the top-level names, which are always preferred, so it is never
+    reached.)"""
+    if not old:
+        return fn()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return fn()
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+class _MlxFigures:
+    """MLX's memory figures: ``mlx.active``, ``mlx.cache``, ``mlx.peak``
+    and ``mlx.held`` (active + cache) each sample, the device's sizes once
+    per watch. Never ``reset_peak_memory()``: the peak is the program's."""
+
+    def __init__(self) -> None:
+        self.device_said = False
+        self.calls: Optional[List[Tuple[str, Callable[..., Any], bool]]] = None
+
+    def __call__(self) -> List[Figure]:
+        # Only an mlx the program imported itself: never imported here.
+        mx = sys.modules.get("mlx.core")
+        if mx is None:
+            return []
+        out: List[Figure] = []
+        if not self.device_said:
+            self.device_said = True
+            out.extend(_mlx_device_figures(mx))
+        if self.calls is None:
+            calls = []
+            for name, what in (
+                ("mlx.active", "get_active_memory"),
+                ("mlx.cache", "get_cache_memory"),
+                ("mlx.peak", "get_peak_memory"),
+            ):
+                fn, old = _mlx_function(mx, what)
+                if fn is not None:
+                    calls.append((name, fn, old))
+            self.calls = calls
+        values: Dict[str, Any] = {}
+        for name, fn, old in self.calls:
+            values[name] = _call_quietly(fn, old)
+            out.append((name, values[name], "bytes"))
+        if "mlx.active" in values and "mlx.cache" in values:
+            active, cache = values["mlx.active"], values["mlx.cache"]
+            if _is_number(active) and _is_number(cache):
+                out.append(("mlx.held", active + cache, "bytes"))
+        return out
+
+
+def _mlx_device_figures(mx: Any) -> List[Figure]:
+    """The device's sizes from ``mx.device_info()`` (older MLX:
+    ``mx.metal.device_info()``): only the keys there, and only numbers. A
+    device_info that raises (an MLX without Metal) gives none."""
+    fn, old = _mlx_function(mx, "device_info")
+    if fn is None:
+        return []
+    try:
+        info = _call_quietly(fn, old)
+    except Exception:
+        return []
+    if not isinstance(info, dict):
+        return []
+    out: List[Figure] = []
+    for key, unit in MLX_DEVICE_FIGURES:
+        value = info.get(key)
+        if _is_number(value):
+            out.append(("mlx." + key, value, unit))
+    return out
+
+
+class MlxWatch(Watch):
+    """What :func:`watch_mlx` returned: ``.stop()`` ends it (also as a
+    context manager), ``.running`` says whether its thread still samples."""
+
+    kind = "mlx"
+
+    def __init__(self, interval: float, path: Optional[Union[str, bytes]]) -> None:
+        super().__init__(interval, path, _MlxFigures())
+
+
+def watch_mlx(interval: Optional[float] = None) -> MlxWatch:
+    """Samples MLX's memory figures into the running recording on a daemon
+    thread, every ``interval`` seconds (default 0.5; from 0.1 to 3600, else
+    ValueError): ``mx.get_active_memory()``, ``get_cache_memory()`` and
+    ``get_peak_memory()`` as ``mlx.active``, ``mlx.cache`` and ``mlx.peak``
+    (bytes), and ``mlx.held``, active + cache (what MLX's memory limit
+    counts); once, the numbers of ``mx.device_info()`` among
+    ``memory_size``, ``max_recommended_working_set_size`` (bytes) and
+    ``resource_limit`` (buffers), as ``mlx.memory_size``, …. Only once the
+    program has imported ``mlx.core`` itself (it is never imported here);
+    never resets MLX's peak. It stops with the recording or on ``.stop()``.
+    One MLX watch at a time: a second call returns the running one (a
+    :func:`watch_torch` may run beside it). Without a recording it starts
+    nothing. Raises only ValueError, for a bad interval."""
+    return _start_watch(MlxWatch, interval)

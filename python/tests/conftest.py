@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,26 @@ def crate_version():
         elif section == "[workspace.package]" and line.startswith("version"):
             return line.split("=", 1)[1].strip().strip('"')
     raise AssertionError("no [workspace.package] version in Cargo.toml")
+
+
+def counters_in(lines):
+    """(name, value, unit) of each ``#counter`` line among mark file lines."""
+    out = []
+    for line in lines:
+        if line.startswith("#counter "):
+            value, unit, name = line[len("#counter "):].split(" ", 2)
+            out.append((name, float(value), unit))
+    return out
+
+
+def wait_for(cond, timeout=5.0):
+    """Whether ``cond()`` came true within ``timeout`` seconds."""
+    until = time.monotonic() + timeout
+    while time.monotonic() < until:
+        if cond():
+            return True
+        time.sleep(0.02)
+    return False
 
 
 def record(tmp_path, script, timeout=120):

@@ -15,16 +15,7 @@ import types
 import pytest
 
 import swapsight
-from conftest import installed_binary, record
-
-
-def counters_in(lines):
-    out = []
-    for line in lines:
-        if line.startswith("#counter "):
-            value, unit, name = line[len("#counter "):].split(" ", 2)
-            out.append((name, float(value), unit))
-    return out
+from conftest import counters_in, installed_binary, record, wait_for
 
 
 def test_a_counter_is_one_line_in_the_mark_file(mark_file):
@@ -165,15 +156,6 @@ def fake_torch(mps=None, cuda_devices=0, broken=False):
     return torch
 
 
-def wait_for(cond, timeout=5.0):
-    until = time.monotonic() + timeout
-    while time.monotonic() < until:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return False
-
-
 @pytest.fixture
 def torch_module(monkeypatch):
     def install(module):
@@ -255,19 +237,21 @@ def test_a_torch_that_raises_is_logged_once_and_never_reaches_the_program(
     [1e308, 10**400, float("inf"), float("nan"), -1, 0, 0.05, 3601, True, "0.5", [1]],
     ids=lambda v: type(v).__name__ + ("-10**400" if v == 10**400 else "-%r" % (v,)),
 )
-def test_watch_torch_refuses_an_interval_outside_its_range(mark_file, torch_module, interval):
+@pytest.mark.parametrize("kind", ["torch", "mlx"])
+def test_a_watch_refuses_an_interval_outside_its_range(mark_file, torch_module, kind, interval):
+    # watch_torch() and watch_mlx() share the rule (swapsight/_watch.py).
     torch_module(fake_torch(mps=FakeMps()))
     with pytest.raises(ValueError) as e:
-        swapsight.watch_torch(interval)
+        getattr(swapsight, "watch_" + kind)(interval)
     assert str(e.value) == (
-        "swapsight.watch_torch: the interval %r is not a number of seconds "
-        "from 0.1 to 3600" % (interval,)
+        "swapsight.watch_%s: the interval %r is not a number of seconds "
+        "from 0.1 to 3600" % (kind, interval)
     )
     with pytest.raises(ValueError):
-        swapsight.TorchWatch(interval, str(mark_file.path))
+        {"torch": swapsight.TorchWatch, "mlx": swapsight.MlxWatch}[kind](interval, str(mark_file.path))
     import swapsight._watch as w
 
-    assert "torch" not in w._running, "no thread was started"
+    assert w._running == {}, "no thread was started"
 
 
 def test_watch_torch_refuses_a_bad_interval_without_a_recording_too(no_recorder):
