@@ -19,7 +19,8 @@ inside it and sets ``rec.report``. Without a running recording every call is
 a cheap no-op that never raises (a watch's interval outside 0.1 to 3600 s is
 a ValueError all the same).
 In a notebook, ``%load_ext swapsight`` gives the ``%%swapsight`` cell magic
-(a live line while the cell runs, its report when it ends); in tests,
+(a live line while the cell runs, its report when it ends; ``--torch`` and
+``--mlx`` watch the frameworks too); in tests,
 ``pytest --swapsight`` turns on the plugin installed with this package
 (``@pytest.mark.swap_budget("1 GB")``, ``footprint_limit``, ``no_false_fit``).
 Every name: docs/python.md.

@@ -8,6 +8,8 @@ records the cell (``record()``), shows a live line while it runs (updated in
 place about once a second), and its report (a table and the chart) when it
 ends. A swap growth past ``--budget`` stops the cell with
 :class:`BudgetExceeded`, an ordinary exception: the kernel lives on.
+``--torch`` and ``--mlx`` also sample the PyTorch allocator's and MLX's
+figures into the cell's recording (``record(torch=True, mlx=True)``).
 ``%swapsight_last`` is the last cell's :class:`Report`.
 """
 
@@ -37,12 +39,22 @@ class _Options:
         self.budget: Optional[int] = None
         self.interval = "250ms"
         self.output: Optional[str] = None
+        self.torch = False
+        self.mlx = False
+
+
+#: The options that take no value.
+_FLAGS = ("--torch", "--mlx")
+_USAGE = (
+    "usage: %%swapsight [--budget SIZE] [--interval DURATION] [-o TRACE.jsonl] "
+    "[--torch] [--mlx]"
+)
 
 
 def _parse(line: str) -> _Options:
-    """``--budget SIZE``, ``--interval DURATION``, ``-o PATH``: a bad one is
-    one ``Error`` naming it."""
-    usage = "usage: %%swapsight [--budget SIZE] [--interval DURATION] [-o TRACE.jsonl]"
+    """``--budget SIZE``, ``--interval DURATION``, ``-o PATH``, the flags
+    ``--torch`` and ``--mlx``: a bad one is one ``Error`` naming it."""
+    usage = _USAGE
     opts = _Options()
     try:
         words = shlex.split(line)
@@ -53,7 +65,16 @@ def _parse(line: str) -> _Options:
         word, value = words[i], None
         if "=" in word and word.startswith("--"):
             word, value = word.split("=", 1)
-        elif i + 1 < len(words):
+        if word in _FLAGS:
+            if value is not None:
+                raise Error("%%%%swapsight: %s takes no value (%s)" % (word, usage))
+            if word == "--torch":
+                opts.torch = True
+            else:
+                opts.mlx = True
+            i += 1
+            continue
+        if value is None and i + 1 < len(words):
             value = words[i + 1]
             i += 1
         i += 1
@@ -126,7 +147,7 @@ class _Cell:
         path = opts.output or os.path.join(
             _trace_dir(), time.strftime("cell-%Y%m%d-%H%M%S-") + "%d.jsonl" % os.getpid()
         )
-        self.rec = record(path, interval=opts.interval)
+        self.rec = record(path, interval=opts.interval, torch=opts.torch, mlx=opts.mlx)
         self.tail = _Tail(self.rec.path)
         self.started = 0.0
         self.crossed: Optional[str] = None

@@ -2,13 +2,22 @@
 ipykernel (the test venv's, with the installed wheel) and the test reads
 what the notebook shows."""
 
+import importlib.util
+import json
 import os
 import re
 
 import nbformat
 import pytest
-from conftest import REPO
+from conftest import REPO, in_ci
 from nbclient import NotebookClient
+
+from swapsight import Error
+from swapsight._magic import _parse
+
+#: The kernel runs this interpreter (the test venv's), where
+#: python/requirements-test.txt installs MLX's CPU backend.
+HAVE_MLX = importlib.util.find_spec("mlx") is not None
 
 
 def cell(source, *tags):
@@ -60,9 +69,33 @@ def notebook(tmp_path_factory):
             "raises-exception",
         ),
         cell("m._Tail._sample = real\nprint('the kernel lives', 1 + 1)"),
+        # --torch without torch: the watch runs for the cell, and ends with it.
+        cell(
+            "%%swapsight --torch --interval 100ms -o " + str(folder / "torch.jsonl") + "\n"
+            "import time, swapsight._watch as w\n"
+            "print('watching', sorted(w._running))\n"
+            "time.sleep(0.6)"
+        ),
+        cell("print('after the cell', sorted(w._running))"),
     ]
+    if HAVE_MLX:
+        # --mlx: a real MLX array (the CPU backend) held, then freed.
+        nb.cells.append(
+            cell(
+                "%%swapsight --mlx --interval 100ms -o " + str(folder / "mlx.jsonl") + "\n"
+                "import time\n"
+                "import mlx.core as mx\n"
+                "a = mx.zeros((64 * 1024 * 1024 // 4,), dtype=mx.float32)\n"
+                "mx.eval(a)\n"
+                "time.sleep(1.5)\n"
+                "del a\n"
+                "mx.clear_cache()\n"
+                "time.sleep(1.2)"
+            )
+        )
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
     nbformat.write(nb, str(folder / "magic.ipynb"))
+    nb.folder = folder
     if os.environ.get("SWAPSIGHT_PRINT_NOTEBOOK"):
         for i, c in enumerate(nb.cells):
             print("--- cell %d: %s" % (i, c.source.splitlines()[0]))
@@ -115,6 +148,51 @@ def test_a_budget_crossed_stops_the_cell_and_the_kernel_lives(notebook):
     assert errors[0]["evalue"].startswith("swap grew 3.0 GB, past the cell's budget of 2.0 GB (trace: ")
     assert any(t.startswith("verdict: ") for t in texts), texts
     assert text_of(notebook.cells[6].outputs[0]) == "the kernel lives 2\n"
+
+
+def test_the_torch_and_mlx_flags_parse():
+    opts = _parse("--torch --budget 2G --mlx")
+    assert opts.torch and opts.mlx and opts.budget == 2 << 30
+    opts = _parse("--interval 100ms")
+    assert not opts.torch and not opts.mlx
+    with pytest.raises(Error, match="--mlx takes no value"):
+        _parse("--mlx=yes")
+    with pytest.raises(Error, match=r"unknown option '--gpu' \(usage: .*\[--torch\] \[--mlx\]\)"):
+        _parse("--gpu")
+
+
+def counter_names(trace):
+    with open(trace) as f:
+        return {json.loads(l)["name"] for l in f if '"type":"counter"' in l}
+
+
+def test_torch_flag_runs_watch_torch_for_the_cell(notebook):
+    outs = notebook.cells[7].outputs
+    texts = [text_of(o) for o in outs]
+    assert not [o for o in outs if o.output_type == "error"], texts
+    assert "watching ['torch']\n" in texts, texts
+    assert any(t.startswith("verdict: ") for t in texts), texts
+    # No torch in this kernel: the watch waited for one and wrote nothing.
+    assert counter_names(notebook.folder / "torch.jsonl") == set()
+    assert text_of(notebook.cells[8].outputs[0]) == "after the cell []\n"
+
+
+def test_mlx_flag_shows_mlx_counters_in_the_cells_report(notebook):
+    if not HAVE_MLX:
+        if in_ci():
+            pytest.fail("MLX must be tested in CI, but the test venv has no mlx")
+        pytest.skip("no MLX in this venv (pip install 'mlx[cpu]'), skipped outside CI")
+    outs = notebook.cells[9].outputs
+    texts = [text_of(o) for o in outs]
+    assert not [o for o in outs if o.output_type == "error"], texts
+    report = [t for t in texts if t.startswith("verdict: ")]
+    assert len(report) == 1, texts
+    assert "mlx.active: peak 64 MB, last 0 KB" in report[0], report[0]
+    html = [o for o in outs if "text/html" in o.get("data", {}) and "<svg" in o["data"]["text/html"]]
+    assert html and "mlx.active" in html[0]["data"]["text/html"]
+    assert counter_names(notebook.folder / "mlx.jsonl") == {
+        "mlx.active", "mlx.cache", "mlx.peak", "mlx.held",
+    }
 
 
 def test_a_budget_crossed_on_real_swap_stops_a_cell_waiting_on_its_child(real_swap, tmp_path):
