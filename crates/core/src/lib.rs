@@ -5,37 +5,62 @@
 //! yet touched), so a run can look like it fits while swap climbs — the
 //! *false fit*. This library holds everything that is not a shell: the
 //! platform probes, the sampler, the detector, the trace format, the report
-//! and the exports. Data flows one way: probe → sampler → detector (through
-//! [`monitor::Monitor`]) → sinks.
+//! and the exports.
+//!
+//! Data flows one way, and the modules are grouped by the floor they stand
+//! on; each floor uses only the floors above it in this list:
+//!
+//! - [`util`]: sizes and durations, text from outside cleaned, files written
+//!   safely — used by every floor.
+//! - [`probe`] (read): one sample of the machine and its processes, per OS.
+//! - [`step`]: a sample through the sampler's thread, the watched tree, the
+//!   detector, the pressure level and the forecast, into a [`Tick`].
+//! - [`record`]: ticks into a trace, and the trace read back.
+//! - [`judge`]: verdicts on a recorded run (report, compare, advise, guard).
+//! - [`show`]: exports, the live session the app and `serve` share, and
+//!   `doctor`.
+//!
+//! Each module is also re-exported at the crate's root
+//! (`swapsight::report` is `swapsight::judge::report`), the paths the shells
+//! and tests use.
+//!
+//! From a sampler to a report:
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use swapsight::{probe, report, trace, Sampler, SamplerConfig};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // Live: a sampler thread, a tick every 500 ms.
+//! let sampler = Sampler::spawn(probe::native()?, SamplerConfig::default());
+//! for tick in sampler.subscribe(16).iter().take(4) {
+//!     let flagged = tick.flagged.len();
+//!     println!("{} processes, {flagged} flagged", tick.sample.processes.len());
+//! }
+//!
+//! // After the fact: a recorded trace judged.
+//! let run = trace::read(Path::new("trace.jsonl"))?;
+//! let verdict = report::report(&run, None);
+//! println!("{}: {}", verdict.verdict.label(), verdict.summary);
+//! # Ok(())
+//! # }
+//! ```
 
-pub mod advise;
-pub mod answers;
-pub mod compare;
-pub mod detect;
-pub mod doctor;
-pub mod export;
-pub mod forecast;
-pub mod guard;
-pub mod live;
-pub mod marks;
-pub mod monitor;
-pub mod outpath;
-pub mod phases;
-pub mod pressure;
+pub mod judge;
 pub mod probe;
-pub mod recorder;
-pub mod recordings;
-pub mod report;
-pub mod sampler;
-pub mod session;
+pub mod record;
+pub mod show;
+pub mod step;
 /// Made-up traces and runs for tests, benches and the fuzzer.
 #[cfg(any(test, feature = "test-support"))]
 pub mod synth;
-pub mod text;
-pub mod tick;
-pub mod trace;
-pub mod tree;
-pub mod units;
+pub mod util;
+
+pub use judge::{advise, compare, guard, report};
+pub use record::{counters, marks, phases, recorder, recordings, session, trace};
+pub use show::{answers, doctor, export, live};
+pub use step::{detect, forecast, monitor, pressure, sampler, tick, tree};
+pub use util::{outpath, text, units};
 
 pub use detect::{Detector, DetectorConfig, State};
 pub use monitor::Monitor;

@@ -14,6 +14,7 @@ mod figures;
 pub mod linux;
 pub mod macos;
 pub mod naming;
+pub mod pressure;
 /// A probe that plays a script, for tests.
 #[cfg(any(test, feature = "test-support"))]
 pub mod scripted;

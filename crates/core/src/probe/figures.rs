@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::pressure::Pressure;
+use crate::probe::pressure::Pressure;
 
 /// System-wide figures of one tick. Fields may be added in later versions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

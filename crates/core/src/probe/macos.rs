@@ -27,7 +27,7 @@ pub use reader::NativeProbe;
 /// The kernel's pressure level now (`kern.memorystatus_vm_pressure_level`);
 /// `None` when it does not answer.
 #[cfg(target_os = "macos")]
-pub fn pressure_level_now() -> Option<crate::pressure::Level> {
+pub fn pressure_level_now() -> Option<crate::probe::pressure::Level> {
     reader::pressure_level().ok()
 }
 #[cfg(target_os = "macos")]

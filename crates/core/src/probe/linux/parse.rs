@@ -5,7 +5,7 @@
 //! process name may hold any byte, and skipping UTF-8 validation keeps the tick
 //! cheap.
 
-use crate::pressure::{Pressure, PsiLine};
+use crate::probe::pressure::{Pressure, PsiLine};
 
 /// The four `/proc/meminfo` lines swapsight needs, in bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

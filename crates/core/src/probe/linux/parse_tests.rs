@@ -1,12 +1,27 @@
 use super::*;
 
-const MEMINFO: &[u8] = include_bytes!("../../../tests/fixtures/proc-meminfo.txt");
-const STATUS: &[u8] = include_bytes!("../../../tests/fixtures/proc-status-python.txt");
-const STATUS_KTHREAD: &[u8] = include_bytes!("../../../tests/fixtures/proc-status-kthread.txt");
+const MEMINFO: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/proc-meminfo.txt"
+));
+const STATUS: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/proc-status-python.txt"
+));
+const STATUS_KTHREAD: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/proc-status-kthread.txt"
+));
 /// `sleep` under `setpriv --reuid 65534`, and under `setpriv --ruid 65534
 /// --euid 0` (real uid nobody, effective root, as a setuid program runs).
-const STATUS_NOBODY: &[u8] = include_bytes!("../../../tests/fixtures/proc-status-nobody.txt");
-const STATUS_SETUID: &[u8] = include_bytes!("../../../tests/fixtures/proc-status-setuid.txt");
+const STATUS_NOBODY: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/proc-status-nobody.txt"
+));
+const STATUS_SETUID: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/proc-status-setuid.txt"
+));
 
 #[test]
 fn meminfo_figures_in_bytes() {
@@ -184,7 +199,10 @@ fn the_last_byte_is_found_wherever_it_lies() {
 
 /// `/proc/pressure/memory` of the test machine (Linux 6.18), as the kernel
 /// writes it (`psi_show`: `%s avg10=%lu.%02lu … total=%llu\n` per line).
-const PSI: &[u8] = include_bytes!("../../../tests/fixtures/proc-pressure-memory.txt");
+const PSI: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/proc-pressure-memory.txt"
+));
 
 #[test]
 fn psi_some_and_full_with_their_totals() {

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use super::fd::read_whole;
 use super::parse::parse_psi;
-use crate::pressure::Pressure;
+use crate::probe::pressure::Pressure;
 
 /// The system's memory PSI, or why there is none.
 #[derive(Debug)]

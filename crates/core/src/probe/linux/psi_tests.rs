@@ -11,7 +11,10 @@ fn procfs(name: &str, text: Option<&[u8]>) -> std::path::PathBuf {
     root
 }
 
-const PSI: &[u8] = include_bytes!("../../../tests/fixtures/proc-pressure-memory.txt");
+const PSI: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/proc-pressure-memory.txt"
+));
 
 #[test]
 fn reads_psi_each_tick_from_a_kept_file() {

@@ -12,7 +12,7 @@
 //! `x86_64-apple-darwin`: 64-bit, **little-endian**. Integers are therefore
 //! read with `from_le_bytes`, and the tests build their buffers the same way.
 
-use crate::pressure::Level;
+use crate::probe::pressure::Level;
 use crate::probe::SwapRoom;
 
 /// Size of `struct xsw_usage` (`<sys/sysctl.h>`), the answer to

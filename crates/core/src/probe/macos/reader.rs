@@ -33,7 +33,7 @@ use super::cache::{VmStats, VmStatsCache};
 use super::parse;
 use super::parse_process;
 use super::table::{io_err, is_gone, Listed, ProcessTable};
-use crate::pressure::{Level, Pressure};
+use crate::probe::pressure::{Level, Pressure};
 use crate::probe::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
 
 // The pure parsers assume these layouts; check them against `libc`'s Apple

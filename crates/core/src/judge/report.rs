@@ -20,7 +20,7 @@ use crate::units::format_duration;
 use by_phase::PhaseTable;
 
 pub mod by_phase;
-pub mod counters;
+pub use crate::record::counters;
 mod judge;
 mod process;
 pub mod scope;

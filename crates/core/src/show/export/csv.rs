@@ -153,7 +153,7 @@ fn tail_cells(s: &crate::probe::Sample) -> [String; TAIL_COLUMNS] {
 }
 
 /// A column per counter the trace holds (the first
-/// [`crate::report::counters::MAX_NAMES`] names, in the order first
+/// [`crate::counters::MAX_NAMES`] names, in the order first
 /// written), after the fixed ones: `counter:NAME:UNIT`, holding on each row
 /// the counter's last value at or before the sample (empty before its
 /// first). Without counters, no column.
@@ -172,7 +172,7 @@ impl<'a> CounterColumns<'a> {
         for c in counters {
             let column = match names.iter().position(|(n, _)| *n == c.name) {
                 Some(i) => i,
-                None if names.len() < crate::report::counters::MAX_NAMES => {
+                None if names.len() < crate::counters::MAX_NAMES => {
                     names.push((&c.name, &c.unit));
                     names.len() - 1
                 }

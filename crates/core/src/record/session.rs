@@ -18,10 +18,10 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::counters::{self, LastCounter};
 use crate::marks::{MarkInbox, MarkLine};
 use crate::probe::HostInfo;
 use crate::recorder::{header_now, Recorder};
-use crate::report::counters::{self, LastCounter};
 use crate::tick::Tick;
 use crate::trace::{Header, Mark, TraceError};
 
@@ -105,7 +105,7 @@ impl RecordingSession {
     }
 
     /// Each counter's last value so far (at most
-    /// [`crate::report::counters::MAX_NAMES`] names).
+    /// [`crate::counters::MAX_NAMES`] names).
     pub fn counters(&self) -> &[LastCounter] {
         &self.last_counters
     }

@@ -365,7 +365,7 @@ fn counter_names_are_bounded() {
         })
         .collect();
     let last = last_counters(&many);
-    assert_eq!(last.len(), crate::report::counters::MAX_NAMES);
+    assert_eq!(last.len(), crate::counters::MAX_NAMES);
     assert_eq!(last[0].name, "c0");
 }
 

@@ -230,12 +230,12 @@ fn a_killed_doctor_takes_its_running_tool_with_it() {
         "waits",
         &format!("echo $$ > {}; exec sleep 60", pidfile.display()),
     );
+    // This test again, by the name the harness gives it wherever the
+    // module sits.
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let name = format!("{module}::a_killed_doctor_takes_its_running_tool_with_it");
     let mut doctor = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "doctor::tools::tests::a_killed_doctor_takes_its_running_tool_with_it",
-            "--nocapture",
-        ])
+        .args(["--exact", name.as_str(), "--nocapture"])
         .env("SWAPSIGHT_TOOLS_TEST_DOCTOR", &tool)
         .stdout(Stdio::null())
         .spawn()

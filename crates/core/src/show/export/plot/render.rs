@@ -12,8 +12,14 @@ use crate::export::ExportError;
 
 /// The family the chart asks for; in an SVG it is a CSS fallback list.
 pub(crate) const FAMILY: &str = "DejaVu Sans, Verdana, Arial, sans-serif";
-static REGULAR: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
-static BOLD: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans-Bold.ttf");
+static REGULAR: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/assets/fonts/DejaVuSans.ttf"
+));
+static BOLD: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/assets/fonts/DejaVuSans-Bold.ttf"
+));
 
 /// Something drawn on any plotters backend: the chart, the comparison.
 pub(crate) trait Picture {

@@ -37,7 +37,7 @@ pub struct RunRow {
     pub phases: Vec<String>,
     /// Peak and last value of each counter the run wrote (its report's).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub counters: Vec<crate::report::counters::CounterRow>,
+    pub counters: Vec<crate::counters::CounterRow>,
     /// Memory pressure over the run: the highest level and the time at
     /// each; absent where the OS gave no pressure figures.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -361,7 +361,7 @@ impl Comparison {
                         format!(
                             "{} peak {}",
                             c.name,
-                            crate::report::counters::figure(c.peak, &c.unit)
+                            crate::counters::figure(c.peak, &c.unit)
                         )
                     })
                     .collect();
@@ -451,12 +451,12 @@ impl Comparison {
     }
 
     /// Every (name, unit) of a counter in any run, in the order first seen,
-    /// at most [`crate::report::counters::MAX_NAMES`].
+    /// at most [`crate::counters::MAX_NAMES`].
     fn counter_columns(&self) -> Vec<(&str, &str)> {
         let mut columns: Vec<(&str, &str)> = Vec::new();
         for c in self.runs.iter().flat_map(|r| &r.counters) {
             let key = (c.name.as_str(), c.unit.as_str());
-            if !columns.contains(&key) && columns.len() < crate::report::counters::MAX_NAMES {
+            if !columns.contains(&key) && columns.len() < crate::counters::MAX_NAMES {
                 columns.push(key);
             }
         }

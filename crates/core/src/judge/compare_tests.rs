@@ -160,8 +160,8 @@ fn each_run_carries_its_counters_peaks() {
 
 #[test]
 fn pressure_is_a_column_and_counters_are_csv_columns_of_their_peaks() {
+    use crate::counters::CounterRow;
     use crate::pressure::{Level, LevelTimes};
-    use crate::report::counters::CounterRow;
     let counter = |name: &str, unit: &str, peak: f64| CounterRow {
         name: name.into(),
         unit: unit.into(),
