@@ -21,8 +21,8 @@ import time
 from typing import IO, Any, List, Literal, Optional, Tuple, Union
 
 from ._cli import Error, _binary, _env
-from ._watch import Watch, watch_mlx, watch_torch
 from ._report import Report
+from ._watch import MlxWatch, TorchWatch, Watch, _start_watch
 from ._writer import ENV_VAR, _log
 
 #: How long start() waits for the recorder to say it records.
@@ -179,13 +179,15 @@ class record:
         self.report = None
         self.error = None
         self._owner = os.getpid()
+        atexit.register(self.stop)
         if line:
             _route_marks(self, line)
-        atexit.register(self.stop)
-        if self.torch:
-            self._watches.append(watch_torch())
-        if self.mlx:
-            self._watches.append(watch_mlx())
+            # This recording's own watches, on its mark path: never those of
+            # a recording it runs inside, which go on after it.
+            if self.torch:
+                self._watches.append(_start_watch(TorchWatch, None, line))
+            if self.mlx:
+                self._watches.append(_start_watch(MlxWatch, None, line))
         return self
 
     def _first_line_of(self, proc: "subprocess.Popen[bytes]") -> Optional[str]:

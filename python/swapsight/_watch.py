@@ -9,8 +9,10 @@ registration beside the mark file) or with the program. The figures
 functions read only a framework the program imported itself
 (``sys.modules``): nothing here imports torch or MLX. If one raises, the
 watch stops reading that framework and logs it once; nothing reaches the
-program. One watch of each kind runs at a time (a second call returns the
-running one); a torch watch and an MLX watch may run together.
+program. One watch of each kind runs per recording (a second call under the
+same recording returns the running one); a torch watch and an MLX watch may
+run together, and a recording started inside another (a notebook cell's
+inside a longer one) gets watches of its own, leaving the outer one's be.
 """
 
 import numbers
@@ -41,8 +43,9 @@ MIN_INTERVAL = 0.1
 MAX_INTERVAL = 3600.0
 
 _lock = threading.Lock()
-#: The running watch of each kind ("torch", "mlx").
-_running: Dict[str, "Watch"] = {}
+#: The running watches, by kind ("torch", "mlx") and the mark path they
+#: write to (one per recording).
+_running: Dict[Tuple[str, Union[str, bytes]], "Watch"] = {}
 
 
 def sampling_interval(interval: Any, who: str) -> float:
@@ -77,8 +80,8 @@ class Watch:
     :class:`TorchWatch` and :class:`MlxWatch` are the two kinds
     :func:`watch_torch` and :func:`watch_mlx` start."""
 
-    #: The kind, one running at a time, and the framework it reads: also in
-    #: the thread's name and what the log and errors say.
+    #: The kind, one running per recording, and the framework it reads: also
+    #: in the thread's name and what the log and errors say.
     kind = "watch"
 
     def __init__(
@@ -119,9 +122,12 @@ class Watch:
         self._forget()
 
     def _forget(self) -> None:
+        if not self._path:
+            return
+        key = (self.kind, self._path)
         with _lock:
-            if _running.get(self.kind) is self:
-                del _running[self.kind]
+            if _running.get(key) is self:
+                del _running[key]
 
     def __enter__(self: "W") -> "W":
         return self
@@ -150,28 +156,32 @@ class Watch:
         self._forget()
 
 
-def _start_watch(cls: Type[W], interval: Any) -> W:
-    """The running watch of ``cls``'s kind, or a new one started on the
-    running recording (unstarted without one). Raises ValueError for a bad
+def _start_watch(
+    cls: Type[W], interval: Any, path: Optional[Union[str, bytes]] = None
+) -> W:
+    """The running watch of ``cls``'s kind on the recording whose mark file
+    is ``path`` (the running recording's unless told), or a new one started
+    on it (unstarted without a recording). Raises ValueError for a bad
     interval, recording or not."""
     kind = cls.kind
     every = sampling_interval(
         DEFAULT_INTERVAL if interval is None else interval, "swapsight.watch_" + kind
     )
     with _lock:
-        running = _running.get(kind)
+        if path is None:
+            path = mark_path()
+        if not path:
+            return cls(every, path)
+        running = _running.get((kind, path))
         if isinstance(running, cls) and running.running:
             return running
-        path = mark_path()
         watch = cls(every, path)
-        if not path:
-            return watch
         try:
             watch._start()
         except Exception as e:  # no thread to be had
             _warn_once("swapsight: watch_%s could not start: %s", kind, e)
             return watch
-        _running[kind] = watch
+        _running[(kind, path)] = watch
         return watch
 
 
@@ -230,9 +240,10 @@ def watch_torch(interval: Optional[float] = None) -> TorchWatch:
     ``driver_allocated_memory()`` (and ``recommended_max_memory()`` once), on
     CUDA ``memory_allocated(i)`` and ``memory_reserved(i)`` per device. Only
     once the program has imported torch itself (it is never imported here);
-    it stops with the recording or on ``.stop()``. One torch watch at a time:
-    a second call returns the running one (a :func:`watch_mlx` may run
-    beside it). Without a recording it starts nothing. Raises only
+    it stops with the recording or on ``.stop()``. One torch watch per
+    recording: a second call under the same recording returns the running
+    one (a :func:`watch_mlx` may run beside it). Without a recording it
+    starts nothing. Raises only
     ValueError, for a bad interval (also without a recording: the mistake
     shows before the run that needs it)."""
     return _start_watch(TorchWatch, interval)
@@ -362,7 +373,8 @@ def watch_mlx(interval: Optional[float] = None) -> MlxWatch:
     ``resource_limit`` (buffers), as ``mlx.memory_size``, …. Only once the
     program has imported ``mlx.core`` itself (it is never imported here);
     never resets MLX's peak. It stops with the recording or on ``.stop()``.
-    One MLX watch at a time: a second call returns the running one (a
-    :func:`watch_torch` may run beside it). Without a recording it starts
-    nothing. Raises only ValueError, for a bad interval."""
+    One MLX watch per recording: a second call under the same recording
+    returns the running one (a :func:`watch_torch` may run beside it).
+    Without a recording it starts nothing. Raises only ValueError, for a bad
+    interval."""
     return _start_watch(MlxWatch, interval)

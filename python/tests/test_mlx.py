@@ -274,6 +274,50 @@ def test_watch_torch_and_watch_mlx_run_together(mark_file, monkeypatch):
     m.stop()
 
 
+def test_a_recording_inside_another_gets_watches_of_its_own(mark_file, monkeypatch, tmp_path):
+    # One MLX watch per recording: a second call under the same recording
+    # returns it, one under another recording (a nested one, a notebook
+    # cell's) starts that recording's own, and stopping it leaves the
+    # outer one sampling.
+    fake_mlx(monkeypatch)
+    outer = swapsight.watch_mlx(interval=0.1)
+    assert swapsight.watch_mlx() is outer
+    inner_mark = tmp_path / "inner-mark"
+    monkeypatch.setenv("SWAPSIGHT_MARK", str(inner_mark))
+    inner = swapsight.watch_mlx(interval=0.1)
+    assert inner is not outer and inner.running and outer.running
+    assert swapsight.watch_mlx() is inner
+    assert wait_for(lambda: inner_mark.exists() and len(counters_in(inner_mark.read_text().splitlines())) >= 4)
+    inner.stop()
+    assert outer.running, "the outer recording's watch goes on"
+    n = len(counters_in(mark_file.read_lines()))
+    assert wait_for(lambda: len(counters_in(mark_file.read_lines())) >= n + 4)
+    monkeypatch.setenv("SWAPSIGHT_MARK", str(mark_file.path))
+    assert swapsight.watch_mlx() is outer
+    outer.stop()
+
+
+def test_record_mlx_inside_a_recording_leaves_the_outer_watch_running(tmp_path, monkeypatch):
+    fake = fake_mlx(monkeypatch)
+    outer = swapsight.record(tmp_path / "outer.jsonl", interval="100ms").start()
+    try:
+        outer_watch = swapsight.watch_mlx(interval=0.1)
+        with swapsight.record(tmp_path / "inner.jsonl", interval="100ms", mlx=True) as inner:
+            assert swapsight.watch_mlx() is not outer_watch, "the inner recording's own"
+            time.sleep(0.8)
+        assert outer_watch.running, "the inner recording stopped only its own watch"
+        fake.active = 3 << 30
+        time.sleep(0.8)
+    finally:
+        outer.stop()
+    assert wait_for(lambda: not outer_watch.running), "it ends with its recording"
+    assert inner.error is None and outer.error is None, (inner.error, outer.error)
+    inner_peaks = {c["name"]: c["peak"] for c in inner.report.counters}
+    outer_peaks = {c["name"]: c["peak"] for c in outer.report.counters}
+    assert inner_peaks["mlx.active"] == 1 << 30, inner_peaks
+    assert outer_peaks["mlx.active"] == 3 << 30, "sampled after the inner one ended"
+
+
 def test_without_a_recorder_watch_mlx_starts_nothing(no_recorder, monkeypatch):
     fake_mlx(monkeypatch)
     w = swapsight.watch_mlx()

@@ -73,10 +73,10 @@ def notebook(tmp_path_factory):
         cell(
             "%%swapsight --torch --interval 100ms -o " + str(folder / "torch.jsonl") + "\n"
             "import time, swapsight._watch as w\n"
-            "print('watching', sorted(w._running))\n"
+            "print('watching', sorted(kind for kind, _ in w._running))\n"
             "time.sleep(0.6)"
         ),
-        cell("print('after the cell', sorted(w._running))"),
+        cell("print('after the cell', sorted(kind for kind, _ in w._running))"),
     ]
     if HAVE_MLX:
         # --mlx: a real MLX array (the CPU backend) held, then freed.

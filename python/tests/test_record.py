@@ -222,7 +222,7 @@ def test_record_with_torch_writes_the_allocators_figures(tmp_path, monkeypatch):
         time.sleep(0.8)
     import swapsight._watch as w
 
-    assert "torch" not in w._running, "the watch stops with the recording"
+    assert w._running == {}, "the watch stops with the recording"
     peaks = {x["name"]: x["peak"] for x in rec.report.counters}
     assert peaks["torch.mps.driver_allocated"] == 3 << 30, peaks
     assert peaks["torch.mps.recommended_max"] == 40 << 30, peaks
