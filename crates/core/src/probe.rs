@@ -22,7 +22,8 @@ pub mod scripted;
 mod unsupported;
 
 pub use figures::{
-    HostInfo, ProcessSample, Sample, Scope, ScopeEvents, SwapRoom, SwapWall, SystemSample,
+    GpuMemory, HostInfo, ProcessSample, Sample, Scope, ScopeEvents, SwapRoom, SwapWall,
+    SystemSample,
 };
 
 #[cfg(target_os = "linux")]

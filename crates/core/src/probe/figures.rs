@@ -87,6 +87,62 @@ pub struct SystemSample {
     /// in force; absent where the OS gives none — never zeros.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pressure: Option<Pressure>,
+    /// Bytes written to swap since boot, a counter (SSD wear): macOS
+    /// `swapouts` of `host_statistics64(HOST_VM_INFO64)` × page size
+    /// (`<mach/vm_statistics.h>`, `vm_stat`'s "Swapouts"), Linux `pswpout`
+    /// of `/proc/vmstat` × page size. Absent in older traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_out_bytes: Option<u64>,
+    /// macOS: what the GPU holds of the shared memory and the limits on it.
+    /// Absent on Linux, on Macs without an IOAccelerator and in older traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuMemory>,
+}
+
+/// The GPU's share of unified memory on a Mac, as the OS gives it. Each
+/// figure is absent where the OS did not give it — never a zero that would
+/// read as "the GPU holds nothing". Fields may be added in later versions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuMemory {
+    /// "In use system memory" of the IOAccelerator service's
+    /// `PerformanceStatistics` (summed over accelerators): system memory the
+    /// GPU's allocations hold now, most of it in no process's footprint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_use_bytes: Option<u64>,
+    /// "Alloc system memory" of the same dictionary: what the driver has
+    /// allocated for the GPU, in use or not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_bytes: Option<u64>,
+    /// "In use system memory (driver)": the driver's own part of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_in_use_bytes: Option<u64>,
+    /// `sysctl iogpu.wired_limit_mb` as set: 0 is the default (Metal's
+    /// recommended working set); absent where the sysctl does not exist
+    /// (before macOS 14, Intel Macs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wired_limit_mb: Option<u64>,
+    /// Metal's `recommendedMaxWorkingSetSize` of the default device: the
+    /// memory the GPU may hold before Metal starts paging, what MPS and MLX
+    /// size their limits from. Read at start and again when
+    /// `iogpu.wired_limit_mb` changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recommended_working_set_bytes: Option<u64>,
+}
+
+impl GpuMemory {
+    /// The most the GPU may wire: the sysctl's limit where one is set,
+    /// else Metal's recommended working set (what the default is).
+    pub fn wired_limit_bytes(&self) -> Option<u64> {
+        match self.wired_limit_mb {
+            Some(mb) if mb > 0 => mb.checked_mul(1 << 20),
+            _ => self.recommended_working_set_bytes,
+        }
+    }
+
+    /// Whether the OS gave any figure at all.
+    pub fn is_empty(&self) -> bool {
+        *self == GpuMemory::default()
+    }
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -378,6 +434,11 @@ pub struct Scope {
     /// Cumulative events (counts since the cgroup was made).
     #[serde(default)]
     pub events: ScopeEvents,
+    /// Bytes the scope's processes wrote to swap since the cgroup was made,
+    /// a counter: v2 `pswpout` of `memory.stat` × page size, where the
+    /// kernel counts it per cgroup (newer kernels). Absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_out_bytes: Option<u64>,
     /// v2: the cgroup's own PSI (`memory.pressure`, the format of
     /// `/proc/pressure/memory`: cgroup-v2.rst, "memory.pressure"), with the
     /// level derived from it as from the system's. Absent on v1 and where

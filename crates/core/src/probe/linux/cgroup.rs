@@ -68,6 +68,7 @@ pub struct CgroupFs {
     /// by its cgroup's OOM killer, say) has no `/proc/PID/cgroup` any more,
     /// but its cgroup still tells what happened to it.
     last: Option<(u32, ProcCgroup)>,
+    page_size: u64,
 }
 
 impl CgroupFs {
@@ -88,6 +89,8 @@ impl CgroupFs {
             proc_root: proc_root.into(),
             mounts,
             last: None,
+            // SAFETY: sysconf has no preconditions; it only reads a constant.
+            page_size: u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096),
         }
     }
 
@@ -172,7 +175,7 @@ impl CgroupFs {
             let files = read_files(&dir, version)?;
             let scope = match version {
                 1 => scope_v1(&shown, &files, ceiling),
-                _ => scope_v2(&shown, &files, ceiling),
+                _ => scope_v2(&shown, &files, ceiling, self.page_size),
             };
             if scope.is_some() {
                 return Ok(scope);

@@ -95,6 +95,23 @@ fn v2_the_innermost_cgroup_with_a_limit_is_the_scope() {
     assert_eq!(scope.events.oom, Some(2));
     assert_eq!(scope.events.oom_kill, Some(1));
     assert_eq!(scope.free_bytes(), 256 * MIB - 266_338_304);
+    assert_eq!(scope.swap_out_bytes, None, "this kernel counts no pswpout");
+}
+
+#[test]
+fn v2_swap_written_is_the_scopes_pswpout_in_pages_where_the_kernel_counts_it() {
+    let t = Tree::new("v2-pswpout");
+    v2_job(&t);
+    // Kernels that count swap per cgroup add the vm events after the
+    // fault counts.
+    t.write(
+        "cg/system.slice/job.scope/memory.stat",
+        &format!("{STAT_V2}pgpgin 5000\npgpgout 9000\npswpin 12\npswpout 131072\n"),
+    );
+    let mut fs = v2_fs(&t);
+    let page = fs.page_size;
+    let scope = fs.scope_of(42, HOST).unwrap().expect("a scope");
+    assert_eq!(scope.swap_out_bytes, Some(131_072 * page));
 }
 
 #[test]

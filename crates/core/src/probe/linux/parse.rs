@@ -251,6 +251,22 @@ fn kb_field(line: &[u8], key: &[u8]) -> Option<u64> {
     }
 }
 
+/// Pages written to swap since boot: the `pswpout` line of `/proc/vmstat`
+/// (`KEY VALUE` per line, `mm/vmstat.c` `vmstat_text`). `None` where the
+/// line is missing or its number does not parse.
+pub fn parse_vmstat_pswpout(text: &[u8]) -> Option<u64> {
+    text.split(|&b| b == b'\n').find_map(|line| {
+        let value = line.strip_prefix(b"pswpout ")?;
+        parse_u64(value)
+    })
+}
+
+/// Bytes of `pages` pages of `page_size` bytes, `None` on overflow (a
+/// corrupt counter, never a wrapped figure).
+pub fn pages_to_bytes(pages: u64, page_size: u64) -> Option<u64> {
+    pages.checked_mul(page_size)
+}
+
 /// Decimal digits → u64 without UTF-8 checks; `None` on anything else.
 pub fn parse_u64(digits: &[u8]) -> Option<u64> {
     let digits = digits.trim_ascii();

@@ -255,3 +255,33 @@ fn psi_lines_that_do_not_parse_are_left_out() {
         assert_eq!(parse_psi(bad), None, "{}", String::from_utf8_lossy(bad));
     }
 }
+
+/// /proc/vmstat of this project's 6.18 kernel (a machine that had swapped).
+const VMSTAT: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/proc-vmstat.txt"
+));
+
+#[test]
+fn swap_written_is_the_pswpout_line_of_vmstat_not_pswpin() {
+    assert_eq!(parse_vmstat_pswpout(VMSTAT), Some(13990731));
+    assert_eq!(parse_vmstat_pswpout(b"pswpin 5\npswpout 7\n"), Some(7));
+    // A longer key that starts the same is another counter.
+    assert_eq!(parse_vmstat_pswpout(b"pswpout_zero 9\npswpout 3"), Some(3));
+    for bad in [
+        &b""[..],
+        b"pswpin 5\n",
+        b"pswpout\n",
+        b"pswpout -1\n",
+        b"pswpout 99999999999999999999999\n",
+    ] {
+        assert_eq!(
+            parse_vmstat_pswpout(bad),
+            None,
+            "{}",
+            String::from_utf8_lossy(bad)
+        );
+    }
+    assert_eq!(pages_to_bytes(3, 4096), Some(12288));
+    assert_eq!(pages_to_bytes(u64::MAX / 2, 4096), None);
+}

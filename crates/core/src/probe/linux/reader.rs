@@ -347,6 +347,7 @@ impl Probe for NativeProbe {
             page_size: self.page_size,
             anon_bytes: info.anon_bytes(),
             pressure: self.psi.read(&mut self.buf),
+            swap_out_bytes: self.swap_out_bytes(),
             ..SystemSample::default()
         })
     }

@@ -105,6 +105,8 @@ pub struct VmStats {
     pub wired_bytes: Option<u64>,
     /// Memory by kind (used, free, cached), when the answer held it.
     pub memory: Option<super::parse::VmMemory>,
+    /// Bytes written to swap since boot (`swapouts × page size`).
+    pub swap_out_bytes: Option<u64>,
 }
 
 /// `host_statistics64` is rate-limited for binaries that are not Apple's:
@@ -149,6 +151,8 @@ impl VmStatsCache {
                     compressed_bytes: s.compressed_bytes,
                     wired_bytes: s.wired_bytes.or(kept.wired_bytes),
                     memory: s.memory.or(kept.memory),
+                    // A counter: the last one known, never a fall to none.
+                    swap_out_bytes: s.swap_out_bytes.or(kept.swap_out_bytes),
                 },
                 None => kept,
             };

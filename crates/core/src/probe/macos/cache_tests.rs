@@ -84,6 +84,7 @@ fn host_statistics_at_most_once_a_second_and_never_when_only_polling() {
             compressed_bytes: c,
             wired_bytes: Some(c * 2),
             memory: None,
+            swap_out_bytes: None,
         })
     };
     // The gate's poll: no call, nothing known yet.
@@ -104,6 +105,7 @@ fn host_statistics_at_most_once_a_second_and_never_when_only_polling() {
             compressed_bytes: 4,
             wired_bytes: Some(8),
             memory: None,
+            swap_out_bytes: None,
         }
     );
     assert_eq!(calls.get(), 2);
@@ -121,16 +123,19 @@ fn a_failed_host_statistics_call_keeps_the_last_figures() {
         compressed_bytes: 10,
         wired_bytes: Some(20),
         memory: Some(memory),
+        swap_out_bytes: Some(40),
     };
     cache.get(t0, true, || Some(ok));
     let s = cache.get(t0 + Duration::from_secs(2), true, || None);
     assert_eq!(s, ok);
-    // An answer without the wired count or the page counts keeps the last.
+    // An answer without the wired count, the page counts or swapouts keeps
+    // the last.
     let s = cache.get(t0 + Duration::from_secs(4), true, || {
         Some(VmStats {
             compressed_bytes: 30,
             wired_bytes: None,
             memory: None,
+            swap_out_bytes: None,
         })
     });
     assert_eq!(
@@ -139,6 +144,7 @@ fn a_failed_host_statistics_call_keeps_the_last_figures() {
             compressed_bytes: 30,
             wired_bytes: Some(20),
             memory: Some(memory),
+            swap_out_bytes: Some(40),
         }
     );
 }

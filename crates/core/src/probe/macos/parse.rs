@@ -99,6 +99,24 @@ pub fn wired_bytes(counts: &[i32], returned_count: usize, page_size: u64) -> Opt
     Some(u64::from(pages).saturating_mul(page_size))
 }
 
+/// Index, in `integer_t` units, of `swapouts` (a `u64`, the last of the
+/// four after `speculative_count` in the head shown above
+/// [`COMPRESSOR_PAGE_COUNT_INDEX`]).
+pub const SWAPOUTS_INDEX: usize = COMPRESSOR_PAGE_COUNT_INDEX - 2;
+
+/// Bytes written to the swap files since boot: `swapouts × vm.pagesize`
+/// from a `host_statistics64(HOST_VM_INFO64)` answer. The kernel counts
+/// the size of each compressed segment it wrote, in pages
+/// (`VM_STAT_INCR_BY(swapouts, size >> PAGE_SHIFT)` once the write is done,
+/// `vm_swapout_finish` in `osfmk/vm/vm_compressor_backing_store.c`), so
+/// this is what reached the SSD; `vm_stat` prints the page count as
+/// "Swapouts". `None` when the count does not cover the field or the
+/// product overflows.
+pub fn swap_out_bytes(counts: &[i32], returned_count: usize, page_size: u64) -> Option<u64> {
+    let valid = &counts[..returned_count.min(counts.len())];
+    u64_of(valid, SWAPOUTS_INDEX)?.checked_mul(page_size)
+}
+
 /// Indexes, in `integer_t` units, of the page counts of `struct
 /// vm_statistics64` (revision 1, `<mach/vm_statistics.h>`) that
 /// [`vm_memory`] reads; the head is laid out above

@@ -952,3 +952,48 @@ fn tag_storage_pages_of_revision_3_count_in_used_memory() {
     assert_eq!(rev2.tag_storage_bytes, None);
     assert_eq!(rev2.used_bytes(), without.used_bytes());
 }
+
+/// A `host_statistics64` answer of `count` entries with `swapouts` written
+/// where a C compiler puts it in `struct vm_statistics64`, and the
+/// neighbours (`swapins` before, `compressor_page_count` after) set to
+/// values that must not be read.
+fn vm_stats_with_swapouts(count: usize, swapouts: u64) -> Vec<i32> {
+    let mut bytes = vec![0u8; HOST_VM_INFO64_BUFFER * 4];
+    let at = std::mem::offset_of!(VmStatistics64Head, swapouts);
+    let before = std::mem::offset_of!(VmStatistics64Head, swapins);
+    let after = std::mem::offset_of!(VmStatistics64Head, compressor_page_count);
+    bytes[at..at + 8].copy_from_slice(&swapouts.to_le_bytes());
+    bytes[before..before + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    bytes[after..after + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let mut out: Vec<i32> = bytes
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    out[count..].fill(0);
+    out
+}
+
+#[test]
+fn swap_written_is_swapouts_pages_times_the_page_size_at_the_c_layouts_offset() {
+    assert_eq!(
+        SWAPOUTS_INDEX * 4,
+        std::mem::offset_of!(VmStatistics64Head, swapouts)
+    );
+    // 3 GiB written in 16 KiB pages, past 2^32 pages' worth of bytes: the
+    // u64 is read whole, both halves.
+    let pages = 3 * (1u64 << 30) / 16384 + (1 << 32);
+    let buf = vm_stats_with_swapouts(38, pages);
+    assert_eq!(swap_out_bytes(&buf, 38, 16384), Some(pages * 16384));
+    // Revision 3's longer answer: the field has not moved.
+    let buf = vm_stats_with_swapouts(HOST_VM_INFO64_REV3_COUNT, 7);
+    assert_eq!(
+        swap_out_bytes(&buf, HOST_VM_INFO64_REV3_COUNT, 4096),
+        Some(7 * 4096)
+    );
+    // An answer that stops before the field says nothing, not zero.
+    let buf = vm_stats_with_swapouts(30, 7);
+    assert_eq!(swap_out_bytes(&buf, 30, 4096), None);
+    // A corrupt count that overflows bytes is no figure, not a wrapped one.
+    let buf = vm_stats_with_swapouts(38, u64::MAX / 2);
+    assert_eq!(swap_out_bytes(&buf, 38, 16384), None);
+}

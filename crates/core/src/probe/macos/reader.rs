@@ -93,6 +93,7 @@ fn vm_stats(host: &ffi::HostPort, page_size: u64, refresh: bool) -> VmStats {
             compressed_bytes: parse::compressed_bytes(&buf, count, page_size)?,
             wired_bytes: parse::wired_bytes(&buf, count, page_size),
             memory: parse::vm_memory(&buf, count, page_size),
+            swap_out_bytes: parse::swap_out_bytes(&buf, count, page_size),
         })
     })
 }
@@ -250,6 +251,7 @@ impl NativeProbe {
                 kernel_level: Some(level),
                 ..Pressure::default()
             }),
+            swap_out_bytes: vm.swap_out_bytes,
         })
     }
 

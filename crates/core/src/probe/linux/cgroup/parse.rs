@@ -223,8 +223,9 @@ pub struct Files {
 
 /// A v2 cgroup's scope from its files, when it has a limit below
 /// `ceiling`: `memory.max`, else `memory.high` (the throttle, which never
-/// kills but is what the job lives under).
-pub fn scope_v2(path: &str, f: &Files, ceiling: u64) -> Option<Scope> {
+/// kills but is what the job lives under). `page_size` turns the page
+/// counts of `memory.stat` into bytes.
+pub fn scope_v2(path: &str, f: &Files, ceiling: u64, page_size: u64) -> Option<Scope> {
     let limit = |t: &Option<String>| t.as_deref().and_then(parse_limit);
     let max = limit(&f.max).and_then(|l| l.below(ceiling));
     let high = limit(&f.high).and_then(|l| l.below(ceiling));
@@ -245,6 +246,10 @@ pub fn scope_v2(path: &str, f: &Files, ceiling: u64) -> Option<Scope> {
             .stat
             .as_deref()
             .and_then(|s| Some(flat_key(s, "anon")?.saturating_add(flat_key(s, "shmem")?))),
+        swap_out_bytes: f
+            .stat
+            .as_deref()
+            .and_then(|s| flat_key(s, "pswpout")?.checked_mul(page_size)),
         events: f.events.as_deref().map(parse_events_v2).unwrap_or_default(),
         pressure: f
             .pressure
@@ -296,8 +301,9 @@ pub fn scope_v1(path: &str, f: &Files, ceiling: u64) -> Option<Scope> {
             oom: None,
             oom_kill: oom.and_then(|o| flat_key(o, "oom_kill")),
         },
-        // v1 has no per-cgroup PSI.
+        // v1 has no per-cgroup PSI, nor a swap-out count.
         pressure: None,
+        swap_out_bytes: None,
     })
 }
 

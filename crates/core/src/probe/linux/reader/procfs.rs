@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::super::fd::{is_out_of_fds, open_at, read_whole};
-use super::super::parse::{parse_last_pid, parse_u64};
+use super::super::parse::{pages_to_bytes, parse_last_pid, parse_u64, parse_vmstat_pswpout};
 use super::{Kept, NativeProbe};
 use crate::probe::ProbeError;
 
@@ -111,6 +111,13 @@ impl NativeProbe {
         let n = read_whole(f, &mut self.buf, true).ok()?;
         // A kernel has handed out pid 1 at least; 0 is a made-up loadavg.
         parse_last_pid(&self.buf[..n]).filter(|&p| p > 0)
+    }
+
+    /// Bytes written to swap since boot (`pswpout` of `/proc/vmstat`);
+    /// `None` where the file or the line cannot be read.
+    pub(super) fn swap_out_bytes(&mut self) -> Option<u64> {
+        let n = self.read_pid_file(None, "vmstat").ok()?;
+        pages_to_bytes(parse_vmstat_pswpout(&self.buf[..n])?, self.page_size)
     }
 
     /// Lists the pids in `/proc` into `listed`; whether the listing is
