@@ -97,6 +97,10 @@ fn emit(
     let mut monitor = Monitor::new(header.watch_pid, DetectorConfig::default());
     sink(Record::Header(header))?;
     let mut pageins = vec![0f64; courses.len()];
+    // Swap written since boot: what swap held at the start, then every
+    // byte it grew by (a page written once, never read back and written
+    // again: the least wear there can be).
+    let mut written: Option<(u64, u64)> = None;
     let steps = (seconds * 2.0) as u64;
     for i in 0..=steps {
         let t = i as f64 / 2.0;
@@ -119,15 +123,20 @@ fn emit(
             });
         }
         let free_pct = (100.0 * (1.0 - used_gb(t, sum_gb) / 48.0)).clamp(1.0, 100.0);
+        let swap_used = ((0.25 + lerp(swap_gb, t)) * GB) as u64;
+        let (total, before) = written.unwrap_or((swap_used, swap_used));
+        let total = total + swap_used.saturating_sub(before);
+        written = Some((total, swap_used));
         let sample = Sample {
             t_ms: i * 500,
             system: SystemSample {
                 phys_bytes: PHYS_48,
                 free_pct,
-                swap_used_bytes: ((0.25 + lerp(swap_gb, t)) * GB) as u64,
+                swap_used_bytes: swap_used,
                 swap_total_bytes: 12 << 30,
                 compressed_bytes: (1.5 * GB) as u64,
                 page_size: 16384,
+                swap_out_bytes: Some(total),
                 ..SystemSample::default()
             },
             processes,

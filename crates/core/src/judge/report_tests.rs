@@ -157,3 +157,95 @@ fn processes_that_tie_are_shown_in_pid_order_whatever_order_they_came_in() {
     assert_eq!(twins(&[9, 3, 5]), [3, 5, 9]);
     assert_eq!(twins(&[5, 9, 3]), [3, 5, 9]);
 }
+
+/// Swap written is the counter's growth over the run, each phase's over
+/// its span from its baseline, and the text names it with its rate.
+#[test]
+fn swap_written_over_the_run_and_by_phase_is_the_counters_growth() {
+    let mut trace = crate::synth::seed_offload();
+    let end_ms = trace.samples.last().unwrap().sample.t_ms;
+    for (t_ms, name) in [
+        (0, "load"),
+        (end_ms / 3, "denoise"),
+        (2 * end_ms / 3, "decode"),
+    ] {
+        trace.marks.push(crate::trace::Mark {
+            t_ms,
+            name: name.into(),
+            end: false,
+        });
+    }
+    let counter = |i: usize| trace.samples[i].sample.system.swap_out_bytes.unwrap();
+    let last = trace.samples.len() - 1;
+    let r = report(&trace, None);
+    let w = r.swap_written.expect("the synth run carries the counter");
+    assert_eq!(w.bytes, counter(last) - counter(0));
+    assert!(w.bytes > 1 << 30, "the staged run swaps: {}", w.bytes);
+    assert!(w.host_wide);
+    assert!(r
+        .to_text()
+        .contains(&format!("swap written: {}", w.to_words())));
+    // The phases cover the run; what each wrote adds up to no more than the
+    // run (a phase's baseline sample is its predecessor's last).
+    assert!(!r.phases.is_empty());
+    let by_phase: u64 = r
+        .phases
+        .iter()
+        .filter_map(|p| p.swap_written)
+        .map(|w| w.bytes)
+        .sum();
+    assert!(
+        by_phase <= w.bytes && by_phase > 0,
+        "{by_phase} of {}",
+        w.bytes
+    );
+    // A trace without the counter (older swapsight) has no figure, not 0.
+    let mut old = trace.clone();
+    for s in &mut old.samples {
+        s.sample.system.swap_out_bytes = None;
+    }
+    let r = report(&old, None);
+    assert_eq!(r.swap_written, None);
+    assert!(!r.to_text().contains("swap written:"));
+}
+
+/// On a Mac whose GPU holds memory no footprint counts, the report puts
+/// the GPU beside the footprints at the unexplained peak and says the GPU
+/// holds it.
+#[test]
+fn the_gpu_in_use_beside_the_footprints_names_what_they_do_not_explain() {
+    let mut trace = crate::synth::seed_offload();
+    let gib = 1u64 << 30;
+    for s in &mut trace.samples {
+        let sys = &mut s.sample.system;
+        let footprints: u64 = s.sample.processes.iter().map(|p| p.footprint_bytes).sum();
+        // The GPU holds all used memory the footprints do not.
+        let unexplained = sys.used_bytes().saturating_sub(footprints);
+        sys.gpu = Some(crate::probe::GpuMemory {
+            in_use_bytes: Some(unexplained + gib),
+            ..Default::default()
+        });
+    }
+    let r = report(&trace, None);
+    let g = r.footprints.gpu_at_peak.expect("GPU figures at the peak");
+    assert_eq!(g.unexplained_bytes, r.footprints.unexplained_peak_bytes);
+    assert_eq!(g.held_by_gpu_bytes as i64, g.unexplained_bytes);
+    assert!(g.gpu_explains());
+    let text = r.to_text();
+    assert!(text.contains("at that peak: GPU in use "), "{text}");
+    assert!(
+        text.contains("held by the GPU outside footprints"),
+        "{text}"
+    );
+    // A GPU holding little of it is beside the figures but named as no cause.
+    for s in &mut trace.samples {
+        s.sample.system.gpu = Some(crate::probe::GpuMemory {
+            in_use_bytes: Some(gib / 4),
+            ..Default::default()
+        });
+    }
+    let r = report(&trace, None);
+    let g = r.footprints.gpu_at_peak.unwrap();
+    assert!(!g.gpu_explains(), "{g:?}");
+    assert!(!r.to_text().contains("held by the GPU"));
+}

@@ -493,6 +493,9 @@ impl Scope {
             compressed_bytes: 0,
             page_size: host.page_size,
             anon_bytes: self.anon_bytes,
+            // The scope's own where the kernel counts it per cgroup, else
+            // the host's: swap written by anyone still wears the same SSD.
+            swap_out_bytes: self.swap_out_bytes.or(host.swap_out_bytes),
             ..SystemSample::default()
         }
     }

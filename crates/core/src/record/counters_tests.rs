@@ -23,6 +23,7 @@ fn row(name: &str, start_ms: u64, duration_ms: u64) -> PhaseRow {
         samples: 0,
         verdict: State::Fits,
         pressure: None,
+        swap_written: None,
         counters: Vec::new(),
     }
 }

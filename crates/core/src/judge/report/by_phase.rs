@@ -38,6 +38,10 @@ pub struct PhaseRow {
     /// pressure figures.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pressure: Option<PressureSummary>,
+    /// Swap written from the phase's start to its end (its baseline sample
+    /// to its last); absent without the counter.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swap_written: Option<super::written::SwapWritten>,
     /// Peak and last value of each counter written in the phase
     /// ([`super::counters`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -140,6 +144,7 @@ struct Acc<J> {
     /// While open: the time of the samples in `at_end` (the latest).
     at_ms: Option<u64>,
     pressure: PressureFold,
+    written: super::written::WrittenFold,
 }
 
 impl<J: Judge> Acc<J> {
@@ -156,6 +161,7 @@ impl<J: Judge> Acc<J> {
             at_end: Figures::default(),
             at_ms: None,
             pressure: PressureFold::default(),
+            written: Default::default(),
         }
     }
 
@@ -169,6 +175,8 @@ impl<J: Judge> Acc<J> {
                 let sc = s.sample.scope.as_ref();
                 sc.and_then(|sc| sc.pressure.as_ref())
             });
+        self.written
+            .push(s.sample.t_ms, &s.sample.system, s.sample.scope.as_ref());
         self.judge.get_or_insert_with(new_judge).push(s);
     }
 
@@ -239,6 +247,7 @@ impl<J: Judge> Acc<J> {
             samples: inside.len,
             verdict,
             pressure: self.pressure.finish(),
+            swap_written: self.written.finish(),
             counters: Vec::new(),
         }
     }
@@ -390,12 +399,13 @@ pub fn to_text(rows: &[PhaseRow]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<width$}  {:>8}  {:>8}  {:>12}  {:>11}  {:>8}  {:>11}  {:>8}  verdict",
+        "{:<width$}  {:>8}  {:>8}  {:>12}  {:>11}  {:>12}  {:>8}  {:>11}  {:>8}  verdict",
         "phase",
         "start",
         "duration",
         "peak watched",
         "swap growth",
+        "swap written",
         "min free",
         "unexplained",
         "pressure"
@@ -403,12 +413,16 @@ pub fn to_text(rows: &[PhaseRow]) -> String {
     for r in rows {
         let _ = writeln!(
             out,
-            "{:<width$}  {:>8}  {:>8}  {:>12}  {:>11}  {:>6.0} %  {:>11}  {:>8}  {}",
+            "{:<width$}  {:>8}  {:>8}  {:>12}  {:>11}  {:>12}  {:>6.0} %  {:>11}  {:>8}  {}",
             r.name,
             secs(r.start_ms),
             secs(r.duration_ms),
             format_bytes(r.peak_footprint_bytes as i64),
             format_growth(r.swap_growth_bytes),
+            r.swap_written.map_or_else(
+                || "–".to_string(),
+                |w| format_bytes(i64::try_from(w.bytes).unwrap_or(i64::MAX))
+            ),
             r.min_free_pct,
             r.unexplained_peak_bytes
                 .map_or_else(|| "–".to_string(), format_bytes),

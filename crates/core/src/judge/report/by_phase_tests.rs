@@ -183,6 +183,13 @@ fn reference_row(
             }
             fold.finish()
         },
+        swap_written: {
+            let mut fold = crate::report::written::WrittenFold::default();
+            for s in slice {
+                fold.push(s.sample.t_ms, &s.sample.system, s.sample.scope.as_ref());
+            }
+            fold.finish()
+        },
         counters: Vec::new(),
     }
 }

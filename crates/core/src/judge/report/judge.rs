@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use super::process::{Carries, Stats};
 use super::scope::ScopeFold;
+use super::written::WrittenFold;
 use super::{by_phase, FootprintsSummary, ProcessReport, Report};
 use crate::detect::{Detector, DetectorConfig, State};
 use crate::forecast::Replay;
@@ -39,6 +40,7 @@ pub struct RunJudge {
     pressure: PressureFold,
     forecast: Replay,
     scope: ScopeFold,
+    written: WrittenFold,
 }
 
 impl RunJudge {
@@ -61,6 +63,7 @@ impl RunJudge {
             pressure: PressureFold::new(header.pressure.clone()),
             forecast: Replay::new(header.forecast.clone()),
             scope: ScopeFold::default(),
+            written: WrittenFold::default(),
         }
     }
 
@@ -73,6 +76,7 @@ impl RunJudge {
         self.pressure
             .push(s.t_ms, s.system.pressure.as_ref(), scope_psi);
         self.forecast.push_in(s.t_ms, &s.system, s.scope.as_ref());
+        self.written.push(s.t_ms, &s.system, s.scope.as_ref());
         let run = self.note_run(s, &ts.watched);
         for p in &s.processes {
             let st = self
@@ -133,7 +137,7 @@ impl RunJudge {
         self.peak_readable = self.peak_readable.max(gap.footprints_bytes);
         self.footprints
             .get_or_insert_with(|| FootprintsSummary::starting_at(&gap))
-            .note(&gap);
+            .note(&gap, s.t_ms);
         RunSample {
             index,
             swap,
@@ -236,6 +240,7 @@ impl RunJudge {
                 })
                 .unwrap_or_default(),
             pressure: self.pressure.finish(),
+            swap_written: self.written.finish(),
             forecasts: self.forecast.finish(),
             phases: Vec::new(),
             counters: Vec::new(),

@@ -80,6 +80,12 @@ impl Report {
                 format_bytes(f.outside_footprint_peak_bytes as i64)
             );
         }
+        if let Some(g) = &f.gpu_at_peak {
+            let _ = writeln!(out, "at that peak: {}", g.to_words());
+        }
+        if let Some(w) = &self.swap_written {
+            let _ = writeln!(out, "swap written: {}", w.to_words());
+        }
         if let Some(p) = &self.pressure {
             let _ = writeln!(out, "{}", pressure_line(p));
         }

@@ -33,6 +33,28 @@ pub struct FootprintGap {
     pub wired_bytes: Option<u64>,
     /// macOS: physical memory the compressor occupies.
     pub compressor_bytes: u64,
+    /// macOS: system memory the GPU's allocations hold now (IOAccelerator
+    /// "In use system memory", [`crate::probe::GpuMemory`]); absent where
+    /// the OS gave none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_in_use_bytes: Option<u64>,
+}
+
+impl FootprintGap {
+    /// GPU memory in use that no footprint counts: the GPU's in-use memory
+    /// less the graphics memory the readable footprints already hold (their
+    /// `ledger_tag_graphics` parts, [`FootprintGap::gpu_bytes`]). Absent
+    /// without the GPU's figure.
+    pub fn gpu_outside_footprints(&self) -> Option<u64> {
+        Some(self.gpu_in_use_bytes?.saturating_sub(self.gpu_bytes))
+    }
+
+    /// How much of the memory footprints do not explain the GPU holds: the
+    /// smaller of the two. Absent without the GPU's figure.
+    pub fn held_by_gpu(&self) -> Option<u64> {
+        let unexplained = u64::try_from(self.unexplained_bytes.max(0)).unwrap_or(0);
+        Some(self.gpu_outside_footprints()?.min(unexplained))
+    }
 }
 
 /// What one tick is judged against: the host, or the run's scope.
@@ -77,6 +99,7 @@ pub fn footprint_gap<'a>(
         used_bytes: system.used_bytes(),
         wired_bytes: system.wired_bytes,
         compressor_bytes: system.compressed_bytes,
+        gpu_in_use_bytes: system.gpu.and_then(|g| g.in_use_bytes),
         ..FootprintGap::default()
     };
     for p in processes {

@@ -1,0 +1,59 @@
+use super::*;
+
+/// The units swapsight writes: "GB" is 2^30 bytes (`units::format_bytes`).
+const GB: u64 = 1 << 30;
+
+fn host(written: Option<u64>) -> SystemSample {
+    SystemSample {
+        swap_out_bytes: written,
+        ..SystemSample::default()
+    }
+}
+
+#[test]
+fn swap_written_is_the_counters_growth_and_its_rate_per_minute() {
+    let mut f = WrittenFold::default();
+    f.push(0, &host(Some(100 * GB)), None);
+    f.push(60_000, &host(Some(103 * GB)), None);
+    f.push(240_000, &host(Some(112 * GB + 2 * GB / 5)), None);
+    let w = f.finish().unwrap();
+    assert_eq!(w.bytes, 12 * GB + 2 * GB / 5);
+    assert_eq!(w.span_ms, 240_000);
+    assert!(
+        (w.per_minute() - 3.1 * GB as f64).abs() < 2.0,
+        "{}",
+        w.per_minute()
+    );
+    assert_eq!(w.to_words(), "12.4 GB, 3.1 GB/min (the whole machine's)");
+}
+
+#[test]
+fn a_counter_that_went_back_counts_from_its_new_value_and_none_is_no_figure() {
+    let mut f = WrittenFold::default();
+    assert_eq!(f.finish(), None, "no sample carried the counter");
+    f.push(0, &host(None), None);
+    assert_eq!(f.finish(), None);
+    f.push(1000, &host(Some(5 * GB)), None);
+    f.push(2000, &host(Some(6 * GB)), None);
+    f.push(3000, &host(Some(GB)), None);
+    f.push(4000, &host(Some(2 * GB)), None);
+    assert_eq!(f.finish().unwrap().bytes, 2 * GB);
+    // Far past u64: saturates, never wraps.
+    f.push(5000, &host(Some(u64::MAX)), None);
+    assert_eq!(f.finish().unwrap().bytes, u64::MAX - 2 * GB + 2 * GB);
+}
+
+#[test]
+fn inside_a_cgroup_that_counts_swap_out_the_scopes_counter_is_the_runs() {
+    let scope = |w| Scope {
+        swap_out_bytes: w,
+        ..Scope::default()
+    };
+    let mut f = WrittenFold::default();
+    f.push(0, &host(Some(50 * GB)), Some(&scope(Some(0))));
+    f.push(1000, &host(Some(80 * GB)), Some(&scope(Some(GB))));
+    let w = f.finish().unwrap();
+    assert_eq!(w.bytes, GB, "the host's 30 GB are not the run's");
+    assert!(!w.host_wide);
+    assert_eq!(w.to_words(), "1.0 GB, 60.0 GB/min");
+}
