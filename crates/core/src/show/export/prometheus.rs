@@ -203,6 +203,22 @@ fn system_gauges(out: &mut String, snap: &Snapshot<'_>) {
         family(out, name, "gauge", help);
         let _ = writeln!(out, "{name} {}", number(value));
     }
+    // Figures not every OS gives: absent, never a zero that reads as none.
+    let gpu = sys.gpu.unwrap_or_default();
+    let optional: [(&str, &str, &str, Option<u64>); 6] = [
+        ("swapsight_swap_written_bytes_total", "counter", "Bytes written to swap since boot, SSD wear (Linux pswpout of /proc/vmstat, macOS vm_statistics64 swapouts, times the page size).", sys.swap_out_bytes),
+        ("swapsight_wired_bytes", "gauge", "Wired memory, held by the kernel and drivers in no process's footprint (macOS wire_count).", sys.wired_bytes),
+        ("swapsight_gpu_in_use_bytes", "gauge", "System memory the GPU's allocations hold (macOS IOAccelerator PerformanceStatistics \"In use system memory\").", gpu.in_use_bytes),
+        ("swapsight_gpu_alloc_bytes", "gauge", "System memory allocated for the GPU, in use or not (macOS IOAccelerator \"Alloc system memory\").", gpu.alloc_bytes),
+        ("swapsight_gpu_wired_limit_bytes", "gauge", "The most the GPU may wire: sysctl iogpu.wired_limit_mb where set, else Metal's recommended working set (macOS).", gpu.wired_limit_bytes()),
+        ("swapsight_gpu_recommended_working_set_bytes", "gauge", "Metal's recommendedMaxWorkingSetSize of the default device (macOS).", gpu.recommended_working_set_bytes),
+    ];
+    for (name, kind, help, value) in optional {
+        if let Some(v) = value {
+            family(out, name, kind, help);
+            let _ = writeln!(out, "{name} {v}");
+        }
+    }
 }
 
 /// Series per process, for at most `max_processes` of them (watched first).
@@ -350,7 +366,7 @@ fn scope_series(out: &mut String, scope: &crate::probe::Scope) {
     let e = &scope.events;
     let psi = scope.pressure.as_ref();
     let level = psi.and_then(|p| p.level).map(|l| u64::from(l.value()));
-    let series: [(&str, &str, &str, Option<u64>); 8] = [
+    let series: [(&str, &str, &str, Option<u64>); 9] = [
         ("swapsight_scope_limit_bytes", "gauge", "Memory limit of the run's scope, the memory cgroup it is judged against (v2 memory.max, else memory.high; v1 memory.limit_in_bytes).", Some(scope.limit_bytes)),
         ("swapsight_scope_usage_bytes", "gauge", "Memory charged to the scope (v2 memory.current, v1 memory.usage_in_bytes).", Some(scope.usage_bytes)),
         ("swapsight_scope_swap_bytes", "gauge", "Swap of the scope (v2 memory.swap.current, v1 total_swap of memory.stat).", scope.swap_bytes),
@@ -359,6 +375,7 @@ fn scope_series(out: &mut String, scope: &crate::probe::Scope) {
         ("swapsight_scope_limit_hits_total", "counter", "Times the scope's usage hit its limit (v2 memory.events max, v1 memory.failcnt).", e.max),
         ("swapsight_scope_oom_kills_total", "counter", "Processes of the scope killed by an OOM killer (oom_kill of v2 memory.events, v1 memory.oom_control).", e.oom_kill),
         ("swapsight_scope_memory_pressure_level", "gauge", "The scope's own pressure level from its memory.pressure (v2): 1 normal, 2 warning, 4 critical.", level),
+        ("swapsight_scope_swap_written_bytes_total", "counter", "Bytes the scope's processes wrote to swap (v2 pswpout of memory.stat times the page size, where the kernel counts it per cgroup).", scope.swap_out_bytes),
     ];
     for (name, kind, help, value) in series {
         if let Some(v) = value {

@@ -417,3 +417,58 @@ fn the_scopes_own_pressure_is_exported_with_its_labels_and_absent_without() {
         Some(1.0)
     );
 }
+
+/// Swap written is a counter (`_total`), and the Mac's GPU and wired
+/// figures are gauges, each only where the OS gave it.
+#[test]
+fn swap_written_gpu_and_wired_are_exported_where_known() {
+    let mut t = synth::seed_offload();
+    let written = t
+        .samples
+        .last()
+        .unwrap()
+        .sample
+        .system
+        .swap_out_bytes
+        .unwrap();
+    let text = render(&Snapshot::from_trace(&t).unwrap(), DEFAULT_MAX_PROCESSES);
+    let scrape = parse(&text);
+    assert!(text.contains("# TYPE swapsight_swap_written_bytes_total counter"));
+    assert_eq!(
+        value(&scrape, "swapsight_swap_written_bytes_total", &[]),
+        Some(written as f64)
+    );
+    for absent in [
+        "swapsight_gpu_",
+        "swapsight_wired_bytes",
+        "swapsight_scope_swap_written",
+    ] {
+        assert!(!text.contains(absent), "{absent} in\n{text}");
+    }
+    let sys = &mut t.samples.last_mut().unwrap().sample.system;
+    sys.wired_bytes = Some(3 << 30);
+    sys.gpu = Some(crate::probe::GpuMemory {
+        in_use_bytes: Some(31 << 30),
+        alloc_bytes: Some(33 << 30),
+        wired_limit_mb: Some(0),
+        recommended_working_set_bytes: Some(36 << 30),
+        ..Default::default()
+    });
+    let scrape = parse(&render(
+        &Snapshot::from_trace(&t).unwrap(),
+        DEFAULT_MAX_PROCESSES,
+    ));
+    let gib = |n: u64| Some((n << 30) as f64);
+    assert_eq!(value(&scrape, "swapsight_wired_bytes", &[]), gib(3));
+    assert_eq!(value(&scrape, "swapsight_gpu_in_use_bytes", &[]), gib(31));
+    assert_eq!(value(&scrape, "swapsight_gpu_alloc_bytes", &[]), gib(33));
+    // iogpu.wired_limit_mb=0 is the default: Metal's recommended size.
+    assert_eq!(
+        value(&scrape, "swapsight_gpu_wired_limit_bytes", &[]),
+        gib(36)
+    );
+    assert_eq!(
+        value(&scrape, "swapsight_gpu_recommended_working_set_bytes", &[]),
+        gib(36)
+    );
+}
