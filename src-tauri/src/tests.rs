@@ -328,6 +328,14 @@ fn updates_reach_listeners_and_carry_the_false_fit() {
     assert!(title.as_str().unwrap().ends_with("⚠ false fit"), "{title}");
     assert!(noticed, "a notice for pid 7");
     assert!(crate::tray::is_alert(swapsight::State::FalseFit));
+    assert_eq!(
+        crate::tray::written_today_label(Some(3 << 30)),
+        "Swap written today: 3.0 GB"
+    );
+    assert_eq!(
+        crate::tray::written_today_label(None),
+        "Swap written today: not known here"
+    );
     assert!(!crate::tray::is_alert(swapsight::State::HiddenMemory));
 }
 

@@ -1,13 +1,16 @@
 //! The menu-bar item: a template icon (black and alpha, tinted by macOS)
 //! that gets a badge while a false fit or overflow is flagged, the live
-//! title (`⇡2.1G ⚠ false fit`), and the menu — Open, Start/Stop recording,
-//! Reset baseline, Export last recording…, Start at login, Quit. A left
+//! title (`⇡2.1G ⚠ false fit`), and the menu — Open, swap written today,
+//! Start/Stop recording, Reset baseline, Export last recording…, Start at
+//! login, Quit. A left
 //! click toggles the popover (macOS and Windows; Linux trays send no clicks,
 //! their menu's Open does it).
 
 use std::sync::{Arc, Mutex};
 
 use swapsight::live::{Live, Snapshot};
+use swapsight::units::format_bytes;
+use swapsight::written::Daily;
 use swapsight::State;
 use tauri::image::Image;
 use tauri::menu::{CheckMenuItem, Menu, MenuEvent, MenuItem, PredefinedMenuItem};
@@ -28,6 +31,8 @@ const ICON_ALERT: &[u8] = include_bytes!("../../icons/tray-alert@2x.png");
 pub struct Tray<R: Runtime> {
     icon: TrayIcon<R>,
     record: MenuItem<R>,
+    /// "Swap written today: 3.1 GB", an item that only informs.
+    written: MenuItem<R>,
     autostart: CheckMenuItem<R>,
     shown: Mutex<Shown>,
 }
@@ -38,6 +43,36 @@ struct Shown {
     title: Option<String>,
     alert: Option<bool>,
     recording: Option<bool>,
+    written: Option<String>,
+    daily: Daily,
+}
+
+/// The words of the menu's "written today" item.
+pub fn written_today_label(bytes: Option<u64>) -> String {
+    match bytes {
+        Some(b) => format!(
+            "Swap written today: {}",
+            format_bytes(i64::try_from(b).unwrap_or(i64::MAX))
+        ),
+        None => "Swap written today: not known here".to_string(),
+    }
+}
+
+/// Today, as a number that changes at local midnight (the local calendar
+/// year and day of the year); 0 where the local time cannot be read.
+fn local_day() -> i64 {
+    let now: libc::time_t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs().try_into().unwrap_or(0));
+    // SAFETY: an all-zero `tm` is a valid value of the plain C struct.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are to live locals; localtime_r only writes
+    // `tm` and is thread-safe (unlike localtime).
+    let done = unsafe { libc::localtime_r(&now, &mut tm) };
+    if done.is_null() {
+        return 0;
+    }
+    i64::from(tm.tm_year) * 400 + i64::from(tm.tm_yday)
 }
 
 /// Whether a snapshot calls for the alert icon.
@@ -53,6 +88,13 @@ fn image(bytes: &'static [u8]) -> tauri::Result<Image<'static>> {
 pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let autostart_on = app.autolaunch().is_enabled().unwrap_or(false);
     let open = MenuItem::with_id(app, "open", "Open swapsight", true, None::<&str>)?;
+    let written = MenuItem::with_id(
+        app,
+        "written",
+        written_today_label(None),
+        false,
+        None::<&str>,
+    )?;
     let record = MenuItem::with_id(app, "record", "Start recording", true, None::<&str>)?;
     let reset = MenuItem::with_id(app, "reset", "Reset baseline", true, None::<&str>)?;
     let export = MenuItem::with_id(app, "export", "Export last recording…", true, None::<&str>)?;
@@ -69,6 +111,7 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         app,
         &[
             &open,
+            &written,
             &PredefinedMenuItem::separator(app)?,
             &record,
             &reset,
@@ -92,6 +135,7 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     app.manage(Tray {
         icon,
         record,
+        written,
         autostart,
         shown: Mutex::new(Shown::default()),
     });
@@ -123,6 +167,14 @@ impl<R: Runtime> Tray<R> {
         if shown.recording != Some(recording) {
             let _ = self.set_recording(recording);
             shown.recording = Some(recording);
+        }
+        let today = shown.daily.push(local_day(), s.system.swap_out_bytes);
+        let label = written_today_label(today);
+        if shown.written.as_deref() != Some(label.as_str()) {
+            if let Err(e) = self.written.set_text(&label) {
+                log!("cannot set the written-today item: {e}");
+            }
+            shown.written = Some(label);
         }
     }
 

@@ -129,3 +129,39 @@ test('inside a memory cgroup: free memory and swap are the scope\'s', () => {
   // Without a scope, the host's.
   assert.equal(liveFigures(snapshot).free.sub, 'of 48.0 GB');
 });
+
+test("on a Mac whose GPU holds memory: the GPU beside the footprints, swap written beside swap", () => {
+  const mac = {
+    ...snapshot,
+    view: {
+      ...snapshot.view,
+      swap_written_bytes: 31 * GIB,
+      gap: { ...snapshot.view.gap, gpu_in_use_bytes: 18 * GIB, gpu_bytes: 2 * GIB },
+    },
+  };
+  const f = liveFigures(mac);
+  // 18 GB in use, 2 GB of it in footprints: 16 GB of the 20 GB gap.
+  assert.equal(f.gap.sub, 'footprints: 48 % of used · GPU holds 16.0 GB · ⇡1.0 GB in window · 3 unreadable');
+  assert.match(f.gap.title, /\nGPU in use 18.0 GB · footprints 20.0 GB · not explained 20.0 GB\n/);
+  assert.match(f.swap.title, /\n31.0 GB written to swap since baseline/);
+  // Without the figures (Linux, older traces) nothing is said of them.
+  const f0 = liveFigures(snapshot);
+  assert.doesNotMatch(f0.gap.sub, /GPU/);
+  assert.doesNotMatch(f0.swap.title, /written/);
+
+  const replay = {
+    report: {
+      verdict: 'false-fit', min_free_pct: 4, phys_bytes: 48 * GIB, swap_growth_bytes: 9 * GIB,
+      swap_tolerance_bytes: 256 * MIB, duration_ms: 60_000, processes: [],
+      swap_written: { bytes: 12 * GIB, span_ms: 60_000, host_wide: true },
+      footprints: {
+        unexplained_growth_bytes: GIB, unexplained_peak_bytes: 13 * GIB, min_coverage: 0.5,
+        gpu_at_peak: { t_ms: 1, in_use_bytes: 31 * GIB, footprints_bytes: 18 * GIB, unexplained_bytes: 13 * GIB, held_by_gpu_bytes: 12 * GIB },
+      },
+    },
+    phases: [],
+  };
+  const r = replayFigures(replay);
+  assert.match(r.swap.title, /\n12.0 GB written to swap over the run \(the whole machine\)$/);
+  assert.equal(r.gap.title, 'At the peak: GPU in use 31.0 GB · footprints 18.0 GB · not explained 13.0 GB; the GPU holds 12.0 GB of it outside footprints');
+});

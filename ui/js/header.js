@@ -39,7 +39,12 @@ export function liveFigures(s) {
     swap: {
       text: bytes(swapUsed),
       sub: `${arrow}${bytes(Math.abs(growth))} since baseline`,
-      title: `Swap grew ${bytes(view.swap_growth_window_bytes)} in the detector's window (tolerance ${bytes(view.swap_tolerance_bytes)})`,
+      title: [
+        `Swap grew ${bytes(view.swap_growth_window_bytes)} in the detector's window (tolerance ${bytes(view.swap_tolerance_bytes)})`,
+        ...(view.swap_written_bytes != null
+          ? [`${bytes(view.swap_written_bytes)} written to swap since baseline (SSD wear; pages written and read back count each time)`]
+          : []),
+      ].join('\n'),
       flag: !!view.swap_climbing,
     },
     compressed: comp > 0 ? bytes(comp) : null,
@@ -126,9 +131,18 @@ function liveGap(view) {
   if (!gap) return null;
   const grew = view.unexplained_growth_window_bytes || 0;
   const parts = [`footprints: ${Math.round((gap.coverage || 0) * 100)} % of used`];
+  // The GPU beside the footprints: what of the gap it holds outside them
+  // (in use less the footprints' graphics memory), as the report says.
+  const gpuOutside = gap.gpu_in_use_bytes != null
+    ? Math.max(0, gap.gpu_in_use_bytes - (gap.gpu_bytes || 0))
+    : null;
+  if (gpuOutside != null && gpuOutside > 0) {
+    parts.push(`GPU holds ${bytes(Math.min(gpuOutside, Math.max(0, gap.unexplained_bytes)))}`);
+  }
   if (grew > 0) parts.push(`⇡${bytes(grew)} in window`);
   if (gap.unreadable) parts.push(`${gap.unreadable} unreadable`);
   const extra = [];
+  if (gap.gpu_in_use_bytes != null) extra.push(`GPU in use ${bytes(gap.gpu_in_use_bytes)} · footprints ${bytes(gap.footprints_bytes)} · not explained ${bytes(gap.unexplained_bytes)}`);
   if (gap.wired_bytes != null) extra.push(`wired ${bytes(gap.wired_bytes)}`);
   if (gap.compressor_bytes) extra.push(`compressor ${bytes(gap.compressor_bytes)}`);
   if (gap.gpu_bytes) extra.push(`GPU memory of readable processes ${bytes(gap.gpu_bytes)}`);
@@ -162,7 +176,12 @@ export function replayFigures(r) {
     swap: {
       text: `${rep.swap_growth_bytes > 0 ? '⇡' : ''}${bytes(rep.swap_growth_bytes)}`,
       sub: `grew during the run (${duration(rep.duration_ms)})`,
-      title: `Tolerance ${bytes(rep.swap_tolerance_bytes)}`,
+      title: [
+        `Tolerance ${bytes(rep.swap_tolerance_bytes)}`,
+        ...(rep.swap_written
+          ? [`${bytes(rep.swap_written.bytes)} written to swap over the run${rep.swap_written.host_wide ? ' (the whole machine)' : ''}`]
+          : []),
+      ].join('\n'),
       flag: rep.swap_growth_bytes > rep.swap_tolerance_bytes,
     },
     compressed: null,
@@ -170,7 +189,9 @@ export function replayFigures(r) {
       ? {
           text: `${fp.unexplained_growth_bytes > 0 ? '⇡' : ''}${bytes(fp.unexplained_growth_bytes)}`,
           sub: `grew to ${bytes(fp.unexplained_peak_bytes)}; footprints ≥ ${Math.round((fp.min_coverage || 0) * 100)} % of used`,
-          title: '',
+          title: fp.gpu_at_peak
+            ? `At the peak: GPU in use ${bytes(fp.gpu_at_peak.in_use_bytes)} · footprints ${bytes(fp.gpu_at_peak.footprints_bytes)} · not explained ${bytes(fp.gpu_at_peak.unexplained_bytes)}; the GPU holds ${bytes(fp.gpu_at_peak.held_by_gpu_bytes)} of it outside footprints`
+            : '',
           flag: false,
         }
       : null,

@@ -8,6 +8,7 @@
 //! - [`detect`]: the false-fit detector.
 //! - [`pressure`]: the kernel's memory pressure, host and scope.
 //! - [`forecast`]: time to trouble at the current rate.
+//! - [`written`]: swap written, over a run, a phase or a day.
 
 pub mod detect;
 pub mod forecast;
@@ -16,3 +17,4 @@ pub mod pressure;
 pub mod sampler;
 pub mod tick;
 pub mod tree;
+pub mod written;

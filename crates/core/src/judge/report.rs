@@ -25,7 +25,7 @@ mod judge;
 mod process;
 pub mod scope;
 mod text;
-pub mod written;
+pub use crate::step::written;
 
 pub use judge::RunJudge;
 #[cfg(test)]
@@ -114,7 +114,7 @@ pub struct Report {
     /// Swap written over the run (SSD wear); absent when no sample carried
     /// the counter (older traces).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub swap_written: Option<written::SwapWritten>,
+    pub swap_written: Option<crate::written::SwapWritten>,
     /// Each limit whose forecast fired or that was reached: when the
     /// forecast first fired, its estimate then and when the limit really
     /// came (the forecaster replayed over the samples).

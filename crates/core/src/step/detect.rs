@@ -157,6 +157,11 @@ pub struct SystemView {
     /// this gap growing while swap climbs.
     #[serde(default)]
     pub unexplained_growth_window_bytes: i64,
+    /// Swap written since the baseline (monitor start or reset), the
+    /// scope's where the kernel counts it per cgroup; absent where the OS
+    /// gives no counter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_written_bytes: Option<u64>,
 }
 
 /// The detector. Feed it every sample in order with [`Detector::update`].
@@ -166,6 +171,8 @@ pub struct Detector {
     sys: VecDeque<SysPoint>,
     procs: HashMap<u32, Track>,
     baseline_swap: Option<u64>,
+    /// Swap written since the baseline.
+    written: crate::written::WrittenFold,
     view: SystemView,
     tick: u64,
     /// The scope the history was taken in (`None`: the host).
@@ -179,6 +186,7 @@ impl Detector {
             sys: VecDeque::new(),
             procs: HashMap::new(),
             baseline_swap: None,
+            written: Default::default(),
             view: SystemView::default(),
             tick: 0,
             scope: None,
@@ -193,6 +201,7 @@ impl Detector {
     /// new baseline.
     pub fn reset_baseline(&mut self) {
         self.baseline_swap = None;
+        self.written = Default::default();
         for t in self.procs.values_mut() {
             t.worst = t.state;
         }
@@ -277,6 +286,8 @@ impl Detector {
         let phys = sys.phys_bytes.max(1);
         let keep_ms = self.keep_ms();
         let baseline = *self.baseline_swap.get_or_insert(sys.swap_used_bytes);
+        self.written
+            .push(now, &sample.system, sample.scope.as_ref());
         self.sys.push_back(SysPoint {
             t_ms: now,
             swap_used: sys.swap_used_bytes,
@@ -312,6 +323,7 @@ impl Detector {
             hidden_drop_bytes: self.cfg.hidden_drop_for(phys),
             watched_top: watched_top(sample, watched),
             scoped: sample.scope.is_some() && !watched.is_empty(),
+            swap_written_bytes: self.written.finish().map(|w| w.bytes),
         }
     }
 
@@ -328,6 +340,7 @@ impl Detector {
         if !same {
             self.sys.clear();
             self.baseline_swap = None;
+            self.written = Default::default();
             self.scope = scope.cloned();
         }
     }
@@ -385,6 +398,8 @@ struct TickFigures {
     /// Judged against the watched tree's scope: the processes outside the
     /// tree are outside it.
     scoped: bool,
+    /// Swap written since the baseline.
+    swap_written_bytes: Option<u64>,
 }
 
 impl TickFigures {
@@ -428,6 +443,7 @@ impl TickFigures {
             worst,
             gap: self.gap,
             unexplained_growth_window_bytes: self.swap.unexplained_growth_bytes,
+            swap_written_bytes: self.swap_written_bytes,
         }
     }
 }

@@ -950,3 +950,25 @@ fn debounce_raises_after_raise_ms_and_a_milder_state_waits_like_a_clear() {
     );
     assert_eq!(track.worst, State::FalseFit);
 }
+
+#[test]
+fn swap_written_since_the_baseline_is_in_the_view_and_a_reset_starts_it_again() {
+    let mut d = Detector::new(DetectorConfig::default());
+    let watched = HashSet::new();
+    let with_written = |t_ms: u64, written: Option<u64>| {
+        let mut s = sample(t_ms, 0, 50.0, vec![proc(10, GIB, 0)]);
+        s.system.swap_out_bytes = written;
+        s
+    };
+    d.update(&with_written(0, None), &watched);
+    assert_eq!(d.system().swap_written_bytes, None, "no counter, no figure");
+    d.update(&with_written(500, Some(40 * GIB)), &watched);
+    assert_eq!(d.system().swap_written_bytes, Some(0));
+    d.update(&with_written(1000, Some(43 * GIB)), &watched);
+    assert_eq!(d.system().swap_written_bytes, Some(3 * GIB));
+    d.reset_baseline();
+    d.update(&with_written(1500, Some(44 * GIB)), &watched);
+    assert_eq!(d.system().swap_written_bytes, Some(0));
+    d.update(&with_written(2000, Some(46 * GIB)), &watched);
+    assert_eq!(d.system().swap_written_bytes, Some(2 * GIB));
+}

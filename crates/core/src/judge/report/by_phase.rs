@@ -41,7 +41,7 @@ pub struct PhaseRow {
     /// Swap written from the phase's start to its end (its baseline sample
     /// to its last); absent without the counter.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub swap_written: Option<super::written::SwapWritten>,
+    pub swap_written: Option<crate::written::SwapWritten>,
     /// Peak and last value of each counter written in the phase
     /// ([`super::counters`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -144,7 +144,7 @@ struct Acc<J> {
     /// While open: the time of the samples in `at_end` (the latest).
     at_ms: Option<u64>,
     pressure: PressureFold,
-    written: super::written::WrittenFold,
+    written: crate::written::WrittenFold,
 }
 
 impl<J: Judge> Acc<J> {

@@ -184,7 +184,7 @@ fn reference_row(
             fold.finish()
         },
         swap_written: {
-            let mut fold = crate::report::written::WrittenFold::default();
+            let mut fold = crate::written::WrittenFold::default();
             for s in slice {
                 fold.push(s.sample.t_ms, &s.sample.system, s.sample.scope.as_ref());
             }

@@ -7,7 +7,6 @@ use std::collections::HashMap;
 
 use super::process::{Carries, Stats};
 use super::scope::ScopeFold;
-use super::written::WrittenFold;
 use super::{by_phase, FootprintsSummary, ProcessReport, Report};
 use crate::detect::{Detector, DetectorConfig, State};
 use crate::forecast::Replay;
@@ -15,6 +14,7 @@ use crate::pressure::PressureFold;
 use crate::probe::Sample;
 use crate::trace::{Header, ReadNotes, TraceSample};
 use crate::units::{format_bytes, signed_diff};
+use crate::written::WrittenFold;
 
 /// The report of a whole run, without the per-phase table, as a fold over
 /// its samples: [`report`](super::report()) and

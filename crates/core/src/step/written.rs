@@ -88,6 +88,39 @@ impl WrittenFold {
     }
 }
 
+/// Swap written today, for a shell that runs all day (the menu bar's
+/// "written today"): the counter's growth since the first sample of the
+/// local day it is told. Fed in time order.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Daily {
+    /// The day (any key that changes at local midnight) and what was
+    /// written of it so far.
+    day: Option<i64>,
+    last: Option<u64>,
+    bytes: u64,
+}
+
+impl Daily {
+    /// Takes the counter `now` (absent: nothing known) on `day`; the bytes
+    /// written on that day so far, `None` until the counter is known. A new
+    /// day starts from 0 at its first sample; a counter that went back
+    /// (a reboot) counts from its new value.
+    pub fn push(&mut self, day: i64, now: Option<u64>) -> Option<u64> {
+        if self.day != Some(day) {
+            self.day = Some(day);
+            self.bytes = 0;
+        }
+        let now = now?;
+        if let Some(before) = self.last {
+            self.bytes = self
+                .bytes
+                .saturating_add(now.checked_sub(before).unwrap_or(0));
+        }
+        self.last = Some(now);
+        Some(self.bytes)
+    }
+}
+
 #[cfg(test)]
 #[path = "written_tests.rs"]
 mod tests;

@@ -57,3 +57,19 @@ fn inside_a_cgroup_that_counts_swap_out_the_scopes_counter_is_the_runs() {
     assert!(!w.host_wide);
     assert_eq!(w.to_words(), "1.0 GB, 60.0 GB/min");
 }
+
+#[test]
+fn written_today_starts_again_at_midnight_and_after_a_reboot() {
+    let mut d = Daily::default();
+    assert_eq!(d.push(20_000, None), None, "nothing known yet");
+    assert_eq!(d.push(20_000, Some(10 * GB)), Some(0));
+    assert_eq!(d.push(20_000, Some(13 * GB)), Some(3 * GB));
+    // Past midnight: what was written yesterday is not today's.
+    assert_eq!(d.push(20_001, Some(14 * GB)), Some(GB));
+    // A reboot: the counter starts again near 0.
+    assert_eq!(d.push(20_001, Some(GB / 2)), Some(GB));
+    assert_eq!(d.push(20_001, Some(GB)), Some(GB + GB / 2));
+    // A sample without the counter keeps today's figure unknown, not 0.
+    assert_eq!(d.push(20_001, None), None);
+    assert_eq!(d.push(20_001, Some(2 * GB)), Some(2 * GB + GB / 2));
+}
