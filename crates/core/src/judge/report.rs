@@ -20,6 +20,7 @@ use crate::units::{format_bytes, format_duration};
 use by_phase::PhaseTable;
 
 pub mod by_phase;
+pub mod caches;
 pub use crate::record::counters;
 mod judge;
 mod process;
@@ -124,6 +125,10 @@ pub struct Report {
     /// Peak and last value of each counter the run wrote ([`counters`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub counters: Vec<counters::CounterRow>,
+    /// Allocator caches that grew while their tensors did not, as swap
+    /// grew, each with the setting that bounds it ([`caches`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub caches: Vec<caches::CacheFinding>,
     /// The first lines the reader skipped, in words.
     pub problems: Vec<String>,
     /// How many lines the reader skipped in all.
@@ -227,9 +232,12 @@ fn with_counters(
     log: &counters::CounterLog,
 ) -> Report {
     by_phase::attach_counters(&mut phases, log);
+    let swap_grew = report.swap_growth_bytes > 0
+        && report.swap_growth_bytes.unsigned_abs() >= report.swap_tolerance_bytes;
     Report {
         phases,
         counters: log.run(),
+        caches: caches::named(log, swap_grew),
         ..report
     }
 }

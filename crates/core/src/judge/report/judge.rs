@@ -244,6 +244,7 @@ impl RunJudge {
             forecasts: self.forecast.finish(),
             phases: Vec::new(),
             counters: Vec::new(),
+            caches: Vec::new(),
             problems: notes.problems.iter().map(|p| p.to_string()).collect(),
             skipped_lines: notes.bad_lines,
             truncated_last_line: notes.truncated_last_line,

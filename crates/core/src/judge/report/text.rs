@@ -102,6 +102,9 @@ impl Report {
                 let _ = writeln!(out, "  {line}");
             }
         }
+        for c in &self.caches {
+            let _ = writeln!(out, "allocator cache: {}", c.words);
+        }
         if !self.phases.is_empty() {
             let _ = writeln!(out, "\nby phase:");
             for line in super::by_phase::to_text(&self.phases).lines() {
