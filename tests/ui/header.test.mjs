@@ -165,3 +165,12 @@ test("on a Mac whose GPU holds memory: the GPU beside the footprints, swap writt
   assert.match(r.swap.title, /\n12.0 GB written to swap over the run \(the whole machine\)$/);
   assert.equal(r.gap.title, 'At the peak: GPU in use 31.0 GB · footprints 18.0 GB · not explained 13.0 GB; the GPU holds 12.0 GB of it outside footprints');
 });
+
+test('an allocator cache the recording names is said under the gap, and flags it', () => {
+  const words = 'MLX cache grew 9.1 GB while active stayed 4.2 GB — mx.set_cache_limit(…)';
+  const f = liveFigures({ ...snapshot, caches: [{ allocator: 'MLX', words }] });
+  assert.match(f.gap.sub, / · MLX cache growing$/);
+  assert.ok(f.gap.title.endsWith(`\n${words}`), f.gap.title);
+  assert.equal(f.gap.flag, true);
+  assert.equal(liveFigures(snapshot).gap.sub.includes('cache'), false);
+});

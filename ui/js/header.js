@@ -48,7 +48,7 @@ export function liveFigures(s) {
       flag: !!view.swap_climbing,
     },
     compressed: comp > 0 ? bytes(comp) : null,
-    gap: liveGap(view),
+    gap: withCaches(liveGap(view), s.caches),
     count: { text: String(s.process_count), sub: share ? `footprints ${Math.round(share * 100)} % of RAM` : '' },
     phase: s.phase ? `phase: ${s.phase}` : null,
     pressure: livePressure(sys.pressure),
@@ -118,6 +118,25 @@ function scopeFree(scope) {
     sub: `inside a ${limit(scope.limit_bytes)} cgroup limit`,
     title: `cgroup v${scope.version} ${scope.path}: ${bytes(scope.usage_bytes)} used of ${limit(scope.limit_bytes)}${swap}`,
     flag: free < 15,
+  };
+}
+
+/**
+ * The gap card with the allocator caches the recording's counters name
+ * (docs/detector.md, "An allocator's cache, named"): said under it, and
+ * flagged.
+ * @param {Figure | null} gap
+ * @param {Array<{allocator: string, words: string}> | undefined} caches
+ * @returns {Figure | null}
+ */
+function withCaches(gap, caches) {
+  if (!gap || !caches || caches.length === 0) return gap;
+  const names = caches.map((c) => c.allocator).join(', ');
+  return {
+    ...gap,
+    sub: `${gap.sub} · ${names} cache growing`,
+    title: [gap.title, ...caches.map((c) => c.words)].join('\n'),
+    flag: true,
   };
 }
 

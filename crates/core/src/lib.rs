@@ -59,7 +59,7 @@ pub mod util;
 pub use judge::{advise, compare, guard, report};
 pub use record::{counters, marks, phases, recorder, recordings, session, trace};
 pub use show::{answers, doctor, export, live};
-pub use step::{detect, forecast, monitor, pressure, sampler, tick, tree, written};
+pub use step::{caches, detect, forecast, monitor, pressure, sampler, tick, tree, written};
 pub use util::{outpath, text, units};
 
 pub use detect::{Detector, DetectorConfig, State};

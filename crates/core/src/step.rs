@@ -9,6 +9,7 @@
 //! - [`pressure`]: the kernel's memory pressure, host and scope.
 //! - [`forecast`]: time to trouble at the current rate.
 //! - [`written`]: swap written, over a run, a phase or a day.
+//! - [`caches`]: an allocator's cache that grew while its tensors did not.
 
 pub mod detect;
 pub mod forecast;
@@ -18,3 +19,4 @@ pub mod sampler;
 pub mod tick;
 pub mod tree;
 pub mod written;
+pub mod caches;

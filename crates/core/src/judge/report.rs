@@ -20,7 +20,7 @@ use crate::units::{format_bytes, format_duration};
 use by_phase::PhaseTable;
 
 pub mod by_phase;
-pub mod caches;
+pub use crate::step::caches;
 pub use crate::record::counters;
 mod judge;
 mod process;
@@ -237,7 +237,7 @@ fn with_counters(
     Report {
         phases,
         counters: log.run(),
-        caches: caches::named(log, swap_grew),
+        caches: log.fold_caches().findings(swap_grew),
         ..report
     }
 }

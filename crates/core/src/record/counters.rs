@@ -60,18 +60,14 @@ impl CounterLog {
         self.points.is_empty()
     }
 
-    /// The points of counter `name` in the order written: (t_ms, value).
-    pub fn series<'a>(&'a self, name: &str) -> impl Iterator<Item = (u64, f64)> + 'a {
-        let index = self.names.iter().position(|(n, _)| n == name);
-        self.points
-            .iter()
-            .filter(move |p| Some(p.1) == index)
-            .map(|&(t, _, v)| (t, v))
-    }
-
-    /// The counter names followed, in the order first written.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.names.iter().map(|(n, _)| n.as_str())
+    /// The allocators' caches of the points kept, folded in the order
+    /// written ([`crate::caches`]).
+    pub fn fold_caches(&self) -> crate::caches::CacheFold {
+        let mut fold = crate::caches::CacheFold::default();
+        for &(_, i, v) in &self.points {
+            fold.push(&self.names[i].0, v);
+        }
+        fold
     }
 
     /// Each counter over the points `keep` takes, in the order first written.

@@ -72,6 +72,8 @@ pub struct RecordingSession {
     counters_told: u64,
     /// Each counter's last value, for `/metrics` while the recording runs.
     last_counters: Vec<LastCounter>,
+    /// The allocators' caches the counters show, for the live session.
+    caches: crate::caches::CacheFold,
     failed: Option<String>,
 }
 
@@ -91,6 +93,7 @@ impl RecordingSession {
             dropped_told: 0,
             counters_told: 0,
             last_counters: Vec::new(),
+            caches: Default::default(),
             failed: None,
         })
     }
@@ -108,6 +111,11 @@ impl RecordingSession {
     /// [`crate::counters::MAX_NAMES`] names).
     pub fn counters(&self) -> &[LastCounter] {
         &self.last_counters
+    }
+
+    /// The allocators' caches the recording's counters show so far.
+    pub fn caches(&self) -> &crate::caches::CacheFold {
+        &self.caches
     }
 
     /// Where a line marks a phase (what `swapsight mark` finds), until
@@ -188,6 +196,7 @@ impl RecordingSession {
                         self.keep(r);
                     }
                     counters::note_last(&mut self.last_counters, &name, value, &unit);
+                    self.caches.push(&name, value);
                     continue;
                 }
                 MarkLine::Start(name) => {

@@ -455,6 +455,16 @@ fn snapshot_of(tick: &Tick, inner: &Inner) -> Snapshot {
         ),
         forecast: tick.forecast,
         scope: tick.sample.scope.clone(),
+        caches: inner
+            .recorder
+            .as_ref()
+            .map(|(r, _)| {
+                let v = &tick.view;
+                let swap_grew = v.swap_growth_bytes > 0
+                    && v.swap_growth_bytes.unsigned_abs() >= v.swap_tolerance_bytes;
+                r.caches().findings(swap_grew)
+            })
+            .unwrap_or_default(),
     }
 }
 

@@ -576,3 +576,36 @@ fn a_live_recording_has_the_header_record_writes_and_keeps_its_scope() {
     assert!(h.writer.ends_with(" live"), "{}", h.writer);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The live session names an allocator's cache as the report does: a
+/// recording whose MLX cache grows while its active memory stays flat, on a
+/// machine whose swap climbs (the scripted false fit).
+#[test]
+fn a_live_recording_names_a_growing_mlx_cache_while_swap_climbs() {
+    let dir = tmp("caches");
+    let l = live(&dir);
+    l.wait_snapshot(Duration::from_secs(2)).unwrap();
+    l.start_recording(None).unwrap();
+    let mark = l.mark_path().expect("a mark path while recording");
+    let gib = f64::from(1u32 << 30);
+    for i in 0..6 {
+        let active = crate::marks::counter_line("mlx.active", 4.0 * gib, "bytes").unwrap();
+        let cache = crate::marks::counter_line("mlx.cache", f64::from(i) * gib, "bytes").unwrap();
+        crate::marks::write_mark(&mark, &active).unwrap();
+        crate::marks::write_mark(&mark, &cache).unwrap();
+    }
+    let updates = l.subscribe(200);
+    let named = updates
+        .iter()
+        .take(150)
+        .find_map(|u| u.snapshot.caches.first().cloned());
+    let f = named.expect("the MLX cache named while swap climbs");
+    assert_eq!(f.allocator, "MLX");
+    assert!(
+        f.words.starts_with("MLX cache grew 5.0 GB while active stayed 4.0 GB"),
+        "{}",
+        f.words
+    );
+    l.stop_recording().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -85,6 +85,10 @@ pub struct Snapshot {
     /// when a memory cgroup limits it: what the detector judges against.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<crate::probe::Scope>,
+    /// Allocator caches the recording's counters show growing while their
+    /// tensors do not, as swap grew since the baseline.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub caches: Vec<crate::caches::CacheFinding>,
 }
 
 /// One point of the chart history.

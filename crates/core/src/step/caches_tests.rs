@@ -1,15 +1,24 @@
 use super::*;
 use crate::synth::counter;
 
+/// The findings of a log's points, as `report` folds them.
+fn named(log: &[(u64, String, f64)], swap_grew: bool) -> Vec<CacheFinding> {
+    let mut fold = CacheFold::default();
+    for (_, name, v) in log {
+        fold.push(name, *v);
+    }
+    fold.findings(swap_grew)
+}
+
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// A log as the watches write it: both figures each pass, 500 ms apart.
-fn log(points: &[(&str, &[f64])]) -> CounterLog {
-    let mut log = CounterLog::default();
+fn log(points: &[(&str, &[f64])]) -> Vec<(u64, String, f64)> {
+    let mut log = Vec::new();
     let n = points[0].1.len();
     for i in 0..n {
         for (name, values) in points {
-            log.push(&counter(i as u64 * 500, name, values[i], "bytes"));
+            log.push((i as u64 * 500, name.to_string(), values[i]));
         }
     }
     log
@@ -80,26 +89,21 @@ fn the_mps_and_cuda_drivers_holding_more_than_tensors_are_named_per_device() {
 
 #[test]
 fn a_driver_point_before_any_tensor_point_is_not_read_as_all_cache() {
-    let mut l = CounterLog::default();
-    l.push(&counter(
-        0,
-        "torch.mps.driver_allocated",
-        9.0 * GIB,
-        "bytes",
-    ));
-    l.push(&counter(
-        500,
-        "torch.mps.current_allocated",
-        8.5 * GIB,
-        "bytes",
-    ));
-    l.push(&counter(
-        500,
-        "torch.mps.driver_allocated",
-        9.0 * GIB,
-        "bytes",
-    ));
+    let l = [
+        (0, "torch.mps.driver_allocated".to_string(), 9.0 * GIB),
+        (500, "torch.mps.current_allocated".to_string(), 8.5 * GIB),
+        (500, "torch.mps.driver_allocated".to_string(), 9.0 * GIB),
+    ];
     assert!(named(&l, true).is_empty());
+    // Names that only look like a device's are no allocator.
+    for name in [
+        "torch.cuda:x.reserved",
+        "torch.cuda:.reserved",
+        "torch.cuda:1234.reserved",
+        "torch.cuda:0.other",
+    ] {
+        assert_eq!(side(name), None, "{name}");
+    }
 }
 
 /// The report names the cache in a run whose swap grew, in its text and
