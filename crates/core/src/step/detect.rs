@@ -55,7 +55,7 @@ use blame::Blame;
 use episode::{debounce, Track};
 pub use gap::{footprint_gap, judged, FootprintGap, Judged};
 pub use window::Activity;
-use window::{activity, hidden_bytes, swap_window, SwapWindow, SysPoint};
+use window::{activity, hidden_bytes, swap_window, Hidden, SwapWindow, SysPoint};
 
 /// A process's memory state. Ordered by severity.
 #[derive(
@@ -295,6 +295,7 @@ impl Detector {
             unexplained: gap.unexplained_bytes,
             anon: sys.anon_bytes,
             footprints: gap.footprints_bytes,
+            gpu_in_use: gap.gpu_in_use_bytes,
         });
         while self
             .sys
@@ -367,11 +368,19 @@ impl Detector {
                 tick.hidden_drop_bytes,
             )
         } else {
-            0
+            Hidden::default()
         };
         let evidence = tick.evidence(p, &activity, hidden, is_watched, cfg.window_ms);
-        let instant = Blame::of(p, &activity, hidden, track.state, is_watched, tick, cfg)
-            .state(tick.swap_verdict);
+        let instant = Blame::of(
+            p,
+            &activity,
+            hidden.bytes,
+            track.state,
+            is_watched,
+            tick,
+            cfg,
+        )
+        .state(tick.swap_verdict);
         debounce(track, p.pid, instant, evidence, tick.now, cfg)
     }
 }
@@ -408,7 +417,7 @@ impl TickFigures {
         &self,
         p: &ProcessSample,
         activity: &Activity,
-        hidden_bytes: u64,
+        hidden: Hidden,
         watched: bool,
         window_ms: u64,
     ) -> Evidence {
@@ -422,7 +431,8 @@ impl TickFigures {
             free_pct: self.free_pct,
             pageins_per_s: activity.pageins_per_s,
             footprint_delta_bytes: activity.footprint_delta_bytes,
-            hidden_bytes,
+            hidden_bytes: hidden.bytes,
+            hidden_gpu_rise_bytes: hidden.gpu_rise.filter(|_| hidden.bytes > 0),
             watched,
             swapins_per_s: activity.swapins_per_s,
             process_swap_delta_bytes: activity.process_swap_delta_bytes,

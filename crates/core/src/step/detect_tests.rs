@@ -779,6 +779,7 @@ fn the_swap_verdict_is_decided_in_one_place_with_the_line_itself_overflow() {
 
 fn sys_point(t_ms: u64, swap_used: u64, unexplained: i64) -> window::SysPoint {
     window::SysPoint {
+        gpu_in_use: None,
         t_ms,
         swap_used,
         free_bytes: 0,
@@ -971,4 +972,51 @@ fn swap_written_since_the_baseline_is_in_the_view_and_a_reset_starts_it_again() 
     assert_eq!(d.system().swap_written_bytes, Some(0));
     d.update(&with_written(2000, Some(46 * GIB)), &watched);
     assert_eq!(d.system().swap_written_bytes, Some(2 * GIB));
+}
+
+/// On a Mac, a footprint that falls while free memory stays and the GPU's
+/// in-use memory rises as much is hidden memory held by the GPU: the
+/// evidence says where it went (the rule's verdict does not change).
+#[test]
+fn a_footprint_drop_the_gpu_took_is_hidden_memory_held_by_the_gpu() {
+    let mut d = Detector::new(DetectorConfig::default());
+    let watched = HashSet::new();
+    let mut flags = Vec::new();
+    for i in 0..20u64 {
+        let fp = if i < 6 { 3 * GIB } else { 100 * MIB };
+        let mut s = sample(i * 500, 0, 50.0, vec![proc(3, fp, 0)]);
+        let gpu = if i < 6 { GIB } else { GIB + 29 * GIB / 10 };
+        s.system.gpu = Some(crate::probe::GpuMemory {
+            in_use_bytes: Some(gpu),
+            ..Default::default()
+        });
+        flags.extend(d.update(&s, &watched));
+    }
+    let raised = flags
+        .iter()
+        .find(|f| f.pid == 3 && f.state == State::HiddenMemory)
+        .expect("hidden memory raised");
+    assert_eq!(raised.evidence.hidden_gpu_rise_bytes, Some(29 * GIB / 10));
+    let words = &raised.message;
+    assert!(
+        words.ends_with("the GPU's in-use memory rose by 2.9 GB: hidden memory, held by the GPU outside footprints"),
+        "{words}"
+    );
+    // Without the GPU's figure (Linux, Intel Macs) the words are as before.
+    let (_, flags) = run(20, &[], |i| {
+        let fp = if i < 6 { 3 * GIB } else { 100 * MIB };
+        (0, 50.0, vec![proc(3, fp, 0)])
+    });
+    let raised = flags
+        .iter()
+        .find(|f| f.pid == 3 && f.state == State::HiddenMemory)
+        .expect("hidden memory raised");
+    assert_eq!(raised.evidence.hidden_gpu_rise_bytes, None);
+    assert!(
+        raised
+            .message
+            .ends_with("did not rise to match: hidden memory"),
+        "{}",
+        raised.message
+    );
 }

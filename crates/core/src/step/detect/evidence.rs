@@ -27,6 +27,10 @@ pub struct Evidence {
     pub footprint_delta_bytes: i64,
     /// Footprint drop not matched by free memory (hidden memory).
     pub hidden_bytes: u64,
+    /// macOS: how far the GPU's in-use memory rose while that footprint
+    /// fell, where it rose: where the memory went.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hidden_gpu_rise_bytes: Option<u64>,
     pub watched: bool,
     /// Swap-ins per second over the window, in pages (macOS
     /// `ledger_swapins`, else `decompressions`); absent where the OS does
@@ -114,11 +118,20 @@ impl Evidence {
                 format_bytes(self.outside_footprint_bytes as i64),
                 format_bytes(self.footprint_bytes as i64)
             ),
-            State::HiddenMemory => format!(
-                "footprint fell by {} to {} while free memory did not rise to match: hidden memory",
-                format_bytes(self.hidden_bytes as i64),
-                format_bytes(self.footprint_bytes as i64)
-            ),
+            State::HiddenMemory => match self.hidden_gpu_rise_bytes {
+                // The GPU took at least half of what left the footprint.
+                Some(rise) if rise.saturating_mul(2) >= self.hidden_bytes => format!(
+                    "footprint fell by {} to {} while free memory did not rise to match and the GPU's in-use memory rose by {}: hidden memory, held by the GPU outside footprints",
+                    format_bytes(self.hidden_bytes as i64),
+                    format_bytes(self.footprint_bytes as i64),
+                    format_bytes(rise as i64)
+                ),
+                _ => format!(
+                    "footprint fell by {} to {} while free memory did not rise to match: hidden memory",
+                    format_bytes(self.hidden_bytes as i64),
+                    format_bytes(self.footprint_bytes as i64)
+                ),
+            },
             State::Fits => format!(
                 "{fp}; swap growth {}: fits",
                 format_bytes(self.swap_growth_bytes)

@@ -20,6 +20,19 @@ pub(super) struct SysPoint {
     pub(super) anon: Option<u64>,
     /// The readable footprints, summed (those the gap counts).
     pub(super) footprints: u64,
+    /// macOS: the GPU's in-use system memory, where the OS gave it.
+    pub(super) gpu_in_use: Option<u64>,
+}
+
+/// A footprint drop not matched by free memory, and where it may have gone.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Hidden {
+    /// The drop not matched, when large enough to count; 0 otherwise.
+    pub(super) bytes: u64,
+    /// How far the GPU's in-use memory rose over the same span, where the
+    /// OS gives it and it rose: the memory that left the footprint is held
+    /// by the GPU (Metal buffers outside it).
+    pub(super) gpu_rise: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -111,7 +124,7 @@ pub struct Activity {
 }
 
 /// The footprint drop not matched by free memory, when it is large enough to
-/// count; 0 otherwise.
+/// count, and the GPU's rise over the same span.
 pub(super) fn hidden_bytes(
     history: &VecDeque<ProcPoint>,
     sys: &VecDeque<SysPoint>,
@@ -119,18 +132,18 @@ pub(super) fn hidden_bytes(
     cfg: &DetectorConfig,
     p: &ProcessSample,
     threshold: u64,
-) -> u64 {
+) -> Hidden {
     let in_window = || {
         history
             .iter()
             .filter(|q| now.saturating_sub(q.t_ms) <= cfg.hidden_window_ms)
     };
     let Some(peak_fp) = in_window().map(|q| q.footprint).max() else {
-        return 0;
+        return Hidden::default();
     };
     let drop = peak_fp.saturating_sub(p.footprint_bytes);
     if drop < threshold {
-        return 0;
+        return Hidden::default();
     }
     // What was held is read where the footprint's plateau began, not where
     // it ended: a process that hands its pages to a tmpfs file over several
@@ -138,7 +151,7 @@ pub(super) fn hidden_bytes(
     // plateau's end, and its copy would look freed in full.
     let near_peak = peak_fp.saturating_sub(threshold / 8);
     let Some(peak) = in_window().find(|q| q.footprint >= near_peak) else {
-        return 0;
+        return Hidden::default();
     };
     let then = sys.iter().find(|s| s.t_ms >= peak.t_ms);
     let now_point = sys.back();
@@ -167,9 +180,19 @@ pub(super) fn hidden_bytes(
         }
     };
     if (freed as f64) < cfg.hidden_free_share * drop as f64 {
-        drop - freed.min(drop)
+        let gpu_rise = match (
+            then.and_then(|a| a.gpu_in_use),
+            now_point.and_then(|b| b.gpu_in_use),
+        ) {
+            (Some(a), Some(b)) if b > a => Some(b - a),
+            _ => None,
+        };
+        Hidden {
+            bytes: drop - freed.min(drop),
+            gpu_rise,
+        }
     } else {
-        0
+        Hidden::default()
     }
 }
 
