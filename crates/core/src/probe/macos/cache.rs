@@ -11,11 +11,15 @@
 //! - [`VmStatsCache`]: `host_statistics64` at most once a second for the
 //!   whole process, and never when the caller only polls free memory (the
 //!   guard's wait-free gate).
+//! - [`GpuCache`]: the IOAccelerator registry walk at most once a second,
+//!   and Metal's recommended working set once, then again only when
+//!   `iogpu.wired_limit_mb` changes.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::probe::naming::Naming;
+use crate::probe::GpuMemory;
 
 /// What is read once per process.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -159,6 +163,65 @@ impl VmStatsCache {
             self.last = Some((now, stats));
         }
         self.last.map(|(_, s)| s).unwrap_or_default()
+    }
+}
+
+/// How often the IOAccelerator services are read: a registry walk that
+/// copies each accelerator's property table, not worth more than once a
+/// second (the same window as [`VM_STATS_EVERY`]).
+pub const GPU_EVERY: Duration = Duration::from_secs(1);
+
+/// The GPU's figures between ticks.
+#[derive(Debug, Default)]
+pub struct GpuCache {
+    /// When the accelerators were last read, and what they gave (the
+    /// in-use, alloc and driver figures).
+    accelerators: Option<(Instant, Option<GpuMemory>)>,
+    /// `iogpu.wired_limit_mb` as last read (`None` inside: no such sysctl)
+    /// and Metal's recommended working set read for it; `None` before the
+    /// first read.
+    limit: Option<(Option<u64>, Option<u64>)>,
+}
+
+impl GpuCache {
+    pub const fn new() -> Self {
+        GpuCache {
+            accelerators: None,
+            limit: None,
+        }
+    }
+
+    /// The figures at `now`; `None` when the OS gave none. With `refresh`
+    /// set and the last read at least [`GPU_EVERY`] old, `accelerators`
+    /// (the registry walk) and `wired_limit_mb` (the sysctl) run, and
+    /// `working_set` (Metal) too on the first read and whenever the sysctl
+    /// answers a value other than the last. Without `refresh` nothing runs.
+    pub fn get(
+        &mut self,
+        now: Instant,
+        refresh: bool,
+        accelerators: impl FnOnce() -> Option<GpuMemory>,
+        wired_limit_mb: impl FnOnce() -> Option<u64>,
+        working_set: impl FnOnce() -> Option<u64>,
+    ) -> Option<GpuMemory> {
+        let fresh = self
+            .accelerators
+            .is_some_and(|(at, _)| now.saturating_duration_since(at) < GPU_EVERY);
+        if refresh && !fresh {
+            self.accelerators = Some((now, accelerators()));
+            let mb = wired_limit_mb();
+            let set = match self.limit {
+                Some((was, set)) if was == mb => set,
+                _ => working_set(),
+            };
+            self.limit = Some((mb, set));
+        }
+        let mut gpu = self.accelerators.and_then(|(_, g)| g).unwrap_or_default();
+        if let Some((mb, set)) = self.limit {
+            gpu.wired_limit_mb = mb;
+            gpu.recommended_working_set_bytes = set;
+        }
+        (!gpu.is_empty()).then_some(gpu)
     }
 }
 

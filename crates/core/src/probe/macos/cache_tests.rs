@@ -148,3 +148,104 @@ fn a_failed_host_statistics_call_keeps_the_last_figures() {
         }
     );
 }
+
+fn in_use(b: u64) -> Option<GpuMemory> {
+    Some(GpuMemory {
+        in_use_bytes: Some(b),
+        alloc_bytes: Some(2 * b),
+        ..GpuMemory::default()
+    })
+}
+
+#[test]
+fn the_gpu_registry_is_walked_at_most_once_a_second_and_never_when_only_polling() {
+    let mut cache = GpuCache::new();
+    let t0 = Instant::now();
+    let walks = std::cell::Cell::new(0);
+    let walk = |b: u64| {
+        walks.set(walks.get() + 1);
+        in_use(b)
+    };
+    // The gate's poll: nothing read, nothing known.
+    assert_eq!(cache.get(t0, false, || walk(1), || Some(0), || None), None);
+    let g = cache.get(t0, true, || walk(1), || Some(0), || Some(48 << 30));
+    assert_eq!(
+        g,
+        Some(GpuMemory {
+            in_use_bytes: Some(1),
+            alloc_bytes: Some(2),
+            wired_limit_mb: Some(0),
+            recommended_working_set_bytes: Some(48 << 30),
+            ..GpuMemory::default()
+        })
+    );
+    for ms in [100, 999] {
+        let g = cache.get(
+            t0 + Duration::from_millis(ms),
+            true,
+            || walk(2),
+            || None,
+            || None,
+        );
+        assert_eq!(g.unwrap().in_use_bytes, Some(1), "within the second");
+    }
+    let later = t0 + Duration::from_millis(1500);
+    let g = cache.get(later, false, || walk(3), || None, || None);
+    assert_eq!(g.unwrap().in_use_bytes, Some(1), "polling reads the cache");
+    let g = cache.get(later, true, || walk(4), || Some(0), || None);
+    assert_eq!(g.unwrap().in_use_bytes, Some(4));
+    assert_eq!(walks.get(), 2);
+}
+
+#[test]
+fn metal_is_asked_once_and_again_only_when_the_wired_limit_changes() {
+    let mut cache = GpuCache::new();
+    let t0 = Instant::now();
+    let asked = std::cell::Cell::new(0);
+    let metal = |b: u64| {
+        asked.set(asked.get() + 1);
+        Some(b)
+    };
+    let at = |s: u64| t0 + Duration::from_secs(s);
+    let g = cache.get(at(0), true, || in_use(1), || Some(0), || metal(48 << 30));
+    assert_eq!(g.unwrap().recommended_working_set_bytes, Some(48 << 30));
+    let g = cache.get(at(2), true, || in_use(1), || Some(0), || metal(1));
+    assert_eq!(g.unwrap().recommended_working_set_bytes, Some(48 << 30));
+    assert_eq!(asked.get(), 1, "same sysctl value: Metal not asked");
+    // `sudo sysctl iogpu.wired_limit_mb=57344`: asked again.
+    let g = cache.get(
+        at(4),
+        true,
+        || in_use(1),
+        || Some(57344),
+        || metal(56 << 30),
+    );
+    let g = g.unwrap();
+    assert_eq!(
+        (g.wired_limit_mb, g.recommended_working_set_bytes),
+        (Some(57344), Some(56 << 30))
+    );
+    assert_eq!(g.wired_limit_bytes(), Some(56 << 30));
+    // Back to the default.
+    let g = cache.get(at(6), true, || in_use(1), || Some(0), || metal(48 << 30));
+    assert_eq!(g.unwrap().wired_limit_bytes(), Some(48 << 30));
+    assert_eq!(asked.get(), 3);
+}
+
+#[test]
+fn a_mac_without_any_gpu_figure_has_none_and_a_vanished_one_is_dropped() {
+    let mut cache = GpuCache::new();
+    let t0 = Instant::now();
+    // An Intel Mac before macOS 14: no known key, no sysctl, no Metal read.
+    assert_eq!(cache.get(t0, true, || None, || None, || None), None);
+    // The limits alone still make a figure.
+    let mut cache = GpuCache::new();
+    let g = cache.get(t0, true, || None, || None, || Some(10 << 30));
+    assert_eq!(g.unwrap().wired_limit_bytes(), Some(10 << 30));
+    // An accelerator that is gone (an eGPU unplugged) reads as absent, not
+    // as its last figures.
+    let mut cache = GpuCache::new();
+    cache.get(t0, true, || in_use(5), || None, || None);
+    let g = cache.get(t0 + Duration::from_secs(2), true, || None, || None, || None);
+    assert_eq!(g, None);
+}

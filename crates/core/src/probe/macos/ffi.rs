@@ -4,7 +4,7 @@
 //! or borrows for the duration of the call, and returns the kernel's answer
 //! unconverted (bytes, counts, errno). All conversion lives in
 //! [`super::parse`] and [`super::parse_process`], which the Linux tests
-//! cover.
+//! cover. The GPU's calls, into IOKit and Metal, are in [`gpu`].
 
 use std::ffi::CStr;
 use std::io;
@@ -14,6 +14,8 @@ use std::ptr;
 use libc::{c_char, c_int, c_void, pid_t};
 use mach2::kern_return::{kern_return_t, KERN_SUCCESS};
 use mach2::port::mach_port_t;
+
+pub mod gpu;
 
 extern "C" {
     /// `mach_host_self()` of `<mach/mach_init.h>`: a send right to the host

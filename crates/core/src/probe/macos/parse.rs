@@ -13,7 +13,8 @@
 //! read with `from_le_bytes`, and the tests build their buffers the same way.
 
 use crate::probe::pressure::Level;
-use crate::probe::SwapRoom;
+use crate::probe::{GpuMemory, SwapRoom};
+use crate::units::MAX_BYTES;
 
 /// Size of `struct xsw_usage` (`<sys/sysctl.h>`), the answer to
 /// `sysctl vm.swapusage`:
@@ -342,6 +343,108 @@ pub fn level_base_bytes(memsize: u64, memsize_usable: Option<u64>) -> u64 {
     memsize_usable
         .filter(|&u| u > 0 && u <= memsize)
         .unwrap_or(memsize)
+}
+
+/// "In use system memory" of an IOAccelerator service's
+/// `PerformanceStatistics` dictionary (IOKit registry, class
+/// `IOAccelerator`): system memory the GPU's allocations hold now. The keys
+/// are the driver's, not a documented API; public code that reads them:
+/// cemlyn007/apple-gpu (`apple_gpu/_src.py`:
+/// `IORegistryEntryCreateCFProperties` of the `IOAccelerator` service, then
+/// its `PerformanceStatistics`), and `ioreg -r -c IOAccelerator` prints them
+/// on Apple Silicon as `"PerformanceStatistics" = {"In use system memory
+/// (driver)"=0,"Alloc system memory"=4272832512,…,"In use system
+/// memory"=1200357376}`. Intel and AMD drivers use other keys (`vramUsedBytes`,
+/// …), which are not read.
+pub const GPU_IN_USE_KEY: &str = "In use system memory";
+/// "Alloc system memory": what the driver has allocated for the GPU.
+pub const GPU_ALLOC_KEY: &str = "Alloc system memory";
+/// "In use system memory (driver)": the driver's own part.
+pub const GPU_DRIVER_IN_USE_KEY: &str = "In use system memory (driver)";
+/// The keys [`gpu_memory`] reads; any other key is left out.
+pub const GPU_KEYS: [&str; 3] = [GPU_IN_USE_KEY, GPU_ALLOC_KEY, GPU_DRIVER_IN_USE_KEY];
+
+/// One figure summed over the accelerators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Summed {
+    /// No accelerator gave the key.
+    Absent,
+    Bytes(u64),
+    /// A value was negative, beyond [`MAX_BYTES`], or the sum overflowed:
+    /// the figure is dropped, never a wrong number.
+    Garbled,
+}
+
+impl Summed {
+    fn add(self, value: Option<u64>) -> Summed {
+        match (self, value) {
+            (Summed::Garbled, _) | (_, None) => Summed::Garbled,
+            (Summed::Absent, Some(v)) => Summed::Bytes(v),
+            (Summed::Bytes(sum), Some(v)) => sum
+                .checked_add(v)
+                .filter(|&s| s <= MAX_BYTES)
+                .map_or(Summed::Garbled, Summed::Bytes),
+        }
+    }
+
+    fn bytes(self) -> Option<u64> {
+        match self {
+            Summed::Bytes(b) => Some(b),
+            Summed::Absent | Summed::Garbled => None,
+        }
+    }
+}
+
+/// The GPU's memory figures ([`GPU_KEYS`]) summed over the accelerators,
+/// each given as the `(key, value)` pairs of its `PerformanceStatistics`:
+/// the probe passes IOKit's `CFNumber`s as `i64`, the doctor `ioreg`'s
+/// printed numbers as `u64`. A key no accelerator gives stays `None`; a
+/// negative or overflowing value drops its figure (checked arithmetic);
+/// unknown keys are ignored. `None` when no figure is left, as on a Mac
+/// whose accelerators use other keys.
+pub fn gpu_memory<A, K, V>(accelerators: impl IntoIterator<Item = A>) -> Option<GpuMemory>
+where
+    A: IntoIterator<Item = (K, V)>,
+    K: AsRef<str>,
+    V: TryInto<u64>,
+{
+    let mut sums = [Summed::Absent; GPU_KEYS.len()];
+    for (key, value) in accelerators.into_iter().flatten() {
+        if let Some(i) = GPU_KEYS.iter().position(|k| *k == key.as_ref()) {
+            let bytes = value.try_into().ok().filter(|&v| v <= MAX_BYTES);
+            sums[i] = sums[i].add(bytes);
+        }
+    }
+    let gpu = GpuMemory {
+        in_use_bytes: sums[0].bytes(),
+        alloc_bytes: sums[1].bytes(),
+        driver_in_use_bytes: sums[2].bytes(),
+        ..GpuMemory::default()
+    };
+    (!gpu.is_empty()).then_some(gpu)
+}
+
+/// `sysctl iogpu.wired_limit_mb` (an `int`, 4 bytes; 8 accepted): the
+/// GPU's wired limit in MiB as set, 0 for the default. `None` for a
+/// negative value or another length.
+pub fn wired_limit_mb(buf: &[u8]) -> Option<u64> {
+    match buf.len() {
+        4 => u64::try_from(i32::from_le_bytes(buf.try_into().ok()?)).ok(),
+        8 => u64::try_from(i64::from_le_bytes(buf.try_into().ok()?)).ok(),
+        _ => None,
+    }
+}
+
+/// MiB (`iogpu.wired_limit_mb`) in bytes; `None` past [`MAX_BYTES`].
+pub fn mib_to_bytes(mib: u64) -> Option<u64> {
+    mib.checked_mul(1 << 20).filter(|&b| b <= MAX_BYTES)
+}
+
+/// Metal's `recommendedMaxWorkingSetSize` as a figure: `None` for 0 (no
+/// device gives that; it would read as "the GPU may hold nothing") or past
+/// [`MAX_BYTES`].
+pub fn working_set_bytes(bytes: u64) -> Option<u64> {
+    (bytes > 0 && bytes <= MAX_BYTES).then_some(bytes)
 }
 
 #[cfg(test)]

@@ -997,3 +997,121 @@ fn swap_written_is_swapouts_pages_times_the_page_size_at_the_c_layouts_offset() 
     let buf = vm_stats_with_swapouts(38, u64::MAX / 2);
     assert_eq!(swap_out_bytes(&buf, 38, 16384), None);
 }
+
+/// The `PerformanceStatistics` of an Apple Silicon accelerator as IOKit
+/// gives it (keys and values as `ioreg -r -c IOAccelerator` prints them:
+/// `{"In use system memory (driver)"=0,"Alloc system memory"=4272832512,
+/// …,"In use system memory"=1200357376}`), with the utilisation keys the
+/// probe does not read.
+fn apple_silicon_stats() -> Vec<(&'static str, i64)> {
+    vec![
+        ("In use system memory (driver)", 0),
+        ("Alloc system memory", 4272832512),
+        ("Tiler Utilization %", 12),
+        ("recoveryCount", 0),
+        ("Renderer Utilization %", 11),
+        ("Device Utilization %", 14),
+        ("In use system memory", 1200357376),
+    ]
+}
+
+#[test]
+fn gpu_memory_reads_the_three_keys_and_leaves_the_others_out() {
+    let gpu = gpu_memory([apple_silicon_stats()]).unwrap();
+    assert_eq!(
+        gpu,
+        GpuMemory {
+            in_use_bytes: Some(1200357376),
+            alloc_bytes: Some(4272832512),
+            driver_in_use_bytes: Some(0),
+            ..GpuMemory::default()
+        }
+    );
+    // The limits are not the registry's: the probe adds them.
+    assert_eq!(gpu.wired_limit_mb, None);
+    assert_eq!(gpu.recommended_working_set_bytes, None);
+}
+
+#[test]
+fn gpu_memory_sums_accelerators_and_keeps_a_key_absent_everywhere_absent() {
+    let second = vec![("In use system memory", 100), ("Alloc system memory", 200)];
+    let gpu = gpu_memory([apple_silicon_stats(), second]).unwrap();
+    assert_eq!(gpu.in_use_bytes, Some(1200357376 + 100));
+    assert_eq!(gpu.alloc_bytes, Some(4272832512 + 200));
+    // Only the first gave the driver's part: its figure alone.
+    assert_eq!(gpu.driver_in_use_bytes, Some(0));
+    // No accelerator gives the driver's key: absent, not 0.
+    let gpu = gpu_memory([vec![("In use system memory", 5)]]).unwrap();
+    assert_eq!(
+        (gpu.in_use_bytes, gpu.alloc_bytes, gpu.driver_in_use_bytes),
+        (Some(5), None, None)
+    );
+}
+
+#[test]
+fn gpu_memory_is_none_without_an_accelerator_or_any_known_key() {
+    let none: [Vec<(&str, i64)>; 0] = [];
+    assert_eq!(gpu_memory(none), None);
+    assert_eq!(gpu_memory([Vec::<(&str, i64)>::new()]), None);
+    // An AMD GPU of an Intel Mac: other keys.
+    let amd = vec![
+        ("vramFreeBytes", 3221225472i64),
+        ("vramUsedBytes", 1073741824),
+        ("Device Utilization %", 17),
+    ];
+    assert_eq!(gpu_memory([amd]), None);
+    // Keys match exactly: a near name is another key.
+    assert_eq!(gpu_memory([vec![("in use system memory", 5i64)]]), None);
+}
+
+#[test]
+fn gpu_memory_drops_a_negative_or_overflowing_figure_only() {
+    let negative = vec![("In use system memory", -1i64), ("Alloc system memory", 7)];
+    let gpu = gpu_memory([apple_silicon_stats(), negative]).unwrap();
+    assert_eq!(gpu.in_use_bytes, None, "one bad value spoils the sum");
+    assert_eq!(gpu.alloc_bytes, Some(4272832512 + 7));
+    // Past any machine's memory (ioreg prints a negative as a huge u64).
+    let huge = vec![
+        ("In use system memory", u64::MAX),
+        ("Alloc system memory", 1u64),
+    ];
+    assert_eq!(gpu_memory([huge]).unwrap().in_use_bytes, None);
+    // Two values each within bounds whose sum is not.
+    let half = crate::units::MAX_BYTES / 2 + 1;
+    let gpu = gpu_memory([
+        vec![("In use system memory", half), ("Alloc system memory", 1)],
+        vec![("In use system memory", half)],
+    ])
+    .unwrap();
+    assert_eq!((gpu.in_use_bytes, gpu.alloc_bytes), (None, Some(1)));
+    // Nothing usable at all: no figure.
+    assert_eq!(gpu_memory([vec![("In use system memory", -5i64)]]), None);
+}
+
+#[test]
+fn wired_limit_sysctl_is_an_int_of_mib_never_negative() {
+    assert_eq!(wired_limit_mb(&0i32.to_le_bytes()), Some(0));
+    assert_eq!(wired_limit_mb(&57344i32.to_le_bytes()), Some(57344));
+    assert_eq!(wired_limit_mb(&57344i64.to_le_bytes()), Some(57344));
+    assert_eq!(wired_limit_mb(&(-1i32).to_le_bytes()), None);
+    assert_eq!(wired_limit_mb(&[0, 1]), None);
+    assert_eq!(wired_limit_mb(&[]), None);
+    // 56 GiB set on a 64 GB Mac.
+    assert_eq!(mib_to_bytes(57344), Some(56 << 30));
+    assert_eq!(mib_to_bytes(0), Some(0));
+    assert_eq!(mib_to_bytes(u64::MAX), None);
+    assert_eq!(mib_to_bytes(u64::MAX >> 20), None, "past MAX_BYTES");
+    let gpu = GpuMemory {
+        wired_limit_mb: Some(57344),
+        recommended_working_set_bytes: Some(48 << 30),
+        ..GpuMemory::default()
+    };
+    assert_eq!(gpu.wired_limit_bytes(), mib_to_bytes(57344));
+}
+
+#[test]
+fn metal_working_set_of_zero_or_past_any_machine_is_no_figure() {
+    assert_eq!(working_set_bytes(51539607552), Some(51539607552));
+    assert_eq!(working_set_bytes(0), None);
+    assert_eq!(working_set_bytes(u64::MAX), None);
+}

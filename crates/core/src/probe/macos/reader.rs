@@ -18,6 +18,10 @@
 //! | available % (the guard's gate) | `sysctl kern.memorystatus_level`: pages neither wired nor compressed, % of `hw.memsize_usable` |
 //! | compressor, wired | `host_statistics64(HOST_VM_INFO64)`, `compressor_page_count` and `wire_count × vm.pagesize` |
 //! | physical memory, page size | `sysctl hw.memsize`, `hw.memsize_usable`, `vm.pagesize`, read once |
+//! | swap written | `swapouts × vm.pagesize` of the same `host_statistics64` answer |
+//! | GPU in use, allocated, the driver's part | "In use system memory", "Alloc system memory", "In use system memory (driver)" of each `IOAccelerator` service's `PerformanceStatistics` (`IOServiceGetMatchingServices` + `IORegistryEntryCreateCFProperties`), summed, at most once a second |
+//! | GPU wired limit | `sysctl iogpu.wired_limit_mb` (0: the default; absent before macOS 14), with each registry read |
+//! | Metal's recommended working set | `recommendedMaxWorkingSetSize` of `MTLCreateSystemDefaultDevice()`, Apple Silicon only, read at the first sample and again when `iogpu.wired_limit_mb` changes |
 //!
 //! Raw calls are in [`ffi`]; every conversion is in
 //! [`super::parse`] and [`super::parse_process`], tested on Linux.
@@ -29,12 +33,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::cache::{VmStats, VmStatsCache};
+use super::cache::{GpuCache, VmStats, VmStatsCache};
 use super::parse;
 use super::parse_process;
 use super::table::{io_err, is_gone, Listed, ProcessTable};
 use crate::probe::pressure::{Level, Pressure};
-use crate::probe::{HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
+use crate::probe::{GpuMemory, HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
 
 // The pure parsers assume these layouts; check them against `libc`'s Apple
 // declarations at compile time (this is evaluated by `scripts/check-macos`).
@@ -111,6 +115,12 @@ pub struct NativeProbe {
     /// knows, lowered to the kernel's own after its first answer.
     task_vm_count: usize,
     task_vm_buf: Vec<libc::integer_t>,
+    /// The GPU's figures between ticks.
+    gpu: GpuCache,
+    /// `hw.optional.arm64` is 1 (Apple Silicon, also under Rosetta): only
+    /// there is Metal asked for its working set (see
+    /// [`ffi::gpu::recommended_working_set`]).
+    apple_silicon: bool,
 }
 
 fn parse_err(what: &str, detail: impl Into<String>) -> ProbeError {
@@ -176,6 +186,8 @@ impl NativeProbe {
         let phys_bytes = sysctl_uint(c"hw.memsize")?;
         // Older kernels lack it; then the level is over hw.memsize.
         let usable = sysctl_uint(c"hw.memsize_usable").ok();
+        // Absent on Intel Macs.
+        let apple_silicon = sysctl_uint(c"hw.optional.arm64").ok() == Some(1);
         Ok(NativeProbe {
             host: ffi::HostPort::acquire(),
             phys_bytes,
@@ -184,10 +196,37 @@ impl NativeProbe {
             table: ProcessTable::new(),
             task_vm_count: parse_process::TASK_VM_INFO_REV7_COUNT,
             task_vm_buf: vec![0; TASK_VM_INFO_BUFFER],
+            gpu: GpuCache::new(),
+            apple_silicon,
         })
     }
 
-    /// System figures; `refresh_vm` allows a `host_statistics64` call.
+    /// The GPU's figures: the IOAccelerator services at most once a second
+    /// and only when `refresh` is set, Metal's working set when
+    /// `iogpu.wired_limit_mb` changes (see [`GpuCache`]).
+    fn gpu_figures(&mut self, refresh: bool) -> Option<GpuMemory> {
+        let apple_silicon = self.apple_silicon;
+        self.gpu.get(
+            Instant::now(),
+            refresh,
+            || parse::gpu_memory(ffi::gpu::accelerator_statistics(&parse::GPU_KEYS)),
+            || {
+                let mut buf = [0u8; 8];
+                // Absent before macOS 14 and on Intel Macs: ENOENT.
+                let n = ffi::sysctl_by_name(c"iogpu.wired_limit_mb", &mut buf).ok()?;
+                parse::wired_limit_mb(&buf[..n])
+            },
+            || {
+                apple_silicon
+                    .then(ffi::gpu::recommended_working_set)
+                    .flatten()
+                    .and_then(parse::working_set_bytes)
+            },
+        )
+    }
+
+    /// System figures; `refresh_vm` allows a `host_statistics64` call and
+    /// the GPU's registry walk.
     fn system_figures(&mut self, refresh_vm: bool) -> Result<SystemSample, ProbeError> {
         // Room beyond the 32-byte struct, so a larger future struct does not
         // fail with ENOMEM; only its documented head is read.
@@ -211,6 +250,7 @@ impl NativeProbe {
         })?;
 
         let vm = vm_stats(&self.host, self.page_size, refresh_vm);
+        let gpu = self.gpu_figures(refresh_vm);
         let available_pct = parse::pct_from_level(level);
         let base = if self.usable_bytes > 0 {
             self.usable_bytes
@@ -252,6 +292,7 @@ impl NativeProbe {
                 ..Pressure::default()
             }),
             swap_out_bytes: vm.swap_out_bytes,
+            gpu,
         })
     }
 
@@ -307,8 +348,9 @@ impl NativeProbe {
 }
 
 impl Probe for NativeProbe {
-    /// Swap and free memory only, with the compressor figures of the shared
-    /// cache: no `host_statistics64` call, so the guard's gate may poll it.
+    /// Swap and free memory only, with the compressor and GPU figures of
+    /// the caches: no `host_statistics64` call and no registry walk, so the
+    /// guard's gate may poll it.
     fn system(&mut self) -> Result<SystemSample, ProbeError> {
         self.system_figures(false)
     }
