@@ -291,9 +291,11 @@ fn doctor_help_teaches_with_examples() {
 /// ±5 %, used memory against `vm_stat` (Activity Monitor's formula) within
 /// ±5 %, swap used equal to `sysctl vm.swapusage` (to its two decimals),
 /// free memory equal to `vm_stat`'s free + speculative pages (the kernel's
-/// `free_count`) and the kernel's level equal to `memory_pressure`'s. Rows
-/// are named through the doctor's own constants: a rename breaks
-/// `scripts/check-macos` on Linux.
+/// `free_count`) and the kernel's level equal to `memory_pressure`'s; swap
+/// written against `vm_stat`'s "Swapouts", and where the Mac gives them the
+/// GPU's in-use memory against `ioreg -c IOAccelerator` and its wired limit
+/// against `sysctl iogpu.wired_limit_mb`. Rows are named through the
+/// doctor's own constants: a rename breaks `scripts/check-macos` on Linux.
 #[cfg(target_os = "macos")]
 #[test]
 fn doctor_on_macos_agrees_with_footprint_vm_stat_and_swapusage() {
@@ -319,9 +321,25 @@ fn doctor_on_macos_agrees_with_footprint_vm_stat_and_swapusage() {
     for (figure, tool) in [
         (n::FREE_MEMORY, n::VM_STAT_FREE),
         (n::AVAILABLE, n::MEMORY_PRESSURE),
+        (n::SWAP_WRITTEN, n::VM_STAT_SWAPOUTS),
     ] {
         let r = row(&v, figure, tool);
         assert_eq!(r["status"], "ok", "{r:#}");
+    }
+    // The GPU's rows: a runner without an Apple GPU (or before macOS 14,
+    // for the limit) has neither side; where the tool has a figure,
+    // swapsight must have it too, and agree.
+    for (figure, tool) in [
+        (n::GPU_IN_USE, n::IOREG_IN_USE),
+        (n::GPU_ALLOC, n::IOREG_ALLOC),
+        (n::GPU_WIRED_LIMIT, n::SYSCTL_WIRED_LIMIT),
+    ] {
+        let r = row(&v, figure, tool);
+        if r["tool"].is_number() {
+            assert_eq!(r["status"], "ok", "{r:#}");
+        } else {
+            assert_eq!(r["status"], "unreadable", "{r:#}");
+        }
     }
     // Every tool that answered is the system's own, by absolute path.
     for t in v["tools"].as_array().unwrap() {

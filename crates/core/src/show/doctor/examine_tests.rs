@@ -55,6 +55,8 @@ fn other_users_processes_on_a_mac_are_counted_and_never_compared() {
         pressure: Reading::Unreadable("x".into()),
         child_footprint: Reading::Unreadable("x".into()),
         child_top: Reading::Unreadable("x".into()),
+        gpu: Reading::Unreadable("x".into()),
+        wired_limit_mb: Reading::Unreadable("x".into()),
         procs: vec![(
             Pick {
                 pid: 3,
@@ -95,4 +97,101 @@ fn other_users_processes_on_a_mac_are_counted_and_never_compared() {
     );
     assert_eq!(row.status, super::super::Status::Unreadable);
     assert!(row.note.unwrap().contains("another user's process"));
+}
+
+/// The GPU's rows and swap written on a Mac, over figures laid out as the
+/// tools print them (`ioreg`'s `PerformanceStatistics` line, `sysctl -n`,
+/// `vm_stat`'s "Swapouts") and the probe's two samples around them.
+#[test]
+fn gpu_and_swap_written_rows_compare_the_probe_with_ioreg_sysctl_and_vm_stat() {
+    use super::super::Status;
+    use crate::doctor::names as n;
+    use crate::probe::GpuMemory;
+    const GIB: u64 = 1 << 30;
+    let ioreg = r#"+-o AGXAcceleratorG14X  <class AGXAcceleratorG14X, id 0x1000009c4, registered, matched, active, busy 0 (1284 ms), retain 57>
+    {
+      "PerformanceStatistics" = {"In use system memory (driver)"=0,"Alloc system memory"=4272832512,"Device Utilization %"=4,"In use system memory"=1200357376}
+    }
+"#;
+    let vm_stat = "Mach Virtual Memory Statistics: (page size of 16384 bytes)\n\
+        Pages free: 1.\nPages speculative: 1.\nPages wired down: 1.\nPages purgeable: 1.\n\
+        File-backed pages: 1.\nAnonymous pages: 1.\nPages occupied by compressor: 1.\n\
+        Swapouts: 65536.\n";
+    let sample = |in_use: u64, swapped_pages: u64| SystemSample {
+        swap_out_bytes: Some(swapped_pages * 16384),
+        gpu: Some(GpuMemory {
+            in_use_bytes: Some(in_use),
+            alloc_bytes: Some(4272832512),
+            driver_in_use_bytes: Some(0),
+            wired_limit_mb: Some(57344),
+            recommended_working_set_bytes: Some(48 * GIB),
+        }),
+        ..SystemSample::default()
+    };
+    // Swap written moved from 65000 to 65600 pages while the tools ran; the
+    // GPU's in-use figure moved too.
+    let a = (sample(1190000000, 65000), Vec::new());
+    let b = (sample(1210000000, 65600), Vec::new());
+    let read = |gpu_text: &str, limit: &str| MacRead {
+        memsize: Reading::Unreadable("x".into()),
+        vm_stat: Reading::Value(macos::parse_vm_stat(vm_stat).unwrap()),
+        swapusage: Reading::Unreadable("x".into()),
+        pressure: Reading::Unreadable("x".into()),
+        child_footprint: Reading::Unreadable("x".into()),
+        child_top: Reading::Unreadable("x".into()),
+        gpu: match crate::probe::macos::parse::gpu_memory(macos::parse_ioreg_accelerators(gpu_text))
+        {
+            Some(g) => Reading::Value(g),
+            None => Reading::Unreadable("cannot read ioreg's output".into()),
+        },
+        wired_limit_mb: Reading::Value(macos::parse_sysctl_u64(limit).unwrap()),
+        procs: Vec::new(),
+        others: 0,
+    };
+    let child = ChildInfo {
+        pid: 9,
+        size_bytes: 1,
+    };
+    let find = |rows: &[Row], figure: &str, tool: &str| {
+        rows.iter()
+            .find(|r| r.figure == figure && r.tool_name == tool)
+            .unwrap_or_else(|| panic!("{figure} / {tool}"))
+            .clone()
+    };
+    let rows = rows_macos(&read(ioreg, "57344\n"), child, &a, &b);
+    let in_use = find(&rows, n::GPU_IN_USE, n::IOREG_IN_USE);
+    assert_eq!(
+        (in_use.status, in_use.tool),
+        (Status::Ok, Some(1200357376.0))
+    );
+    assert_eq!(find(&rows, n::GPU_ALLOC, n::IOREG_ALLOC).status, Status::Ok);
+    let limit = find(&rows, n::GPU_WIRED_LIMIT, n::SYSCTL_WIRED_LIMIT);
+    assert_eq!(
+        (limit.status, limit.tool),
+        (Status::Ok, Some((56 * GIB) as f64))
+    );
+    let written = find(&rows, n::SWAP_WRITTEN, n::VM_STAT_SWAPOUTS);
+    assert_eq!(
+        (written.status, written.tool),
+        (Status::Ok, Some((65536u64 * 16384) as f64))
+    );
+    // A limit set since the probe read it, and a GPU figure far off: OFF.
+    let far = ioreg.replace("1200357376", "9200357376");
+    let rows = rows_macos(&read(&far, "0\n"), child, &a, &b);
+    assert_eq!(
+        find(&rows, n::GPU_IN_USE, n::IOREG_IN_USE).status,
+        Status::Off
+    );
+    assert_eq!(
+        find(&rows, n::GPU_WIRED_LIMIT, n::SYSCTL_WIRED_LIMIT).status,
+        Status::Off
+    );
+    // A Mac whose accelerators use other keys: unreadable on both sides,
+    // never a row that fails.
+    let none = (SystemSample::default(), Vec::new());
+    let amd = r#"      "PerformanceStatistics" = {"vramUsedBytes"=1073741824}"#;
+    let rows = rows_macos(&read(amd, "0\n"), child, &none, &none);
+    let in_use = find(&rows, n::GPU_IN_USE, n::IOREG_IN_USE);
+    assert_eq!(in_use.status, Status::Unreadable);
+    assert!(in_use.note.unwrap().contains("no GPU in-use figure"));
 }

@@ -17,7 +17,8 @@
 //!   Memory Statistics: (page size of 16384 bytes)`, then `Pages free:
 //!   12627.` lines. Its "Pages free" is `free_count − speculative_count`,
 //!   "Anonymous pages" `internal_page_count`, "File-backed pages"
-//!   `external_page_count`.
+//!   `external_page_count`; its "Swapouts" is the `swapouts` page count of
+//!   the same `vm_statistics64`.
 //! - `sysctl vm.swapusage`: system_cmds `sysctl/sysctl.c` (`S_xswusage`):
 //!   `vm.swapusage: total = 2048.00M  used = 1043.25M  free = 1004.75M
 //!   (encrypted)`, two decimals of one unit letter.
@@ -25,6 +26,14 @@
 //!   memory free percentage: 62%` is `kern.memorystatus_level`.
 //! - `sw_vers`: sw_vers(1), `ProductName:`, `ProductVersion:`,
 //!   `BuildVersion:` lines.
+//! - `ioreg -r -d 1 -w 0 -c IOAccelerator`: Apple's `IOKitTools` sources of
+//!   `ioreg` (`ioreg.c`): each matched service a `+-o Name  <class …>` line,
+//!   then its properties one a line, `"key" = value`, a dictionary printed
+//!   `{"key"=value,"key"=value}` (`cfdictionaryshow`), a number with `%qu`
+//!   (`cfnumbershow`: a negative one shows as a huge unsigned). A line
+//!   clipped to `-w` ends in `$`, hence `-w 0` (unlimited); `-d 1` leaves
+//!   out the services' children.
+//! - `sysctl -n iogpu.wired_limit_mb`: the number alone (0: the default).
 
 /// A size as a tool printed it, and the rounding of the print (the value
 /// may be off by up to half of `resolution`).
@@ -152,6 +161,8 @@ pub struct VmStat {
     /// "Pages tag-storage": `total_tag_storage_pages`, printed on a Mac
     /// with memory tagging (macOS 26, `vm_stat.c`'s `has_mte`).
     pub tag_storage: Option<u64>,
+    /// "Swapouts": pages written to swap since boot (`swapouts`).
+    pub swapouts: Option<u64>,
 }
 
 impl VmStat {
@@ -195,6 +206,12 @@ impl VmStat {
     pub fn wired_bytes(&self) -> Option<u64> {
         self.bytes(self.wired)
     }
+
+    /// Bytes written to swap since boot: "Swapouts" × the page size;
+    /// `None` without that line or past `u64`.
+    pub fn swap_out_bytes(&self) -> Option<u64> {
+        self.bytes(self.swapouts?)
+    }
 }
 
 /// Parses `vm_stat`. `None` without the page size or any of the lines the
@@ -217,6 +234,10 @@ pub fn parse_vm_stat(text: &str) -> Option<VmStat> {
         let Some((key, value)) = line.rsplit_once(':') else {
             continue;
         };
+        if key.trim() == "Swapouts" {
+            v.swapouts = value.trim().trim_end_matches('.').parse().ok();
+            continue;
+        }
         let Some(n) = value.trim().trim_end_matches('.').parse::<u64>().ok() else {
             continue;
         };
@@ -288,6 +309,67 @@ pub fn parse_sw_vers(text: &str) -> Option<String> {
         Some(build) => format!("{name} {version} ({build})"),
         None => format!("{name} {version}"),
     })
+}
+
+/// Each accelerator's `PerformanceStatistics` in `ioreg -r -d 1 -w 0 -c
+/// IOAccelerator`, as the whole numbers it holds by key (strings, nested
+/// values and other keys' text are skipped): one list per
+/// `"PerformanceStatistics" = {…}` line, for
+/// [`gpu_memory`](crate::probe::macos::parse::gpu_memory) to sum as the
+/// probe sums IOKit's. A line that does not close its dictionary (clipped
+/// to the terminal's width, ending in `$`) gives nothing, never a number
+/// cut short.
+pub fn parse_ioreg_accelerators(text: &str) -> Vec<Vec<(String, u64)>> {
+    text.lines()
+        .filter_map(|line| {
+            let (_, after) = line.split_once("\"PerformanceStatistics\" = ")?;
+            ioreg_dictionary(after)
+        })
+        .collect()
+}
+
+/// `{"key"=value,…}` as ioreg prints a dictionary: its whole-number values
+/// by key; `None` unless the dictionary closes.
+fn ioreg_dictionary(text: &str) -> Option<Vec<(String, u64)>> {
+    let mut rest = text.trim_start().strip_prefix('{')?;
+    let mut out = Vec::new();
+    if let Some(after) = rest.strip_prefix('}') {
+        return after.trim().is_empty().then_some(out);
+    }
+    loop {
+        let body = rest.strip_prefix('"')?;
+        let end = body.find('"')?;
+        let key = &body[..end];
+        let value_and_on = body[end + 1..].strip_prefix('=')?;
+        let split = ioreg_value_end(value_and_on)?;
+        let (value, on) = value_and_on.split_at(split);
+        if let Ok(n) = value.parse::<u64>() {
+            out.push((key.to_string(), n));
+        }
+        match on.as_bytes().first() {
+            Some(b',') => rest = &on[1..],
+            Some(b'}') => return on[1..].trim().is_empty().then_some(out),
+            _ => return None,
+        }
+    }
+}
+
+/// Where a value printed by ioreg ends: the first `,` or `}` outside
+/// quotes and brackets; `None` when the text ends first.
+fn ioreg_value_end(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quoted = false;
+    for (i, c) in text.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            _ if quoted => {}
+            '{' | '(' | '[' | '<' => depth += 1,
+            '}' | ')' | ']' | '>' if depth > 0 => depth -= 1,
+            ',' | '}' if depth == 0 => return Some(i),
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]

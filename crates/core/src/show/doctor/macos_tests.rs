@@ -283,3 +283,113 @@ fn vm_stat_tag_storage_is_read_and_counted_in_used_memory() {
         Some((465781 - 15049 + 118245 + 403470 + 2048) * page)
     );
 }
+
+#[test]
+fn vm_stat_swapouts_in_bytes() {
+    let v = parse_vm_stat(VM_STAT).unwrap();
+    assert_eq!(v.swapouts, Some(17217613));
+    assert_eq!(v.swap_out_bytes(), Some(17217613 * 16384));
+    // Older output without the line: no figure, the others still read.
+    let without = VM_STAT.replace("Swapouts:                              17217613.\n", "");
+    let v = parse_vm_stat(&without).unwrap();
+    assert_eq!(v.swap_out_bytes(), None);
+    let huge = VM_STAT.replace("17217613.", "18446744073709551615.");
+    assert_eq!(parse_vm_stat(&huge).unwrap().swap_out_bytes(), None);
+}
+
+// `ioreg -r -d 1 -w 0 -c IOAccelerator` on an Apple Silicon Mac, laid out as
+// `ioreg.c` prints it (`+-o` node line; `{`, properties and `}` indented
+// four spaces past the node; a blank line after), cut to a few
+// properties. Values of the `PerformanceStatistics` line as in the issue.
+const IOREG_APPLE: &str = r#"+-o AGXAcceleratorG14X  <class AGXAcceleratorG14X, id 0x1000009c4, registered, matched, active, busy 0 (1284 ms), retain 57>
+    {
+      "IOClass" = "AGXAcceleratorG14X"
+      "AGCInfo" = {"fLastSubmissionPID"=612,"fSubmissionsSinceLastCheck"=0,"fBusyCount"=0}
+      "model" = "Apple M2 Pro"
+      "IOMatchedAtBoot" = Yes
+      "PerformanceStatistics" = {"In use system memory (driver)"=0,"Alloc system memory"=4272832512,"Tiler Utilization %"=3,"recoveryCount"=0,"lastRecoveryTime"=0,"Renderer Utilization %"=2,"TiledSceneBytes"=0,"Device Utilization %"=4,"SplitSceneCount"=0,"Allocated PB Size"=11534336,"In use system memory"=1200357376}
+      "gpu-core-count" = 19
+      "vendor-id" = <6b100000>
+    }
+    
+"#;
+
+#[test]
+fn ioreg_accelerator_statistics_as_ioreg_prints_them() {
+    use crate::probe::macos::parse::gpu_memory;
+    let all = parse_ioreg_accelerators(IOREG_APPLE);
+    assert_eq!(all.len(), 1);
+    let stats = &all[0];
+    assert_eq!(stats.len(), 11, "every number of the dictionary: {stats:?}");
+    assert!(stats.contains(&("In use system memory".into(), 1200357376)));
+    // AGCInfo is another dictionary, never taken for the statistics.
+    assert!(!stats.iter().any(|(k, _)| k == "fBusyCount"));
+    let gpu = gpu_memory(all).unwrap();
+    assert_eq!(gpu.in_use_bytes, Some(1200357376));
+    assert_eq!(gpu.alloc_bytes, Some(4272832512));
+    assert_eq!(gpu.driver_in_use_bytes, Some(0));
+}
+
+#[test]
+fn ioreg_of_two_accelerators_sums_and_other_keys_give_nothing() {
+    use crate::probe::macos::parse::gpu_memory;
+    // An Intel Mac's AMD GPU and its integrated Intel one: other keys.
+    let intel = r#"+-o AMDRadeonX6000_AMDNavi14GraphicsAccelerator  <class AMDRadeonX6000_AMDNavi14GraphicsAccelerator, id 0x100000488, registered, matched, active, busy 0 (0 ms), retain 30>
+    {
+      "PerformanceStatistics" = {"vramFreeBytes"=3221225472,"Device Utilization %"=17,"vramUsedBytes"=1073741824,"GPU Activity(%)"=17}
+    }
+    
++-o IntelAccelerator  <class IntelAccelerator, id 0x100000510, registered, matched, active, busy 0 (0 ms), retain 22>
+    {
+      "PerformanceStatistics" = {"Device Utilization %"=0,"GPU Activity(%)"=0}
+    }
+    
+"#;
+    assert_eq!(parse_ioreg_accelerators(intel).len(), 2);
+    assert_eq!(gpu_memory(parse_ioreg_accelerators(intel)), None);
+    let two = format!("{IOREG_APPLE}{}", IOREG_APPLE.replace("1200357376", "100"));
+    let gpu = gpu_memory(parse_ioreg_accelerators(&two)).unwrap();
+    assert_eq!(gpu.in_use_bytes, Some(1200357376 + 100));
+    assert_eq!(gpu.alloc_bytes, Some(2 * 4272832512));
+}
+
+#[test]
+fn ioreg_clipped_empty_or_garbled_lines_give_no_number() {
+    use crate::probe::macos::parse::gpu_memory;
+    // Clipped to the terminal's width (ioreg ends the line in `$`): the
+    // last number is cut short, so the line gives nothing.
+    let clipped = "      \"PerformanceStatistics\" = {\"Alloc system memory\"=4272832512,\"In use system memory\"=12003$\n";
+    assert!(parse_ioreg_accelerators(clipped).is_empty());
+    assert!(parse_ioreg_accelerators("").is_empty());
+    assert!(parse_ioreg_accelerators("No such class\n").is_empty());
+    let empty = "      \"PerformanceStatistics\" = {}\n";
+    assert_eq!(parse_ioreg_accelerators(empty), vec![Vec::new()]);
+    assert_eq!(gpu_memory(parse_ioreg_accelerators(empty)), None);
+    // A value past u64, or a negative printed by `%qu`: dropped or refused.
+    let huge = IOREG_APPLE.replace("1200357376", "99999999999999999999");
+    let gpu = gpu_memory(parse_ioreg_accelerators(&huge)).unwrap();
+    assert_eq!(gpu.in_use_bytes, None);
+    let negative = IOREG_APPLE.replace("1200357376", "18446744073709551615");
+    let gpu = gpu_memory(parse_ioreg_accelerators(&negative)).unwrap();
+    assert_eq!(
+        (gpu.in_use_bytes, gpu.alloc_bytes),
+        (None, Some(4272832512))
+    );
+    // Strings, arrays and data among the values are skipped whole, commas
+    // and braces inside them included.
+    let mixed = r#"      "PerformanceStatistics" = {"name"="a,b}c","list"=(1,2),"blob"=<00ff>,"In use system memory"=42}"#;
+    let all = parse_ioreg_accelerators(mixed);
+    assert_eq!(all, vec![vec![("In use system memory".to_string(), 42)]]);
+    assert!(parse_ioreg_accelerators(r#""PerformanceStatistics" = {"a"=1"#).is_empty());
+    assert!(parse_ioreg_accelerators(r#""PerformanceStatistics" = {"a"=1} x"#).is_empty());
+}
+
+#[test]
+fn sysctl_wired_limit_as_sysctl_n_prints_it() {
+    assert_eq!(parse_sysctl_u64("0\n"), Some(0));
+    assert_eq!(parse_sysctl_u64("57344\n"), Some(57344));
+    assert_eq!(
+        parse_sysctl_u64("sysctl: unknown oid 'iogpu.wired_limit_mb'"),
+        None
+    );
+}

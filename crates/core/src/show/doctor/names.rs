@@ -16,6 +16,14 @@ pub const SWAP_TOTAL: &str = "swap total";
 pub const CHILD_FOOTPRINT: &str = "child footprint";
 /// macOS 26 with memory tagging (MTE): `total_tag_storage_pages`.
 pub const TAG_STORAGE: &str = "tag storage (memory tagging)";
+/// The accelerators' "In use system memory", summed.
+pub const GPU_IN_USE: &str = "GPU in use";
+/// The accelerators' "Alloc system memory", summed.
+pub const GPU_ALLOC: &str = "GPU allocated";
+/// `iogpu.wired_limit_mb` as set (0: the default), in bytes.
+pub const GPU_WIRED_LIMIT: &str = "GPU wired limit (as set)";
+/// Bytes written to swap since boot.
+pub const SWAP_WRITTEN: &str = "swap written";
 
 pub const SYSCTL_MEMSIZE: &str = "sysctl hw.memsize";
 pub const VM_STAT_USED: &str = "vm_stat (app + wired + compressed)";
@@ -30,3 +38,7 @@ pub const SWAPUSAGE_TOTAL: &str = "sysctl vm.swapusage (total)";
 pub const FOOTPRINT: &str = "footprint (phys_footprint)";
 pub const VM_STAT_TAG_STORAGE: &str = "vm_stat (Pages tag-storage)";
 pub const TOP_MEM: &str = "top -l 1 -stats pid,mem (MEM)";
+pub const IOREG_IN_USE: &str = "ioreg -c IOAccelerator (In use system memory)";
+pub const IOREG_ALLOC: &str = "ioreg -c IOAccelerator (Alloc system memory)";
+pub const SYSCTL_WIRED_LIMIT: &str = "sysctl -n iogpu.wired_limit_mb";
+pub const VM_STAT_SWAPOUTS: &str = "vm_stat (Swapouts × page size)";

@@ -35,9 +35,9 @@ pub const TIMEOUT: Duration = Duration::from_secs(10);
 const DRAIN_GRACE: Duration = Duration::from_millis(300);
 
 /// Where each tool the doctor runs is installed: macOS's own in `/usr/bin`
-/// and `/usr/sbin` (`sysctl`); on Linux where Debian, Ubuntu and Fedora put
-/// procps (`free`, `ps`), util-linux (`swapon`) and coreutils (`uname`), in
-/// `/usr` or, before the `/usr` merge, in `/bin` and `/sbin`.
+/// and `/usr/sbin` (`sysctl`, `ioreg`); on Linux where Debian, Ubuntu and
+/// Fedora put procps (`free`, `ps`), util-linux (`swapon`) and coreutils
+/// (`uname`), in `/usr` or, before the `/usr` merge, in `/bin` and `/sbin`.
 pub const INSTALLED: &[(&str, &[&str])] = &[
     ("free", &["/usr/bin/free", "/bin/free"]),
     ("ps", &["/usr/bin/ps", "/bin/ps"]),
@@ -49,6 +49,7 @@ pub const INSTALLED: &[(&str, &[&str])] = &[
     ("memory_pressure", &["/usr/bin/memory_pressure"]),
     ("top", &["/usr/bin/top"]),
     ("sw_vers", &["/usr/bin/sw_vers"]),
+    ("ioreg", &["/usr/sbin/ioreg"]),
 ];
 
 /// The places [`INSTALLED`] gives for `name` (none for a tool it does not

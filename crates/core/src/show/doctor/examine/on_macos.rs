@@ -1,9 +1,11 @@
-//! The doctor on macOS: what `footprint`, `top`, `vm_stat`, `sysctl` and
-//! `memory_pressure` say, read between the two probe samples, and the rows
-//! comparing them with swapsight's figures.
+//! The doctor on macOS: what `footprint`, `top`, `vm_stat`, `sysctl`,
+//! `memory_pressure` and `ioreg` say, read between the two probe samples,
+//! and the rows comparing them with swapsight's figures.
 
 use super::*;
 use crate::doctor::names as n;
+use crate::probe::macos::parse as probe_parse;
+use crate::probe::GpuMemory;
 
 pub(super) struct MacRead {
     pub(super) memsize: Reading<u64>,
@@ -12,6 +14,11 @@ pub(super) struct MacRead {
     pub(super) pressure: Reading<f64>,
     pub(super) child_footprint: Reading<macos::Printed>,
     pub(super) child_top: Reading<macos::Printed>,
+    /// The accelerators' `PerformanceStatistics` in `ioreg`, summed as the
+    /// probe sums IOKit's.
+    pub(super) gpu: Reading<GpuMemory>,
+    /// `sysctl -n iogpu.wired_limit_mb`.
+    pub(super) wired_limit_mb: Reading<u64>,
     /// The largest readable process, with `footprint`'s figure.
     pub(super) procs: Vec<(Pick, Reading<macos::Printed>)>,
     /// How many processes belong to other users (unreadable without root).
@@ -70,6 +77,16 @@ pub(super) fn read_macos(ctx: &mut Ctx, child: u32, procs: &[ProcessSample]) -> 
             &["-l", "1", "-stats", "pid,mem", "-pid", &pid],
             |t| macos::parse_top_mem(t, child),
         ),
+        gpu: ctx.parsed(
+            "ioreg",
+            &["-r", "-d", "1", "-w", "0", "-c", "IOAccelerator"],
+            |t| probe_parse::gpu_memory(macos::parse_ioreg_accelerators(t)),
+        ),
+        wired_limit_mb: ctx.parsed(
+            "sysctl",
+            &["-n", "iogpu.wired_limit_mb"],
+            macos::parse_sysctl_u64,
+        ),
         procs: Vec::new(),
         others: 0,
     };
@@ -110,6 +127,71 @@ pub(super) fn printed(r: &Reading<macos::Printed>, base: Tolerance) -> (Reading<
     }
 }
 
+/// A system figure the probe may not give, in both samples (the first alone
+/// if the second lacks it); unreadable, saying `missing`, when the first
+/// sample lacks it.
+fn sys_opt(
+    a: &Snap,
+    b: &Snap,
+    f: impl Fn(&SystemSample) -> Option<u64>,
+    missing: &str,
+) -> Reading<Bracket> {
+    match (f(&a.0), f(&b.0)) {
+        (Some(x), y) => Reading::Value(Bracket::new(x as f64, y.unwrap_or(x) as f64)),
+        (None, _) => Reading::Unreadable(missing.into()),
+    }
+}
+
+/// A figure of `ioreg`'s accelerators; unreadable when it printed none.
+fn ioreg_figure(read: &MacRead, f: fn(&GpuMemory) -> Option<u64>, key: &str) -> Reading<f64> {
+    read.gpu.clone().and_then(|g| match f(&g) {
+        Some(v) => Reading::Value(v as f64),
+        None => Reading::Unreadable(format!("ioreg printed no usable \"{key}\"")),
+    })
+}
+
+/// The rows of the GPU's figures and of swap written (issue 29).
+fn gpu_and_swap_rows(read: &MacRead, a: &Snap, b: &Snap) -> Vec<Row> {
+    let row = |figure, tool_name, swapsight, tool, tolerance| {
+        judge(figure, tool_name, Unit::Bytes, swapsight, tool, tolerance)
+    };
+    let gpu = |f: fn(&GpuMemory) -> Option<u64>, what: &str| {
+        sys_opt(
+            a,
+            b,
+            |s| s.gpu.as_ref().and_then(f),
+            &format!("the probe gave no {what} figure"),
+        )
+    };
+    // The GPU's allocations move with every frame drawn: wider than the
+    // pages' rows.
+    let gpu_moving = Tolerance::new(32.0 * MIB, 5.0);
+    let limit = read
+        .wired_limit_mb
+        .clone()
+        .and_then(|mb| opt(probe_parse::mib_to_bytes(mb), "the wired limit"));
+    let swapouts = read.vm_stat.clone().and_then(|v| match v.swap_out_bytes() {
+        Some(b) => Reading::Value(b as f64),
+        None => Reading::Unreadable("vm_stat printed no usable Swapouts line".into()),
+    });
+    #[rustfmt::skip]
+    let rows = vec![
+        row(n::GPU_IN_USE, n::IOREG_IN_USE, gpu(|g| g.in_use_bytes, "GPU in-use"),
+            ioreg_figure(read, |g| g.in_use_bytes, probe_parse::GPU_IN_USE_KEY), gpu_moving),
+        row(n::GPU_ALLOC, n::IOREG_ALLOC, gpu(|g| g.alloc_bytes, "GPU alloc"),
+            ioreg_figure(read, |g| g.alloc_bytes, probe_parse::GPU_ALLOC_KEY), gpu_moving),
+        row(n::GPU_WIRED_LIMIT, n::SYSCTL_WIRED_LIMIT,
+            gpu(|g| g.wired_limit_mb.and_then(probe_parse::mib_to_bytes), "GPU wired limit"),
+            limit, Tolerance::new(0.0, 0.0)),
+        // A counter the kernel bumps as each swap write finishes; the probe
+        // reads it at most once a second.
+        row(n::SWAP_WRITTEN, n::VM_STAT_SWAPOUTS,
+            sys_opt(a, b, |s| s.swap_out_bytes, "the probe gave no swap written figure"),
+            swapouts, Tolerance::new(16.0 * MIB, 1.0)),
+    ];
+    rows
+}
+
 pub(super) fn rows_macos(read: &MacRead, child: ChildInfo, a: &Snap, b: &Snap) -> Vec<Row> {
     let row = |figure, tool_name, swapsight, tool, tolerance| {
         judge(figure, tool_name, Unit::Bytes, swapsight, tool, tolerance)
@@ -119,15 +201,14 @@ pub(super) fn rows_macos(read: &MacRead, child: ChildInfo, a: &Snap, b: &Snap) -
     // free_count pages (speculative ones included), % of hw.memsize_usable,
     // back in bytes.
     let free = sys_bracket(a, b, |s| s.free_bytes() as f64);
-    let cached = match (a.0.cached_bytes, b.0.cached_bytes) {
-        (Some(x), y) => Reading::Value(Bracket::new(x as f64, y.unwrap_or(x) as f64)),
-        (None, _) => Reading::Unreadable("the probe gave no cached-files figure".into()),
-    };
+    let cached = sys_opt(
+        a,
+        b,
+        |s| s.cached_bytes,
+        "the probe gave no cached-files figure",
+    );
     let compressed = sys_bracket(a, b, |s| s.compressed_bytes as f64);
-    let wired = match (a.0.wired_bytes, b.0.wired_bytes) {
-        (Some(x), y) => Reading::Value(Bracket::new(x as f64, y.unwrap_or(x) as f64)),
-        (None, _) => Reading::Unreadable("the probe gave no wired figure".into()),
-    };
+    let wired = sys_opt(a, b, |s| s.wired_bytes, "the probe gave no wired figure");
     let swap_used = sys_bracket(a, b, |s| s.swap_used_bytes as f64);
     let swap_total = sys_bracket(a, b, |s| s.swap_total_bytes as f64);
     let footprint = proc_bracket(a, b, child.pid, |p| Some(p.footprint_bytes));
@@ -181,6 +262,7 @@ pub(super) fn rows_macos(read: &MacRead, child: ChildInfo, a: &Snap, b: &Snap) -
              (not yet confirmed on a Mac)",
         ));
     }
+    rows.extend(gpu_and_swap_rows(read, a, b));
     rows.extend(largest_rows(&read.procs, a, b, n::FOOTPRINT, |p| {
         printed_value(p, Tolerance::new(4.0 * MIB, 2.0))
     }));
