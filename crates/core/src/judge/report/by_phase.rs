@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use crate::detect::{footprint_gap, State};
+use crate::detect::State;
 use crate::phases::{spans, Phase};
 use crate::pressure::{PressureFold, PressureSummary};
 use crate::trace::{Mark, Trace, TraceSample, Watching};
@@ -102,11 +102,14 @@ struct Figures {
 impl Figures {
     fn add(&mut self, s: &TraceSample, watching: Watching) {
         let watched_fp = s.run_footprint(watching, true);
-        let gap = footprint_gap(&s.sample.system, &s.sample.processes).unexplained_bytes;
+        // Judged where the run is: inside its cgroup, the scope's free
+        // memory and the footprints of what it holds, as the run's row.
+        let judged = s.judged();
+        let gap = judged.gap.unexplained_bytes;
         self.merge(Figures {
             len: 1,
             peak_fp: watched_fp,
-            min_free: s.sample.system.free_pct,
+            min_free: judged.system.free_pct,
             unexplained: Some(gap),
         });
     }
@@ -166,7 +169,7 @@ impl<J: Judge> Acc<J> {
     }
 
     fn add_slice(&mut self, s: &TraceSample, w: Watching, new_judge: &impl Fn() -> J) {
-        let swap = s.sample.system.swap_used_bytes;
+        let swap = s.sample.system.judged_in(s.sample.scope.as_ref()).swap_used_bytes;
         self.swap_start.get_or_insert(swap);
         self.swap_max = self.swap_max.max(swap);
         self.slice.add(s, w);

@@ -142,19 +142,20 @@ fn reference_row(
     // the phase's own figures come from its own samples.
     let own = if inside.is_empty() { slice } else { inside };
     let peak_fp = own.iter().map(watched_fp).max().unwrap_or(0);
-    let swap_start = slice.first().map_or(0, |s| s.sample.system.swap_used_bytes);
+    let swap = |s: &TraceSample| s.judged().system.swap_used_bytes;
+    let swap_start = slice.first().map_or(0, |s| swap(s));
     let swap_max = slice
         .iter()
-        .map(|s| s.sample.system.swap_used_bytes)
+        .map(|s| swap(s))
         .max()
         .unwrap_or(swap_start);
     let min_free = own
         .iter()
-        .map(|s| s.sample.system.free_pct)
+        .map(|s| s.judged().system.free_pct)
         .fold(f64::INFINITY, f64::min);
     let unexplained = own
         .iter()
-        .map(|s| footprint_gap(&s.sample.system, &s.sample.processes).unexplained_bytes)
+        .map(|s| s.judged().gap.unexplained_bytes)
         .max();
     let verdict = if slice.len() < 2 {
         State::Fits
@@ -280,5 +281,33 @@ fn the_streamed_table_matches_the_sliced_one() {
             let streamed = crate::report::report_stream(&mut reader, None, |_| {}).unwrap();
             assert_eq!(streamed, crate::report::report(&t, None));
         }
+    }
+}
+
+/// Regression: inside a cgroup the phase rows read the host's free memory
+/// and gap (a real MLX run in a 256 MiB cgroup showed "min free 95 %" per
+/// phase beside the run's 0 %). They are judged in the scope, as the run.
+#[test]
+fn inside_a_cgroup_the_phases_are_judged_in_the_scope_as_the_run_is() {
+    let mut trace = crate::synth::seed_offload();
+    let mib = 1u64 << 20;
+    for s in &mut trace.samples {
+        s.sample.scope = Some(crate::probe::Scope {
+            path: "/job".into(),
+            version: 2,
+            limit_bytes: 256 * mib,
+            usage_bytes: 256 * mib,
+            swap_bytes: Some(500 * mib),
+            ..Default::default()
+        });
+    }
+    let end = trace.samples.last().unwrap().sample.t_ms;
+    trace.marks = starts(&[(0, "load"), (end / 2, "decode")]);
+    let r = crate::report::report(&trace, None);
+    assert_eq!(r.min_free_pct, 0.0);
+    for row in &r.phases {
+        assert_eq!(row.min_free_pct, 0.0, "{row:?}");
+        // The scope's swap did not grow: its rows say so, not the host's +9.6 GB.
+        assert_eq!(row.swap_growth_bytes, 0, "{row:?}");
     }
 }

@@ -108,6 +108,18 @@ pub struct TraceSample {
 }
 
 impl TraceSample {
+    /// The sample as it is judged (`detect::judged`): inside the run's
+    /// cgroup the scope's figures and the watched tree's footprints, else
+    /// the host's and every process's — what the run's verdict, its phases
+    /// and its replay all read.
+    pub fn judged(&self) -> crate::detect::Judged {
+        crate::detect::judged(
+            &self.sample,
+            &|pid| self.watched.contains(&pid),
+            !self.watched.is_empty(),
+        )
+    }
+
     /// Σ footprints of the watched tree at this sample: 0 once the tree has
     /// ended. A machine recording has no tree: there it is the largest
     /// process's footprint (`all = false`) or every kept process's sum.
