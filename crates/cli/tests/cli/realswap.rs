@@ -115,6 +115,11 @@ fn cgroup_limited_filler_is_a_false_fit_and_agrees_with_vmswap() {
     // Ground truth: the process really swapped, and its footprint stayed low.
     let vmswap = p["measured_swap_peak_bytes"].as_u64().unwrap();
     assert!(vmswap >= 256 * MIB, "VmSwap peaked at only {vmswap}");
+    // Every page of it was written to swap during the run: the kernel's
+    // swap-out counter (the scope's where it counts one, else the host's)
+    // grew at least as much.
+    let written = r["swap_written"]["bytes"].as_u64().expect("swap written");
+    assert!(written >= vmswap, "swap written {written} < VmSwap {vmswap}: {r:#}");
     assert!(
         p["peak_footprint_bytes"].as_u64().unwrap() <= 300 * MIB,
         "{p:#}"
@@ -153,6 +158,7 @@ fn cgroup_limited_filler_is_a_false_fit_and_agrees_with_vmswap() {
         text.contains("memory not explained by footprints"),
         "{text}"
     );
+    assert!(text.contains("swap written: "), "{text}");
     eprintln!("--- report of a real false-fit run ---\n{text}");
     drop(rs);
 }

@@ -70,7 +70,7 @@ impl WrittenFold {
             // A counter only grows; one that went back started again.
             self.bytes = self
                 .bytes
-                .saturating_add(now.checked_sub(before).unwrap_or(0));
+                .saturating_add(now.saturating_sub(before));
         }
         self.last = Some(now);
         self.first_ms.get_or_insert(t_ms);
@@ -114,7 +114,7 @@ impl Daily {
         if let Some(before) = self.last {
             self.bytes = self
                 .bytes
-                .saturating_add(now.checked_sub(before).unwrap_or(0));
+                .saturating_add(now.saturating_sub(before));
         }
         self.last = Some(now);
         Some(self.bytes)
