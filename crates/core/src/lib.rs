@@ -56,7 +56,7 @@ pub mod step;
 pub mod synth;
 pub mod util;
 
-pub use judge::{advise, compare, guard, report};
+pub use judge::{advise, compare, fit, guard, report};
 pub use record::{counters, marks, phases, recorder, recordings, session, trace};
 pub use show::{answers, doctor, export, live};
 pub use step::{caches, detect, forecast, monitor, pressure, sampler, tick, tree, written};

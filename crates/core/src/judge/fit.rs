@@ -1,0 +1,310 @@
+//! Will it fit, before loading: what a model needs (its weights, a size, or
+//! a past run's peak) held against each bound the machine puts on memory,
+//! and the answer — fits, fits only by swapping, or does not fit.
+//!
+//! The decision is pure ([`answer`] over [`Figures`], the figures as the
+//! probe gives them), so the bounds of a Mac are tested on Linux:
+//!
+//! | bound | over it | figure |
+//! |---|---|---|
+//! | physical memory | does not fit | `hw.memsize`, Linux `MemTotal` |
+//! | the cgroup's memory limit (Linux) | does not fit | [`Scope::limit_bytes`] of this process |
+//! | free memory now | fits only by swapping | memory less what is in use ([`free_now`]) |
+//! | free in the cgroup now | fits only by swapping | the limit less the cgroup's usage |
+//! | GPU wired limit (macOS) | fits only by swapping | [`GpuMemory::wired_limit_bytes`](crate::probe::GpuMemory::wired_limit_bytes) |
+//! | Metal's recommended working set (macOS) | fits only by swapping | `recommendedMaxWorkingSetSize` |
+//! | PyTorch's MPS high watermark (macOS) | PyTorch raises out of memory | `PYTORCH_MPS_HIGH_WATERMARK_RATIO` × the recommended working set |
+//! | MLX's memory limit (macOS) | MLX waits, then allocates past it | 1.5 × the recommended working set, MLX's default |
+//!
+//! The two framework bounds are shown with their own answer and do not set
+//! the verdict: swapsight cannot tell which framework will load the model.
+//! Where a setting would lift a bound the model is over, [`settings`] gives
+//! it with its risk. The bounds are in `fit/bounds.rs`, the settings in
+//! `fit/settings.rs`, the weights are counted in [`weights`], a past run's
+//! peak is read in [`past_run`], and the words are in `fit/text.rs`.
+
+use serde::Serialize;
+
+use crate::probe::{Scope, SystemSample};
+use crate::units::format_bytes;
+
+mod bounds;
+mod past;
+mod settings;
+mod text;
+pub mod weights;
+
+pub use bounds::{bounds, mps_ratio};
+pub use past::{past_run, PastRun, PeakOf};
+pub use settings::{
+    margin, settings, wired_keep, wired_limit_mb_for, WIRED_KEEP_DIVISOR, WIRED_KEEP_MIN,
+};
+pub use weights::{count_weights, LeftOut, WalkLimits, WeightFile, Weights, WeightsError};
+
+/// The environment variable PyTorch's MPS allocator reads its high
+/// watermark ratio from.
+pub const MPS_RATIO_ENV: &str = "PYTORCH_MPS_HIGH_WATERMARK_RATIO";
+/// PyTorch's default high watermark ratio (`default_high_watermark_ratio`,
+/// `aten/src/ATen/mps/MPSAllocator.h`).
+pub const MPS_DEFAULT_HIGH_RATIO: f64 = 1.7;
+/// The largest ratio PyTorch takes (`default_high_watermark_upper_bound`).
+pub const MPS_MAX_RATIO: f64 = 2.0;
+/// PyTorch's default low watermark ratio on unified memory, which may not
+/// exceed the high one.
+pub const MPS_DEFAULT_LOW_RATIO: f64 = 1.4;
+/// MLX's default memory limit, × Metal's recommended working set
+/// (`mx.set_memory_limit`: "When metal is available the memory limit
+/// defaults to 1.5 times the maximum recommended working set size").
+pub const MLX_LIMIT_SHARE: f64 = 1.5;
+const GIB: u64 = 1 << 30;
+const MIB: u64 = 1 << 20;
+
+/// The answer. Ordered: the worst is the largest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Fits,
+    FitsOnlyBySwapping,
+    DoesNotFit,
+}
+
+impl Verdict {
+    /// `swapsight fit`'s exit code: 0, 1 or 2.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Verdict::Fits => 0,
+            Verdict::FitsOnlyBySwapping => 1,
+            Verdict::DoesNotFit => 2,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Fits => "fits",
+            Verdict::FitsOnlyBySwapping => "fits only by swapping",
+            Verdict::DoesNotFit => "does not fit",
+        }
+    }
+}
+
+/// The machine's figures the answer is judged on, as the probe gives them.
+#[derive(Debug, Clone, Default)]
+pub struct Figures {
+    /// `macos` or `linux` ([`HostInfo::os`](crate::probe::HostInfo::os)).
+    pub os: String,
+    /// A live sample of the system.
+    pub system: SystemSample,
+    /// The memory cgroup holding this process, with a limit below the
+    /// host's memory ([`Probe::scope`](crate::Probe::scope)).
+    pub scope: Option<Scope>,
+    /// Why the scope could not be read, when it could not.
+    pub scope_unread: Option<String>,
+    /// `PYTORCH_MPS_HIGH_WATERMARK_RATIO` as set, if it is.
+    pub mps_high_watermark_ratio: Option<String>,
+}
+
+/// What the model is.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Model {
+    /// A size given on the command line (`8G`).
+    Size { bytes: u64, given: String },
+    /// A model's files, counted.
+    Files(Weights),
+}
+
+impl Model {
+    pub fn bytes(&self) -> u64 {
+        match self {
+            Model::Size { bytes, .. } => *bytes,
+            Model::Files(w) => w.bytes,
+        }
+    }
+}
+
+/// Which bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BoundId {
+    Memory,
+    CgroupLimit,
+    FreeNow,
+    CgroupFreeNow,
+    GpuWiredLimit,
+    RecommendedWorkingSet,
+    MpsHighWatermark,
+    MlxMemoryLimit,
+}
+
+impl BoundId {
+    pub fn name(self) -> &'static str {
+        match self {
+            BoundId::Memory => "physical memory",
+            BoundId::CgroupLimit => "cgroup memory limit",
+            BoundId::FreeNow => "free memory now",
+            BoundId::CgroupFreeNow => "free in the cgroup now",
+            BoundId::GpuWiredLimit => "GPU wired limit",
+            BoundId::RecommendedWorkingSet => "Metal's recommended working set",
+            BoundId::MpsHighWatermark => "PyTorch MPS high watermark",
+            BoundId::MlxMemoryLimit => "MLX memory limit",
+        }
+    }
+}
+
+/// What happens to a model over a bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IfOver {
+    DoesNotFit,
+    Swaps,
+    /// The framework raises an out-of-memory error.
+    Raises,
+}
+
+/// The framework a bound applies to; `None`: every job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Framework {
+    PytorchMps,
+    Mlx,
+}
+
+impl Framework {
+    pub fn label(self) -> &'static str {
+        match self {
+            Framework::PytorchMps => "PyTorch on MPS",
+            Framework::Mlx => "MLX",
+        }
+    }
+}
+
+/// One bound, with its figure and where it comes from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bound {
+    pub id: BoundId,
+    pub name: &'static str,
+    pub bytes: u64,
+    pub source: String,
+    /// The need is above it.
+    pub over: bool,
+    pub if_over: IfOver,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub framework: Option<Framework>,
+}
+
+/// A bound that does not apply here, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    pub id: BoundId,
+    pub name: &'static str,
+    pub why: String,
+}
+
+/// A setting that would lift a bound the model is over.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Setting {
+    /// The bounds it lifts.
+    pub lifts: Vec<BoundId>,
+    /// What to run or set, as typed.
+    pub line: String,
+    pub effect: String,
+    pub risk: String,
+}
+
+/// The answer, with everything it stands on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Answer {
+    pub verdict: Verdict,
+    /// 0 fits, 1 fits only by swapping, 2 does not fit.
+    pub exit_code: u8,
+    /// The answer in one line.
+    pub summary: String,
+    /// What is held against the bounds: the model's bytes, or the past
+    /// run's peak where it is larger.
+    pub needed_bytes: u64,
+    pub model_bytes: u64,
+    pub model: Model,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub past_run: Option<PastRun>,
+    pub bounds: Vec<Bound>,
+    pub skipped: Vec<Skipped>,
+    pub settings: Vec<Setting>,
+    pub notes: Vec<String>,
+}
+
+/// What the need is: the model's bytes, or a past run's peak where it is
+/// larger. Not their sum: a past run of the same pipeline already held the
+/// weights it loaded (in its footprint where it copied them into memory).
+pub fn needed(model_bytes: u64, past: Option<&PastRun>) -> u64 {
+    past.map_or(model_bytes, |p| model_bytes.max(p.peak_footprint_bytes))
+}
+
+/// Memory a new job could have now without swapping: memory less what is
+/// in use — Linux `MemAvailable`; macOS memory less Activity Monitor's
+/// "Memory Used" (app + wired + compressed), so free pages plus cached
+/// files, which macOS drops before it swaps.
+pub fn free_now(sys: &SystemSample) -> u64 {
+    sys.base_bytes().saturating_sub(sys.used_bytes())
+}
+
+fn gb(b: u64) -> String {
+    format_bytes(i64::try_from(b).unwrap_or(i64::MAX))
+}
+
+fn is_macos(os: &str) -> bool {
+    os == "macos"
+}
+
+/// The verdict: the worst of what the bounds the need is over say, leaving
+/// out the framework bounds.
+pub fn verdict(bounds: &[Bound]) -> Verdict {
+    bounds
+        .iter()
+        .filter(|b| b.over && b.framework.is_none())
+        .map(|b| match b.if_over {
+            IfOver::DoesNotFit => Verdict::DoesNotFit,
+            IfOver::Swaps | IfOver::Raises => Verdict::FitsOnlyBySwapping,
+        })
+        .max()
+        .unwrap_or(Verdict::Fits)
+}
+
+/// The answer for `model` (and a past run of the same pipeline) on `f`.
+pub fn answer(model: Model, past: Option<PastRun>, f: &Figures) -> Answer {
+    let model_bytes = model.bytes();
+    let need = needed(model_bytes, past.as_ref());
+    let (bounds, skipped) = bounds(f, need);
+    let verdict = verdict(&bounds);
+    let (settings, mut notes) = settings(need, f, &bounds);
+    if let Some(p) = &past {
+        if p.peak_footprint_bytes == 0 {
+            notes.push(format!(
+                "the past run's peak footprint is 0 ({} samples): judged on the model alone",
+                p.samples
+            ));
+        } else if p.os != f.os {
+            notes.push(format!(
+                "the past run was on {}, this is {}: footprints are counted differently (docs/fit.md)",
+                p.os, f.os
+            ));
+        }
+    }
+    let summary = text::summary(verdict, need, &bounds);
+    Answer {
+        verdict,
+        exit_code: verdict.exit_code(),
+        summary,
+        needed_bytes: need,
+        model_bytes,
+        model,
+        past_run: past,
+        bounds,
+        skipped,
+        settings,
+        notes,
+    }
+}
+
+#[cfg(test)]
+#[path = "fit_tests.rs"]
+mod tests;

@@ -1,0 +1,97 @@
+//! A past run of the same pipeline, as `fit --from` takes it: the peak
+//! footprint of its watched tree, read from its trace as it streams.
+
+use std::io::{BufRead, Seek};
+
+use serde::Serialize;
+
+use crate::detect::State;
+use crate::text::clean;
+use crate::trace::{Record, TraceError, TraceReader, Watching};
+
+/// What a past run held at its peak, and what became of it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PastRun {
+    /// The trace, as given.
+    pub path: String,
+    /// Peak of the run's footprint: Σ of the watched tree, or the largest
+    /// process in a recording of the whole machine (`of`).
+    pub peak_footprint_bytes: u64,
+    /// When it peaked, from the run's start.
+    pub peak_at_ms: u64,
+    /// `tree`: the watched process tree; `largest-process`: the trace
+    /// watched no tree (a recording of the machine).
+    pub of: PeakOf,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    pub hostname: String,
+    pub os: String,
+    /// The memory it was judged against (its host's, or its cgroup's limit).
+    pub phys_bytes: u64,
+    /// That run's own verdict (`swapsight report`).
+    pub verdict: State,
+    pub swap_growth_bytes: i64,
+    pub samples: usize,
+}
+
+/// Whose footprint the peak is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PeakOf {
+    Tree,
+    LargestProcess,
+}
+
+impl PeakOf {
+    pub fn words(self) -> &'static str {
+        match self {
+            PeakOf::Tree => "its watched process tree",
+            PeakOf::LargestProcess => {
+                "its largest process (the trace watched no command: a recording of the machine)"
+            }
+        }
+    }
+}
+
+/// Reads the trace `reader` holds in one pass (a second only when its
+/// marks are out of order, as [`report_stream`](crate::report::report_stream)
+/// needs): its report, with the peak of its run's footprint folded out of
+/// the same read. A trace with no sample gives `samples: 0`; the caller
+/// says so.
+pub fn past_run<R: BufRead + Seek>(
+    reader: &mut TraceReader<R>,
+    path: &str,
+) -> Result<PastRun, TraceError> {
+    let header = reader.header().clone();
+    let watching = header.watching();
+    let mut peak = (0u64, 0u64);
+    let mut t0 = None;
+    let report = crate::report::report_stream(reader, None, |record| {
+        if let Record::Sample(s) = record {
+            let start = *t0.get_or_insert(s.sample.t_ms);
+            let fp = crate::compare::watched_footprint(s, watching);
+            if fp > peak.0 {
+                peak = (fp, s.sample.t_ms.saturating_sub(start));
+            }
+        }
+    })?;
+    Ok(PastRun {
+        path: clean(path).into_owned(),
+        peak_footprint_bytes: peak.0,
+        peak_at_ms: peak.1,
+        of: match watching {
+            Watching::Tree => PeakOf::Tree,
+            Watching::Machine => PeakOf::LargestProcess,
+        },
+        command: header
+            .command
+            .as_ref()
+            .map(|c| clean(&c.join(" ")).into_owned()),
+        hostname: clean(&header.host.hostname).into_owned(),
+        os: clean(&header.host.os).into_owned(),
+        phys_bytes: report.phys_bytes,
+        verdict: report.verdict,
+        swap_growth_bytes: report.swap_growth_bytes,
+        samples: report.samples,
+    })
+}
