@@ -12,6 +12,7 @@ mod counter;
 mod doctor;
 mod exit;
 mod export;
+mod fit;
 mod guard;
 mod input;
 mod mark;
@@ -76,6 +77,8 @@ enum Command {
     Compare(compare::Args),
     /// Print the PyTorch MPS watermark ratios that fail a job before it swaps.
     Advise(advise::Args),
+    /// Say whether a model (a file, a folder or a size) will fit before it is loaded.
+    Fit(fit::Args),
     /// Mark the start (or --end) of a phase in the running recording.
     Mark(mark::Args),
     /// Write a named figure (bytes, items, …) into the running recording.
@@ -89,6 +92,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if fit::asked() => return fit::clap_error(e),
         Err(e) => return exit::clap_error(e),
     };
     let result = match cli.command {
@@ -102,6 +106,7 @@ fn main() -> ExitCode {
         Command::Counter(a) => counter::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Advise(a) => advise::run(a),
+        Command::Fit(a) => fit::run(a),
         Command::Doctor(a) => doctor::run(a),
     };
     match result {

@@ -8,6 +8,7 @@ mod advise;
 mod compare;
 mod doctor;
 mod export;
+mod fit;
 mod guard;
 mod hardening;
 #[cfg(target_os = "linux")]

@@ -1,0 +1,175 @@
+//! `swapsight fit`: will a model fit, before loading it. The counting and
+//! the answer are `swapsight::fit`'s; this reads the arguments, the trace
+//! and a live sample, and prints.
+//!
+//! Its answers are its exit codes, 0, 1 and 2, so its failures cannot be
+//! the 1 and 2 of every other subcommand: bad arguments exit 3 and
+//! anything that stops an answer (a path or trace that cannot be read, the
+//! probe) exits 4.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use swapsight::fit::{self, Figures, Model, WalkLimits};
+
+use crate::exit::{fail, Fail};
+
+/// `swapsight fit`'s exit code for bad arguments (a bad size, an unknown flag).
+pub const BAD_ARGUMENTS: u8 = 3;
+/// `swapsight fit`'s exit code when it cannot answer: a path or trace that
+/// cannot be read, a trace with no sample, the probe failing.
+pub const CANNOT_ANSWER: u8 = 4;
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Counts what a loader would read — *.safetensors (only the shards \
+model.safetensors.index.json names, when it is there), *.gguf, *.bin, *.pt, *.pth, *.npz — by \
+the size of each file, and holds it against each bound this machine puts on memory:
+
+  physical memory, the cgroup's limit (Linux)    above it: does not fit
+  free memory now, free in the cgroup now         above it: fits only by swapping
+  GPU wired limit, Metal's recommended working    above it: fits only by swapping
+    set (macOS)
+  PyTorch's MPS high watermark, MLX's limit       shown for those frameworks, not in the answer
+    (macOS)
+
+Where a setting would make it fit (sudo sysctl iogpu.wired_limit_mb=N,
+PYTORCH_MPS_HIGH_WATERMARK_RATIO=…, mx.set_memory_limit(…)), it is printed with its risk.
+With --from, a past run of the same pipeline: its peak footprint is the need where it is more
+than the weights (activations, caches).
+
+Exit codes:
+  0  fits
+  1  fits only by swapping
+  2  does not fit
+  3  bad arguments (a size like 8X, an unknown flag)
+  4  no answer: the path or trace cannot be read, a trace with no sample, the probe failed
+
+Examples:
+  swapsight fit ~/models/Llama-3.1-8B-Instruct        a model's folder (HF layout)
+  swapsight fit ~/.cache/huggingface/hub/models--meta-llama--Llama-3.1-8B-Instruct
+  swapsight fit model-Q4_K_M.gguf
+  swapsight fit 40G                                   a size: 40G, 512MiB, 8GiB or bytes
+  swapsight fit ./sdxl --from last-run.jsonl          with a past run's peak
+  swapsight fit ./model && python generate.py         run only when it fits without swap
+  swapsight fit ./model --json | jq .verdict
+
+Details: docs/fit.md"
+)]
+pub struct Args {
+    /// A model file or folder, or a size (8G, 512MiB, bytes)
+    #[arg(value_name = "PATH|SIZE")]
+    pub target: OsString,
+    /// A past run of the same pipeline (a trace of `swapsight record`): its peak footprint
+    #[arg(long, value_name = "TRACE")]
+    pub from: Option<PathBuf>,
+    /// Print one JSON object instead of text
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Whether this command line is `swapsight fit …`: its argument errors
+/// exit [`BAD_ARGUMENTS`], not 2 (which is "does not fit").
+pub fn asked() -> bool {
+    std::env::args_os().nth(1).is_some_and(|a| a == "fit")
+}
+
+/// clap's error for `swapsight fit`, printed as every subcommand's is;
+/// [`BAD_ARGUMENTS`] in place of 2.
+pub fn clap_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let shown = matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    let code = crate::exit::clap_error(e);
+    if shown {
+        code
+    } else {
+        ExitCode::from(BAD_ARGUMENTS)
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    answer(&args).map_err(|e| match e.downcast_ref::<Fail>() {
+        Some(f) if f.code == BAD_ARGUMENTS || f.code == CANNOT_ANSWER => e,
+        _ => fail(CANNOT_ANSWER, format!("{e:#}")),
+    })
+}
+
+fn answer(args: &Args) -> anyhow::Result<ExitCode> {
+    let model = model(&args.target)?;
+    let past = match &args.from {
+        Some(path) => Some(past(path)?),
+        None => None,
+    };
+    let answer = fit::answer(model, past, &figures()?);
+    let text = if args.json {
+        serde_json::to_string_pretty(&answer)? + "\n"
+    } else {
+        answer.to_text()
+    };
+    crate::exit::print_stdout(&text)?;
+    Ok(ExitCode::from(answer.exit_code))
+}
+
+/// A path that is there, else a size; a word that is neither is said as
+/// what it looks like.
+fn model(target: &OsString) -> anyhow::Result<Model> {
+    let path = Path::new(target);
+    let text = target.to_str();
+    let looks_like_size = text
+        .and_then(|t| t.trim_start().chars().next())
+        .is_some_and(|c| c.is_ascii_digit() || c == '.');
+    if std::fs::symlink_metadata(path).is_err() && looks_like_size {
+        let given = text.unwrap_or_default().trim();
+        let bytes = crate::args::size(given).map_err(|why| {
+            let shown = swapsight::text::clean(given);
+            fail(
+                BAD_ARGUMENTS,
+                format!("invalid size '{shown}': {why}; no file or folder has that name either"),
+            )
+        })?;
+        return Ok(Model::Size {
+            bytes,
+            given: given.to_string(),
+        });
+    }
+    let weights = fit::count_weights(path, WalkLimits::default())
+        .map_err(|e| fail(CANNOT_ANSWER, e.to_string()))?;
+    Ok(Model::Files(weights))
+}
+
+fn past(path: &Path) -> anyhow::Result<fit::PastRun> {
+    let mut reader = crate::input::open_trace(path)?;
+    let run = fit::past_run(&mut reader, &path.display().to_string())?;
+    crate::input::done(path, run.samples, reader.notes(), "size a fit from")?;
+    Ok(run)
+}
+
+/// This machine's figures now: a live sample, this process's cgroup, and
+/// PyTorch's watermark ratio as this shell sets it.
+fn figures() -> anyhow::Result<Figures> {
+    let mut probe = swapsight::probe::native().context("cannot start the memory probe")?;
+    let host = probe
+        .host()
+        .context("cannot read the host's memory facts")?;
+    // A whole sample, not system(): on a Mac only a sample reads the GPU
+    // and host_statistics64 on a probe's first call.
+    let (system, _) = probe.sample().context("cannot read the memory figures")?;
+    let (scope, scope_unread) = match probe.scope(std::process::id()) {
+        Ok(scope) => (scope, None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    Ok(Figures {
+        os: host.os,
+        system,
+        scope,
+        scope_unread,
+        mps_high_watermark_ratio: std::env::var(fit::MPS_RATIO_ENV).ok(),
+    })
+}
