@@ -307,6 +307,14 @@ pub fn info(
 pub struct ChildInfo {
     pub pid: u32,
     pub size_bytes: u64,
+    /// The doctor's own resident anonymous memory at the fork, which the
+    /// child maps too ([`child::Held::inherited`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub inherited_bytes: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// A tool the doctor looked for and did not find.

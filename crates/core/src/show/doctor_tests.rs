@@ -63,6 +63,7 @@ fn report(rows: Vec<Row>) -> Report {
         child: Some(ChildInfo {
             pid: 42,
             size_bytes: 256 << 20,
+            inherited_bytes: 0,
         }),
         rows,
         missing_tools: vec![MissingTool {

@@ -16,6 +16,9 @@ use std::time::Duration;
 pub struct Held {
     pid: libc::pid_t,
     size: u64,
+    /// The parent's resident anonymous memory just before the fork, which
+    /// the child maps too (copy-on-write) and so counts in its own.
+    inherited: u64,
 }
 
 impl Held {
@@ -39,6 +42,7 @@ impl Held {
         let (rfd, wfd) = (fds[0], fds[1]);
         // SAFETY: getpid has no preconditions.
         let parent = unsafe { libc::getpid() };
+        let inherited = own_anonymous_bytes();
         // SAFETY: the child runs only `hold`, which calls async-signal-safe
         // functions and never returns.
         let pid = unsafe { libc::fork() };
@@ -54,7 +58,11 @@ impl Held {
             unsafe { libc::close(rfd) };
             return Err(e);
         }
-        let held = Held { pid, size };
+        let held = Held {
+            pid,
+            size,
+            inherited,
+        };
         let said = wait_byte(rfd, timeout);
         // SAFETY: the read end is ours and open.
         unsafe { libc::close(rfd) };
@@ -75,6 +83,24 @@ impl Held {
     pub fn size(&self) -> u64 {
         self.size
     }
+
+    /// The parent's resident anonymous memory at the fork, which the child
+    /// holds a view of too: small for the `doctor` command, tens of MB in a
+    /// test binary running many tests at once. 0 where the OS does not say.
+    pub fn inherited(&self) -> u64 {
+        self.inherited
+    }
+}
+
+/// This process's resident anonymous and shared memory (Linux `RssAnon +
+/// RssShmem` of `/proc/self/status`); 0 elsewhere or when unreadable.
+fn own_anonymous_bytes() -> u64 {
+    #[cfg(target_os = "linux")]
+    if let Ok(status) = std::fs::read("/proc/self/status") {
+        let f = crate::probe::linux::parse::parse_status(&status);
+        return f.rss_anon_bytes.saturating_add(f.rss_shmem_bytes);
+    }
+    0
 }
 
 impl Drop for Held {

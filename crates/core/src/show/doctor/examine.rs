@@ -76,6 +76,7 @@ pub fn examine(probe: &mut dyn Probe, opts: &Options) -> Result<Report, DoctorEr
     let child = ChildInfo {
         pid: held.pid(),
         size_bytes: held.size(),
+        inherited_bytes: held.inherited(),
     };
     let mut ctx = Ctx {
         timeout: opts.timeout,
@@ -237,7 +238,9 @@ fn allocated_row(a: &Snap, b: &Snap, child: ChildInfo, figure: &str) -> Row {
         "allocated by the doctor",
         Unit::Bytes,
         proc_bracket(a, b, child.pid, |p| Some(p.owned_bytes())),
-        Reading::Value(child.size_bytes as f64),
+        // What it mapped, and the parent's pages it maps too (Linux counts
+        // them in the child's RssAnon).
+        Reading::Value(child.size_bytes.saturating_add(child.inherited_bytes) as f64),
         Tolerance::new(8.0 * MIB, 2.0),
     )
 }

@@ -73,6 +73,7 @@ fn other_users_processes_on_a_mac_are_counted_and_never_compared() {
     let child = ChildInfo {
         pid: 9,
         size_bytes: 1,
+        inherited_bytes: 0,
     };
     let rows = rows_macos(&read, child, &a, &a);
     let largest = rows
@@ -151,6 +152,7 @@ fn gpu_and_swap_written_rows_compare_the_probe_with_ioreg_sysctl_and_vm_stat() {
     let child = ChildInfo {
         pid: 9,
         size_bytes: 1,
+        inherited_bytes: 0,
     };
     let find = |rows: &[Row], figure: &str, tool: &str| {
         rows.iter()
