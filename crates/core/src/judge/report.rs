@@ -15,13 +15,14 @@ use std::io::{BufRead, Seek};
 use crate::detect::{DetectorConfig, FootprintGap, State};
 use crate::forecast::Outcome;
 use crate::pressure::PressureSummary;
-use crate::trace::{MarkList, Record, Trace, TraceError, TraceReader};
+use crate::trace::{Record, Trace, TraceError, TraceReader};
 use crate::units::{format_bytes, format_duration};
-use by_phase::PhaseTable;
+pub use fold::{ReportFold, SecondPass};
 
 pub mod by_phase;
-pub use crate::step::caches;
+mod fold;
 pub use crate::record::counters;
+pub use crate::step::caches;
 mod judge;
 mod process;
 pub mod scope;
@@ -208,20 +209,14 @@ impl GpuAtPeak {
 /// Builds the report. `cfg` overrides the detector settings the trace was
 /// recorded with.
 pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
-    let header = trace.header();
-    let mut run = RunJudge::new(header, cfg.clone());
     let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
-    let mut table = PhaseTable::new(&trace.marks, last_ms, header.watching(), || {
-        RunJudge::new(header, cfg.clone())
-    });
-    for s in &trace.samples {
-        run.push(s);
-        table.push(s);
-    }
-    trace.events.iter().for_each(|e| run.note_event(e));
-    let mut log = counters::CounterLog::default();
-    trace.counters.iter().for_each(|c| log.push(c));
-    with_counters(run.finish(&trace.notes()), table.finish(), &log)
+    let mut fold = ReportFold::spans(trace.header(), cfg, &trace.marks, last_ms);
+    trace.samples.iter().for_each(|s| fold.push_sample(s));
+    trace.events.iter().for_each(|e| fold.push_event(e));
+    trace.counters.iter().for_each(|c| fold.push_counter(c));
+    // The spans were known first: no second pass.
+    fold.finish(&trace.notes())
+        .unwrap_or_else(SecondPass::finish)
 }
 
 /// The report with its phase rows, and the counters over the run and over
@@ -255,49 +250,22 @@ pub fn report_stream<R: BufRead + Seek>(
     cfg: Option<DetectorConfig>,
     mut each: impl FnMut(&Record),
 ) -> Result<Report, TraceError> {
-    let header = reader.header().clone();
-    let new_judge = || RunJudge::new(&header, cfg.clone());
-    let mut run = new_judge();
-    let mut table = Some(PhaseTable::streaming(header.watching(), new_judge));
-    let mut marks = MarkList::default();
-    let mut log = counters::CounterLog::default();
-    let mut last_ms = 0;
+    let mut fold = ReportFold::streaming(reader.header(), cfg);
     while let Some(record) = reader.next_record()? {
         each(&record);
-        match record {
-            Record::Counter(c) => log.push(&c),
-            Record::Sample(s) => {
-                last_ms = s.sample.t_ms;
-                run.push(&s);
-                if let Some(t) = table.as_mut() {
-                    t.push_owned(s);
-                }
-            }
-            Record::Event(e) => run.note_event(&e),
-            Record::Mark(m) => {
-                let kept = marks.marks.len();
-                marks.push(m);
-                if let (Some(m), Some(t)) = (marks.marks.get(kept), table.as_mut()) {
-                    if !t.mark(m) {
-                        table = None;
-                    }
-                }
-            }
-            _ => {}
-        }
+        fold.push(record);
     }
-    let report = run.finish(reader.notes());
-    if let Some(t) = table {
-        return Ok(with_counters(report, t.finish(), &log));
-    }
+    let mut pass = match fold.finish(reader.notes()) {
+        Ok(report) => return Ok(report),
+        Err(pass) => pass,
+    };
     reader.rewind()?;
-    let mut table = PhaseTable::new(&marks.marks, last_ms, header.watching(), new_judge);
     while let Some(record) = reader.next_record()? {
         if let Record::Sample(s) = record {
-            table.push_owned(s);
+            pass.push_owned(s);
         }
     }
-    Ok(with_counters(report, table.finish(), &log))
+    Ok(pass.finish())
 }
 
 impl FootprintsSummary {
