@@ -2,6 +2,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
+import { readFileSync } from 'node:fs';
+
+import { LOW_FREE_PCT } from '../../ui/js/contract.js';
 import { liveFigures, replayFigures } from '../../ui/js/header.js';
 
 const GIB = 1024 ** 3;
@@ -173,4 +176,29 @@ test('an allocator cache the recording names is said under the gap, and flags it
   assert.ok(f.gap.title.endsWith(`\n${words}`), f.gap.title);
   assert.equal(f.gap.flag, true);
   assert.equal(liveFigures(snapshot).gap.sub.includes('cache'), false);
+});
+
+test("free memory reads as low below the Rust side's share, live, in a cgroup and in a replay", () => {
+  assert.equal(typeof LOW_FREE_PCT, 'number');
+  const live = (/** @type {number} */ free_pct) =>
+    liveFigures({ ...snapshot, system: { ...snapshot.system, free_pct } }).free.flag;
+  assert.equal(live(LOW_FREE_PCT - 0.1), true);
+  assert.equal(live(LOW_FREE_PCT), false);
+  const limit_bytes = 1000 * MIB;
+  const scoped = (/** @type {number} */ freePct) =>
+    liveFigures({
+      ...snapshot,
+      scope: { path: '/x', version: 2, limit_bytes, usage_bytes: limit_bytes * (1 - freePct / 100) },
+    }).free.flag;
+  assert.equal(scoped(LOW_FREE_PCT - 1), true);
+  assert.equal(scoped(LOW_FREE_PCT + 1), false);
+  const replay = (/** @type {number} */ min_free_pct) =>
+    replayFigures({
+      report: { verdict: 'fits', min_free_pct, phys_bytes: GIB, swap_growth_bytes: 0, swap_tolerance_bytes: 0, duration_ms: 1, processes: [] },
+    }).free.flag;
+  assert.equal(replay(LOW_FREE_PCT - 0.1), true);
+  assert.equal(replay(LOW_FREE_PCT), false);
+  // One threshold, the contract's: no number of its own in the header.
+  const source = readFileSync(new URL('../../ui/js/header.js', import.meta.url), 'utf8');
+  assert.deepEqual(source.match(/free\w*\s*<\s*\d/gi), null);
 });

@@ -2,7 +2,8 @@
 // Generated from crates/cli/src/serve/contract.rs: do not edit by hand
 // (SWAPSIGHT_WRITE_CONTRACT=1 cargo test -p swapsight-cli contract).
 // What the web view shares with the Rust side: the detector's states,
-// the export formats the UI offers and the routes of the HTTP API.
+// the export formats the UI offers, the free-memory share that reads
+// as low and the routes of the HTTP API.
 
 /** The detector's states, least severe first. */
 export const STATES = [
@@ -19,6 +20,9 @@ export const EXPORT_FORMATS = [
   { name: "perfetto", extension: "json", label: "Perfetto / Chrome trace" },
   { name: "png", extension: "png", label: "PNG chart" },
 ];
+
+/** Free memory below this share (%) of memory, or of a cgroup's limit, reads as low. */
+export const LOW_FREE_PCT = 15;
 
 /** Where the API is mounted. */
 export const API = "/api";

@@ -1,6 +1,8 @@
 // @ts-check
-// Numbers as swapsight writes them everywhere (same units as the CLI's
-// reports: binary multiples, written GB / MB / KB).
+// Numbers as swapsight writes them everywhere: each function here copies a
+// Rust one (named in its comment) and writes what it writes, checked on the
+// table of cases the Rust side generates (tests/ui/format-cases.json).
+// Sizes are binary multiples, written GB / MB / KB.
 
 import { STATES } from './contract.js';
 
@@ -8,23 +10,51 @@ const KIB = 1024;
 const MIB = KIB * 1024;
 const GIB = MIB * 1024;
 
-/** 1288490188 → "1.2 GB", 356515840 → "340 MB", -5 MiB → "-5 MB". */
+/**
+ * `x` with `digits` decimals as Rust's `{:.N}` writes it. That is
+ * `toFixed` (both round the exact binary value) but for an exact tie —
+ * 2.5, 1.25: a binary fraction halfway between two results — which Rust
+ * rounds to the even digit and `toFixed` away from zero. A tie at `digits`
+ * decimals is an odd multiple of 2^-(digits+1), and `%` is exact.
+ * @param {number} x
+ * @param {number} digits
+ */
+export function fixed(x, digits) {
+  const s = x.toFixed(digits);
+  const step = 2 ** -digits;
+  if (Math.abs(x) % step !== step / 2) return s;
+  const last = Number(s[s.length - 1]);
+  // Rounded away from zero to an odd digit: the even one is one below (an
+  // odd digit is at least 1, so nothing carries).
+  return last % 2 ? s.slice(0, -1) + String(last - 1) : s;
+}
+
+/**
+ * 1288490188 → "1.2 GB", 356515840 → "340 MB", -5 MiB → "-5 MB"
+ * (units.rs `format_bytes`); no figure → "–".
+ * @param {number | null | undefined} b
+ */
 export function bytes(b) {
   if (b == null || Number.isNaN(b)) return '–';
   const sign = b < 0 ? '-' : '';
   const a = Math.abs(b);
-  if (a >= GIB) return `${sign}${(a / GIB).toFixed(1)} GB`;
-  if (a >= MIB) return `${sign}${(a / MIB).toFixed(0)} MB`;
-  return `${sign}${(a / KIB).toFixed(0)} KB`;
+  if (a >= GIB) return `${sign}${fixed(a / GIB, 1)} GB`;
+  if (a >= MIB) return `${sign}${fixed(a / MIB, 0)} MB`;
+  return `${sign}${fixed(a / KIB, 0)} KB`;
 }
 
-/** A change: "+340 MB", "-1.2 GB", "0". */
+/**
+ * A change: "+340 MB", "-1.2 GB" (units.rs `format_growth`), but "0" where
+ * it did not change (the table's Δ column, where `format_growth` would
+ * write "0 KB").
+ * @param {number | null | undefined} b
+ */
 export function delta(b) {
   if (!b) return '0';
   return b > 0 ? `+${bytes(b)}` : bytes(b);
 }
 
-/** Axis labels: short, "12G", "512M". */
+/** The chart's axis labels, short: "12G", "512M" (the page's own; no Rust twin). */
 export function bytesAxis(b) {
   const a = Math.abs(b);
   if (a >= GIB) return `${+(b / GIB).toFixed(a >= 10 * GIB ? 0 : 1)}G`;
@@ -35,7 +65,7 @@ export function bytesAxis(b) {
 
 /**
  * A limit as people set it: `256 MiB`, `16 GiB` when it is a whole number of
- * them (a cgroup limit usually is), else as `bytes` (units.rs format_limit).
+ * them (a cgroup limit usually is), else as `bytes` (units.rs `format_limit`).
  * @param {number} b
  */
 export function limit(b) {
@@ -44,20 +74,32 @@ export function limit(b) {
   return bytes(b);
 }
 
+/**
+ * A percentage, whole: "43 %" (as the Rust side writes one, `{:.0} %`).
+ * @param {number | null | undefined} p
+ */
 export function pct(p) {
-  return p == null ? '–' : `${Math.round(p)} %`;
+  return p == null ? '–' : `${fixed(p, 0)} %`;
 }
 
+/**
+ * Page-ins (or swap-ins) per second in the table: "12", "2.3", "2.5k" (the
+ * page's own; no Rust twin).
+ * @param {number | null | undefined} r
+ */
 export function rate(r) {
   if (!r) return '0';
   if (r >= 1000) return `${(r / 1000).toFixed(1)}k`;
   return r >= 10 ? r.toFixed(0) : r.toFixed(1);
 }
 
-/** 192400 ms → "3m12s", 12500 → "12.5s". */
+/**
+ * 192400 ms → "3m12s", 12500 → "12.5s" (units.rs `format_duration`).
+ * @param {number} ms
+ */
 export function duration(ms) {
   const s = ms / 1000;
-  if (s < 60) return `${s.toFixed(1)}s`;
+  if (s < 60) return `${fixed(s, 1)}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${String(Math.floor(s % 60)).padStart(2, '0')}s`;
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
@@ -87,7 +129,7 @@ export function stateRank(s) {
 export function eta(secs) {
   if (!Number.isFinite(secs) || secs >= 360000) return 'a long while';
   if (secs < 1) return 'now';
-  if (secs < 90) return `~${Math.round(secs)} s`;
-  if (secs < 5400) return `~${Math.round(secs / 60)} min`;
-  return `~${Math.round(secs / 3600)} h`;
+  if (secs < 90) return `~${fixed(secs, 0)} s`;
+  if (secs < 5400) return `~${fixed(secs / 60, 0)} min`;
+  return `~${fixed(secs / 3600, 0)} h`;
 }

@@ -4,6 +4,7 @@
 // what each figure says, from a snapshot or a replay — so `node --test`
 // covers them; `renderHeader` only writes them into the page.
 
+import { LOW_FREE_PCT } from './contract.js';
 import { bytes, duration, eta, limit, pct, stateLabel } from './format.js';
 
 /**
@@ -35,7 +36,7 @@ export function liveFigures(s) {
     stateTitle: s.title ? `Menu bar: ${s.title}` : 'Nothing flagged',
     free: scope
       ? scopeFree(scope)
-      : { text: pct(sys.free_pct), sub: `of ${bytes(sys.phys_bytes)}`, flag: sys.free_pct < 15 },
+      : { text: pct(sys.free_pct), sub: `of ${bytes(sys.phys_bytes)}`, flag: sys.free_pct < LOW_FREE_PCT },
     swap: {
       text: bytes(swapUsed),
       sub: `${arrow}${bytes(Math.abs(growth))} since baseline`,
@@ -117,7 +118,7 @@ function scopeFree(scope) {
     text: pct(free),
     sub: `inside a ${limit(scope.limit_bytes)} cgroup limit`,
     title: `cgroup v${scope.version} ${scope.path}: ${bytes(scope.usage_bytes)} used of ${limit(scope.limit_bytes)}${swap}`,
-    flag: free < 15,
+    flag: free < LOW_FREE_PCT,
   };
 }
 
@@ -191,7 +192,7 @@ export function replayFigures(r) {
   return {
     state: rep.verdict,
     stateTitle: `Verdict of the run: ${stateLabel(rep.verdict)}`,
-    free: { text: pct(rep.min_free_pct), sub: `lowest, of ${bytes(rep.phys_bytes)}`, flag: rep.min_free_pct < 15 },
+    free: { text: pct(rep.min_free_pct), sub: `lowest, of ${bytes(rep.phys_bytes)}`, flag: rep.min_free_pct < LOW_FREE_PCT },
     swap: {
       text: `${rep.swap_growth_bytes > 0 ? '⇡' : ''}${bytes(rep.swap_growth_bytes)}`,
       sub: `grew during the run (${duration(rep.duration_ms)})`,

@@ -24,7 +24,7 @@ mod replay;
 
 pub use display::{
     forecast_notices, full_title, notice_of, pressure_notice, title, Notice, Point,
-    PressureAnnouncer, RecordingStatus, Row, Snapshot, Update,
+    PressureAnnouncer, RecordingStatus, Row, Snapshot, Update, LOW_FREE_PCT,
 };
 pub use own_commands::keep_commands_in_jsonl;
 pub use replay::{replay, replay_trace, Replay, REPLAY_COUNTERS, REPLAY_POINTS, REPLAY_ROWS};

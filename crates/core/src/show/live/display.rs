@@ -14,6 +14,12 @@ use crate::probe::{HostInfo, Sample, SystemSample};
 use crate::tick::Tick;
 use crate::units::format_bytes_short;
 
+/// Free memory below this share (%) of physical memory, or of a memory
+/// cgroup's limit, reads as low: the popover's free card is flagged. The web
+/// view takes it from `ui/js/contract.js`, which the CLI's contract writes
+/// from here.
+pub const LOW_FREE_PCT: f64 = 15.0;
+
 /// One process row of the table.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Row {
