@@ -43,6 +43,48 @@ const ARGS = [
   '--disable-sync',
 ];
 
+/** The app's popover at its default size (src-tauri/tauri.conf.json). */
+function popoverSize() {
+  const conf = JSON.parse(readFileSync(new URL('../../src-tauri/tauri.conf.json', import.meta.url), 'utf8'));
+  const main = conf.app.windows.find((/** @type {{label: string}} */ w) => w.label === 'main');
+  return { width: main.width, height: main.height };
+}
+
+/** The header with every figure at its longest (a Mac's six cards). */
+const LONGEST_HEADER = {
+  state: 'false-fit',
+  stateTitle: '',
+  free: { text: '100 %', sub: 'inside a 1536 MiB cgroup limit', flag: true },
+  swap: { text: '1023.9 GB', sub: '⇡1023.9 GB since baseline', flag: true },
+  compressed: '1023.9 GB',
+  gap: {
+    text: '-1023.9 GB',
+    sub: 'footprints: 100 % of used · GPU holds 1023.9 GB · ⇡1023.9 GB in window · 1234 unreadable · MLX, PyTorch cache growing',
+    flag: true,
+  },
+  count: { text: '12345', sub: 'footprints 100 % of RAM' },
+  phase: 'phase: a-long-phase-name',
+  pressure: { level: 'critical', text: 'critical', sub: 'PSI some 100.0 %, full 100.0 % (10 s)', flag: true },
+  trouble: 'free memory floor in ~59 min',
+};
+
+/**
+ * The header cards' texts that do not fit their card (scrollWidth over
+ * clientWidth): what an ellipsis or a clip would hide; visible cards only.
+ * With `figures`, the header is first written with them, in the same task
+ * as the measure (the next live update writes the real ones back).
+ * @param {import('playwright-core').Page} page
+ * @param {object | null} [figures]
+ */
+function headerOverflows(page, figures = null) {
+  return page.evaluate(async (f) => {
+    if (f) (await import('/js/header.js')).renderHeader(f);
+    return [...document.querySelectorAll('.figures .fig:not([hidden]) :is(dt, dd)')]
+      .filter((e) => e.scrollWidth > e.clientWidth)
+      .map((e) => `${e.closest('.fig')?.id}: "${e.textContent}" is ${e.scrollWidth} px in ${e.clientWidth}`);
+  }, figures);
+}
+
 /** Bytes back from the table's text ("1.2 GB", "340 MB", "12 KB"). */
 function parseBytes(text) {
   const m = /^(-?[\d.]+) (GB|MB|KB)$/.exec(text.trim());
@@ -120,6 +162,15 @@ test(title, { timeout: 90_000 }, async () => {
       const hover = (await page.getAttribute(`${flagged} td.col-name`, 'title')) ?? '';
       if (falseFitCmdline) assert.ok(hover.includes(falseFitCmdline), `the name's hover says ${hover}`);
     }
+
+    // At the app's default popover size every header card reads whole:
+    // the figures as they are now (a false fit under way, when there is
+    // one), and each at its longest.
+    await page.setViewportSize(popoverSize());
+    await page.waitForTimeout(1200);
+    assert.deepEqual(await headerOverflows(page), [], `header cut at ${JSON.stringify(popoverSize())}`);
+    assert.deepEqual(await headerOverflows(page, LONGEST_HEADER), [], 'the longest header cut');
+    await page.setViewportSize({ width: 1100, height: 900 });
 
     // Record a few seconds, stop, export the recording as CSV: the menu
     // offers the formats the Rust side names, and the file is saved under
