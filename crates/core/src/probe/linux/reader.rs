@@ -23,6 +23,16 @@
 //! Every [`CHECK_EVERY`] ticks it is listed all the same; a new pid there
 //! with the last pid unchanged turns this off for good.
 //!
+//! Tiered ticks: a process whose resident pages and major faults have not
+//! moved for [`IDLE_AFTER`] reads is idle, and a tick that is not full does
+//! not read it at all — not even its `stat` — and repeats its last figures.
+//! A tick is full every [`FULL_EVERY`] ticks, when a pid was handed out,
+//! and when used memory or swap moved by the larger of [`FULL_STEP_BYTES`]
+//! and [`FULL_STEP_SHARE`] of memory, or PSI `some` by a point, since the
+//! last full tick: a process that starts to grow, page or swap moves those
+//! first, so it is read at the very next tick. Processes that moved lately
+//! are read every tick.
+//!
 //! Descriptors are capped: at most a quarter of the open-file limit (after
 //! raising it towards the hard limit, as htop does), and never more than
 //! [`MAX_KEPT`](super::fd::MAX_KEPT), stay open, for the largest processes, re-ranked each tick;
@@ -58,6 +68,23 @@ const READ_BUF: usize = 8192;
 /// check that loadavg's last pid follows this `/proc` (10 s at 2 Hz).
 const CHECK_EVERY: u64 = 20;
 
+/// A process whose resident pages and major faults have not moved for this
+/// many reads in a row is idle: between full ticks it is not read at all,
+/// and its last figures stand (see [`NativeProbe::full_tick_due`]).
+pub const IDLE_AFTER: u32 = 3;
+
+/// Every this many ticks every process is read, idle or not (4 s at 2 Hz):
+/// the most an idle process's figures can lag when nothing else moves.
+pub const FULL_EVERY: u64 = 8;
+
+/// The machine's figures moving by this much since the last full tick make
+/// the next tick full: used memory or swap by the larger of this and
+/// [`FULL_STEP_SHARE`] of memory.
+pub const FULL_STEP_BYTES: u64 = 16 << 20;
+
+/// See [`FULL_STEP_BYTES`]: 0.25 % of memory (40 MB on a 16 GB machine).
+pub const FULL_STEP_SHARE: f64 = 0.0025;
+
 /// A `/proc/PID/stat` kept open; counted while it lives.
 struct Kept {
     file: File,
@@ -83,6 +110,14 @@ struct Known {
     tick: u64,
     /// Among the largest at the last ranking: its `stat` stays open.
     keep: bool,
+    /// Reads in a row that found its resident pages and major faults
+    /// unmoved.
+    unmoved: u32,
+    /// Its last sample once it is idle ([`IDLE_AFTER`]), which a tick that
+    /// does not read it repeats; a kernel thread has none and is skipped.
+    idle_sample: Option<ProcessSample>,
+    /// A kernel thread: never sampled.
+    kernel: bool,
 }
 
 impl Known {
@@ -95,8 +130,26 @@ impl Known {
             status: StatusFigures::default(),
             tick,
             keep: false,
+            unmoved: IDLE_AFTER,
+            idle_sample: None,
+            kernel: true,
         }
     }
+
+    /// Whether a tick that is not full may skip it.
+    fn skippable(&self) -> bool {
+        self.unmoved >= IDLE_AFTER && (self.kernel || self.idle_sample.is_some())
+    }
+}
+
+/// The machine's figures at the last full tick, which decide the next.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct AtFull {
+    tick: u64,
+    used_bytes: u64,
+    swap_used_bytes: u64,
+    /// PSI `some` avg10, in hundredths of a percent.
+    psi_some: Option<u64>,
 }
 
 pub struct NativeProbe {
@@ -132,6 +185,10 @@ pub struct NativeProbe {
     cgroups: CgroupFs,
     /// `MemTotal` of the last read: a limit at or above it binds nothing.
     phys_bytes: u64,
+    /// The last full tick (every process read), when there was one.
+    at_full: Option<AtFull>,
+    /// Processes whose `stat` the last tick read, and those it skipped.
+    pub(crate) last_reads: (usize, usize),
 }
 
 impl NativeProbe {
@@ -168,10 +225,48 @@ impl NativeProbe {
             psi,
             cgroups: CgroupFs::system(),
             phys_bytes: 0,
+            at_full: None,
+            last_reads: (0, 0),
         };
         probe.system()?; // fail early, with a clear error, where /proc is missing
         probe.cap = kept_cap(raise_fd_limit());
         Ok(probe)
+    }
+
+    /// Whether this tick reads every process: every [`FULL_EVERY`] ticks,
+    /// when a pid was handed out since the last (`no_new_pid` false), and
+    /// when used memory, swap or memory pressure moved past a small step
+    /// since the last full tick — what a process that starts to grow or
+    /// page moves first. Otherwise idle processes keep their last figures.
+    fn full_tick_due(&mut self, system: &SystemSample, no_new_pid: bool) -> bool {
+        let now = AtFull {
+            tick: self.tick,
+            used_bytes: system.used_bytes(),
+            swap_used_bytes: system.swap_used_bytes,
+            psi_some: system
+                .pressure
+                .and_then(|p| p.some)
+                .map(|l| (l.avg10 * 100.0) as u64),
+        };
+        let step = FULL_STEP_BYTES.max((system.phys_bytes as f64 * FULL_STEP_SHARE) as u64);
+        let full = match self.at_full {
+            None => true,
+            Some(at) => {
+                !no_new_pid
+                    || self.tick.saturating_sub(at.tick) >= FULL_EVERY
+                    || now.used_bytes.abs_diff(at.used_bytes) >= step
+                    || now.swap_used_bytes.abs_diff(at.swap_used_bytes) >= step
+                    // A point of PSI `some` over 10 s: tasks began to stall.
+                    || match (now.psi_some, at.psi_some) {
+                        (Some(a), Some(b)) => a.abs_diff(b) >= 100,
+                        (a, b) => a.is_some() != b.is_some(),
+                    }
+            }
+        };
+        if full {
+            self.at_full = Some(now);
+        }
+        full
     }
 
     /// One process: its sample, or nothing when it denied access, is a
@@ -261,6 +356,9 @@ impl NativeProbe {
                         status: StatusFigures::default(),
                         tick,
                         keep: false,
+                        unmoved: 0,
+                        idle_sample: None,
+                        kernel: false,
                     },
                 );
                 (true, StatusFigures::default())
@@ -274,7 +372,7 @@ impl NativeProbe {
             k.rss_pages = rss;
             k.majflt = majflt;
         }
-        Some(ProcessSample {
+        let sample = ProcessSample {
             pid,
             ppid,
             name,
@@ -286,7 +384,11 @@ impl NativeProbe {
             start_time: start,
             readable: true,
             ..ProcessSample::default()
-        })
+        };
+        let k = self.known.get_mut(&pid)?;
+        k.unmoved = if fresh { 0 } else { k.unmoved.saturating_add(1) };
+        k.idle_sample = (k.unmoved >= IDLE_AFTER).then(|| sample.clone());
+        Some(sample)
     }
 }
 
@@ -382,17 +484,36 @@ impl Probe for NativeProbe {
         }
         let mut processes = Vec::with_capacity(self.known.len().max(64));
         self.names.begin_tick();
-        let mut listed = std::mem::take(&mut self.listed);
-        listed.retain(|&pid| match self.process(pid) {
-            Visit::Sample(p) => {
-                processes.push(p);
-                true
-            }
-            Visit::Nothing => true,
-            Visit::Gone => false,
-        });
-        self.listed = listed;
+        // A pid handed out since the last tick (a new process, or a pid
+        // reused) makes the tick full, as the machine's figures moving does.
+        let full = self.full_tick_due(&system, unchanged);
         let tick = self.tick;
+        let mut reads = (0, 0);
+        let mut listed = std::mem::take(&mut self.listed);
+        listed.retain(|&pid| {
+            if !full {
+                if let Some(k) = self.known.get_mut(&pid).filter(|k| k.skippable()) {
+                    k.tick = tick;
+                    reads.1 += 1;
+                    if let Some(p) = &k.idle_sample {
+                        processes.push(p.clone());
+                        self.names.keep(pid);
+                    }
+                    return true;
+                }
+            }
+            reads.0 += 1;
+            match self.process(pid) {
+                Visit::Sample(p) => {
+                    processes.push(p);
+                    true
+                }
+                Visit::Nothing => true,
+                Visit::Gone => false,
+            }
+        });
+        self.last_reads = reads;
+        self.listed = listed;
         self.known.retain(|_, k| k.tick == tick);
         self.rank();
         self.names.end_tick();

@@ -88,6 +88,9 @@ fn processes_tied_at_the_threshold_never_take_the_room_of_larger_ones() {
                     status: StatusFigures::default(),
                     tick: 0,
                     keep: false,
+                    unmoved: 0,
+                    idle_sample: None,
+                    kernel: false,
                 },
             );
         }
@@ -398,4 +401,131 @@ fn a_made_up_last_pid_of_zero_is_no_last_pid() {
     probe.sample().unwrap();
     assert_eq!(probe.listed_at, None, "listed again next tick");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The tiered tick's decision: a tick reads every process when one is due
+/// by time, a pid was handed out, or the machine's figures moved past the
+/// step since the last full tick; otherwise idle processes are skipped.
+#[test]
+fn a_tick_is_full_when_due_a_new_pid_came_or_the_machine_moved() {
+    let mut probe = NativeProbe::new().unwrap();
+    let gib = 1u64 << 30;
+    let sys = |used_gib_tenths: u64, swap: u64, psi: Option<f64>| SystemSample {
+        phys_bytes: 16 * gib,
+        free_pct: 100.0 - used_gib_tenths as f64 / 1.6,
+        swap_used_bytes: swap,
+        pressure: psi.map(|avg10| crate::probe::pressure::Pressure {
+            some: Some(crate::probe::pressure::PsiLine {
+                avg10,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        ..SystemSample::default()
+    };
+    probe.at_full = None;
+    probe.tick = 100;
+    assert!(
+        probe.full_tick_due(&sys(40, 0, Some(0.0)), true),
+        "the first tick"
+    );
+    probe.tick += 1;
+    assert!(
+        !probe.full_tick_due(&sys(40, 0, Some(0.0)), true),
+        "nothing moved"
+    );
+    probe.tick += 1;
+    assert!(
+        probe.full_tick_due(&sys(40, 0, Some(0.0)), false),
+        "a new pid"
+    );
+    // 16 GB: the step is 0.25 % of memory, 41 MB. Used memory is read from
+    // free %: a tenth of a GB (107 MB) is past it.
+    probe.tick += 1;
+    assert!(
+        probe.full_tick_due(&sys(41, 0, Some(0.0)), true),
+        "used memory moved"
+    );
+    probe.tick += 1;
+    assert!(
+        !probe.full_tick_due(&sys(41, 16 << 20, Some(0.0)), true),
+        "swap moved less than the step"
+    );
+    probe.tick += 1;
+    assert!(
+        probe.full_tick_due(&sys(41, 64 << 20, Some(0.0)), true),
+        "swap moved past it"
+    );
+    probe.tick += 1;
+    assert!(
+        !probe.full_tick_due(&sys(41, 64 << 20, Some(0.5)), true),
+        "PSI half a point"
+    );
+    probe.tick += 1;
+    assert!(
+        probe.full_tick_due(&sys(41, 64 << 20, Some(1.5)), true),
+        "PSI a point and a half"
+    );
+    for _ in 1..FULL_EVERY {
+        probe.tick += 1;
+        assert!(!probe.full_tick_due(&sys(41, 64 << 20, Some(1.5)), true));
+    }
+    probe.tick += 1;
+    assert!(
+        probe.full_tick_due(&sys(41, 64 << 20, Some(1.5)), true),
+        "due by time"
+    );
+}
+
+/// An idle process is not read between full ticks; once it starts to grow
+/// (used memory moves past the step) the very next tick reads it in full.
+#[test]
+fn an_idle_process_that_starts_growing_is_read_the_very_next_tick() {
+    use std::io::{BufRead, Write};
+    use std::process::{Command, Stdio};
+    // Sleeps on stdin; told to, touches 256 MiB and says so.
+    let mut child = Command::new("python3")
+        .args([
+            "-c",
+            "import sys\nsys.stdin.readline()\nb = bytearray(256 << 20)\n\
+             for i in range(0, len(b), 4096): b[i] = 1\n\
+             print('grown', flush=True)\nsys.stdin.readline()",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut probe = NativeProbe::new().unwrap();
+    let mut idle = false;
+    for _ in 0..60 {
+        probe.sample().unwrap();
+        if probe.known.get(&pid).is_some_and(|k| k.skippable()) {
+            idle = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(idle, "the sleeping child never counted as idle");
+    // A quiet tick skips it (unless the machine moved: then all are read).
+    let (_, procs) = probe.sample().unwrap();
+    assert!(
+        procs.iter().any(|p| p.pid == pid),
+        "a skipped process is still listed"
+    );
+    let before = procs.iter().find(|p| p.pid == pid).unwrap().footprint_bytes;
+    child.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "grown");
+    let (_, procs) = probe.sample().unwrap();
+    let after = procs.iter().find(|p| p.pid == pid).unwrap().footprint_bytes;
+    let _ = child.stdin.as_mut().unwrap().write_all(b"end\n");
+    let _ = child.wait();
+    assert!(
+        after >= before + (250 << 20),
+        "before {before}, after {after}"
+    );
 }

@@ -102,6 +102,15 @@ impl NameCache {
         &e.naming
     }
 
+    /// Keeps the naming of `pid` through this scan without looking at it: a
+    /// process the probe did not read this tick (idle) is still there.
+    pub fn keep(&mut self, pid: u32) {
+        let tick = self.tick;
+        if let Some(e) = self.known.get_mut(&pid) {
+            e.tick = tick;
+        }
+    }
+
     /// Ends a scan: forgets the pids it did not see.
     pub fn end_tick(&mut self) {
         let tick = self.tick;
