@@ -223,6 +223,10 @@ fn a_48_gb_mac_swaps_past_the_recommended_working_set_and_the_sysctl_lifts_it() 
     );
     assert!(s.risk.starts_with("leaves 6.0 GB to macOS"), "{}", s.risk);
     assert!(s.risk.contains("exo #1672"), "{}", s.risk);
+    eprintln!(
+        "--- a 38 GiB model on the 48 GB Mac's figures ---\n{}",
+        a.to_text()
+    );
 }
 
 #[test]

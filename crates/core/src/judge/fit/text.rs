@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::{Answer, Bound, Framework, IfOver, Model, Verdict};
+use super::{Answer, Bound, BoundId, Framework, IfOver, Model, Verdict};
 use crate::units::{format_bytes, format_duration, format_growth};
 
 /// Files (and files left out) listed one by one; the rest are summed.
@@ -70,6 +70,14 @@ fn consequence(b: &Bound, need: u64) -> String {
         }
         (IfOver::Swaps, Some(Framework::Mlx)) => {
             format!("{short} over: MLX waits for memory to free, then allocates past it")
+        }
+        (IfOver::Swaps, _)
+            if matches!(
+                b.id,
+                BoundId::GpuWiredLimit | BoundId::RecommendedWorkingSet
+            ) =>
+        {
+            format!("{short} over: past it Metal pages the GPU's memory")
         }
         (IfOver::Swaps, _) => format!("{short} short: the rest would come from swap"),
     }
