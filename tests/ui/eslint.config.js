@@ -10,6 +10,8 @@ export default [
   {
     files: ['ui/js/**/*.js'],
     languageOptions: { sourceType: 'module', globals: { ...globals.browser } },
+    // As the Rust and Python code: no function over 120 lines.
+    rules: { 'max-lines-per-function': ['error', { max: 120 }] },
   },
   {
     files: ['tests/ui/**/*.{js,mjs}'],
