@@ -30,6 +30,7 @@ from typing import Any
 
 from ._cli import BudgetExceeded, Error, advise, compare
 from ._counter import counter
+from ._fit import FitAnswer, FitBound, FitSetting, fit
 from ._names import MAX_NAME_CHARS, clean_name
 from ._phase import end_phase, mark, phase
 from ._record import record
@@ -53,6 +54,9 @@ __all__ = [
     "BudgetExceeded",
     "ENV_VAR",
     "Error",
+    "FitAnswer",
+    "FitBound",
+    "FitSetting",
     "MAX_NAME_CHARS",
     "MlxWatch",
     "Report",
@@ -63,6 +67,7 @@ __all__ = [
     "compare",
     "counter",
     "end_phase",
+    "fit",
     "mark",
     "phase",
     "record",

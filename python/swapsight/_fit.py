@@ -1,0 +1,173 @@
+"""``swapsight.fit()``: will a model fit, before loading it — the package's
+own ``swapsight fit --json`` (docs/fit.md), as a :class:`FitAnswer`."""
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+from ._cli import Error, _binary, _env, _first_line
+
+#: The exit codes of ``swapsight fit`` that are answers: fits, fits only by
+#: swapping, does not fit. Its failures (3 bad arguments, 4 no answer) are
+#: raised as :class:`Error`.
+ANSWER_CODES = (0, 1, 2)
+
+
+@dataclass(frozen=True)
+class FitBound:
+    """One bound the machine puts on memory, with its figure and source."""
+
+    #: ``memory``, ``cgroup-limit``, ``free-now``, ``cgroup-free-now``,
+    #: ``gpu-wired-limit``, ``recommended-working-set``,
+    #: ``mps-high-watermark`` or ``mlx-memory-limit``.
+    id: str
+    name: str
+    bytes: int
+    source: str
+    #: The need is above it.
+    over: bool
+    #: ``does-not-fit``, ``swaps`` or ``raises``.
+    if_over: str
+    #: ``pytorch-mps`` or ``mlx`` for the bounds of one framework (not in
+    #: the verdict); None for every job's.
+    framework: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class FitSetting:
+    """A setting that would lift a bound the need is over, with its risk."""
+
+    lifts: Tuple[str, ...]
+    line: str
+    effect: str
+    risk: str
+
+
+@dataclass(frozen=True)
+class FitAnswer:
+    """``swapsight fit``'s answer. ``verdict`` is ``fits``,
+    ``fits-only-by-swapping`` or ``does-not-fit``; ``exit_code`` 0, 1 or 2,
+    as the command exits. ``raw`` is the whole JSON object (the counted
+    files, a past run's figures)."""
+
+    verdict: str
+    exit_code: int
+    model_bytes: int
+    needed_bytes: int
+    summary: str
+    bounds: Tuple[FitBound, ...]
+    skipped: Tuple[Dict[str, str], ...]
+    settings: Tuple[FitSetting, ...]
+    notes: Tuple[str, ...]
+    raw: Dict[str, Any] = field(repr=False, compare=False)
+
+    @property
+    def fits(self) -> bool:
+        """Fits without swapping."""
+        return self.verdict == "fits"
+
+    def __str__(self) -> str:
+        return self.summary
+
+    @classmethod
+    def from_json(cls, obj: Dict[str, Any]) -> "FitAnswer":
+        """The answer from ``swapsight fit --json``'s object."""
+        try:
+            return cls(
+                verdict=str(obj["verdict"]),
+                exit_code=int(obj["exit_code"]),
+                model_bytes=int(obj["model_bytes"]),
+                needed_bytes=int(obj["needed_bytes"]),
+                summary=str(obj["summary"]),
+                bounds=tuple(_bound(b) for b in obj["bounds"]),
+                skipped=tuple(
+                    {str(k): str(v) for k, v in s.items()} for s in obj["skipped"]
+                ),
+                settings=tuple(_setting(s) for s in obj["settings"]),
+                notes=tuple(str(n) for n in obj["notes"]),
+                raw=obj,
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise Error("swapsight fit printed an answer this module cannot read: %r" % e) from None
+
+
+def _bound(b: Dict[str, Any]) -> FitBound:
+    framework = b.get("framework")
+    return FitBound(
+        id=str(b["id"]),
+        name=str(b["name"]),
+        bytes=int(b["bytes"]),
+        source=str(b["source"]),
+        over=bool(b["over"]),
+        if_over=str(b["if_over"]),
+        framework=None if framework is None else str(framework),
+    )
+
+
+def _setting(s: Dict[str, Any]) -> FitSetting:
+    return FitSetting(
+        lifts=tuple(str(x) for x in s["lifts"]),
+        line=str(s["line"]),
+        effect=str(s["effect"]),
+        risk=str(s["risk"]),
+    )
+
+
+def fit(
+    path_or_size: Union[str, int, "os.PathLike[str]"],
+    from_trace: Optional[Union[str, "os.PathLike[str]"]] = None,
+) -> FitAnswer:
+    """Will this model fit, before loading it: ``swapsight fit … --json``.
+
+    ``path_or_size`` is a model's file or folder (its weights are counted
+    as a loader reads them), a size (``"8G"``, ``"512MiB"``) or a number of
+    bytes. ``from_trace`` is a past run of the same pipeline (a trace of
+    ``swapsight record`` or ``swapsight.record()``): its peak footprint is
+    the need where it is more than the weights. Raises :class:`Error` with
+    the command line's one line when there is no answer (a bad size, a
+    path or trace that cannot be read)::
+
+        answer = swapsight.fit("~/models/Llama-3.1-8B-Instruct")
+        if not answer.fits:
+            print(answer.summary)
+            for s in answer.settings:
+                print(s.line, "—", s.risk)
+    """
+    if isinstance(path_or_size, bool) or not isinstance(path_or_size, (str, int, os.PathLike)):
+        raise TypeError("path_or_size: a path, a size like '8G' or a number of bytes")
+    if isinstance(path_or_size, int):
+        if path_or_size < 0:
+            raise ValueError("path_or_size: a number of bytes is 0 or more")
+        target = str(path_or_size)
+    else:
+        target = os.path.expanduser(os.fspath(path_or_size))
+    args: List[str] = [_binary(), "fit", "--json"]
+    if from_trace is not None:
+        args += ["--from", os.path.expanduser(os.fspath(from_trace))]
+    # After "--": a path that starts with "-" is still a path.
+    args += ["--", target]
+    try:
+        done = subprocess.run(
+            args,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=_env(),
+            timeout=600,
+        )
+    except (OSError, subprocess.SubprocessError) as e:
+        raise Error("cannot run swapsight fit: %s" % e) from None
+    if done.returncode not in ANSWER_CODES:
+        raise Error(
+            _first_line(done.stderr)
+            or "swapsight fit failed (exit code %d)" % done.returncode
+        )
+    try:
+        obj = json.loads(done.stdout)
+    except ValueError as e:
+        raise Error("swapsight fit printed no JSON: %s" % e) from None
+    if not isinstance(obj, dict):
+        raise Error("swapsight fit printed no JSON object")
+    return FitAnswer.from_json(obj)

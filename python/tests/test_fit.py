@@ -1,0 +1,118 @@
+"""swapsight.fit(): the installed package's own ``swapsight fit --json``,
+on a folder of sparse files laid out as Hugging Face lays a model out, a
+size, a past run's trace and bad input."""
+
+import json
+import subprocess
+
+import pytest
+
+import swapsight
+from swapsight.__main__ import find_binary
+
+MIB = 1 << 20
+GIB = 1 << 30
+SHARDS = ["model-0000%d-of-00003.safetensors" % i for i in (1, 2, 3)]
+
+
+def sparse(path, size):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f:
+        f.truncate(size)
+
+
+def hf_folder(root, named=SHARDS):
+    """config.json, three sparse shards (40 + 40 + 20 MiB) and an index
+    naming ``named``."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "config.json").write_text('{"model_type": "llama"}')
+    for shard, size in zip(SHARDS, (40 * MIB, 40 * MIB, 20 * MIB)):
+        sparse(root / shard, size)
+    weight_map = {"model.layers.%d.mlp.weight" % i: s for i, s in enumerate(named)}
+    (root / "model.safetensors.index.json").write_text(
+        json.dumps({"metadata": {"total_size": 0}, "weight_map": weight_map})
+    )
+    return root
+
+
+def test_an_hf_folder_of_sparse_shards_fits_with_its_bytes_and_bounds(tmp_path):
+    answer = swapsight.fit(hf_folder(tmp_path / "Llama-tiny"))
+    assert isinstance(answer, swapsight.FitAnswer)
+    assert (answer.verdict, answer.exit_code, answer.fits) == ("fits", 0, True)
+    assert answer.model_bytes == answer.needed_bytes == 100 * MIB
+    assert [f["path"] for f in answer.raw["model"]["files"]] == SHARDS
+    ids = [b.id for b in answer.bounds]
+    assert ids[:2] == ["memory", "free-now"], ids
+    memory = answer.bounds[0]
+    assert isinstance(memory, swapsight.FitBound)
+    assert memory.bytes > answer.needed_bytes and not memory.over
+    assert memory.if_over == "does-not-fit" and memory.framework is None
+    assert str(answer) == answer.summary and answer.summary.startswith("fits: needs 100 MB")
+
+
+def test_an_index_naming_two_shards_counts_two(tmp_path):
+    answer = swapsight.fit(hf_folder(tmp_path / "partial", named=SHARDS[:2]))
+    assert answer.model_bytes == 80 * MIB
+    left = answer.raw["model"]["left_out"]
+    assert [(l["path"], l["bytes"]) for l in left] == [(SHARDS[2], 20 * MIB)]
+
+
+def test_sizes_as_text_or_bytes_and_an_answer_that_is_no(tmp_path):
+    assert swapsight.fit(4096).model_bytes == 4096
+    assert swapsight.fit("512MiB").model_bytes == 512 * MIB
+    huge = swapsight.fit("1P")
+    assert (huge.verdict, huge.exit_code, huge.fits) == ("does-not-fit", 2, False)
+    assert any(b.id == "memory" and b.over for b in huge.bounds)
+    assert huge.settings == ()
+    assert any(n.startswith("no setting makes it fit") for n in huge.notes), huge.notes
+    # The command line's exit code is the same answer.
+    done = subprocess.run([find_binary(), "fit", "1P"], capture_output=True)
+    assert done.returncode == huge.exit_code
+
+
+def test_a_past_runs_peak_is_the_need(tmp_path):
+    trace = tmp_path / "past.jsonl"
+    header = {
+        "type": "header", "format": "swapsight-trace", "schema": 1,
+        "host": {"os": "linux", "phys_bytes": 25276510208, "page_size": 4096, "hostname": "vm"},
+        "interval_ms": 500, "start_unix_ms": 1795977218944,
+        "command": ["python3", "generate.py"], "watch_pid": 100, "top_n": 10,
+    }
+
+    def sample(t, footprint):
+        return {
+            "type": "sample", "t_ms": t,
+            "sys": {"phys_bytes": 25276510208, "free_pct": 80.0, "swap_used_bytes": 0,
+                    "swap_total_bytes": 0, "compressed_bytes": 0, "page_size": 4096},
+            "procs": [{"pid": 100, "ppid": 1, "name": "python3", "footprint_bytes": footprint,
+                       "pageins": 0, "start_time": 1}],
+            "watched": [100],
+        }
+
+    lines = [header, sample(0, GIB), sample(500, 3 * GIB), sample(1000, 2 * GIB)]
+    trace.write_text("".join(json.dumps(l) + "\n" for l in lines))
+    answer = swapsight.fit("4K", from_trace=trace)
+    assert answer.needed_bytes == 3 * GIB
+    assert answer.model_bytes == 4096
+    assert answer.raw["past_run"]["peak_footprint_bytes"] == 3 * GIB
+
+
+def test_no_answer_raises_the_command_lines_one_line(tmp_path, monkeypatch):
+    with pytest.raises(swapsight.Error) as e:
+        swapsight.fit("8X")
+    assert str(e.value).startswith("swapsight: invalid size '8X': unknown unit 'x'"), e.value
+    with pytest.raises(swapsight.Error) as e:
+        swapsight.fit(tmp_path / "no-such-model")
+    assert "cannot read" in str(e.value)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not a trace\n")
+    with pytest.raises(swapsight.Error) as e:
+        swapsight.fit("4K", from_trace=bad)
+    assert "not a swapsight trace header" in str(e.value)
+    # A path starting with "-" is a path, not a flag.
+    dash = hf_folder(tmp_path / "-dash")
+    monkeypatch.chdir(tmp_path)
+    assert swapsight.fit("-dash").model_bytes == 100 * MIB
+    with pytest.raises(TypeError):
+        swapsight.fit(True)
+    assert dash.exists()
