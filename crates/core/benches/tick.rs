@@ -192,10 +192,9 @@ fn print_goals(swapsight: &Stats, sysinfo_full: &Stats, bare: &Stats) {
 }
 
 /// What memory pressure and time to trouble add to each tick, timed alone
-/// over many calls (each is
-/// microseconds against a tick of milliseconds, below what the tick's own
-/// noise on a shared machine could show): the PSI read and parse, the
-/// pressure gauge and the forecaster's step.
+/// over many calls (each is microseconds against a tick of milliseconds,
+/// below what the tick's own noise on a shared machine could show): the PSI
+/// read and parse, the pressure gauge and the forecaster's step.
 fn added_by_pressure(tick: &Stats) {
     use swapsight::forecast::{ForecastConfig, Forecaster};
     use swapsight::pressure::{PressureConfig, PressureGauge};

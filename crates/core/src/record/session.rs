@@ -1,12 +1,12 @@
 //! One recording session: what every shell that records — `record`,
 //! `guard`, the menu-bar app and `swapsight serve` (the last two through
 //! [`crate::live::Live`]) — drives, so that a trace means the same thing
-//! whoever wrote it. It holds the rules that used to live once per shell and
-//! had drifted apart: the trace's header, the phase marks taken from the
-//! mark inbox (with the `marks-dropped` event, and the last look when the
-//! recording ends), the counters that come the same way (with their own
-//! `counters-dropped` event), and the latch that stops writing after the first failed
-//! write (a full disk), so no line can land after a partial one.
+//! whoever wrote it. It holds a recording's rules, once for every shell:
+//! the trace's header, the phase marks taken from the mark inbox (with the
+//! `marks-dropped` event, and the last look when the recording ends), the
+//! counters that come the same way (with their own `counters-dropped`
+//! event), and the latch that stops writing after the first failed write (a
+//! full disk), so no line can land after a partial one.
 //!
 //! A shell calls [`RecordingSession::turn`] on every turn of its loop, with
 //! the tick when one came: the marks that came in since the last turn are
