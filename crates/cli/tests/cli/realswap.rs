@@ -119,7 +119,10 @@ fn cgroup_limited_filler_is_a_false_fit_and_agrees_with_vmswap() {
     // swap-out counter (the scope's where it counts one, else the host's)
     // grew at least as much.
     let written = r["swap_written"]["bytes"].as_u64().expect("swap written");
-    assert!(written >= vmswap, "swap written {written} < VmSwap {vmswap}: {r:#}");
+    assert!(
+        written >= vmswap,
+        "swap written {written} < VmSwap {vmswap}: {r:#}"
+    );
     assert!(
         p["peak_footprint_bytes"].as_u64().unwrap() <= 300 * MIB,
         "{p:#}"
