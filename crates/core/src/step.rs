@@ -11,6 +11,7 @@
 //! - [`written`]: swap written, over a run, a phase or a day.
 //! - [`caches`]: an allocator's cache that grew while its tensors did not.
 
+pub mod caches;
 pub mod detect;
 pub mod forecast;
 pub mod monitor;
@@ -19,4 +20,3 @@ pub mod sampler;
 pub mod tick;
 pub mod tree;
 pub mod written;
-pub mod caches;

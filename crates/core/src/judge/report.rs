@@ -17,7 +17,7 @@ use crate::forecast::Outcome;
 use crate::pressure::PressureSummary;
 use crate::trace::{Record, Trace, TraceError, TraceReader};
 use crate::units::{format_bytes, format_duration};
-pub use fold::{ReportFold, SecondPass};
+pub use fold::{Finished, ReportFold, SecondPass};
 
 pub mod by_phase;
 mod fold;
@@ -214,9 +214,9 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
     trace.samples.iter().for_each(|s| fold.push_sample(s));
     trace.events.iter().for_each(|e| fold.push_event(e));
     trace.counters.iter().for_each(|c| fold.push_counter(c));
-    // The spans were known first: no second pass.
+    // The spans were known first: never a second pass.
     fold.finish(&trace.notes())
-        .unwrap_or_else(SecondPass::finish)
+        .or_second_pass(trace.samples.iter().cloned())
 }
 
 /// The report with its phase rows, and the counters over the run and over
@@ -256,8 +256,8 @@ pub fn report_stream<R: BufRead + Seek>(
         fold.push(record);
     }
     let mut pass = match fold.finish(reader.notes()) {
-        Ok(report) => return Ok(report),
-        Err(pass) => pass,
+        Finished::Report(report) => return Ok(report),
+        Finished::SecondPass(pass) => pass,
     };
     reader.rewind()?;
     while let Some(record) = reader.next_record()? {

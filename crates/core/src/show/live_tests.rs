@@ -602,7 +602,8 @@ fn a_live_recording_names_a_growing_mlx_cache_while_swap_climbs() {
     let f = named.expect("the MLX cache named while swap climbs");
     assert_eq!(f.allocator, "MLX");
     assert!(
-        f.words.starts_with("MLX cache grew 5.0 GB while active stayed 4.0 GB"),
+        f.words
+            .starts_with("MLX cache grew 5.0 GB while active stayed 4.0 GB"),
         "{}",
         f.words
     );

@@ -68,9 +68,7 @@ impl WrittenFold {
         self.host_wide |= own.is_none();
         if let Some(before) = self.last {
             // A counter only grows; one that went back started again.
-            self.bytes = self
-                .bytes
-                .saturating_add(now.saturating_sub(before));
+            self.bytes = self.bytes.saturating_add(now.saturating_sub(before));
         }
         self.last = Some(now);
         self.first_ms.get_or_insert(t_ms);
@@ -112,9 +110,7 @@ impl Daily {
         }
         let now = now?;
         if let Some(before) = self.last {
-            self.bytes = self
-                .bytes
-                .saturating_add(now.saturating_sub(before));
+            self.bytes = self.bytes.saturating_add(now.saturating_sub(before));
         }
         self.last = Some(now);
         Some(self.bytes)

@@ -169,7 +169,11 @@ impl<J: Judge> Acc<J> {
     }
 
     fn add_slice(&mut self, s: &TraceSample, w: Watching, new_judge: &impl Fn() -> J) {
-        let swap = s.sample.system.judged_in(s.sample.scope.as_ref()).swap_used_bytes;
+        let swap = s
+            .sample
+            .system
+            .judged_in(s.sample.scope.as_ref())
+            .swap_used_bytes;
         self.swap_start.get_or_insert(swap);
         self.swap_max = self.swap_max.max(swap);
         self.slice.add(s, w);

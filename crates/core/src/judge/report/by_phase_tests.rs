@@ -143,20 +143,13 @@ fn reference_row(
     let own = if inside.is_empty() { slice } else { inside };
     let peak_fp = own.iter().map(watched_fp).max().unwrap_or(0);
     let swap = |s: &TraceSample| s.judged().system.swap_used_bytes;
-    let swap_start = slice.first().map_or(0, |s| swap(s));
-    let swap_max = slice
-        .iter()
-        .map(|s| swap(s))
-        .max()
-        .unwrap_or(swap_start);
+    let swap_start = slice.first().map_or(0, swap);
+    let swap_max = slice.iter().map(swap).max().unwrap_or(swap_start);
     let min_free = own
         .iter()
         .map(|s| s.judged().system.free_pct)
         .fold(f64::INFINITY, f64::min);
-    let unexplained = own
-        .iter()
-        .map(|s| s.judged().gap.unexplained_bytes)
-        .max();
+    let unexplained = own.iter().map(|s| s.judged().gap.unexplained_bytes).max();
     let verdict = if slice.len() < 2 {
         State::Fits
     } else {

@@ -112,11 +112,11 @@ impl ReportFold {
 
     /// The report; or, when a mark came out of order, the run's verdict
     /// with the phase table still to fold over the samples again.
-    pub fn finish(self, notes: &ReadNotes) -> Result<Report, SecondPass> {
+    pub fn finish(self, notes: &ReadNotes) -> Finished {
         let report = self.run.finish(notes);
         match self.table {
-            Some(t) => Ok(super::with_counters(report, t.finish(), &self.log)),
-            None => Err(SecondPass {
+            Some(t) => Finished::Report(super::with_counters(report, t.finish(), &self.log)),
+            None => Finished::SecondPass(SecondPass {
                 table: PhaseTable::new(
                     &self.marks.marks,
                     self.last_ms,
@@ -126,6 +126,32 @@ impl ReportFold {
                 report,
                 log: self.log,
             }),
+        }
+    }
+}
+
+/// What a [`ReportFold`] ends with.
+// Made once a report and taken apart at once by both entry points: a box
+// would buy nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum Finished {
+    /// The report, whole.
+    Report(Report),
+    /// The run's verdict, with the phase table to fold once more (rare:
+    /// a mark out of order).
+    SecondPass(SecondPass),
+}
+
+impl Finished {
+    /// The report, folding the phase table over `samples` when it needs a
+    /// second pass.
+    pub fn or_second_pass(self, samples: impl IntoIterator<Item = TraceSample>) -> Report {
+        match self {
+            Finished::Report(r) => r,
+            Finished::SecondPass(mut pass) => {
+                samples.into_iter().for_each(|s| pass.push_owned(s));
+                pass.finish()
+            }
         }
     }
 }

@@ -386,7 +386,11 @@ impl NativeProbe {
             ..ProcessSample::default()
         };
         let k = self.known.get_mut(&pid)?;
-        k.unmoved = if fresh { 0 } else { k.unmoved.saturating_add(1) };
+        k.unmoved = if fresh {
+            0
+        } else {
+            k.unmoved.saturating_add(1)
+        };
         k.idle_sample = (k.unmoved >= IDLE_AFTER).then(|| sample.clone());
         Some(sample)
     }
