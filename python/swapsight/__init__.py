@@ -31,12 +31,12 @@ from typing import Any
 from ._cli import BudgetExceeded, Error, advise, compare
 from ._counter import counter
 from ._fit import FitAnswer, FitBound, FitSetting, fit
-from ._names import MAX_NAME_CHARS, clean_name
+from ._generated import ENV_VAR, MAX_NAME_CHARS
+from ._names import clean_name
 from ._phase import end_phase, mark, phase
 from ._record import record
 from ._report import Report
 from ._watch import MlxWatch, TorchWatch, watch_mlx, watch_torch
-from ._writer import ENV_VAR
 
 
 def _version() -> str:

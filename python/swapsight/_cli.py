@@ -7,7 +7,7 @@ import os
 import subprocess
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
-from ._writer import ENV_VAR
+from ._generated import ENV_VAR
 
 
 class Error(Exception):

@@ -3,10 +3,11 @@ write a framework's figures as counters, watch_torch() and watch_mlx(), are
 in _watch.py).
 
 A counter is one line in the mark file, ``#counter VALUE UNIT NAME`` (the
-rule of crates/core/src/marks.rs ``counter_line``); the recorder writes it to
-the trace as a ``{"type":"counter",...}`` line at that instant, keeping at
-most 50 values a second apart from the marks (the rest are counted in a
-``counters-dropped`` event). Without a running recording every call does
+rule of crates/core/src/record/marks.rs ``counter_line``, its prefix, caps and
+unit characters from _generated.py); the recorder writes it to the trace as a
+``{"type":"counter",...}`` line at that instant, keeping at most 50 values a
+second apart from the marks (the rest are counted in a ``counters-dropped``
+event). Without a running recording every call does
 nothing; nothing here ever raises into the pipeline (a problem is logged once
 on the ``swapsight`` logger).
 """
@@ -15,14 +16,15 @@ import math
 import re
 from typing import Any, Optional
 
+from ._generated import COUNTER_PREFIX, MAX_COUNTER_VALUE, MAX_UNIT_CHARS, UNIT_CHARS
 from ._names import cached_clean_text, clean_text
 from ._writer import _warn_once, mark_path, write_line
 
 #: The largest magnitude a counter value may have: 2^53 (what a double and
 #: the web UI hold exactly as an integer).
-MAX_VALUE = 2**53
-_UNIT = re.compile(r"[A-Za-z0-9_%/.\-]{1,16}\Z")
-_PREFIX = "#counter "
+MAX_VALUE = MAX_COUNTER_VALUE
+_UNIT = re.compile("[%s]{1,%d}\\Z" % (re.escape(UNIT_CHARS), MAX_UNIT_CHARS))
+_PREFIX = COUNTER_PREFIX
 #: Units already found good ("bytes" first): most calls skip the pattern.
 _UNITS_SEEN = {"bytes"}
 
@@ -85,10 +87,11 @@ def counter(name: object, value: Any, unit: object = "bytes") -> None:
     if line is None:
         _warn_once(
             "swapsight: counter %r not written: the name is empty, the unit %r is "
-            "not 1 to 16 of A-Z a-z 0-9 _ %% / . -, or the value %r is not a "
+            "not 1 to %d of A-Z a-z 0-9 _ %% / . -, or the value %r is not a "
             "finite number within 2**53",
             name,
             unit,
+            MAX_UNIT_CHARS,
             value,
         )
         return

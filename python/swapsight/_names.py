@@ -1,31 +1,34 @@
-"""Phase names cleaned the way swapsight's recorder cleans them.
+"""Phase and counter names cleaned the way swapsight's recorder cleans them.
 
-The rule is crates/core/src/marks.rs `clean_name` with text.rs `is_unsafe`:
+The rule is crates/core/src/record/marks.rs `clean_name` with text.rs
+`is_unsafe`, whose tables and caps come from the Rust side (_generated.py):
 invalid UTF-8 becomes U+FFFD, surrounding blanks (Unicode White_Space) are
 trimmed, control characters (Cc) and bidi/invisible format characters become
-'?', the name is cut to 64 characters and trimmed again. A name that would
-start with '/' (which the recorder reads as "end the phase") gets '?' there.
+'?', the name is cut to 64 characters and trimmed again. A clean name that
+starts as another line of the mark file does (``/``, the end of a phase, or
+``#counter ``) names no phase: the recorder would read that line as such.
 """
 
 import re
 from typing import Callable, Dict
 
-#: Longest phase name kept, in characters (marks.rs MAX_NAME_CHARS).
-MAX_NAME_CHARS = 64
+from ._generated import (
+    COUNTER_PREFIX,
+    END_PREFIX,
+    MAX_NAME_CHARS,
+    REPLACEMENT,
+    UNSAFE_RANGES,
+    WHITE_SPACE,
+)
 
 # Rust's char::is_whitespace (the White_Space property), which str::trim uses.
 # Python's str.strip() also strips U+001C..U+001F, so the set is spelled out.
-_WHITE_SPACE = (
-    "\t\n\x0b\x0c\r \x85\xa0\u1680"
-    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    "\u2028\u2029\u202f\u205f\u3000"
-)
+_WHITE_SPACE = WHITE_SPACE
 
 # text.rs is_unsafe: char::is_control (general category Cc) and the bidi and
 # invisible format characters.
 _UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-    "\u2028\u2029\u206a-\u206f\ufff9-\ufffb\U000e0000-\U000e007f]"
+    "[%s]" % "".join(re.escape(chr(a)) + "-" + re.escape(chr(b)) for a, b in UNSAFE_RANGES)
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _NOT_ESCAPE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
@@ -72,21 +75,28 @@ def cached_clean_text(text: str) -> str:
     return _remembered(_TEXT_CACHE, clean_text, text)
 
 
+#: What a phase name cannot start with: the recorder reads a line that starts
+#: so as the end of a phase (``/`` or ``/NAME``) or as a counter.
+NOT_PHASE = (END_PREFIX, COUNTER_PREFIX)
+
+
 def clean_name(name: object) -> str:
-    """``name`` as the trace will show it; ``""`` when nothing is left.
+    """``name`` as the trace will show it as a phase; ``""`` when it names no
+    phase: nothing is left, or the clean name starts with ``/`` or
+    ``#counter `` (:data:`NOT_PHASE`), which the recorder reads as the end of
+    a phase or as a counter (``swapsight mark /etc`` refuses the first too).
 
     Not a str: ``str(name)`` (bytes are decoded as UTF-8 with U+FFFD for what
     is invalid). Never raises for a str or bytes.
     """
     text = clean_text(name)
-    if text.startswith("/"):
-        text = "?" + text[1:]
-    return text
+    return "" if text.startswith(NOT_PHASE) else text
 
 
 def clean_text(name: object) -> str:
-    """:func:`clean_name` without the rule for a leading '/' (which only a
-    phase line needs): a counter's name as the trace will show it."""
+    """``name`` cleaned as the recorder cleans any name (marks.rs
+    ``clean_name``): a counter's name as the trace will show it, a leading
+    ``/`` kept (a counter line is no phase line)."""
     if isinstance(name, (bytes, bytearray, memoryview)):
         text = bytes(name[: _PREFIX * 4]).decode("utf-8", "replace")
     elif isinstance(name, str):
@@ -94,4 +104,4 @@ def clean_text(name: object) -> str:
     else:
         text = str(name)
     text = _lossy(text.lstrip(_WHITE_SPACE)[:_PREFIX]).strip(_WHITE_SPACE)
-    return _UNSAFE.sub("?", text[:MAX_NAME_CHARS]).strip(_WHITE_SPACE)
+    return _UNSAFE.sub(REPLACEMENT, text[:MAX_NAME_CHARS]).strip(_WHITE_SPACE)

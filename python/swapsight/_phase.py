@@ -15,7 +15,7 @@ import inspect
 from types import TracebackType
 from typing import Any, Callable, Literal, Optional, Tuple, Type, TypeVar
 
-from ._names import cached_clean, clean_name
+from ._names import cached_clean, cached_clean_text, clean_name, clean_text
 from ._writer import _warn_once, mark_path, write_line
 
 # The phases entered in this context, outermost first: phase objects.
@@ -26,7 +26,25 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def _path(stack: "Tuple[phase, ...]") -> str:
-    return cached_clean("/".join(p.name for p in stack))
+    return cached_clean_text("/".join(p.name for p in stack))
+
+
+def _no_phase(what: str, name: object) -> None:
+    """Logs once why ``name``, cleaned to nothing a phase may be named,
+    names no phase."""
+    try:
+        text = clean_text(name)
+    except Exception:  # a str() that raises
+        text = ""
+    if text:
+        _warn_once(
+            "swapsight: %s %r: a phase name cannot start with '/' or '#counter ' "
+            "(the recorder reads such a line as the end of a phase or a counter)",
+            what,
+            name,
+        )
+    else:
+        _warn_once("swapsight: %s %r: the name is blank", what, name)
 
 
 class phase:
@@ -64,6 +82,8 @@ class phase:
                 cleaned = cached_clean(raw) if type(raw) is str else clean_name(raw)
             except Exception:  # a str() that raises
                 cleaned = ""
+            if not cleaned:
+                _no_phase("phase", raw)
             self._name = cleaned or "?"
         return self._name
 
@@ -154,11 +174,11 @@ def mark(name: object) -> None:
     try:
         cleaned = cached_clean(name) if type(name) is str else clean_name(name)
         if not cleaned:
-            _warn_once("swapsight: mark(%r): the name is blank", name)
+            _no_phase("mark", name)
             return
         stack = _STACK.get()
         prefix = "/".join(p.name for p in stack)
-        write_line(path, cached_clean(prefix + "/" + cleaned) if prefix else cleaned)
+        write_line(path, cached_clean_text(prefix + "/" + cleaned) if prefix else cleaned)
     except Exception as e:
         _warn_once("swapsight: mark not written: %r", e)
 

@@ -21,9 +21,10 @@ import time
 from typing import IO, Any, List, Literal, Optional, Tuple, Union
 
 from ._cli import Error, _binary, _env
+from ._generated import ENV_VAR
 from ._report import Report
 from ._watch import MlxWatch, TorchWatch, Watch, _start_watch
-from ._writer import ENV_VAR, _log
+from ._writer import _log
 
 #: How long start() waits for the recorder to say it records.
 START_TIMEOUT = 30.0

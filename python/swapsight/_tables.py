@@ -1,7 +1,10 @@
 """Figures as swapsight's command line writes them, and the report's tables
 as plain rows, for the HTML view and ``to_pandas()``."""
 
+import math
 from typing import Any, Dict, Iterable, List, Mapping
+
+from ._generated import WHITE_SPACE
 
 _GIB = float(1 << 30)
 _MIB = float(1 << 20)
@@ -74,18 +77,22 @@ _SHIFTS.update({"p": 50, "pb": 50, "pib": 50})
 
 
 def parse_size(text: Any) -> int:
-    """A size as ``swapsight`` reads one (``parse_size`` in units.rs):
-    bytes as an ``int``, or ``"1 GB"``, ``"512M"``, ``"8GiB"`` — binary
-    units, ``1 GB`` = 1024³ bytes. Raises ``ValueError`` quoting ``text``."""
+    """A size as ``swapsight`` reads one (``parse_size`` in units.rs, checked
+    against it on python/tests/generated_cases.json): bytes as an ``int``,
+    or ``"1 GB"``, ``"512M"``, ``"8GiB"`` — binary units, ``1 GB`` = 1024³
+    bytes, rounded half away from zero, below 2^64. Raises ``ValueError``
+    quoting ``text``."""
     if isinstance(text, int) and not isinstance(text, bool):
         if text < 0:
             raise ValueError("invalid size %r: a size is not negative" % (text,))
         return text
     if not isinstance(text, str):
         raise ValueError("invalid size %r: expected a number with a unit, like 8G or 512M" % (text,))
-    s = text.strip()
+    # Rust's str::trim, ASCII digits and '.' (str.isdigit() takes other
+    # scripts' digits too), and ASCII case.
+    s = text.strip(WHITE_SPACE)
     end = 0
-    while end < len(s) and (s[end].isdigit() or s[end] == "."):
+    while end < len(s) and s[end] in "0123456789.":
         end += 1
     try:
         number = float(s[:end])
@@ -93,10 +100,15 @@ def parse_size(text: Any) -> int:
         raise ValueError(
             "invalid size %r: expected a number with a unit, like 8G or 512M" % (text,)
         ) from None
-    unit = s[end:].strip().lower()
-    if unit not in _SHIFTS:
+    unit = s[end:].strip(WHITE_SPACE)
+    shift = _SHIFTS.get(unit.lower()) if unit.isascii() else None
+    if shift is None:
         raise ValueError(
             "invalid size %r: unknown unit %r (use B, K, M, G, T or P; KiB, MiB, GiB also work)"
             % (text, unit)
         )
-    return int(round(number * (1 << _SHIFTS[unit])))
+    size = number * float(1 << shift)
+    if not math.isfinite(size) or size >= 2.0**64:
+        raise ValueError("invalid size %r: too large" % (text,))
+    whole = math.floor(size)
+    return int(whole) + (1 if size - whole >= 0.5 else 0)

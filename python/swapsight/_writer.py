@@ -1,6 +1,6 @@
 """Appends mark lines to the file named by $SWAPSIGHT_MARK.
 
-The rules of crates/core/src/marks.rs `write_mark`: the file is opened
+The rules of crates/core/src/record/marks.rs `write_mark`: the file is opened
 ``O_WRONLY | O_APPEND | O_CREAT | O_NONBLOCK | O_NOFOLLOW`` (never blocks on a
 FIFO, never writes through a link), taken only when it is a regular file,
 and each line goes out in one ``write()`` of at most a few hundred bytes, so
@@ -16,7 +16,7 @@ import os
 import stat
 from typing import Any, Callable, Optional, Union
 
-ENV_VAR = "SWAPSIGHT_MARK"
+from ._generated import ENV_VAR
 
 _log = logging.getLogger("swapsight")
 _FLAGS = (

@@ -44,10 +44,10 @@ def test_phases_from_threads_and_child_processes_reach_the_trace(tmp_path):
 
 
 BAD_NAMES = r"""
-import os, subprocess, sys
+import json, os, subprocess, sys
 import swapsight
 
-trace, binary = sys.argv[1], sys.argv[2]
+trace, binary, not_phases = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 names = [
     "two\nlines", "cr\r\nlf", "\x1b[31mred", "\u202eevil\u202c", "a\u2028b",
     "  padded  ", "x" * 100_000, "\u00e9" * 70, "\u061c\u2066iso\u2069",
@@ -63,27 +63,42 @@ swapsight.mark("y" * 1_000_000)
 with open(os.environ["SWAPSIGHT_MARK"], "ab") as f:
     f.write(b"raw\xff\xfe\xe2\x82end\n")
 swapsight.mark(b"raw\xff\xfe\xe2\x82end".decode("utf-8", "surrogateescape"))
-# A leading '/' would end the phase: Python writes '?' there (the CLI refuses it).
-swapsight.mark("/etc")
+# Names the core reads as the end of a phase ('/etc'): neither side marks
+# them, the CLI says so with exit 2.
+codes = []
+for name in not_phases:
+    swapsight.mark(name)
+    codes.append(subprocess.run([binary, "mark", name, "--trace", trace],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode)
+print(json.dumps(codes))
 swapsight.end_phase()
 """
 
 
 def test_bad_names_are_cleaned_as_the_cli_cleans_them(tmp_path):
+    import json
+
+    from test_generated import NAMES
+
+    # The generated cases the core reads as an end once cleaned (a command
+    # line holds no NUL).
+    not_phases = [c["text"] for c in NAMES
+                  if c["as_line"] == "end" and "\x00" not in c.get("text", "\x00")]
+    assert "/etc" in not_phases and "\u00a0/etc" in not_phases
     trace = tmp_path / "t.jsonl"
     script = tmp_path / "bad.py"
     script.write_text(BAD_NAMES)
     done = subprocess.run(
         [installed_binary(), "record", "-o", str(trace), "--",
-         sys.executable, str(script), str(trace), installed_binary()],
+         sys.executable, str(script), str(trace), installed_binary(), json.dumps(not_phases)],
         cwd=str(tmp_path), capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    import json
+    assert json.loads(done.stdout.splitlines()[-1]) == [2] * len(not_phases)
 
     marks = [json.loads(l) for l in trace.read_text().splitlines()]
     names = [m["name"] for m in marks if m.get("type") == "mark" and not m.get("end")]
-    assert len(names) == 9 * 2 + 4, names
+    assert len(names) == 9 * 2 + 3, names
     import swapsight
 
     for i in range(9):
@@ -93,8 +108,9 @@ def test_bad_names_are_cleaned_as_the_cli_cleans_them(tmp_path):
     assert names[12] == "x" * 64
     assert names[18] == "y" * 64
     assert names[19] == names[20] == swapsight.clean_name(b"raw\xff\xfe\xe2\x82end")
-    assert names[21] == "?etc"
-    assert marks[-1]["type"] != "mark" or marks[-1].get("end")
+    # One end, end_phase()'s, of the phase still running: no '/etc' ended it.
+    ends = [m["name"] for m in marks if m.get("type") == "mark" and m.get("end")]
+    assert ends == [names[20]]
     assert all(len(n) <= 64 for n in names)
 
 
