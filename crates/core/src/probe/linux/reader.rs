@@ -26,8 +26,8 @@
 //! Tiered ticks: a process whose resident pages and major faults have not
 //! moved for [`IDLE_AFTER`] reads is idle, and a tick that is not full does
 //! not read it at all — not even its `stat` — and repeats its last figures.
-//! A tick is full every [`FULL_EVERY`] ticks, when a pid was handed out,
-//! and when used memory or swap moved by the larger of [`FULL_STEP_BYTES`]
+//! A tick is full every [`FULL_EVERY`] ticks, and when used memory or swap
+//! moved by the larger of [`FULL_STEP_BYTES`]
 //! and [`FULL_STEP_SHARE`] of memory, or PSI `some` by a point, since the
 //! last full tick: a process that starts to grow, page or swap moves those
 //! first, so it is read at the very next tick. Processes that moved lately
@@ -234,11 +234,14 @@ impl NativeProbe {
     }
 
     /// Whether this tick reads every process: every [`FULL_EVERY`] ticks,
-    /// when a pid was handed out since the last (`no_new_pid` false), and
-    /// when used memory, swap or memory pressure moved past a small step
-    /// since the last full tick — what a process that starts to grow or
-    /// page moves first. Otherwise idle processes keep their last figures.
-    fn full_tick_due(&mut self, system: &SystemSample, no_new_pid: bool) -> bool {
+    /// and when used memory, swap or memory pressure moved past a small
+    /// step since the last full tick — what a process that starts to grow
+    /// or page moves first. Otherwise idle processes keep their last
+    /// figures. A new process is read whatever the tick (it is not idle);
+    /// a pid reused by a new process while the old one was idle shows the
+    /// old figures until the next full tick (pids wrap after `pid_max`,
+    /// 4 million on 64-bit Linux, so this is rare and short).
+    fn full_tick_due(&mut self, system: &SystemSample) -> bool {
         let now = AtFull {
             tick: self.tick,
             used_bytes: system.used_bytes(),
@@ -252,8 +255,7 @@ impl NativeProbe {
         let full = match self.at_full {
             None => true,
             Some(at) => {
-                !no_new_pid
-                    || self.tick.saturating_sub(at.tick) >= FULL_EVERY
+                self.tick.saturating_sub(at.tick) >= FULL_EVERY
                     || now.used_bytes.abs_diff(at.used_bytes) >= step
                     || now.swap_used_bytes.abs_diff(at.swap_used_bytes) >= step
                     // A point of PSI `some` over 10 s: tasks began to stall.
@@ -488,9 +490,9 @@ impl Probe for NativeProbe {
         }
         let mut processes = Vec::with_capacity(self.known.len().max(64));
         self.names.begin_tick();
-        // A pid handed out since the last tick (a new process, or a pid
-        // reused) makes the tick full, as the machine's figures moving does.
-        let full = self.full_tick_due(&system, unchanged);
+        // New processes are read anyway (they are not known, so not idle);
+        // the machine's figures moving makes the tick full.
+        let full = self.full_tick_due(&system);
         let tick = self.tick;
         let mut reads = (0, 0);
         let mut listed = std::mem::take(&mut self.listed);

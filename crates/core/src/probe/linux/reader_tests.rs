@@ -404,8 +404,8 @@ fn a_made_up_last_pid_of_zero_is_no_last_pid() {
 }
 
 /// The tiered tick's decision: a tick reads every process when one is due
-/// by time, a pid was handed out, or the machine's figures moved past the
-/// step since the last full tick; otherwise idle processes are skipped.
+/// by time or the machine's figures moved past the step since the last full
+/// tick; otherwise idle processes are skipped (new ones are always read).
 #[test]
 fn a_tick_is_full_when_due_a_new_pid_came_or_the_machine_moved() {
     let mut probe = NativeProbe::new().unwrap();
@@ -426,53 +426,48 @@ fn a_tick_is_full_when_due_a_new_pid_came_or_the_machine_moved() {
     probe.at_full = None;
     probe.tick = 100;
     assert!(
-        probe.full_tick_due(&sys(40, 0, Some(0.0)), true),
+        probe.full_tick_due(&sys(40, 0, Some(0.0))),
         "the first tick"
     );
     probe.tick += 1;
     assert!(
-        !probe.full_tick_due(&sys(40, 0, Some(0.0)), true),
+        !probe.full_tick_due(&sys(40, 0, Some(0.0))),
         "nothing moved"
-    );
-    probe.tick += 1;
-    assert!(
-        probe.full_tick_due(&sys(40, 0, Some(0.0)), false),
-        "a new pid"
     );
     // 16 GB: the step is 0.25 % of memory, 41 MB. Used memory is read from
     // free %: a tenth of a GB (107 MB) is past it.
     probe.tick += 1;
     assert!(
-        probe.full_tick_due(&sys(41, 0, Some(0.0)), true),
+        probe.full_tick_due(&sys(41, 0, Some(0.0))),
         "used memory moved"
     );
     probe.tick += 1;
     assert!(
-        !probe.full_tick_due(&sys(41, 16 << 20, Some(0.0)), true),
+        !probe.full_tick_due(&sys(41, 16 << 20, Some(0.0))),
         "swap moved less than the step"
     );
     probe.tick += 1;
     assert!(
-        probe.full_tick_due(&sys(41, 64 << 20, Some(0.0)), true),
+        probe.full_tick_due(&sys(41, 64 << 20, Some(0.0))),
         "swap moved past it"
     );
     probe.tick += 1;
     assert!(
-        !probe.full_tick_due(&sys(41, 64 << 20, Some(0.5)), true),
+        !probe.full_tick_due(&sys(41, 64 << 20, Some(0.5))),
         "PSI half a point"
     );
     probe.tick += 1;
     assert!(
-        probe.full_tick_due(&sys(41, 64 << 20, Some(1.5)), true),
+        probe.full_tick_due(&sys(41, 64 << 20, Some(1.5))),
         "PSI a point and a half"
     );
     for _ in 1..FULL_EVERY {
         probe.tick += 1;
-        assert!(!probe.full_tick_due(&sys(41, 64 << 20, Some(1.5)), true));
+        assert!(!probe.full_tick_due(&sys(41, 64 << 20, Some(1.5))));
     }
     probe.tick += 1;
     assert!(
-        probe.full_tick_due(&sys(41, 64 << 20, Some(1.5)), true),
+        probe.full_tick_due(&sys(41, 64 << 20, Some(1.5))),
         "due by time"
     );
 }
