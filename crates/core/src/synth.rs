@@ -2,10 +2,10 @@
 //! runs on a 48 GB Mac) and a long busy trace for benchmarks. They exercise
 //! the detector and report the way a real recording would, without a Mac.
 
-use crate::detect::DetectorConfig;
-use crate::monitor::Monitor;
 use crate::probe::{HostInfo, ProcessSample, Sample, SystemSample};
-use crate::trace::{Event, Header, Mark, Record, Trace, TraceSample};
+use crate::record::trace::{Event, Header, Mark, Record, Trace, TraceSample};
+use crate::step::detect::DetectorConfig;
+use crate::step::monitor::Monitor;
 
 mod busy;
 pub use busy::{busy_samples_for, busy_trace, write_busy};
@@ -372,8 +372,8 @@ pub fn hostile_text() -> Trace {
 }
 
 /// A counter point, as `swapsight counter` writes one.
-pub fn counter(t_ms: u64, name: &str, value: f64, unit: &str) -> crate::trace::Counter {
-    crate::trace::Counter {
+pub fn counter(t_ms: u64, name: &str, value: f64, unit: &str) -> crate::record::trace::Counter {
+    crate::record::trace::Counter {
         t_ms,
         name: name.into(),
         value,
@@ -412,7 +412,7 @@ mod tests;
 /// `n` ticks of [`crate::probe::scripted::ScriptedProbe::false_fit`],
 /// `interval_ms` apart, stepped through a [`Monitor`] as the sampler steps
 /// them (tests of the recording session, driven without a sampler thread).
-pub fn scripted_ticks(n: u64, interval_ms: u64) -> Vec<crate::tick::Tick> {
+pub fn scripted_ticks(n: u64, interval_ms: u64) -> Vec<crate::step::tick::Tick> {
     use crate::probe::Probe;
     let mut probe = crate::probe::scripted::ScriptedProbe::false_fit();
     let mut monitor = Monitor::new(None, DetectorConfig::default());

@@ -20,8 +20,8 @@
 
 use serde::Serialize;
 
-use crate::trace::{Header, Trace, TraceSample};
-use crate::units::signed_diff;
+use crate::record::trace::{Header, Trace, TraceSample};
+use crate::util::units::signed_diff;
 
 /// Default reserve, as a share of physical memory.
 pub const DEFAULT_RESERVE_SHARE: f64 = 0.30;
@@ -258,10 +258,10 @@ pub fn advise_alone(input: &AdviceInput) -> Advice {
 /// job the MPS cap is for; `None` otherwise.
 pub fn for_flagged_process(
     name: &str,
-    state: crate::detect::State,
+    state: crate::step::detect::State,
     host: &crate::probe::HostInfo,
 ) -> Option<String> {
-    use crate::detect::State;
+    use crate::step::detect::State;
     let python = name.to_ascii_lowercase().starts_with("python");
     if !python || !matches!(state, State::FalseFit | State::Overflow) || host.os != "macos" {
         return None;
@@ -297,7 +297,7 @@ pub fn check_run(trace: &Trace, cap: u64) -> RunCheck {
 #[derive(Debug, Clone)]
 pub struct RunChecker {
     cap: u64,
-    watching: crate::trace::Watching,
+    watching: crate::record::trace::Watching,
     tolerance: u64,
     /// Time, swap and unexplained memory at the first sample.
     first: Option<(u64, u64, i64)>,
@@ -322,11 +322,11 @@ impl RunChecker {
 
     /// Takes the next sample.
     pub fn push(&mut self, s: &TraceSample) {
-        let gap =
-            crate::detect::footprint_gap(&s.sample.system, &s.sample.processes).unexplained_bytes;
+        let gap = crate::step::detect::footprint_gap(&s.sample.system, &s.sample.processes)
+            .unexplained_bytes;
         let swap = s.sample.system.swap_used_bytes;
         let (t0, first_swap, gap0) = *self.first.get_or_insert((s.sample.t_ms, swap, gap));
-        let held = crate::compare::watched_footprint(s, self.watching)
+        let held = crate::judge::compare::watched_footprint(s, self.watching)
             .saturating_add(u64::try_from(gap.saturating_sub(gap0)).unwrap_or(0));
         self.needed = self.needed.max(held);
         let t = s.sample.t_ms.saturating_sub(t0);
@@ -353,7 +353,7 @@ impl RunChecker {
 }
 
 fn words(needed: u64, over_cap: Option<u64>, swap_grew: Option<u64>) -> RunCheck {
-    let secs = |ms: u64| crate::units::format_duration(std::time::Duration::from_millis(ms));
+    let secs = |ms: u64| crate::util::units::format_duration(std::time::Duration::from_millis(ms));
     let stopped = matches!((over_cap, swap_grew), (Some(a), Some(b)) if a <= b);
     let words = match (over_cap, swap_grew) {
         (Some(a), Some(b)) if a <= b => format!(

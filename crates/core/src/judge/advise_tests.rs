@@ -47,7 +47,7 @@ fn without_the_recommended_figure_it_estimates_and_says_how_to_read_it() {
 
 #[test]
 fn a_flagged_python_process_on_a_mac_gets_the_advice() {
-    use crate::detect::State;
+    use crate::step::detect::State;
     let mac = crate::probe::HostInfo {
         os: "macos".into(),
         phys_bytes: 48 * G,

@@ -4,15 +4,15 @@
 //! verdict and when it was first flagged. Text, Markdown (pastes into an
 //! issue or a notebook), CSV and JSON from the same rows.
 
-use crate::pressure::{Level, LevelTimes};
+use crate::step::pressure::{Level, LevelTimes};
 use serde::Serialize;
 
-use crate::detect::{Flag, State};
-use crate::phases::spans;
-use crate::report::Report;
-use crate::text::text_cell;
-use crate::trace::{Header, MarkList, Record, Trace, TraceSample, Watching};
-use crate::units::{format_bytes, format_duration, format_growth};
+use crate::judge::report::Report;
+use crate::record::phases::spans;
+use crate::record::trace::{Header, MarkList, Record, Trace, TraceSample, Watching};
+use crate::step::detect::{Flag, State};
+use crate::util::text::text_cell;
+use crate::util::units::{format_bytes, format_duration, format_growth};
 
 /// Fewest and most runs `compare` takes.
 pub const MIN_RUNS: usize = 2;
@@ -37,11 +37,11 @@ pub struct RunRow {
     pub phases: Vec<String>,
     /// Peak and last value of each counter the run wrote (its report's).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub counters: Vec<crate::counters::CounterRow>,
+    pub counters: Vec<crate::record::counters::CounterRow>,
     /// Memory pressure over the run: the highest level and the time at
     /// each; absent where the OS gave no pressure figures.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pressure: Option<crate::pressure::LevelTimes>,
+    pub pressure: Option<crate::step::pressure::LevelTimes>,
 }
 
 /// The comparison.
@@ -78,7 +78,7 @@ pub fn row(label: &str, trace: &Trace, report: &Report) -> RunRow {
 }
 
 /// What a run's row needs besides its report, folded out of the records as
-/// a trace streams (see [`crate::report::report_stream`]'s `each`).
+/// a trace streams (see [`crate::judge::report::report_stream`]'s `each`).
 #[derive(Debug, Clone, Default)]
 pub struct RowFold {
     /// Time and swap in use at the first sample.
@@ -147,7 +147,7 @@ impl RowFold {
             .min();
         RunRow {
             // A label is often a file name, which may hold anything.
-            label: crate::text::clean(label).into_owned(),
+            label: crate::util::text::clean(label).into_owned(),
             host: header.host.hostname.clone(),
             duration_ms: report.duration_ms,
             peak_footprint_bytes: self.peak_footprint_bytes,
@@ -184,7 +184,7 @@ pub fn boundaries(trace: &Trace) -> Vec<f64> {
     boundaries_of(&trace.marks, t0, last)
 }
 
-fn boundaries_of(marks: &[crate::trace::Mark], t0: u64, last: u64) -> Vec<f64> {
+fn boundaries_of(marks: &[crate::record::trace::Mark], t0: u64, last: u64) -> Vec<f64> {
     spans(marks, last)
         .iter()
         .flat_map(|p| [p.start_ms, p.end_ms])
@@ -361,7 +361,7 @@ impl Comparison {
                         format!(
                             "{} peak {}",
                             c.name,
-                            crate::counters::figure(c.peak, &c.unit)
+                            crate::record::counters::figure(c.peak, &c.unit)
                         )
                     })
                     .collect();
@@ -451,12 +451,12 @@ impl Comparison {
     }
 
     /// Every (name, unit) of a counter in any run, in the order first seen,
-    /// at most [`crate::counters::MAX_NAMES`].
+    /// at most [`crate::record::counters::MAX_NAMES`].
     fn counter_columns(&self) -> Vec<(&str, &str)> {
         let mut columns: Vec<(&str, &str)> = Vec::new();
         for c in self.runs.iter().flat_map(|r| &r.counters) {
             let key = (c.name.as_str(), c.unit.as_str());
-            if !columns.contains(&key) && columns.len() < crate::counters::MAX_NAMES {
+            if !columns.contains(&key) && columns.len() < crate::record::counters::MAX_NAMES {
                 columns.push(key);
             }
         }

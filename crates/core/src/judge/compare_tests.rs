@@ -9,7 +9,7 @@ fn seeds() -> Comparison {
     ];
     compare(
         runs.iter()
-            .map(|(l, t)| row(l, t, &crate::report::report(t, None)))
+            .map(|(l, t)| row(l, t, &crate::judge::report::report(t, None)))
             .collect(),
     )
 }
@@ -88,7 +88,7 @@ fn different_hosts_are_said() {
 
 fn run_row(label: &str) -> RunRow {
     let t = synth::seed_staged();
-    row(label, &t, &crate::report::report(&t, None))
+    row(label, &t, &crate::judge::report::report(&t, None))
 }
 
 /// Issue 20: `compare --format csv` wrote a label (a file name) such as
@@ -132,14 +132,14 @@ fn each_run_carries_its_counters_peaks() {
         let t0 = t.samples[0].sample.t_ms;
         t.counters = [(t0, 1e9), (t0 + 1000, 3.0 * (1u64 << 30) as f64)]
             .iter()
-            .map(|&(t_ms, value)| crate::trace::Counter {
+            .map(|&(t_ms, value)| crate::record::trace::Counter {
                 t_ms,
                 name: "pool".into(),
                 value,
                 unit: "bytes".into(),
             })
             .collect();
-        row("with", &t, &crate::report::report(&t, None))
+        row("with", &t, &crate::judge::report::report(&t, None))
     };
     let c = compare(vec![with, run_row("without")]);
     assert_eq!(c.runs[0].counters[0].peak, 3.0 * (1u64 << 30) as f64);
@@ -160,8 +160,8 @@ fn each_run_carries_its_counters_peaks() {
 
 #[test]
 fn pressure_is_a_column_and_counters_are_csv_columns_of_their_peaks() {
-    use crate::counters::CounterRow;
-    use crate::pressure::{Level, LevelTimes};
+    use crate::record::counters::CounterRow;
+    use crate::step::pressure::{Level, LevelTimes};
     let counter = |name: &str, unit: &str, peak: f64| CounterRow {
         name: name.into(),
         unit: unit.into(),
@@ -229,7 +229,7 @@ fn pressure_is_a_column_and_counters_are_csv_columns_of_their_peaks() {
 /// pids. `watch`: the header names the tree (else a machine recording).
 fn ended_tree_trace(watch: bool) -> Trace {
     const MIB: u64 = 1 << 20;
-    let mut header = crate::trace::Header::new(
+    let mut header = crate::record::trace::Header::new(
         crate::probe::HostInfo {
             os: "linux".into(),
             phys_bytes: 16 << 30,
@@ -272,7 +272,7 @@ fn ended_tree_trace(watch: bool) -> Trace {
             sample(1000, false),
             sample(1500, false),
         ],
-        marks: vec![crate::trace::Mark {
+        marks: vec![crate::record::trace::Mark {
             t_ms: 0,
             name: "load".into(),
             end: false,
@@ -289,20 +289,20 @@ fn ended_tree_trace(watch: bool) -> Trace {
 fn a_run_whose_watched_tree_ended_is_still_that_run() {
     const MIB: u64 = 1 << 20;
     let t = ended_tree_trace(true);
-    let report = crate::report::report(&t, None);
+    let report = crate::judge::report::report(&t, None);
     assert_eq!(row("sleep", &t, &report).peak_footprint_bytes, 11 * MIB);
     assert_eq!(report.phases.len(), 1, "{:?}", report.phases);
     assert_eq!(report.phases[0].peak_footprint_bytes, 11 * MIB);
-    let needed = crate::advise::check_run(&t, 1 << 40).needed_bytes;
+    let needed = crate::judge::advise::check_run(&t, 1 << 40).needed_bytes;
     // The tree's 11 MiB; when it ends, what left its footprint is counted
     // as unexplained memory, so at most twice that, never 134 MiB.
     assert!(needed <= 22 * MIB, "advise needed {needed}");
-    let series = crate::export::compare_plot::RunSeries::of(&t, 100);
+    let series = crate::show::export::compare_plot::RunSeries::of(&t, 100);
     let peak = series.footprint.iter().map(|p| p.1).fold(0.0, f64::max);
     assert_eq!(peak, (11 * MIB) as f64);
     // A machine recording is the machine: its largest process.
     let m = ended_tree_trace(false);
-    let report = crate::report::report(&m, None);
+    let report = crate::judge::report::report(&m, None);
     assert_eq!(row("all", &m, &report).peak_footprint_bytes, 134 * MIB);
     assert_eq!(report.phases[0].peak_footprint_bytes, 145 * MIB, "Σ kept");
 }

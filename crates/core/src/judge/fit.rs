@@ -26,7 +26,7 @@
 use serde::Serialize;
 
 use crate::probe::{Scope, SystemSample};
-use crate::units::format_bytes;
+use crate::util::units::format_bytes;
 
 mod bounds;
 mod past;
@@ -95,7 +95,7 @@ pub struct Figures {
     /// A live sample of the system.
     pub system: SystemSample,
     /// The memory cgroup holding this process, with a limit below the
-    /// host's memory ([`Probe::scope`](crate::Probe::scope)).
+    /// host's memory ([`Probe::scope`](crate::probe::Probe::scope)).
     pub scope: Option<Scope>,
     /// Why the scope could not be read, when it could not.
     pub scope_unread: Option<String>,

@@ -333,7 +333,7 @@ fn past(peak: u64) -> PastRun {
         hostname: "mac".into(),
         os: "linux".into(),
         phys_bytes: 25_199_022_080,
-        verdict: crate::State::FalseFit,
+        verdict: crate::step::detect::State::FalseFit,
         swap_growth_bytes: 817 * MIB as i64,
         samples: 55,
     }
@@ -361,7 +361,7 @@ fn a_past_runs_peak_is_the_need_where_it_is_larger() {
 fn the_peak_of_a_past_run_is_its_watched_trees() {
     let trace = crate::synth::seed_eager();
     let bytes = crate::synth::to_jsonl(&trace);
-    let mut reader = crate::trace::TraceReader::new(
+    let mut reader = crate::record::trace::TraceReader::new(
         std::io::Cursor::new(bytes),
         std::path::Path::new("eager.jsonl"),
     )
@@ -370,7 +370,7 @@ fn the_peak_of_a_past_run_is_its_watched_trees() {
     let want = trace
         .samples
         .iter()
-        .map(|s| crate::compare::watched_footprint(s, trace.header().watching()))
+        .map(|s| crate::judge::compare::watched_footprint(s, trace.header().watching()))
         .max()
         .unwrap();
     assert_eq!(p.peak_footprint_bytes, want);

@@ -12,11 +12,11 @@
 
 use std::time::Duration;
 
-use crate::detect::State;
-use crate::forecast::{BudgetSwap, Limit};
-use crate::pressure::Level;
-use crate::tick::Tick;
-use crate::units::{format_bytes, format_duration};
+use crate::step::detect::State;
+use crate::step::forecast::{BudgetSwap, Limit};
+use crate::step::pressure::Level;
+use crate::step::tick::Tick;
+use crate::util::units::{format_bytes, format_duration};
 
 mod stop_tree;
 pub use stop_tree::{stop_tree, ProcessControl, Signal, StopPlan, StopReport};

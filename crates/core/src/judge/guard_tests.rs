@@ -1,9 +1,9 @@
 use super::*;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::detect::{Evidence, Flag};
 use crate::probe::{ProcessSample, Sample, SystemSample};
-use crate::tree::WatchTree;
+use crate::step::detect::{Evidence, Flag};
+use crate::step::tree::WatchTree;
 
 const GUARD: u32 = 100;
 const INIT: u32 = 1;
@@ -617,7 +617,7 @@ fn each_stop_reason_says_its_exit_code() {
 
 #[test]
 fn stop_before_acts_on_the_budget_and_floor_forecasts_with_code_13() {
-    use crate::forecast::{Forecast, Limit};
+    use crate::step::forecast::{Forecast, Limit};
     let mut rules = StopRules {
         stop_before: Some(Duration::from_secs(10)),
         ..StopRules::default()
@@ -671,7 +671,7 @@ fn stop_before_acts_on_the_budget_and_floor_forecasts_with_code_13() {
 
 #[test]
 fn stop_at_pressure_acts_on_the_level_with_code_14_and_never_without_one() {
-    use crate::pressure::{Level, Pressure};
+    use crate::step::pressure::{Level, Pressure};
     let nobody = |_| false;
     let at = |level: Option<Level>| {
         let mut t = tick(0, &[], &[]);
@@ -719,10 +719,10 @@ fn stop_at_pressure_acts_on_the_level_with_code_14_and_never_without_one() {
 /// at the first warning tick.
 #[test]
 fn the_macos_kernel_level_from_a_scripted_probe_stops_the_guard() {
-    use crate::monitor::Monitor;
-    use crate::pressure::{Level, Pressure};
     use crate::probe::scripted::ScriptedProbe;
     use crate::probe::Probe;
+    use crate::step::monitor::Monitor;
+    use crate::step::pressure::{Level, Pressure};
     let mut probe = ScriptedProbe::new(16 << 30, |n| {
         let sys = SystemSample {
             phys_bytes: 16 << 30,
@@ -736,7 +736,7 @@ fn the_macos_kernel_level_from_a_scripted_probe_stops_the_guard() {
         };
         (sys, Vec::new())
     });
-    let mut monitor = Monitor::new(None, crate::DetectorConfig::default());
+    let mut monitor = Monitor::new(None, crate::step::detect::DetectorConfig::default());
     let mut rules = StopRules {
         stop_at_pressure: Some(Level::Warning),
         ..StopRules::default()

@@ -1,7 +1,7 @@
 //! The offline verdict on a recorded run: fits, overflow, false fit or hidden
 //! memory per process, with the evidence in words.
 //!
-//! It replays the trace through the same [`Detector`](crate::detect::Detector) the live shells use,
+//! It replays the trace through the same [`Detector`](crate::step::detect::Detector) the live shells use,
 //! then adds what only hindsight gives: a watched process whose run saw swap
 //! grow beyond the tolerance is judged on the whole run even when no tick
 //! looked like a climb (early in a swap storm pages go out and nothing pages
@@ -12,11 +12,11 @@ use serde::Serialize;
 
 use std::io::{BufRead, Seek};
 
-use crate::detect::{DetectorConfig, FootprintGap, State};
-use crate::forecast::Outcome;
-use crate::pressure::PressureSummary;
-use crate::trace::{Record, Trace, TraceError, TraceReader};
-use crate::units::{format_bytes, format_duration};
+use crate::record::trace::{Record, Trace, TraceError, TraceReader};
+use crate::step::detect::{DetectorConfig, FootprintGap, State};
+use crate::step::forecast::Outcome;
+use crate::step::pressure::PressureSummary;
+use crate::util::units::{format_bytes, format_duration};
 pub use fold::{Finished, ReportFold, SecondPass};
 
 pub mod by_phase;
@@ -116,7 +116,7 @@ pub struct Report {
     /// Swap written over the run (SSD wear); absent when no sample carried
     /// the counter (older traces).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub swap_written: Option<crate::written::SwapWritten>,
+    pub swap_written: Option<crate::step::written::SwapWritten>,
     /// Each limit whose forecast fired or that was reached: when the
     /// forecast first fired, its estimate then and when the limit really
     /// came (the forecaster replayed over the samples).

@@ -89,8 +89,8 @@ fn shown_lists_the_watched_and_the_flagged_watched_first() {
 
 /// The seed's false fit with PSI added (some avg10 climbing 2 % a second)
 /// and a swap budget of 1 GiB in its header.
-fn offload_with_pressure() -> crate::trace::Trace {
-    use crate::pressure::{Pressure, PsiLine};
+fn offload_with_pressure() -> crate::record::trace::Trace {
+    use crate::step::pressure::{Pressure, PsiLine};
     let mut t = crate::synth::seed_offload();
     let start = t.samples[0].sample.system.swap_used_bytes;
     if let Some(h) = t.header.as_mut() {
@@ -118,13 +118,13 @@ fn the_report_has_pressure_and_how_the_forecast_did() {
     let p = r.pressure.expect("pressure summary");
     // derived again (the seed records no level): warning from 5 s held 2 s,
     // critical from 20 s held 2 s
-    assert_eq!(p.levels.peak, crate::pressure::Level::Critical);
+    assert_eq!(p.levels.peak, crate::step::pressure::Level::Critical);
     assert!(p.levels.warning_ms > 0 && p.levels.critical_ms > 0, "{p:?}");
     assert!(p.some_avg10_peak.unwrap() >= 40.0);
     let budget = r
         .forecasts
         .iter()
-        .find(|o| o.limit == crate::forecast::Limit::SwapBudget)
+        .find(|o| o.limit == crate::step::forecast::Limit::SwapBudget)
         .expect("the budget forecast");
     let (fired, reached) = (budget.fired_ms.unwrap(), budget.reached_ms.unwrap());
     assert!(fired < reached, "{budget:?}");
@@ -169,7 +169,7 @@ fn swap_written_over_the_run_and_by_phase_is_the_counters_growth() {
         (end_ms / 3, "denoise"),
         (2 * end_ms / 3, "decode"),
     ] {
-        trace.marks.push(crate::trace::Mark {
+        trace.marks.push(crate::record::trace::Mark {
             t_ms,
             name: name.into(),
             end: false,

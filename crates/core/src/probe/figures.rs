@@ -509,7 +509,7 @@ impl Scope {
     pub fn describe(&self) -> String {
         format!(
             "a {} cgroup limit (v{} {})",
-            crate::units::format_limit(self.limit_bytes),
+            crate::util::units::format_limit(self.limit_bytes),
             self.version,
             self.path
         )

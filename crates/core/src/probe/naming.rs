@@ -10,7 +10,7 @@
 //! executable's name stands alone. Names and command lines never carry
 //! control or bidi characters (a process chooses its own arguments: a script
 //! named with terminal escapes must not rewrite the report; the rule is
-//! [`crate::text`]) and are capped.
+//! [`crate::util::text`]) and are capped.
 
 mod cache;
 mod grammar;
@@ -314,12 +314,16 @@ fn is_wrapper_value_option(arg: &[u8]) -> bool {
 }
 
 /// Control and bidi characters as `?` (as `ps` shows control characters;
-/// the rule is [`crate::text::is_unsafe`]), at most `max` characters (the
+/// the rule is [`crate::util::text::is_unsafe`]), at most `max` characters (the
 /// last one `…` when cut).
 fn clean(s: &str, max: usize) -> String {
     let cut = max != usize::MAX && s.chars().nth(max).is_some();
     let keep = if cut { max - 1 } else { usize::MAX };
-    let mut out: String = s.chars().take(keep).map(crate::text::safe_char).collect();
+    let mut out: String = s
+        .chars()
+        .take(keep)
+        .map(crate::util::text::safe_char)
+        .collect();
     if cut {
         out.push('…');
     }

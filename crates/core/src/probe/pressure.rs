@@ -3,7 +3,7 @@
 //! and macOS's level (`kern.memorystatus_vm_pressure_level`: 1 normal,
 //! 2 warning, 4 critical, XNU `bsd/kern/kern_memorystatus_notify.c`). What
 //! they mean over time — the level PSI makes, the level in force — is the
-//! step's ([`crate::pressure`]).
+//! step's ([`crate::step::pressure`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -126,7 +126,7 @@ pub struct Pressure {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_level: Option<Level>,
     /// The level in force at this tick: macOS the kernel's, Linux derived
-    /// from PSI by [`crate::pressure::PressureGauge`]. Filled by the monitor, not the probe.
+    /// from PSI by [`crate::step::pressure::PressureGauge`]. Filled by the monitor, not the probe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<Level>,
 }

@@ -4,12 +4,12 @@
 //! footprint and swap growth.
 //!
 //! The points are kept compactly (a name index, not the name) and bounded:
-//! at most [`MAX_NAMES`] names and [`crate::trace::MAX_COUNTERS`] points,
+//! at most [`MAX_NAMES`] names and [`crate::record::trace::MAX_COUNTERS`] points,
 //! the rest counted, so a trace of any size costs at most a few MB here.
 
 use serde::Serialize;
 
-use crate::trace::{Counter, MAX_COUNTERS};
+use crate::record::trace::{Counter, MAX_COUNTERS};
 
 /// Counter names a report follows; the points of more are counted, not kept.
 pub const MAX_NAMES: usize = 32;
@@ -61,9 +61,9 @@ impl CounterLog {
     }
 
     /// The allocators' caches of the points kept, folded in the order
-    /// written ([`crate::caches`]).
-    pub fn fold_caches(&self) -> crate::caches::CacheFold {
-        let mut fold = crate::caches::CacheFold::default();
+    /// written ([`crate::step::caches`]).
+    pub fn fold_caches(&self) -> crate::step::caches::CacheFold {
+        let mut fold = crate::step::caches::CacheFold::default();
         for &(_, i, v) in &self.points {
             fold.push(&self.names[i].0, v);
         }
@@ -126,7 +126,7 @@ pub fn to_text(rows: &[CounterRow]) -> String {
 pub fn figure(value: f64, unit: &str) -> String {
     if unit == "bytes" {
         // Within ±2^53 (the reader's bound), so the cast keeps the figure.
-        crate::units::format_bytes(value as i64)
+        crate::util::units::format_bytes(value as i64)
     } else {
         let v = if value.fract() == 0.0 {
             format!("{value:.0}")
@@ -148,7 +148,7 @@ pub struct LastCounter {
 /// Each name's last value of `counters` (in time order), at most
 /// [`MAX_NAMES`] names, in the order first seen.
 pub fn last_counters<'c>(
-    counters: impl IntoIterator<Item = &'c crate::trace::Counter>,
+    counters: impl IntoIterator<Item = &'c crate::record::trace::Counter>,
 ) -> Vec<LastCounter> {
     let mut last = Vec::new();
     for c in counters {

@@ -1,6 +1,6 @@
 use super::*;
-use crate::detect::State;
-use crate::report::by_phase::PhaseRow;
+use crate::judge::report::by_phase::PhaseRow;
+use crate::step::detect::State;
 
 fn point(t_ms: u64, name: &str, value: f64) -> Counter {
     Counter {
@@ -46,7 +46,7 @@ fn each_phase_gets_the_peak_and_last_of_its_own_points() {
         row("fill", 1000, 1000),
         row("save", 2000, 1000),
     ];
-    crate::report::by_phase::attach_counters(&mut phases, &log);
+    crate::judge::report::by_phase::attach_counters(&mut phases, &log);
     let figures = |r: &PhaseRow| -> Vec<(String, f64, f64, usize)> {
         r.counters
             .iter()

@@ -85,7 +85,7 @@ pub fn is_unit(unit: &str) -> bool {
 /// A counter value a trace may hold: finite, at most 2^53 either side of 0
 /// (what a double and the web UI hold exactly as an integer).
 pub fn is_counter_value(value: f64) -> bool {
-    value.is_finite() && value.abs() <= crate::units::MAX_BYTES as f64
+    value.is_finite() && value.abs() <= crate::util::units::MAX_BYTES as f64
 }
 
 /// The line that writes a counter into the mark file; `None` when the name
@@ -112,7 +112,7 @@ fn parse_counter(rest: &[u8]) -> Option<MarkLine> {
 }
 
 /// A phase name as it may appear anywhere: control and bidi characters
-/// ([`crate::text::is_unsafe`]) replaced by `?`, invalid UTF-8 by U+FFFD,
+/// ([`crate::util::text::is_unsafe`]) replaced by `?`, invalid UTF-8 by U+FFFD,
 /// surrounding blanks trimmed, cut to [`MAX_NAME_CHARS`]. `None` when
 /// nothing is left.
 pub fn clean_name(raw: &[u8]) -> Option<String> {
@@ -120,7 +120,7 @@ pub fn clean_name(raw: &[u8]) -> Option<String> {
     let cleaned: String = text
         .trim()
         .chars()
-        .map(crate::text::safe_char)
+        .map(crate::util::text::safe_char)
         .take(MAX_NAME_CHARS)
         .collect();
     let cleaned = cleaned.trim().to_string();

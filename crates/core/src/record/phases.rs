@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::trace::Mark;
+use crate::record::trace::Mark;
 
 /// One phase's span in trace time.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -15,8 +15,10 @@ use std::path::Path;
 use std::time::Instant;
 
 use crate::probe::{HostInfo, ProcessSample};
-use crate::tick::Tick;
-use crate::trace::{Counter, Event, Header, Mark, Record, TraceError, TraceSample, TraceWriter};
+use crate::record::trace::{
+    Counter, Event, Header, Mark, Record, TraceError, TraceSample, TraceWriter,
+};
+use crate::step::tick::Tick;
 
 pub struct Recorder {
     writer: TraceWriter,
@@ -133,7 +135,7 @@ impl Recorder {
     }
 
     /// A look at the scope off the tick schedule (the sampler's
-    /// [`crate::Sampler::scope_now`] once the command exited): an `oom-kill`
+    /// [`crate::step::sampler::Sampler::scope_now`] once the command exited): an `oom-kill`
     /// event when its OOM killer killed since the last sample.
     pub fn scope_look(&mut self, scope: &crate::probe::Scope) -> Result<(), TraceError> {
         match self.oom_killed(Some(scope)) {
@@ -228,7 +230,7 @@ impl Recorder {
 
 /// A header for a recording starting now on this host.
 pub fn header_now(host: HostInfo, interval_ms: u64, top_n: usize) -> Header {
-    let mut h = Header::new(host, interval_ms, crate::units::unix_now_ms());
+    let mut h = Header::new(host, interval_ms, crate::util::units::unix_now_ms());
     h.top_n = top_n;
     h
 }

@@ -1,6 +1,6 @@
 //! One recording session: what every shell that records — `record`,
 //! `guard`, the menu-bar app and `swapsight serve` (the last two through
-//! [`crate::live::Live`]) — drives, so that a trace means the same thing
+//! [`crate::show::live::Live`]) — drives, so that a trace means the same thing
 //! whoever wrote it. It holds a recording's rules, once for every shell:
 //! the trace's header, the phase marks taken from the mark inbox (with the
 //! `marks-dropped` event, and the last look when the recording ends), the
@@ -18,12 +18,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::counters::{self, LastCounter};
-use crate::marks::{MarkInbox, MarkLine};
 use crate::probe::HostInfo;
-use crate::recorder::{header_now, Recorder};
-use crate::tick::Tick;
-use crate::trace::{Header, Mark, TraceError};
+use crate::record::counters::{self, LastCounter};
+use crate::record::marks::{MarkInbox, MarkLine};
+use crate::record::recorder::{header_now, Recorder};
+use crate::record::trace::{Header, Mark, TraceError};
+use crate::step::tick::Tick;
 
 /// What a recording is asked to be: the settings that go in its header.
 #[derive(Debug, Clone)]
@@ -37,13 +37,13 @@ pub struct Plan<'a> {
     pub command: &'a [String],
     /// Who writes it: `record`, `guard`, `live`.
     pub verb: &'a str,
-    pub detector: crate::DetectorConfig,
+    pub detector: crate::step::detect::DetectorConfig,
     /// The pressure thresholds in force, and why samples carry no pressure
     /// (the probe's word), for `report` to read back.
-    pub pressure: crate::pressure::PressureConfig,
+    pub pressure: crate::step::pressure::PressureConfig,
     pub pressure_absent: Option<String>,
     /// The forecaster's settings in force.
-    pub forecast: crate::forecast::ForecastConfig,
+    pub forecast: crate::step::forecast::ForecastConfig,
 }
 
 /// The trace's header for a recording starting now on `host`.
@@ -73,7 +73,7 @@ pub struct RecordingSession {
     /// Each counter's last value, for `/metrics` while the recording runs.
     last_counters: Vec<LastCounter>,
     /// The allocators' caches the counters show, for the live session.
-    caches: crate::caches::CacheFold,
+    caches: crate::step::caches::CacheFold,
     failed: Option<String>,
 }
 
@@ -108,13 +108,13 @@ impl RecordingSession {
     }
 
     /// Each counter's last value so far (at most
-    /// [`crate::counters::MAX_NAMES`] names).
+    /// [`crate::record::counters::MAX_NAMES`] names).
     pub fn counters(&self) -> &[LastCounter] {
         &self.last_counters
     }
 
     /// The allocators' caches the recording's counters show so far.
-    pub fn caches(&self) -> &crate::caches::CacheFold {
+    pub fn caches(&self) -> &crate::step::caches::CacheFold {
         &self.caches
     }
 
@@ -161,7 +161,7 @@ impl RecordingSession {
     }
 
     /// The run's scope as it is once the command exited
-    /// ([`crate::Sampler::scope_now`]): an `oom-kill` event when its OOM
+    /// ([`crate::step::sampler::Sampler::scope_now`]): an `oom-kill` event when its OOM
     /// killer killed since the last sample — what ended the command.
     pub fn scope_look(&mut self, scope: Option<&crate::probe::Scope>) {
         if let (Some(scope), None) = (scope, &self.failed) {
@@ -234,7 +234,7 @@ impl RecordingSession {
                 "counters-dropped",
                 format!(
                     "{counters} counter values dropped in all: over {} a second",
-                    crate::marks::MAX_COUNTERS_PER_SECOND
+                    crate::record::marks::MAX_COUNTERS_PER_SECOND
                 ),
                 None,
                 None,
@@ -248,7 +248,7 @@ impl RecordingSession {
                     "{dropped} marks dropped in all: over {} a second, a write over 64 KiB cut \
                      short (the marks past the cut are not counted), or a mark path that was \
                      not a regular file",
-                    crate::marks::MAX_PER_SECOND
+                    crate::record::marks::MAX_PER_SECOND
                 ),
                 None,
                 None,

@@ -15,7 +15,7 @@ fn plan() -> Plan<'static> {
         watch: None,
         command: &[],
         verb: "record",
-        detector: crate::DetectorConfig::default(),
+        detector: crate::step::detect::DetectorConfig::default(),
         pressure: Default::default(),
         pressure_absent: None,
         forecast: Default::default(),
@@ -79,7 +79,7 @@ fn the_marks_written_just_before_the_end_are_in_the_trace() {
     let mut s = session(&path);
     let ticks = crate::synth::scripted_ticks(2, 500);
     s.turn(Some(&ticks[0]), Instant::now());
-    crate::marks::write_mark(s.mark_path().unwrap(), "decode").unwrap();
+    crate::record::marks::write_mark(s.mark_path().unwrap(), "decode").unwrap();
     let last = s.finish_marks(Instant::now());
     assert_eq!(last.len(), 1, "{last:?}");
     assert_eq!(s.mark_path(), None, "swapsight mark no longer finds it");
@@ -98,7 +98,7 @@ fn a_burst_of_marks_is_cut_to_the_rate_and_the_rest_told() {
     let path = dir.join("t.jsonl");
     let mut s = session(&path);
     let burst: Vec<String> = (0..80).map(|i| format!("m{i}")).collect();
-    crate::marks::write_mark(s.mark_path().unwrap(), &burst.join("\n")).unwrap();
+    crate::record::marks::write_mark(s.mark_path().unwrap(), &burst.join("\n")).unwrap();
     s.finish_marks(Instant::now());
     let k = kinds(&path);
     let marks = k.iter().filter(|k| k.starts_with("mark:")).count();
@@ -149,11 +149,11 @@ fn counters_come_through_the_mark_path_with_their_own_allowance() {
     let ticks = crate::synth::scripted_ticks(1, 500);
     s.turn(Some(&ticks[0]), Instant::now());
     let mark_path = s.mark_path().unwrap().to_path_buf();
-    crate::marks::write_mark(&mark_path, "fill").unwrap();
+    crate::record::marks::write_mark(&mark_path, "fill").unwrap();
     let burst: Vec<String> = (0..70)
-        .map(|i| crate::marks::counter_line("pool", f64::from(i), "bytes").unwrap())
+        .map(|i| crate::record::marks::counter_line("pool", f64::from(i), "bytes").unwrap())
         .collect();
-    crate::marks::write_mark(&mark_path, &burst.join("\n")).unwrap();
+    crate::record::marks::write_mark(&mark_path, &burst.join("\n")).unwrap();
     s.finish_marks(Instant::now());
     let k = kinds(&path);
     let counters = k.iter().filter(|k| *k == "counter:pool").count();
@@ -164,10 +164,10 @@ fn counters_come_through_the_mark_path_with_their_own_allowance() {
     );
     assert!(k.contains(&"event:counters-dropped".to_string()), "{k:?}");
     assert!(!k.contains(&"event:marks-dropped".to_string()), "{k:?}");
-    let t = crate::trace::read(&path).unwrap();
+    let t = crate::record::trace::read(&path).unwrap();
     assert_eq!(t.counters[0].value, 0.0);
     assert_eq!(t.counters[0].unit, "bytes");
-    let r = crate::report::report(&t, None);
+    let r = crate::judge::report::report(&t, None);
     assert_eq!(r.counters[0].name, "pool");
     assert_eq!(r.counters[0].points, counters);
     std::fs::remove_dir_all(&dir).unwrap();

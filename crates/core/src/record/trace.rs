@@ -11,20 +11,20 @@
 //! are counted), and figures no OS produces are refused line by line (see
 //! [`check`]), so that nothing downstream does arithmetic on them. Every
 //! string a record holds is cleaned of control and bidi characters
-//! ([`crate::text`]) before it is kept.
+//! ([`crate::util::text`]) before it is kept.
 
 use std::fs::File;
 use std::io::{BufRead, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::detect::Flag;
+use crate::step::detect::Flag;
 
 mod check;
 mod clean;
 mod fast;
 mod reader;
 mod records;
-pub use crate::units::MAX_BYTES;
+pub use crate::util::units::MAX_BYTES;
 pub use check::check;
 pub use reader::{
     LineProblem, ReadNotes, TraceError, TraceReader, KEPT_PROBLEMS, MAX_BAD_RUN, MAX_LINE_BYTES,
@@ -58,7 +58,7 @@ impl TraceWriter {
         // Owner-only: a trace holds command lines, which macOS shows no
         // other user (`KERN_PROCARGS2` answers the same user or root). Never
         // through another user's link (see `outpath`).
-        let file = crate::outpath::locate(path)
+        let file = crate::util::outpath::locate(path)
             .and_then(|place| place.create_owner_only())
             .map_err(io)?;
         let mut w = TraceWriter {

@@ -335,7 +335,7 @@ fn escapes_and_bidi_of_a_crafted_trace_are_cleaned_as_read() {
     strings(&serde_json::to_value(&t.marks).unwrap(), &mut all);
     assert!(all.len() > 1000);
     for s in &all {
-        assert!(!s.chars().any(crate::text::is_unsafe), "{s:?}");
+        assert!(!s.chars().any(crate::util::text::is_unsafe), "{s:?}");
     }
 }
 
@@ -351,7 +351,7 @@ fn a_bad_lines_reason_quotes_no_escapes() {
     let t = read_bytes(&bytes).unwrap();
     let why = t.problems[0].to_string();
     assert!(why.contains("?]52;c;eA==??"), "{why}");
-    assert!(!why.chars().any(crate::text::is_unsafe), "{why:?}");
+    assert!(!why.chars().any(crate::util::text::is_unsafe), "{why:?}");
 }
 
 /// A mark a writer could not have written (a bidi override in its name) is
@@ -592,8 +592,8 @@ fn the_scope_is_written_read_and_checked() {
 /// (a sample) or for the whole trace (the header), naming the field.
 #[test]
 fn hostile_pressure_and_forecast_figures_are_refused() {
-    use crate::forecast::Forecast;
-    use crate::pressure::{Pressure, PsiLine};
+    use crate::step::forecast::Forecast;
+    use crate::step::pressure::{Pressure, PsiLine};
     let Record::Sample(mut s) = sample(500) else {
         unreachable!()
     };

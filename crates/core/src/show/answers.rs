@@ -7,18 +7,18 @@
 //! listed as [`Recording`]s. No view here carries a path of the machine: a
 //! recording is named by its file name in the folder.
 //!
-//! [`Snapshot`]: crate::live::Snapshot
-//! [`Point`]: crate::live::Point
-//! [`Replay`]: crate::live::Replay
-//! [`Live`]: crate::live::Live
+//! [`Snapshot`]: crate::show::live::Snapshot
+//! [`Point`]: crate::show::live::Point
+//! [`Replay`]: crate::show::live::Replay
+//! [`Live`]: crate::show::live::Live
 
 use std::path::Path;
 
 use serde::Serialize;
 
-pub use crate::live::{Replay, Row};
-use crate::recordings::file_name;
-pub use crate::recordings::Recording;
+use crate::record::recordings::file_name;
+pub use crate::record::recordings::Recording;
+pub use crate::show::live::{Replay, Row};
 
 /// One process: its row and its footprint history.
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -12,8 +12,8 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use crate::detect::State;
-use crate::trace::Trace;
+use crate::record::trace::Trace;
+use crate::step::detect::State;
 
 #[cfg(feature = "plot")]
 pub mod compare_plot;
@@ -50,7 +50,7 @@ pub enum ExportError {
     #[error("cannot draw the chart: {0}")]
     Draw(String),
     #[error(transparent)]
-    Trace(#[from] crate::trace::TraceError),
+    Trace(#[from] crate::record::trace::TraceError),
     #[error("{0} is the trace file itself, not drawn from a read trace")]
     NotDrawn(&'static str),
 }
@@ -66,13 +66,13 @@ impl ExportError {
 /// so that a trace of any size exports in bounded memory.
 #[derive(Debug, Default)]
 pub struct Skeleton {
-    pub header: Option<crate::trace::Header>,
-    pub flags: Vec<crate::detect::Flag>,
-    pub events: Vec<crate::trace::Event>,
-    pub marks: crate::trace::MarkList,
-    /// Counter values, the first [`crate::trace::MAX_COUNTERS`] (the rest
+    pub header: Option<crate::record::trace::Header>,
+    pub flags: Vec<crate::step::detect::Flag>,
+    pub events: Vec<crate::record::trace::Event>,
+    pub marks: crate::record::trace::MarkList,
+    /// Counter values, the first [`crate::record::trace::MAX_COUNTERS`] (the rest
     /// are counted in `counters_dropped`).
-    pub counters: Vec<crate::trace::Counter>,
+    pub counters: Vec<crate::record::trace::Counter>,
     pub counters_dropped: usize,
     /// Time and swap in use at the first sample.
     pub first: Option<(u64, u64)>,
@@ -92,7 +92,7 @@ impl Skeleton {
             header: trace.header.clone(),
             flags: trace.flags.clone(),
             events: trace.events.clone(),
-            marks: crate::trace::MarkList {
+            marks: crate::record::trace::MarkList {
                 marks: trace.marks.clone(),
                 dropped: trace.marks_dropped,
             },
@@ -107,22 +107,22 @@ impl Skeleton {
     }
 
     /// Takes the next record of a first pass.
-    pub fn push(&mut self, r: crate::trace::Record) {
-        use crate::trace::Record;
+    pub fn push(&mut self, r: crate::record::trace::Record) {
+        use crate::record::trace::Record;
         match r {
             Record::Header(h) => self.header = Some(h),
             Record::Sample(s) => self.sample(&s),
             Record::Flag(f) => self.flags.push(f),
             Record::Event(e) => self.events.push(e),
             Record::Mark(m) => self.marks.push(m),
-            Record::Counter(c) if self.counters.len() < crate::trace::MAX_COUNTERS => {
+            Record::Counter(c) if self.counters.len() < crate::record::trace::MAX_COUNTERS => {
                 self.counters.push(c);
             }
             Record::Counter(_) => self.counters_dropped += 1,
         }
     }
 
-    fn sample(&mut self, s: &crate::trace::TraceSample) {
+    fn sample(&mut self, s: &crate::record::trace::TraceSample) {
         let t = s.sample.t_ms;
         self.first
             .get_or_insert((t, s.sample.system.swap_used_bytes));
@@ -137,21 +137,22 @@ impl Skeleton {
     }
 
     /// The phases the marks describe.
-    pub fn phases(&self) -> Vec<crate::phases::Phase> {
-        crate::phases::spans(&self.marks.marks, self.last_ms)
+    pub fn phases(&self) -> Vec<crate::record::phases::Phase> {
+        crate::record::phases::spans(&self.marks.marks, self.last_ms)
     }
 }
 
 /// The samples of a second pass, one at a time: borrowed from a trace in
 /// memory, or read again from the file.
-pub type NextSample<'a> = dyn FnMut() -> Result<Option<std::borrow::Cow<'a, crate::trace::TraceSample>>, ExportError>
+pub type NextSample<'a> = dyn FnMut() -> Result<Option<std::borrow::Cow<'a, crate::record::trace::TraceSample>>, ExportError>
     + 'a;
 
 /// The samples of a trace in memory, as a second pass yields them.
 pub(crate) fn samples_of<'a>(
     trace: &'a Trace,
-) -> impl FnMut() -> Result<Option<std::borrow::Cow<'a, crate::trace::TraceSample>>, ExportError> + 'a
-{
+) -> impl FnMut()
+    -> Result<Option<std::borrow::Cow<'a, crate::record::trace::TraceSample>>, ExportError>
+       + 'a {
     let mut it = trace.samples.iter();
     move || Ok(it.next().map(std::borrow::Cow::Borrowed))
 }
@@ -177,7 +178,7 @@ impl StateTimeline {
     }
 
     /// The timeline of `flags` (in any order).
-    pub fn from_flags<'a>(flags: impl IntoIterator<Item = &'a crate::detect::Flag>) -> Self {
+    pub fn from_flags<'a>(flags: impl IntoIterator<Item = &'a crate::step::detect::Flag>) -> Self {
         let mut changes: HashMap<u32, Vec<(u64, State)>> = HashMap::new();
         for f in flags {
             changes.entry(f.pid).or_default().push((f.t_ms, f.state));
@@ -299,7 +300,7 @@ pub struct ProcessPicker {
 
 impl ProcessPicker {
     /// Takes the next sample.
-    pub fn push(&mut self, s: &crate::trace::TraceSample) {
+    pub fn push(&mut self, s: &crate::record::trace::TraceSample) {
         for p in &s.sample.processes {
             let e = self.by_pid.entry(p.pid).or_insert_with(|| Picked {
                 pid: p.pid,

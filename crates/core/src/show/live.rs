@@ -12,10 +12,10 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::probe::{HostInfo, Probe};
-use crate::recordings::RecordingError;
-use crate::sampler::{Sampler, SamplerConfig};
-use crate::session::RecordingSession;
-use crate::tick::Tick;
+use crate::record::recordings::RecordingError;
+use crate::record::session::RecordingSession;
+use crate::step::sampler::{Sampler, SamplerConfig};
+use crate::step::tick::Tick;
 
 mod display;
 mod own_commands;
@@ -82,7 +82,7 @@ pub enum LiveError {
     #[error("no process {0} to watch")]
     NoSuchPid(u32),
     #[error(transparent)]
-    Trace(#[from] crate::trace::TraceError),
+    Trace(#[from] crate::record::trace::TraceError),
     #[error(transparent)]
     Probe(#[from] crate::probe::ProbeError),
     #[error(transparent)]
@@ -110,7 +110,7 @@ impl Live {
                 .latest()
                 .is_some_and(|t| t.sample.processes.iter().any(|p| p.pid == pid))
         };
-        if pid > PID_MAX_LIMIT || !(seen() || crate::marks::pid_exists(pid)) {
+        if pid > PID_MAX_LIMIT || !(seen() || crate::record::marks::pid_exists(pid)) {
             return Err(LiveError::NoSuchPid(pid));
         }
         Ok(())
@@ -129,14 +129,14 @@ struct Inner {
     last_recording: Option<PathBuf>,
     subscribers: Vec<SyncSender<Arc<Update>>>,
     recording_error: Option<String>,
-    phases: crate::phases::PhaseLog,
+    phases: crate::record::phases::PhaseLog,
     /// Nobody is looking (the app's popover is closed): see [`Live::set_idle`].
     idle: bool,
-    pacer: crate::sampler::Pacer,
+    pacer: crate::step::sampler::Pacer,
     /// The interval last asked of the sampler.
     paced: std::time::Duration,
     /// The pressure level at the last tick, for a notification when it rises.
-    last_level: Option<crate::pressure::Level>,
+    last_level: Option<crate::step::pressure::Level>,
 }
 
 /// How many of the largest processes a live recording keeps each sample.
@@ -206,7 +206,7 @@ impl Live {
             last_recording: None,
             subscribers: Vec::new(),
             recording_error: None,
-            phases: crate::phases::PhaseLog::default(),
+            phases: crate::record::phases::PhaseLog::default(),
         }));
         let shared = Arc::clone(&inner);
         let consumer = std::thread::Builder::new()
@@ -356,19 +356,26 @@ impl Live {
     /// first tick.
     pub fn prometheus(&self, max_processes: usize) -> Option<String> {
         let tick = self.sampler.latest()?;
-        let mut snap = crate::export::prometheus::Snapshot::from_tick(&tick);
+        let mut snap = crate::show::export::prometheus::Snapshot::from_tick(&tick);
         // The counters of the recording under way: what the pipeline says
         // its allocator holds, beside the footprints.
         if let Some((rec, _)) = &lock(&self.inner).recorder {
             snap.counters = rec.counters().to_vec();
         }
-        Some(crate::export::prometheus::render(&snap, max_processes))
+        Some(crate::show::export::prometheus::render(
+            &snap,
+            max_processes,
+        ))
     }
 }
 
 /// The marks a recording wrote, into the live phases at `t_ms` (the
 /// points' clock).
-fn log_marks(log: &mut crate::phases::PhaseLog, marks: &[crate::trace::Mark], t_ms: u64) {
+fn log_marks(
+    log: &mut crate::record::phases::PhaseLog,
+    marks: &[crate::record::trace::Mark],
+    t_ms: u64,
+) {
     for m in marks {
         if m.end {
             log.end(t_ms);

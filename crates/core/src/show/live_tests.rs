@@ -1,5 +1,5 @@
 use super::*;
-use crate::detect::{State, SystemView};
+use crate::step::detect::{State, SystemView};
 use std::path::Path;
 use std::time::Duration;
 
@@ -91,10 +91,10 @@ fn records_and_replays() {
     let r = replay(&path).unwrap();
     assert_eq!(r.points.len() as u64, samples);
     assert_eq!(r.report.samples as u64, samples);
-    let t = crate::trace::read(&path).unwrap();
+    let t = crate::record::trace::read(&path).unwrap();
     assert_eq!(t.header().watch_pid, Some(7));
     // By name, as a UI asks: the same replay, named rather than pathed.
-    let name = crate::recordings::file_name(&path);
+    let name = crate::record::recordings::file_name(&path);
     let [listed] = &l.recordings().unwrap()[..] else {
         panic!("one recording")
     };
@@ -118,7 +118,7 @@ fn marks_reach_the_recording_the_snapshot_and_the_replay() {
     assert_eq!(l.mark_path(), None);
     let path = l.start_recording(None).unwrap();
     let mark = l.mark_path().expect("a mark path while recording");
-    crate::marks::write_mark(&mark, "warmup").unwrap();
+    crate::record::marks::write_mark(&mark, "warmup").unwrap();
     let updates = l.subscribe(100);
     let phase_seen = updates
         .iter()
@@ -127,7 +127,7 @@ fn marks_reach_the_recording_the_snapshot_and_the_replay() {
         .expect("the snapshot names the phase under way");
     assert_eq!(phase_seen.snapshot.phases.len(), 1);
     assert!(phase_seen.snapshot.phases[0].start_ms <= phase_seen.snapshot.t_ms);
-    crate::marks::write_mark(&mark, "/").unwrap();
+    crate::record::marks::write_mark(&mark, "/").unwrap();
     let ended = updates
         .iter()
         .take(50)
@@ -201,8 +201,8 @@ fn titles() {
 
 #[test]
 fn titles_carry_the_pressure_glyph_and_the_time_to_trouble_when_soon() {
-    use crate::forecast::Limit;
-    use crate::pressure::Level;
+    use crate::step::forecast::Limit;
+    use crate::step::pressure::Level;
     use display::full_title;
     let mut v = SystemView::default();
     let soon = 300.0;
@@ -238,8 +238,8 @@ fn titles_carry_the_pressure_glyph_and_the_time_to_trouble_when_soon() {
 
 #[test]
 fn pressure_and_forecast_notify_once_as_they_come() {
-    use crate::forecast::{Forecast, Limit};
-    use crate::pressure::Level;
+    use crate::step::forecast::{Forecast, Limit};
+    use crate::step::pressure::Level;
     use display::{forecast_notices, pressure_notice};
     assert!(pressure_notice(None, None).is_none());
     assert!(pressure_notice(None, Some(Level::Normal)).is_none());
@@ -291,7 +291,7 @@ fn nobody_looking_slows_the_sampler_unless_a_recording_runs() {
 /// either way, header aside (its writer and start time). Issue 24, item 2.
 #[test]
 fn a_live_recording_and_a_cli_recording_of_one_run_are_the_same_lines() {
-    use crate::session::{self, RecordingSession};
+    use crate::record::session::{self, RecordingSession};
     use std::time::Instant;
     let dir = tmp("same");
     let hour = Duration::from_secs(3600);
@@ -326,13 +326,13 @@ fn a_live_recording_and_a_cli_recording_of_one_run_are_the_same_lines() {
             watch: None,
             command: &[],
             verb: "record",
-            detector: crate::DetectorConfig::default(),
+            detector: crate::step::detect::DetectorConfig::default(),
             pressure: Default::default(),
             pressure_absent: None,
             forecast: Default::default(),
         },
     );
-    let inbox = crate::marks::MarkInbox::create(&cli_path).ok();
+    let inbox = crate::record::marks::MarkInbox::create(&cli_path).ok();
     let mut cli = RecordingSession::create(&cli_path, &header, inbox).unwrap();
     let cli_marks = cli.mark_path().unwrap().to_path_buf();
 
@@ -343,8 +343,8 @@ fn a_live_recording_and_a_cli_recording_of_one_run_are_the_same_lines() {
     let ticks = crate::synth::scripted_ticks(script.len() as u64, 500);
     let deliver = |lines: &[&str]| {
         for line in lines {
-            crate::marks::write_mark(&live_marks, line).unwrap();
-            crate::marks::write_mark(&cli_marks, line).unwrap();
+            crate::record::marks::write_mark(&live_marks, line).unwrap();
+            crate::record::marks::write_mark(&cli_marks, line).unwrap();
         }
         if !lines.is_empty() {
             // The readers look every 50 ms.
@@ -420,7 +420,7 @@ fn a_live_recording_says_which_detector_settings_it_ran_with() {
     l.wait_snapshot(Duration::from_secs(2)).unwrap();
     let path = l.start_recording(None).unwrap();
     l.stop_recording().unwrap();
-    let t = crate::trace::read(&path).unwrap();
+    let t = crate::record::trace::read(&path).unwrap();
     assert_eq!(t.header().detector.window_ms, 4_000);
     assert!(
         t.header().writer.ends_with(" live"),
@@ -432,7 +432,7 @@ fn a_live_recording_says_which_detector_settings_it_ran_with() {
 
 #[test]
 fn a_level_between_ticks_redraws_the_title() {
-    use crate::pressure::Level;
+    use crate::step::pressure::Level;
     let dir = tmp("level-now");
     let l = live(&dir);
     let s = l.wait_snapshot(Duration::from_secs(5)).unwrap();
@@ -451,10 +451,11 @@ fn counters_of_a_live_recording_reach_metrics_and_the_replay_draws_them() {
     l.wait_snapshot(Duration::from_secs(2)).unwrap();
     let path = l.start_recording(None).unwrap();
     let mark = l.mark_path().expect("a mark path while recording");
-    let line =
-        |v: f64| crate::marks::counter_line("torch.mps.driver_allocated", v, "bytes").unwrap();
-    crate::marks::write_mark(&mark, &line(1e9)).unwrap();
-    crate::marks::write_mark(&mark, &line(2.5e9)).unwrap();
+    let line = |v: f64| {
+        crate::record::marks::counter_line("torch.mps.driver_allocated", v, "bytes").unwrap()
+    };
+    crate::record::marks::write_mark(&mark, &line(1e9)).unwrap();
+    crate::record::marks::write_mark(&mark, &line(2.5e9)).unwrap();
     let updates = l.subscribe(100);
     let seen = updates.iter().take(50).find_map(|_| {
         l.prometheus(5).filter(|m| {
@@ -479,7 +480,7 @@ fn counters_of_a_live_recording_reach_metrics_and_the_replay_draws_them() {
 /// whichever source tells first.
 #[test]
 fn a_pressure_rise_is_announced_once_by_whichever_source_tells_first() {
-    use crate::pressure::Level;
+    use crate::step::pressure::Level;
     let mut a = PressureAnnouncer::default();
     // The dispatch source never tells: the tick announces the warning.
     assert!(a.on_tick(Level::Normal, 0).is_none());
@@ -533,7 +534,7 @@ impl Probe for NoPsi {
 #[test]
 fn a_live_recording_has_the_header_record_writes_and_keeps_its_scope() {
     let dir = tmp("header");
-    let pressure = crate::pressure::PressureConfig {
+    let pressure = crate::step::pressure::PressureConfig {
         warn_some_avg10: 5.0,
         ..Default::default()
     };
@@ -566,7 +567,7 @@ fn a_live_recording_has_the_header_record_writes_and_keeps_its_scope() {
     }
     let path = l.start_recording(None).unwrap();
     l.stop_recording().unwrap();
-    let t = crate::trace::read(&path).unwrap();
+    let t = crate::record::trace::read(&path).unwrap();
     let h = t.header();
     assert_eq!(
         h.pressure_absent.as_deref(),
@@ -589,10 +590,11 @@ fn a_live_recording_names_a_growing_mlx_cache_while_swap_climbs() {
     let mark = l.mark_path().expect("a mark path while recording");
     let gib = f64::from(1u32 << 30);
     for i in 0..6 {
-        let active = crate::marks::counter_line("mlx.active", 4.0 * gib, "bytes").unwrap();
-        let cache = crate::marks::counter_line("mlx.cache", f64::from(i) * gib, "bytes").unwrap();
-        crate::marks::write_mark(&mark, &active).unwrap();
-        crate::marks::write_mark(&mark, &cache).unwrap();
+        let active = crate::record::marks::counter_line("mlx.active", 4.0 * gib, "bytes").unwrap();
+        let cache =
+            crate::record::marks::counter_line("mlx.cache", f64::from(i) * gib, "bytes").unwrap();
+        crate::record::marks::write_mark(&mark, &active).unwrap();
+        crate::record::marks::write_mark(&mark, &cache).unwrap();
     }
     let updates = l.subscribe(200);
     let named = updates

@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use crate::units::format_bytes;
+use crate::util::units::format_bytes;
 
 /// A cache smaller than this is no finding: allocators keep some.
 pub const MIN_CACHE_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;

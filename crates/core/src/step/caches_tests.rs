@@ -121,7 +121,7 @@ fn the_report_of_a_false_fit_with_a_growing_mlx_cache_names_it() {
             .counters
             .push(counter(t, "mlx.cache", i as f64 * GIB, "bytes"));
     }
-    let r = crate::report::report(&trace, None);
+    let r = crate::judge::report::report(&trace, None);
     assert_eq!(r.caches.len(), 1);
     assert!(
         r.to_text()

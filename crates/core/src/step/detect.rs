@@ -40,7 +40,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use serde::{Deserialize, Serialize};
 
 use crate::probe::{ProcessSample, Sample};
-use crate::units::signed_diff;
+use crate::util::units::signed_diff;
 
 mod blame;
 mod config;
@@ -172,7 +172,7 @@ pub struct Detector {
     procs: HashMap<u32, Track>,
     baseline_swap: Option<u64>,
     /// Swap written since the baseline.
-    written: crate::written::WrittenFold,
+    written: crate::step::written::WrittenFold,
     view: SystemView,
     tick: u64,
     /// The scope the history was taken in (`None`: the host).

@@ -3,8 +3,8 @@
 use std::collections::{HashSet, VecDeque};
 
 use super::*;
+use crate::judge::report::report;
 use crate::probe::SystemSample;
-use crate::report::report;
 use crate::synth;
 
 const GIB: u64 = 1 << 30;
@@ -375,7 +375,7 @@ fn flagged_lists_exactly_the_processes_that_left_fits() {
 
 // The seeds' runs (docs/background.md §1 and §2), replayed as synthetic traces.
 
-fn verdict_of(trace: &crate::trace::Trace, pid: u32) -> State {
+fn verdict_of(trace: &crate::record::trace::Trace, pid: u32) -> State {
     let r = report(trace, None);
     r.processes
         .iter()
@@ -660,7 +660,7 @@ fn a_false_fit_is_the_gap_growing_while_swap_climbs() {
 #[test]
 fn report_shows_gpu_and_outside_footprint_and_never_blames_the_unreadable() {
     use crate::probe::HostInfo;
-    use crate::trace::{Header, Trace, TraceSample};
+    use crate::record::trace::{Header, Trace, TraceSample};
     let host = HostInfo {
         os: "macos".into(),
         phys_bytes: 16 * GIB,

@@ -170,7 +170,7 @@ impl Forecast {
 /// Which swap a swap budget counts, and from where: the scope's own swap
 /// where a memory cgroup holds the run and accounts its swap, from its
 /// first reading; else the host's swap in use, from the baseline. The one
-/// home of that rule: the guard's budget ([`crate::guard::Budget`]) and the
+/// home of that rule: the guard's budget ([`crate::judge::guard::Budget`]) and the
 /// forecaster both count through it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BudgetSwap {
@@ -238,7 +238,7 @@ impl BudgetSwap {
 /// Inside a scope (a memory cgroup limiting the run) it forecasts what the
 /// guard and the detector count there: the swap budget on the scope's own
 /// swap where the cgroup accounts it (from its first such reading, as
-/// [`crate::guard::Budget::spent_in`] counts it), the free floor on the
+/// [`crate::judge::guard::Budget::spent_in`] counts it), the free floor on the
 /// scope's free memory, and swap full on the scope's swap limit where it
 /// has one (else the host's swap volume).
 #[derive(Debug, Clone, Default)]

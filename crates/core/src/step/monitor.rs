@@ -3,12 +3,12 @@
 //! sink (trace, terminal, tray, web view, HTTP) consumes. Pure: the sampler
 //! thread and the tests drive it the same way.
 
-use crate::detect::{Detector, DetectorConfig};
-use crate::forecast::{ForecastConfig, Forecaster};
-use crate::pressure::{LevelInForce, PressureConfig};
 use crate::probe::Sample;
-use crate::tick::{Activity, Tick};
-use crate::tree::WatchTree;
+use crate::step::detect::{Detector, DetectorConfig};
+use crate::step::forecast::{ForecastConfig, Forecaster};
+use crate::step::pressure::{LevelInForce, PressureConfig};
+use crate::step::tick::{Activity, Tick};
+use crate::step::tree::WatchTree;
 
 /// Watched tree + detector, stepped once per sample.
 #[derive(Debug)]
@@ -101,7 +101,7 @@ impl Monitor {
         match sample.system.pressure.as_mut() {
             Some(p) => p.level = level,
             None if level.is_some() => {
-                sample.system.pressure = Some(crate::pressure::Pressure {
+                sample.system.pressure = Some(crate::step::pressure::Pressure {
                     level,
                     ..Default::default()
                 });

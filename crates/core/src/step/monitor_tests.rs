@@ -29,7 +29,7 @@ fn sample() -> Sample {
 
 #[test]
 fn a_recorder_inside_the_tree_it_watches_is_not_watched() {
-    let mut m = Monitor::new(Some(10), crate::DetectorConfig::default());
+    let mut m = Monitor::new(Some(10), crate::step::detect::DetectorConfig::default());
     assert_eq!(m.step(sample()).watched, [10, 11, 12]);
     m.exclude = Some(11);
     assert_eq!(m.step(sample()).watched, [10, 12]);
@@ -40,7 +40,7 @@ fn a_recorder_inside_the_tree_it_watches_is_not_watched() {
 
 #[test]
 fn a_job_stalling_in_its_cgroup_raises_the_level_on_a_calm_host() {
-    use crate::pressure::{Level, Pressure, PressureConfig, PsiLine};
+    use crate::step::pressure::{Level, Pressure, PressureConfig, PsiLine};
     let psi = |some10: f64| Pressure {
         some: Some(PsiLine {
             avg10: some10,
@@ -53,7 +53,8 @@ fn a_job_stalling_in_its_cgroup_raises_the_level_on_a_calm_host() {
         hold_ms: 2_000,
         ..PressureConfig::default()
     };
-    let mut m = Monitor::new(Some(10), crate::DetectorConfig::default()).with_pressure(cfg);
+    let mut m =
+        Monitor::new(Some(10), crate::step::detect::DetectorConfig::default()).with_pressure(cfg);
     let mut last = None;
     for i in 0..=10u64 {
         let mut s = sample();
@@ -89,7 +90,7 @@ fn a_job_stalling_in_its_cgroup_raises_the_level_on_a_calm_host() {
     );
 
     // No scope PSI: the machine's level alone.
-    let mut m = Monitor::new(Some(10), crate::DetectorConfig::default());
+    let mut m = Monitor::new(Some(10), crate::step::detect::DetectorConfig::default());
     let mut s = sample();
     s.system.pressure = Some(psi(0.5));
     assert_eq!(

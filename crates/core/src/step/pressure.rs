@@ -7,7 +7,7 @@
 //! field a sample carries for it ([`Pressure`]), the rule that turns PSI
 //! into a level ([`PressureGauge`], thresholds in [`PressureConfig`]) and
 //! the level in force, the worse of the host's and the scope's
-//! ([`LevelInForce`]): the live monitor ([`crate::Monitor`]) writes it into
+//! ([`LevelInForce`]): the live monitor ([`crate::step::monitor::Monitor`]) writes it into
 //! each sample, and `report` ([`PressureFold`]) derives it the same way for
 //! a trace that carries none. Where PSI is absent the sample has no
 //! pressure at all — never zeros that would read as calm.

@@ -14,12 +14,12 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::detect::DetectorConfig;
-use crate::forecast::ForecastConfig;
-use crate::monitor::Monitor;
-use crate::pressure::PressureConfig;
 use crate::probe::{Probe, ProbeError, Sample};
-use crate::tick::Tick;
+use crate::step::detect::DetectorConfig;
+use crate::step::forecast::ForecastConfig;
+use crate::step::monitor::Monitor;
+use crate::step::pressure::PressureConfig;
+use crate::step::tick::Tick;
 
 /// Shortest sampling interval: below this the probe's own cost (a walk of
 /// every process) is most of the interval. `--interval` takes no less.
@@ -279,7 +279,7 @@ impl ScopeWatch {
                 let note = format!(
                     "the memory cgroup of pid {pid} cannot be read ({why}); judging against the host"
                 );
-                (None, Some(crate::text::clean(&note).into_owned()))
+                (None, Some(crate::util::text::clean(&note).into_owned()))
             }
             Err(_) => (None, None),
         }

@@ -68,7 +68,7 @@ fn the_detector_runs_on_the_sampler_thread() {
     let flagged = rx.iter().take(150).any(|t| {
         t.flags
             .iter()
-            .any(|f| f.pid == 7 && f.state == crate::State::FalseFit)
+            .any(|f| f.pid == 7 && f.state == crate::step::detect::State::FalseFit)
     });
     assert!(flagged);
     // Dropping the handle stops the thread; the channel then ends.

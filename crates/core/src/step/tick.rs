@@ -4,10 +4,10 @@
 
 use serde::Serialize;
 
-pub use crate::detect::Activity;
-use crate::detect::{Assessment, Flag, SystemView};
-use crate::forecast::{Forecast, Limit};
 use crate::probe::Sample;
+pub use crate::step::detect::Activity;
+use crate::step::detect::{Assessment, Flag, SystemView};
+use crate::step::forecast::{Forecast, Limit};
 
 /// Everything known after one sample.
 #[derive(Debug, Clone, Serialize)]

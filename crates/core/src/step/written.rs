@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::probe::{Scope, SystemSample};
-use crate::units::format_bytes;
+use crate::util::units::format_bytes;
 
 /// Swap written over a run or a phase.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]

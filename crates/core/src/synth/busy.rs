@@ -50,7 +50,7 @@ pub fn write_busy(
         write(&r)?;
         if let (Record::Sample(s), true) = (&r, phases > 0) {
             if n % step == 0 {
-                write(&Record::Mark(crate::trace::Mark {
+                write(&Record::Mark(crate::record::trace::Mark {
                     t_ms: s.sample.t_ms,
                     name: format!("phase {}", n / step + 1),
                     end: false,

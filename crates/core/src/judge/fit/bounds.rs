@@ -209,7 +209,7 @@ pub fn mps_ratio(env: Option<&str>) -> Result<Option<(f64, bool)>, String> {
     let Some(raw) = env else {
         return Ok(Some((MPS_DEFAULT_HIGH_RATIO, false)));
     };
-    let shown = crate::text::clean(raw);
+    let shown = crate::util::text::clean(raw);
     let ratio: f64 = raw
         .trim()
         .parse()

@@ -5,9 +5,9 @@ use std::io::{BufRead, Seek};
 
 use serde::Serialize;
 
-use crate::detect::State;
-use crate::text::clean;
-use crate::trace::{Record, TraceError, TraceReader, Watching};
+use crate::record::trace::{Record, TraceError, TraceReader, Watching};
+use crate::step::detect::State;
+use crate::util::text::clean;
 
 /// What a past run held at its peak, and what became of it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -54,7 +54,7 @@ impl PeakOf {
 }
 
 /// Reads the trace `reader` holds in one pass (a second only when its
-/// marks are out of order, as [`report_stream`](crate::report::report_stream)
+/// marks are out of order, as [`report_stream`](crate::judge::report::report_stream)
 /// needs): its report, with the peak of its run's footprint folded out of
 /// the same read. A trace with no sample gives `samples: 0`; the caller
 /// says so.
@@ -66,10 +66,10 @@ pub fn past_run<R: BufRead + Seek>(
     let watching = header.watching();
     let mut peak = (0u64, 0u64);
     let mut t0 = None;
-    let report = crate::report::report_stream(reader, None, |record| {
+    let report = crate::judge::report::report_stream(reader, None, |record| {
         if let Record::Sample(s) = record {
             let start = *t0.get_or_insert(s.sample.t_ms);
-            let fp = crate::compare::watched_footprint(s, watching);
+            let fp = crate::judge::compare::watched_footprint(s, watching);
             if fp > peak.0 {
                 peak = (fp, s.sample.t_ms.saturating_sub(start));
             }

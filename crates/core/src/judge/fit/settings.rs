@@ -5,7 +5,7 @@ use super::{
     gb, Bound, BoundId, Figures, IfOver, Setting, GIB, MIB, MPS_DEFAULT_LOW_RATIO, MPS_MAX_RATIO,
     MPS_RATIO_ENV,
 };
-use crate::advise::{advise_alone, AdviceInput};
+use crate::judge::advise::{advise_alone, AdviceInput};
 
 /// Memory a suggested GPU wired limit leaves to macOS: at least this much…
 pub const WIRED_KEEP_MIN: u64 = 4 << 30;

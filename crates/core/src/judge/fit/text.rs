@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::{Answer, Bound, BoundId, Framework, IfOver, Model, Verdict};
-use crate::units::{format_bytes, format_duration, format_growth};
+use crate::util::units::{format_bytes, format_duration, format_growth};
 
 /// Files (and files left out) listed one by one; the rest are summed.
 const LISTED: usize = 10;
@@ -106,7 +106,7 @@ fn model_lines(out: &mut String, model: &Model) {
             }
             if n > LISTED {
                 let rest: u64 =
-                    crate::units::saturating_sum(w.files[LISTED..].iter().map(|f| f.bytes));
+                    crate::util::units::saturating_sum(w.files[LISTED..].iter().map(|f| f.bytes));
                 let _ = writeln!(out, "  {:>9}  … and {} more files", gb(rest), n - LISTED);
             }
             for l in w.left_out.iter().take(LISTED) {

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::text::clean;
+use crate::util::text::clean;
 
 mod hf;
 use hf::{hf_cache_snapshot, index_kind, read_index, ByKind};

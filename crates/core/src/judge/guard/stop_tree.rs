@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::time::Duration;
 
 use crate::probe::ProcessSample;
-use crate::tree::WatchTree;
+use crate::step::tree::WatchTree;
 
 /// The signals [`stop_tree`] sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -9,11 +9,11 @@
 
 use serde::Serialize;
 
-use crate::detect::State;
-use crate::phases::{spans, Phase};
-use crate::pressure::{PressureFold, PressureSummary};
-use crate::trace::{Mark, Trace, TraceSample, Watching};
-use crate::units::{format_bytes, format_duration, format_growth, signed_diff};
+use crate::record::phases::{spans, Phase};
+use crate::record::trace::{Mark, Trace, TraceSample, Watching};
+use crate::step::detect::State;
+use crate::step::pressure::{PressureFold, PressureSummary};
+use crate::util::units::{format_bytes, format_duration, format_growth, signed_diff};
 
 /// One row of the per-phase table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -41,7 +41,7 @@ pub struct PhaseRow {
     /// Swap written from the phase's start to its end (its baseline sample
     /// to its last); absent without the counter.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub swap_written: Option<crate::written::SwapWritten>,
+    pub swap_written: Option<crate::step::written::SwapWritten>,
     /// Peak and last value of each counter written in the phase
     /// ([`super::counters`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -147,7 +147,7 @@ struct Acc<J> {
     /// While open: the time of the samples in `at_end` (the latest).
     at_ms: Option<u64>,
     pressure: PressureFold,
-    written: crate::written::WrittenFold,
+    written: crate::step::written::WrittenFold,
 }
 
 impl<J: Judge> Acc<J> {

@@ -1,6 +1,6 @@
 use super::*;
-use crate::trace::{Mark, Record};
-use crate::units::saturating_sum;
+use crate::record::trace::{Mark, Record};
+use crate::util::units::saturating_sum;
 
 /// Start marks, each at its time.
 fn starts(list: &[(u64, &str)]) -> Vec<Mark> {
@@ -25,7 +25,7 @@ fn the_offload_run_by_phase() {
         (90_000, "decode"),
     ]);
     // Through the report, so each phase is judged by the run's own rule.
-    let rows = crate::report::report(&t, None).phases;
+    let rows = crate::judge::report::report(&t, None).phases;
     let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(names, ["load", "encode", "denoise", "decode"]);
     const GB: i64 = 1 << 30;
@@ -67,7 +67,7 @@ fn each_phase_is_judged_by_the_rule_handed_in_on_its_own_samples() {
         log: &'a std::cell::RefCell<Vec<(u64, u64)>>,
     }
     impl Judge for Noting<'_> {
-        fn push(&mut self, s: &crate::trace::TraceSample) {
+        fn push(&mut self, s: &crate::record::trace::TraceSample) {
             let t = s.sample.t_ms;
             self.span = Some(self.span.map_or((t, t), |(first, _)| (first, t)));
         }
@@ -98,7 +98,7 @@ fn each_phase_is_judged_by_the_rule_handed_in_on_its_own_samples() {
 /// must match).
 fn reference_row(
     trace: &Trace,
-    phase: &crate::phases::Phase,
+    phase: &crate::record::phases::Phase,
     judge: &impl Fn(&Trace) -> State,
 ) -> PhaseRow {
     // The samples in [start, end], plus the last one before start as the baseline.
@@ -171,14 +171,14 @@ fn reference_row(
         samples: inside.len(),
         verdict,
         pressure: {
-            let mut fold = crate::pressure::PressureFold::default();
+            let mut fold = crate::step::pressure::PressureFold::default();
             for s in slice {
                 fold.push(s.sample.t_ms, s.sample.system.pressure.as_ref(), None);
             }
             fold.finish()
         },
         swap_written: {
-            let mut fold = crate::written::WrittenFold::default();
+            let mut fold = crate::step::written::WrittenFold::default();
             for s in slice {
                 fold.push(s.sample.t_ms, &s.sample.system, s.sample.scope.as_ref());
             }
@@ -227,11 +227,15 @@ fn the_streamed_table_matches_the_sliced_one() {
         let mut t = crate::synth::seed_offload();
         t.marks = marks;
         let header = t.header().clone();
-        let rows = phase_rows(&t, || crate::report::RunJudge::new(&header, None));
+        let rows = phase_rows(&t, || crate::judge::report::RunJudge::new(&header, None));
         let last_ms = t.samples.last().unwrap().sample.t_ms;
-        let want: Vec<PhaseRow> = crate::phases::spans(&t.marks, last_ms)
+        let want: Vec<PhaseRow> = crate::record::phases::spans(&t.marks, last_ms)
             .iter()
-            .map(|p| reference_row(&t, p, &|sub| crate::report::report(sub, None).verdict))
+            .map(|p| {
+                reference_row(&t, p, &|sub| {
+                    crate::judge::report::report(sub, None).verdict
+                })
+            })
             .collect();
         assert_eq!(rows, want, "{:?}", t.marks);
 
@@ -240,7 +244,7 @@ fn the_streamed_table_matches_the_sliced_one() {
         let mut sorted = t.marks.clone();
         sorted.sort_by_key(|m| m.t_ms);
         let mut table = PhaseTable::streaming(header.watching(), || {
-            crate::report::RunJudge::new(&header, None)
+            crate::judge::report::RunJudge::new(&header, None)
         });
         let mut lines = vec![Record::Header(header.clone())];
         let mut pending = sorted.iter().peekable();
@@ -266,13 +270,13 @@ fn the_streamed_table_matches_the_sliced_one() {
             })
             .collect();
         for bytes in [interleaved, crate::synth::to_jsonl(&t)] {
-            let mut reader = crate::trace::TraceReader::new(
+            let mut reader = crate::record::trace::TraceReader::new(
                 std::io::Cursor::new(bytes),
                 std::path::Path::new("t.jsonl"),
             )
             .unwrap();
-            let streamed = crate::report::report_stream(&mut reader, None, |_| {}).unwrap();
-            assert_eq!(streamed, crate::report::report(&t, None));
+            let streamed = crate::judge::report::report_stream(&mut reader, None, |_| {}).unwrap();
+            assert_eq!(streamed, crate::judge::report::report(&t, None));
         }
     }
 }
@@ -296,7 +300,7 @@ fn inside_a_cgroup_the_phases_are_judged_in_the_scope_as_the_run_is() {
     }
     let end = trace.samples.last().unwrap().sample.t_ms;
     trace.marks = starts(&[(0, "load"), (end / 2, "decode")]);
-    let r = crate::report::report(&trace, None);
+    let r = crate::judge::report::report(&trace, None);
     assert_eq!(r.min_free_pct, 0.0);
     for row in &r.phases {
         assert_eq!(row.min_free_pct, 0.0, "{row:?}");

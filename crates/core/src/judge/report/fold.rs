@@ -6,8 +6,8 @@
 use super::by_phase::PhaseTable;
 use super::judge::RunJudge;
 use super::{counters, Report};
-use crate::detect::DetectorConfig;
-use crate::trace::{Event, Header, Mark, MarkList, ReadNotes, Record, TraceSample};
+use crate::record::trace::{Event, Header, Mark, MarkList, ReadNotes, Record, TraceSample};
+use crate::step::detect::DetectorConfig;
 
 /// Makes the judge of a whole run or of one phase.
 type NewJudge = Box<dyn Fn() -> RunJudge>;
@@ -106,7 +106,7 @@ impl ReportFold {
     }
 
     /// Takes a counter point.
-    pub fn push_counter(&mut self, c: &crate::trace::Counter) {
+    pub fn push_counter(&mut self, c: &crate::record::trace::Counter) {
         self.log.push(c);
     }
 

@@ -8,13 +8,13 @@ use std::collections::HashMap;
 use super::process::{Carries, Stats};
 use super::scope::ScopeFold;
 use super::{by_phase, FootprintsSummary, ProcessReport, Report};
-use crate::detect::{Detector, DetectorConfig, State};
-use crate::forecast::Replay;
-use crate::pressure::PressureFold;
 use crate::probe::Sample;
-use crate::trace::{Header, ReadNotes, TraceSample};
-use crate::units::{format_bytes, signed_diff};
-use crate::written::WrittenFold;
+use crate::record::trace::{Header, ReadNotes, TraceSample};
+use crate::step::detect::{Detector, DetectorConfig, State};
+use crate::step::forecast::Replay;
+use crate::step::pressure::PressureFold;
+use crate::step::written::WrittenFold;
+use crate::util::units::{format_bytes, signed_diff};
 
 /// The report of a whole run, without the per-phase table, as a fold over
 /// its samples: [`report`](super::report()) and
@@ -95,7 +95,7 @@ impl RunJudge {
 
     /// Takes an event of the run: an `oom-kill` the recorder saw at its last
     /// look, after the samples.
-    pub fn note_event(&mut self, e: &crate::trace::Event) {
+    pub fn note_event(&mut self, e: &crate::record::trace::Event) {
         if e.kind == "oom-kill" {
             self.scope.note_oom_event(e.t_ms);
         }
@@ -104,7 +104,8 @@ impl RunJudge {
     /// The run's own figures at one sample: its span, swap series, free
     /// memory and the memory footprints do not explain.
     fn note_run(&mut self, s: &Sample, watched: &[u32]) -> RunSample {
-        let judged = crate::detect::judged(s, &|pid| watched.contains(&pid), !watched.is_empty());
+        let judged =
+            crate::step::detect::judged(s, &|pid| watched.contains(&pid), !watched.is_empty());
         let system = judged.system;
         // A run that enters its cgroup after it started (a command that
         // joins one first thing): its memory figures start again there. A

@@ -5,9 +5,9 @@
 use std::collections::HashMap;
 
 use super::{secs, ProcessReport};
-use crate::detect::{DetectorConfig, State};
 use crate::probe::ProcessSample;
-use crate::units::{format_bytes, signed_diff};
+use crate::step::detect::{DetectorConfig, State};
+use crate::util::units::{format_bytes, signed_diff};
 
 /// What the report keeps of one process, sample by sample.
 #[derive(Default)]

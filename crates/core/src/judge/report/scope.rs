@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::probe::Scope;
-use crate::units::{format_bytes, format_limit};
+use crate::util::units::{format_bytes, format_limit};
 
 /// The scope of a run, over its samples. Absent from a report when no
 /// sample had one (the host was the scope).
@@ -39,7 +39,7 @@ pub struct ScopeSummary {
     /// v2: the highest level of the scope's own PSI (`memory.pressure`)
     /// and the highest `some` avg10 seen; absent without it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub peak_pressure: Option<crate::pressure::Level>,
+    pub peak_pressure: Option<crate::step::pressure::Level>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pressure_some_avg10_peak: Option<f64>,
 }

@@ -74,7 +74,7 @@ fn an_oom_kill_seen_after_the_samples_ended_the_run() {
 
 #[test]
 fn the_scopes_own_pressure_peak_is_kept_and_said() {
-    use crate::pressure::{Level, Pressure, PsiLine};
+    use crate::step::pressure::{Level, Pressure, PsiLine};
     let with = |level: Level, some10: f64| Scope {
         pressure: Some(Pressure {
             some: Some(PsiLine {
@@ -114,7 +114,7 @@ fn the_scopes_own_pressure_peak_is_kept_and_said() {
 /// lowest free memory kept across the move.
 #[test]
 fn a_run_that_moves_between_cgroups_lists_each_with_its_own_figures() {
-    use crate::trace::{Header, Mark, Trace, TraceSample};
+    use crate::record::trace::{Header, Mark, Trace, TraceSample};
     const MIB: u64 = 1 << 20;
     let in_cgroup = |path: &str, limit_mib: u64, usage_mib: u64| Scope {
         path: path.into(),
@@ -157,7 +157,7 @@ fn a_run_that_moves_between_cgroups_lists_each_with_its_own_figures() {
         marks: Vec::<Mark>::new(),
         ..Trace::default()
     };
-    let r = crate::report::report(&t, None);
+    let r = crate::judge::report::report(&t, None);
     let paths: Vec<(&str, u64)> = r
         .scopes
         .iter()

@@ -3,10 +3,10 @@
 use std::fmt::Write;
 
 use super::{secs, ProcessReport, Report};
-use crate::detect::State;
-use crate::forecast::{short_eta, Outcome};
-use crate::pressure::{Level, PressureSummary};
-use crate::units::format_bytes;
+use crate::step::detect::State;
+use crate::step::forecast::{short_eta, Outcome};
+use crate::step::pressure::{Level, PressureSummary};
+use crate::util::units::format_bytes;
 
 impl Report {
     /// The report as a person reads it in a terminal.

@@ -14,7 +14,7 @@
 
 use crate::probe::pressure::Level;
 use crate::probe::{GpuMemory, SwapRoom};
-use crate::units::MAX_BYTES;
+use crate::util::units::MAX_BYTES;
 
 /// Size of `struct xsw_usage` (`<sys/sysctl.h>`), the answer to
 /// `sysctl vm.swapusage`:

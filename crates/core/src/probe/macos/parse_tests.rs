@@ -815,8 +815,8 @@ fn the_gap_on_a_loaded_mac_is_not_gigabytes_below_zero() {
         ..Default::default()
     };
     let procs = [process(101, 21.0), process(102, 8.0), process(103, 4.0)];
-    let old_gap = crate::detect::footprint_gap(&old, &procs);
-    let new_gap = crate::detect::footprint_gap(&new, &procs);
+    let old_gap = crate::step::detect::footprint_gap(&old, &procs);
+    let new_gap = crate::step::detect::footprint_gap(&new, &procs);
     assert!(old_gap.unexplained_bytes < -20 * GIB as i64, "{old_gap:?}");
     assert!(old_gap.coverage > 2.9, "{old_gap:?}");
     // Within the tolerance: never more than 5 % of memory below zero.
@@ -1077,7 +1077,7 @@ fn gpu_memory_drops_a_negative_or_overflowing_figure_only() {
     ];
     assert_eq!(gpu_memory([huge]).unwrap().in_use_bytes, None);
     // Two values each within bounds whose sum is not.
-    let half = crate::units::MAX_BYTES / 2 + 1;
+    let half = crate::util::units::MAX_BYTES / 2 + 1;
     let gpu = gpu_memory([
         vec![("In use system memory", half), ("Alloc system memory", 1)],
         vec![("In use system memory", half)],

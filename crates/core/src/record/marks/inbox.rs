@@ -164,7 +164,7 @@ impl MarkInbox {
         let pid = std::process::id();
         // Two recordings of one process may start in the same millisecond
         // (the app's and a test's): the later one takes the next free one.
-        let now = crate::units::unix_now_ms();
+        let now = crate::util::units::unix_now_ms();
         let mut made = None;
         for ms in now..now.saturating_add(64) {
             let name = format!("rec-{pid}-{ms}");

@@ -2,8 +2,8 @@
 //! can produce before the reader keeps it.
 
 use super::records::{Record, MAX_START_UNIX_MS, MAX_T_MS};
-use crate::detect::DetectorConfig;
-use crate::units::MAX_BYTES;
+use crate::step::detect::DetectorConfig;
+use crate::util::units::MAX_BYTES;
 
 /// Refuses figures no OS produces, naming the field and the limit. Every
 /// record passes here before the reader keeps it, so the detector, the report
@@ -117,19 +117,21 @@ pub fn check(record: &Record) -> Result<(), String> {
         Record::Event(e) => t_ms("t_ms", e.t_ms),
         Record::Counter(c) => {
             t_ms("t_ms", c.t_ms)?;
-            if crate::marks::clean_name(c.name.as_bytes()).as_deref() != Some(c.name.as_str()) {
+            if crate::record::marks::clean_name(c.name.as_bytes()).as_deref()
+                != Some(c.name.as_str())
+            {
                 return Err(format!(
                     "counter name is empty, longer than {} characters or holds control characters or bidi controls",
-                    crate::marks::MAX_NAME_CHARS
+                    crate::record::marks::MAX_NAME_CHARS
                 ));
             }
-            if !crate::marks::is_unit(&c.unit) {
+            if !crate::record::marks::is_unit(&c.unit) {
                 return Err(format!(
                     "counter unit is empty, longer than {} characters or holds characters other than letters, digits and _ % / . -",
-                    crate::marks::MAX_UNIT_CHARS
+                    crate::record::marks::MAX_UNIT_CHARS
                 ));
             }
-            if !crate::marks::is_counter_value(c.value) {
+            if !crate::record::marks::is_counter_value(c.value) {
                 return Err(format!(
                     "counter value {:e} is out of range (at most {MAX_BYTES} either side of 0)",
                     c.value
@@ -139,12 +141,13 @@ pub fn check(record: &Record) -> Result<(), String> {
         }
         Record::Mark(m) => {
             t_ms("t_ms", m.t_ms)?;
-            if crate::marks::clean_name(m.name.as_bytes()).as_deref() != Some(m.name.as_str())
+            if crate::record::marks::clean_name(m.name.as_bytes()).as_deref()
+                != Some(m.name.as_str())
                 && !(m.end && m.name.is_empty())
             {
                 return Err(format!(
                     "mark name is empty, longer than {} characters or holds control characters or bidi controls",
-                    crate::marks::MAX_NAME_CHARS
+                    crate::record::marks::MAX_NAME_CHARS
                 ));
             }
             Ok(())
@@ -183,7 +186,7 @@ fn detector(d: &DetectorConfig) -> Result<(), String> {
 
 /// PSI as the kernel writes it: averages are percentages of time, the
 /// total a count of µs since boot.
-fn pressure(name: &str, p: &crate::pressure::Pressure) -> Result<(), String> {
+fn pressure(name: &str, p: &crate::step::pressure::Pressure) -> Result<(), String> {
     for (line, psi) in [("some", p.some), ("full", p.full)] {
         if let Some(l) = psi {
             percent(&format!("{name}.{line}.avg10"), l.avg10)?;
@@ -202,7 +205,7 @@ fn pressure(name: &str, p: &crate::pressure::Pressure) -> Result<(), String> {
 
 /// The pressure thresholds as the flags that set them are checked: each a
 /// percentage, warning below critical (`PressureConfig::problem`).
-fn pressure_config(c: &crate::pressure::PressureConfig) -> Result<(), String> {
+fn pressure_config(c: &crate::step::pressure::PressureConfig) -> Result<(), String> {
     percent("pressure.warn_some_avg10", c.warn_some_avg10)?;
     percent("pressure.critical_some_avg10", c.critical_some_avg10)?;
     percent("pressure.critical_full_avg10", c.critical_full_avg10)?;
@@ -214,7 +217,7 @@ fn pressure_config(c: &crate::pressure::PressureConfig) -> Result<(), String> {
     }
 }
 
-fn forecast_config(c: &crate::forecast::ForecastConfig) -> Result<(), String> {
+fn forecast_config(c: &crate::step::forecast::ForecastConfig) -> Result<(), String> {
     for (name, ms) in [
         ("forecast.window_ms", c.window_ms),
         ("forecast.sustain_ms", c.sustain_ms),

@@ -1,10 +1,10 @@
 //! What a trace says, made safe to show: every string a record carries
-//! passes the one rule of [`crate::text`] before the reader keeps it, so a
+//! passes the one rule of [`crate::util::text`] before the reader keeps it, so a
 //! crafted trace cannot write terminal escapes through `report` or
 //! `compare`, break the XML of a plot, or reorder a name in the UI.
 
 use super::records::Record;
-use crate::text::clean_in_place;
+use crate::util::text::clean_in_place;
 
 /// `record` with every string field cleaned.
 pub fn clean(mut record: Record) -> Record {

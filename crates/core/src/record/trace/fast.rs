@@ -3,8 +3,8 @@
 use serde::Deserialize;
 
 use super::records::{Record, TraceSample};
-use crate::forecast::Forecast;
 use crate::probe::Sample;
+use crate::step::forecast::Forecast;
 
 /// A sample line's fields at one level, as the writer lays them out.
 /// serde reads this straight from the text, where [`Record`] (internally

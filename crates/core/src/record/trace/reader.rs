@@ -1,5 +1,5 @@
 //! The trace reader: one record at a time, tolerant of bad lines and
-//! bounded in what it holds and reads (the rules are in [`crate::trace`]).
+//! bounded in what it holds and reads (the rules are in [`crate::record::trace`]).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
@@ -349,7 +349,7 @@ fn shorten(mut detail: String) -> String {
         detail.push('…');
     }
     // One line, whatever the value quoted held, and nothing a terminal obeys.
-    crate::text::clean(&detail.replace(['\n', '\r'], " ")).into_owned()
+    crate::util::text::clean(&detail.replace(['\n', '\r'], " ")).into_owned()
 }
 
 fn accept_header(h: Header, path: &Path, line: usize) -> Result<Header, TraceError> {

@@ -1,13 +1,13 @@
 //! The records of a trace, one a line: the header that names the format and
 //! its schema, the lines after it, and the bounds a record's times are held
-//! to (its byte counts': [`crate::units::MAX_BYTES`]).
+//! to (its byte counts': [`crate::util::units::MAX_BYTES`]).
 
 use serde::{Deserialize, Serialize};
 
-use crate::detect::{DetectorConfig, Flag};
-use crate::forecast::{Forecast, ForecastConfig};
-use crate::pressure::PressureConfig;
 use crate::probe::{HostInfo, Sample};
+use crate::step::detect::{DetectorConfig, Flag};
+use crate::step::forecast::{Forecast, ForecastConfig};
+use crate::step::pressure::PressureConfig;
 
 /// `format` field of the header line.
 pub const FORMAT: &str = "swapsight-trace";
@@ -112,8 +112,8 @@ impl TraceSample {
     /// cgroup the scope's figures and the watched tree's footprints, else
     /// the host's and every process's — what the run's verdict, its phases
     /// and its replay all read.
-    pub fn judged(&self) -> crate::detect::Judged {
-        crate::detect::judged(
+    pub fn judged(&self) -> crate::step::detect::Judged {
+        crate::step::detect::judged(
             &self.sample,
             &|pid| self.watched.contains(&pid),
             !self.watched.is_empty(),
@@ -126,12 +126,12 @@ impl TraceSample {
     pub fn run_footprint(&self, watching: Watching, all: bool) -> u64 {
         let fps = self.sample.processes.iter();
         match watching {
-            Watching::Tree => crate::units::saturating_sum(
+            Watching::Tree => crate::util::units::saturating_sum(
                 fps.filter(|p| self.watched.contains(&p.pid))
                     .map(|p| p.footprint_bytes),
             ),
             Watching::Machine if all => {
-                crate::units::saturating_sum(fps.map(|p| p.footprint_bytes))
+                crate::util::units::saturating_sum(fps.map(|p| p.footprint_bytes))
             }
             Watching::Machine => fps.map(|p| p.footprint_bytes).max().unwrap_or(0),
         }

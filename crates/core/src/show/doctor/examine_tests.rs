@@ -106,8 +106,8 @@ fn other_users_processes_on_a_mac_are_counted_and_never_compared() {
 #[test]
 fn gpu_and_swap_written_rows_compare_the_probe_with_ioreg_sysctl_and_vm_stat() {
     use super::super::Status;
-    use crate::doctor::names as n;
     use crate::probe::GpuMemory;
+    use crate::show::doctor::names as n;
     const GIB: u64 = 1 << 30;
     let ioreg = r#"+-o AGXAcceleratorG14X  <class AGXAcceleratorG14X, id 0x1000009c4, registered, matched, active, busy 0 (1284 ms), retain 57>
     {

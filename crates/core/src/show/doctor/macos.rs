@@ -46,7 +46,7 @@ pub struct Printed {
 /// The largest size accepted from a tool's text: 8 PiB, more than any
 /// machine's memory (and well inside a float's exact integers), the bound a
 /// trace holds figures to.
-const MAX_BYTES: f64 = crate::units::MAX_BYTES as f64;
+const MAX_BYTES: f64 = crate::util::units::MAX_BYTES as f64;
 
 /// `258 MB`, `1.5GB`, `270532608 B`, `1104K`: binary units, as Apple's
 /// tools print them. `None` for a negative, non-finite or huge figure.

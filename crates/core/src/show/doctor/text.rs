@@ -168,9 +168,13 @@ pub(super) fn trim_float(v: f64) -> String {
 
 /// Text from outside (a tool's words, a process name) as it may reach a
 /// terminal: control and bidi characters as `?` (the house rule,
-/// [`crate::text::is_unsafe`]), at most `max` characters.
+/// [`crate::util::text::is_unsafe`]), at most `max` characters.
 pub fn clean_text(s: &str, max: usize) -> String {
-    let mut out: String = s.chars().take(max).map(crate::text::safe_char).collect();
+    let mut out: String = s
+        .chars()
+        .take(max)
+        .map(crate::util::text::safe_char)
+        .collect();
     if s.chars().nth(max).is_some() {
         out.push('…');
     }

@@ -130,7 +130,7 @@ pub struct Entry {
 /// one else (a sticky world-writable folder such as `/tmp` lets anyone add
 /// a name, so it is refused too). `None` when trusted, else why not.
 pub fn distrust(entry: Entry, me: u32) -> Option<String> {
-    if !crate::outpath::trusted_owner(entry.uid, me) {
+    if !crate::util::outpath::trusted_owner(entry.uid, me) {
         return Some(format!(
             "owned by uid {}, neither root nor this user",
             entry.uid
@@ -264,7 +264,7 @@ pub fn run_path(name: &str, path: &Path, args: &[&str], timeout: Duration) -> Ou
                 Ok(s) if ended || s.code().is_some() => Ok(s),
                 Ok(_) => Err(format!(
                     "{name} took more than {} and was stopped",
-                    crate::units::format_duration(timeout)
+                    crate::util::units::format_duration(timeout)
                 )),
                 Err(e) => Err(format!("{name}: {e}")),
             };

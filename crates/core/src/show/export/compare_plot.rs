@@ -2,7 +2,7 @@
 //! colour — watched footprint as a solid line, swap growth dashed — against
 //! time from each run's start. When every run carries the same phases, each
 //! run's time is stretched phase by phase onto the first run's
-//! ([`crate::compare::align`]) and the phases are labelled along the top,
+//! ([`crate::judge::compare::align`]) and the phases are labelled along the top,
 //! so that "decode" lines up with "decode" however long each run took.
 
 use plotters::coord::types::RangedCoordf64;
@@ -15,8 +15,8 @@ use super::plot::{
     Picture, FAMILY, GB, INK, MUTED, PALETTE,
 };
 use super::ExportError;
-use crate::compare::{align, boundaries, watched_footprint, Comparison};
-use crate::trace::{Trace, TraceSample, Watching};
+use crate::judge::compare::{align, boundaries, watched_footprint, Comparison};
+use crate::record::trace::{Trace, TraceSample, Watching};
 
 struct Run {
     label: String,

@@ -1,5 +1,5 @@
 use super::*;
-use crate::compare::{compare, row};
+use crate::judge::compare::{compare, row};
 use crate::synth;
 
 #[test]
@@ -13,7 +13,7 @@ fn the_seed_runs_overlay_with_aligned_phases() {
         t.marks = ["load", "encode", "denoise", "decode"]
             .iter()
             .zip([0, 13_000, 20_000, decode])
-            .map(|(n, t_ms)| crate::trace::Mark {
+            .map(|(n, t_ms)| crate::record::trace::Mark {
                 t_ms,
                 name: (*n).into(),
                 end: false,
@@ -23,7 +23,7 @@ fn the_seed_runs_overlay_with_aligned_phases() {
     let rows = traces
         .iter()
         .zip(["eager", "offload", "staged"])
-        .map(|(t, l)| row(l, t, &crate::report::report(t, None)))
+        .map(|(t, l)| row(l, t, &crate::judge::report::report(t, None)))
         .collect();
     let cmp = compare(rows);
     assert!(cmp.same_phases);

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use super::{ExportError, NextSample, Skeleton, StateTimeline};
-pub use crate::text::text_cell;
-use crate::units::signed_diff;
+pub use crate::util::text::text_cell;
+use crate::util::units::signed_diff;
 
 /// The header row, in order. Documented in `docs/exports.md`.
 pub const COLUMNS: [&str; 24] = [
@@ -85,7 +85,8 @@ pub fn write(
             sys.swap_total_bytes.to_string(),
             sys.compressed_bytes.to_string(),
         ];
-        let phase = crate::phases::phase_at(&phases, s.t_ms).map_or("", |p| p.name.as_str());
+        let phase =
+            crate::record::phases::phase_at(&phases, s.t_ms).map_or("", |p| p.name.as_str());
         let phase = text_cell(phase);
         counters.advance(s.t_ms);
         let figure = |v: Option<u64>| v.map(|b| b.to_string()).unwrap_or_default();
@@ -131,8 +132,9 @@ pub fn write(
 /// The scope's and the pressure's cells of sample `s`.
 fn tail_cells(s: &crate::probe::Sample) -> [String; TAIL_COLUMNS] {
     let figure = |v: Option<u64>| v.map(|b| b.to_string()).unwrap_or_default();
-    let avg10 =
-        |l: Option<crate::pressure::PsiLine>| l.map(|l| decimal(l.avg10, 2)).unwrap_or_default();
+    let avg10 = |l: Option<crate::step::pressure::PsiLine>| {
+        l.map(|l| decimal(l.avg10, 2)).unwrap_or_default()
+    };
     let (scope_limit, scope_usage, scope_swap) = match &s.scope {
         Some(sc) => (
             sc.limit_bytes.to_string(),
@@ -153,7 +155,7 @@ fn tail_cells(s: &crate::probe::Sample) -> [String; TAIL_COLUMNS] {
 }
 
 /// A column per counter the trace holds (the first
-/// [`crate::counters::MAX_NAMES`] names, in the order first
+/// [`crate::record::counters::MAX_NAMES`] names, in the order first
 /// written), after the fixed ones: `counter:NAME:UNIT`, holding on each row
 /// the counter's last value at or before the sample (empty before its
 /// first). Without counters, no column.
@@ -166,13 +168,13 @@ struct CounterColumns<'a> {
 }
 
 impl<'a> CounterColumns<'a> {
-    fn new(counters: &'a [crate::trace::Counter]) -> Self {
+    fn new(counters: &'a [crate::record::trace::Counter]) -> Self {
         let mut names: Vec<(&str, &str)> = Vec::new();
         let mut points = Vec::with_capacity(counters.len());
         for c in counters {
             let column = match names.iter().position(|(n, _)| *n == c.name) {
                 Some(i) => i,
-                None if names.len() < crate::counters::MAX_NAMES => {
+                None if names.len() < crate::record::counters::MAX_NAMES => {
                     names.push((&c.name, &c.unit));
                     names.len() - 1
                 }

@@ -1,12 +1,12 @@
 use super::*;
 use crate::probe::{ProcessSample, Sample, SystemSample};
+use crate::record::trace::Trace;
+use crate::record::trace::TraceSample;
 use crate::synth;
-use crate::trace::Trace;
-use crate::trace::TraceSample;
 
 fn csv_of(trace: &Trace) -> String {
     let mut out = Vec::new();
-    crate::export::ExportFormat::Csv
+    crate::show::export::ExportFormat::Csv
         .write(trace, &Default::default(), &mut out)
         .unwrap();
     String::from_utf8(out).unwrap()
@@ -108,17 +108,17 @@ fn export_csv_decimals() {
 fn the_phase_column_names_the_phase_under_way() {
     let mut t = crate::synth::seed_offload();
     t.marks = vec![
-        crate::trace::Mark {
+        crate::record::trace::Mark {
             t_ms: 0,
             name: "load".into(),
             end: false,
         },
-        crate::trace::Mark {
+        crate::record::trace::Mark {
             t_ms: 20_000,
             name: "denoise".into(),
             end: false,
         },
-        crate::trace::Mark {
+        crate::record::trace::Mark {
             t_ms: 90_000,
             name: "denoise".into(),
             end: true,
@@ -144,7 +144,7 @@ fn the_phase_column_names_the_phase_under_way() {
 /// The hostile trace as the reader keeps it.
 fn hostile() -> Trace {
     let bytes = synth::to_jsonl(&synth::hostile_text());
-    crate::trace::read_from(&bytes[..], std::path::Path::new("t.jsonl")).unwrap()
+    crate::record::trace::read_from(&bytes[..], std::path::Path::new("t.jsonl")).unwrap()
 }
 
 /// Issue 20: a process named `=HYPERLINK(…)` became a live formula in a
@@ -211,7 +211,7 @@ fn each_counter_is_a_column_holding_its_last_value() {
 
 #[test]
 fn pressure_columns_hold_the_level_and_psi_and_are_empty_without_them() {
-    use crate::pressure::{Level, Pressure, PsiLine};
+    use crate::step::pressure::{Level, Pressure, PsiLine};
     let mut t = synth::seed_offload();
     let (t0, t1) = (t.samples[0].sample.t_ms, t.samples[1].sample.t_ms);
     t.samples[0].sample.system.pressure = Some(Pressure {

@@ -10,7 +10,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::{csv, perfetto, prometheus, ExportError, NextSample, Skeleton};
-use crate::trace::{Record, Trace, TraceError, TraceReader, TraceSample};
+use crate::record::trace::{Record, Trace, TraceError, TraceReader, TraceSample};
 
 /// A format a trace can be exported as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -272,7 +272,7 @@ impl Scanned {
                 sample: &last.sample,
                 watched: &last.watched,
                 states: super::StateTimeline::from_flags(&self.skeleton.flags).final_states(),
-                swap_growth_bytes: crate::units::signed_diff(
+                swap_growth_bytes: crate::util::units::signed_diff(
                     last.sample.system.swap_used_bytes,
                     first_swap,
                 ),
@@ -351,7 +351,7 @@ fn chart(
         return Err(ExportError::NoSamples);
     }
     let image = format.image().unwrap_or(ImageFormat::Png);
-    let report = crate::report::report(trace, None);
+    let report = crate::judge::report::report(trace, None);
     let bytes = plot::render(trace, &report, &opts.plot, image)?;
     out.write_all(&bytes)
         .and_then(|()| out.flush())

@@ -104,7 +104,7 @@ fn a_streamed_export_writes_what_the_trace_in_memory_does() {
     t.marks = ["load", "denoise"]
         .iter()
         .zip([0, 20_000])
-        .map(|(n, t_ms)| crate::trace::Mark {
+        .map(|(n, t_ms)| crate::record::trace::Mark {
             t_ms,
             name: (*n).into(),
             end: false,
@@ -116,7 +116,7 @@ fn a_streamed_export_writes_what_the_trace_in_memory_does() {
     for t in [t, empty] {
         let bytes = crate::synth::to_jsonl(&t);
         let path = Path::new("t.jsonl");
-        let t = crate::trace::read_from(&bytes[..], path).unwrap();
+        let t = crate::record::trace::read_from(&bytes[..], path).unwrap();
         for format in [
             ExportFormat::Csv,
             ExportFormat::Perfetto,
@@ -126,7 +126,8 @@ fn a_streamed_export_writes_what_the_trace_in_memory_does() {
             let mut whole = Vec::new();
             let whole = format.write(&t, &opts, &mut whole).map(|()| whole);
             let mut reader =
-                crate::trace::TraceReader::new(std::io::Cursor::new(bytes.clone()), path).unwrap();
+                crate::record::trace::TraceReader::new(std::io::Cursor::new(bytes.clone()), path)
+                    .unwrap();
             let scanned = format.scan(&mut reader).unwrap();
             assert_eq!(scanned.samples(), t.samples.len());
             let mut streamed = Vec::new();

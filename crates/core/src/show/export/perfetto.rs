@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::{ExportError, NextSample, Skeleton};
-use crate::units::{format_bytes, signed_diff};
+use crate::util::units::{format_bytes, signed_diff};
 
 /// The pid of the system-wide series.
 pub const SYSTEM_PID: u32 = 0;
@@ -120,7 +120,7 @@ pub fn write(
 
 fn write_inner<'a>(
     trace: &Skeleton,
-    next: &mut dyn FnMut() -> Option<std::borrow::Cow<'a, crate::trace::TraceSample>>,
+    next: &mut dyn FnMut() -> Option<std::borrow::Cow<'a, crate::record::trace::TraceSample>>,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
     let mut w = BufWriter::with_capacity(256 * 1024, out);
@@ -326,7 +326,7 @@ fn process_counters<W: Write>(
     Ok(())
 }
 
-fn flag<W: Write>(o: &mut Out<W>, f: &crate::detect::Flag, ts: u64) -> std::io::Result<()> {
+fn flag<W: Write>(o: &mut Out<W>, f: &crate::step::detect::Flag, ts: u64) -> std::io::Result<()> {
     let name = format!("{}: {}", f.state.label(), f.name);
     o.event(&Event {
         name: &name,
@@ -345,7 +345,11 @@ fn flag<W: Write>(o: &mut Out<W>, f: &crate::detect::Flag, ts: u64) -> std::io::
     })
 }
 
-fn event<W: Write>(o: &mut Out<W>, e: &crate::trace::Event, ts: u64) -> std::io::Result<()> {
+fn event<W: Write>(
+    o: &mut Out<W>,
+    e: &crate::record::trace::Event,
+    ts: u64,
+) -> std::io::Result<()> {
     let mut args = json!({ "message": e.message });
     if let Some(pid) = e.pid {
         args["pid"] = pid.into();
@@ -412,7 +416,7 @@ fn counters<W: Write>(
     trace: &Skeleton,
     us: &impl Fn(u64) -> u64,
 ) -> std::io::Result<()> {
-    let mut sorted: Vec<&crate::trace::Counter> = trace.counters.iter().collect();
+    let mut sorted: Vec<&crate::record::trace::Counter> = trace.counters.iter().collect();
     sorted.sort_by_key(|c| c.t_ms);
     for c in sorted {
         let name = format!("counter {}", c.name);

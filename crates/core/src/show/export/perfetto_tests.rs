@@ -1,12 +1,12 @@
 use super::*;
+use crate::record::trace::Event as TraceEvent;
+use crate::record::trace::Trace;
 use crate::synth;
-use crate::trace::Event as TraceEvent;
-use crate::trace::Trace;
 use std::collections::BTreeMap;
 
 fn export(trace: &Trace) -> Value {
     let mut out = Vec::new();
-    crate::export::ExportFormat::Perfetto
+    crate::show::export::ExportFormat::Perfetto
         .write(trace, &Default::default(), &mut out)
         .unwrap();
     serde_json::from_slice(&out).expect("valid JSON")
@@ -192,17 +192,17 @@ fn export_perfetto_the_scope_is_three_system_tracks() {
 fn phases_are_slices_on_a_phases_track() {
     let mut t = synth::seed_offload();
     t.marks = vec![
-        crate::trace::Mark {
+        crate::record::trace::Mark {
             t_ms: 0,
             name: "load".into(),
             end: false,
         },
-        crate::trace::Mark {
+        crate::record::trace::Mark {
             t_ms: 20_000,
             name: "denoise".into(),
             end: false,
         },
-        crate::trace::Mark {
+        crate::record::trace::Mark {
             t_ms: 90_000,
             name: "denoise".into(),
             end: true,
@@ -241,7 +241,7 @@ fn phases_are_slices_on_a_phases_track() {
 #[test]
 fn counters_are_counter_tracks_in_time_order() {
     let mut t = synth::seed_offload();
-    let point = |t_ms, value| crate::trace::Counter {
+    let point = |t_ms, value| crate::record::trace::Counter {
         t_ms,
         name: "torch.mps.driver_allocated".into(),
         value,
@@ -272,7 +272,7 @@ fn counters_are_counter_tracks_in_time_order() {
 
 #[test]
 fn pressure_is_a_level_track_and_psi_tracks_only_where_the_os_gave_them() {
-    use crate::pressure::{Level, Pressure, PsiLine};
+    use crate::step::pressure::{Level, Pressure, PsiLine};
     let mut t = synth::seed_staged();
     t.samples.truncate(3);
     for s in &mut t.samples {

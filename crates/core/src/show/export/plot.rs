@@ -21,8 +21,8 @@ use plotters::prelude::*;
 use plotters::style::RGBColor;
 
 use super::ExportError;
-use crate::report::Report;
-use crate::trace::{Header, Record, Trace, TraceError, TraceReader};
+use crate::judge::report::Report;
+use crate::record::trace::{Header, Record, Trace, TraceError, TraceReader};
 
 mod data;
 mod decimate;
@@ -134,7 +134,7 @@ impl Chart {
         opts: &PlotOptions,
     ) -> Result<Chart, TraceError> {
         let mut scan = ChartScan::default();
-        let report = crate::report::report_stream(reader, None, |r| scan.push(r))?;
+        let report = crate::judge::report::report_stream(reader, None, |r| scan.push(r))?;
         let mut lines = ChartLines::new(scan, opts.processes, Some(opts.width as usize));
         if report.samples > 0 {
             reader.rewind()?;

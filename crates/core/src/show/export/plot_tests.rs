@@ -1,6 +1,6 @@
 use super::*;
-use crate::detect::State;
-use crate::report::report;
+use crate::judge::report::report;
+use crate::step::detect::State;
 use crate::synth;
 use std::collections::HashSet;
 
@@ -49,9 +49,9 @@ fn a_sample_out_of_order_at_the_time_limit_stays_on_the_chart() {
     // the last put a point outside the x range, and plotters' pixel
     // arithmetic overflowed.
     let mut t = synth::seed_offload();
-    t.samples[3].sample.t_ms = crate::trace::MAX_T_MS;
+    t.samples[3].sample.t_ms = crate::record::trace::MAX_T_MS;
     if let Some(f) = t.flags.first_mut() {
-        f.t_ms = crate::trace::MAX_T_MS;
+        f.t_ms = crate::record::trace::MAX_T_MS;
     }
     let r = report(&t, None);
     let opts = PlotOptions {
@@ -138,7 +138,7 @@ fn export_plot_handles_a_single_sample_and_no_processes() {
 
 #[test]
 fn export_plot_format_from_extension() {
-    use crate::export::ExportFormat;
+    use crate::show::export::ExportFormat;
     use std::path::Path;
     let image = |p: &str| ExportFormat::from_path(Path::new(p)).and_then(ExportFormat::image);
     assert_eq!(image("a.PNG"), Some(ImageFormat::Png));
@@ -177,7 +177,7 @@ fn phases_are_shaded_and_named() {
     t.marks = ["load", "encode", "denoise", "decode"]
         .iter()
         .zip([0, 13_000, 20_000, 90_000])
-        .map(|(n, t_ms)| crate::trace::Mark {
+        .map(|(n, t_ms)| crate::record::trace::Mark {
             t_ms,
             name: (*n).into(),
             end: false,
@@ -206,7 +206,7 @@ fn phases_are_shaded_and_named() {
 #[test]
 fn a_crafted_trace_gives_well_formed_svg() {
     let bytes = synth::to_jsonl(&synth::hostile_text());
-    let t = crate::trace::read_from(&bytes[..], std::path::Path::new("t.jsonl")).unwrap();
+    let t = crate::record::trace::read_from(&bytes[..], std::path::Path::new("t.jsonl")).unwrap();
     let r = report(&t, None);
     let s = svg(&t, &r, &PlotOptions::default()).unwrap();
     roxmltree::Document::parse(&s).expect("well-formed SVG");

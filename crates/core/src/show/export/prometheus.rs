@@ -7,15 +7,15 @@
 //! then the largest by footprint. Metric names and meanings are in
 //! `docs/exports.md`.
 
-pub use crate::counters::{last_counters, LastCounter};
+pub use crate::record::counters::{last_counters, LastCounter};
 use std::fmt::Write;
 
-use crate::detect::State;
-use crate::forecast::{Forecast, Limit};
 use crate::probe::Sample;
-use crate::tick::Tick;
-use crate::trace::Trace;
-use crate::units::signed_diff;
+use crate::record::trace::Trace;
+use crate::step::detect::State;
+use crate::step::forecast::{Forecast, Limit};
+use crate::step::tick::Tick;
+use crate::util::units::signed_diff;
 
 /// Per-process series are kept for this many processes unless told otherwise.
 pub const DEFAULT_MAX_PROCESSES: usize = 10;
@@ -36,7 +36,7 @@ pub struct Snapshot<'a> {
     /// Time to trouble at that moment.
     pub forecast: Forecast,
     /// The pipeline's own counters: each name's last value, with its unit
-    /// (at most [`crate::counters::MAX_NAMES`] names).
+    /// (at most [`crate::record::counters::MAX_NAMES`] names).
     pub counters: Vec<LastCounter>,
 }
 
@@ -69,7 +69,7 @@ impl<'a> Snapshot<'a> {
             states: super::StateTimeline::new(trace).final_states(),
             swap_growth_bytes: signed_diff(last.sample.system.swap_used_bytes, first_swap),
             forecast: last.forecast.unwrap_or_default(),
-            counters: crate::counters::last_counters(&trace.counters),
+            counters: crate::record::counters::last_counters(&trace.counters),
         })
     }
 
@@ -109,7 +109,7 @@ pub fn render(snap: &Snapshot<'_>, max_processes: usize) -> String {
 /// The pipeline's own counters (`swapsight.counter()` in Python, `swapsight
 /// counter`): bytes as `swapsight_counter_bytes{name}`, other units as
 /// `swapsight_counter_value{name,unit}`. The names are bounded: at most
-/// [`crate::counters::MAX_NAMES`].
+/// [`crate::record::counters::MAX_NAMES`].
 fn counter_series(out: &mut String, counters: &[LastCounter]) {
     let (bytes, others): (Vec<&LastCounter>, Vec<&LastCounter>) =
         counters.iter().partition(|c| c.unit == "bytes");

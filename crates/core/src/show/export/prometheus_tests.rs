@@ -1,6 +1,6 @@
 use super::*;
-use crate::detect::DetectorConfig;
-use crate::monitor::Monitor;
+use crate::step::detect::DetectorConfig;
+use crate::step::monitor::Monitor;
 use crate::synth;
 use prometheus_parse::{Scrape, Value};
 
@@ -210,8 +210,8 @@ fn export_prometheus_numbers() {
 
 #[test]
 fn pressure_and_time_to_limit_are_exported_where_known() {
-    use crate::forecast::Forecast;
-    use crate::pressure::{Level, Pressure, PsiLine};
+    use crate::step::forecast::Forecast;
+    use crate::step::pressure::{Level, Pressure, PsiLine};
     let mut t = synth::seed_offload();
     let last = t.samples.last_mut().unwrap();
     last.sample.system.pressure = Some(Pressure {
@@ -356,8 +356,8 @@ fn counters_are_their_last_values_bytes_and_other_units_apart() {
 
 #[test]
 fn counter_names_are_bounded() {
-    let many: Vec<crate::trace::Counter> = (0..100)
-        .map(|i| crate::trace::Counter {
+    let many: Vec<crate::record::trace::Counter> = (0..100)
+        .map(|i| crate::record::trace::Counter {
             t_ms: i,
             name: format!("c{i}"),
             value: i as f64,
@@ -365,13 +365,13 @@ fn counter_names_are_bounded() {
         })
         .collect();
     let last = last_counters(&many);
-    assert_eq!(last.len(), crate::counters::MAX_NAMES);
+    assert_eq!(last.len(), crate::record::counters::MAX_NAMES);
     assert_eq!(last[0].name, "c0");
 }
 
 #[test]
 fn the_scopes_own_pressure_is_exported_with_its_labels_and_absent_without() {
-    use crate::pressure::{Level, Pressure, PsiLine};
+    use crate::step::pressure::{Level, Pressure, PsiLine};
     let mut t = synth::seed_offload();
     let last = t.samples.len() - 1;
     let mut scope = crate::probe::Scope {

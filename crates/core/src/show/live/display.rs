@@ -1,18 +1,18 @@
 //! What a UI draws of the live session, and how a tick becomes it: the
 //! table's rows, the header figures ([`Snapshot`]), a chart point, the
 //! menu-bar title and the notifications. (The answers to the session's
-//! commands are `crate::answers`.)
+//! commands are `crate::show::answers`.)
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::detect::{Flag, State, SystemView};
-use crate::forecast::{describe, short_eta, Forecast, Limit};
-use crate::pressure::Level;
 use crate::probe::{HostInfo, Sample, SystemSample};
-use crate::tick::Tick;
-use crate::units::format_bytes_short;
+use crate::step::detect::{Flag, State, SystemView};
+use crate::step::forecast::{describe, short_eta, Forecast, Limit};
+use crate::step::pressure::Level;
+use crate::step::tick::Tick;
+use crate::util::units::format_bytes_short;
 
 /// Free memory below this share (%) of physical memory, or of a memory
 /// cgroup's limit, reads as low: the popover's free card is flagged. The web
@@ -84,7 +84,7 @@ pub struct Snapshot {
     /// The phase under way in the recording (`swapsight mark`), if any.
     pub phase: Option<String>,
     /// Phases within the chart's history, in the points' clock.
-    pub phases: Vec<crate::phases::Phase>,
+    pub phases: Vec<crate::record::phases::Phase>,
     /// Time to trouble now (each limit absent when not at this rate).
     pub forecast: Forecast,
     /// The scope of the pinned (or watched) tree, or of swapsight itself,
@@ -94,7 +94,7 @@ pub struct Snapshot {
     /// Allocator caches the recording's counters show growing while their
     /// tensors do not, as swap grew since the baseline.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub caches: Vec<crate::caches::CacheFinding>,
+    pub caches: Vec<crate::step::caches::CacheFinding>,
 }
 
 /// One point of the chart history.
@@ -192,7 +192,7 @@ pub(crate) fn rows_of(tick: &Tick, limit: usize, pinned: Option<u32>, host: &Hos
 /// The evidence, and for a flagged Python process on a Mac the MPS advice
 /// (`swapsight advise`), in the process's detail.
 pub(crate) fn with_advice(evidence: String, name: &str, state: State, host: &HostInfo) -> String {
-    match crate::advise::for_flagged_process(name, state, host) {
+    match crate::judge::advise::for_flagged_process(name, state, host) {
         Some(advice) => format!("{evidence}\n\n{advice}"),
         None => evidence,
     }
@@ -333,7 +333,7 @@ pub fn forecast_notices(tick: &Tick) -> Vec<Notice> {
                 title,
                 body: format!(
                     "At the current rate. Swap in use {}, free memory {:.0} %.",
-                    crate::units::format_bytes(sys.swap_used_bytes as i64),
+                    crate::util::units::format_bytes(sys.swap_used_bytes as i64),
                     sys.free_pct
                 ),
             })

@@ -2,9 +2,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::keep_commands_in_jsonl;
-use crate::live::{Live, LiveConfig};
 use crate::probe::scripted::ScriptedProbe;
-use crate::sampler::SamplerConfig;
+use crate::show::live::{Live, LiveConfig};
+use crate::step::sampler::SamplerConfig;
 
 fn session(dir: &Path, commands_of: Option<u32>) -> Live {
     let cfg = LiveConfig {
@@ -33,7 +33,7 @@ fn record(l: &Live) -> String {
     l.start_recording(None).unwrap();
     std::thread::sleep(Duration::from_millis(200));
     let (path, _) = l.stop_recording().unwrap();
-    crate::recordings::file_name(&path)
+    crate::record::recordings::file_name(&path)
 }
 
 fn json(v: &impl serde::Serialize) -> String {

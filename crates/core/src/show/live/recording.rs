@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use super::replay::{replay_file, Replay};
 use super::{lock, log_marks, repace, Live, LiveError, RECORDING_TOP_N};
-use crate::recordings::{self, default_trace_path, Recording, RecordingError};
-use crate::report::Report;
-use crate::session::{self, RecordingSession};
-use crate::units::unix_now_ms;
+use crate::judge::report::Report;
+use crate::record::recordings::{self, default_trace_path, Recording, RecordingError};
+use crate::record::session::{self, RecordingSession};
+use crate::util::units::unix_now_ms;
 
 impl Live {
     /// Starts recording the whole machine and the pinned process (or
@@ -36,14 +36,14 @@ impl Live {
             },
         );
         std::fs::create_dir_all(&inner.cfg.recordings_dir).map_err(|source| {
-            crate::trace::TraceError::Write {
+            crate::record::trace::TraceError::Write {
                 path: inner.cfg.recordings_dir.clone(),
                 source,
             }
         })?;
         let path = default_trace_path(&inner.cfg.recordings_dir, unix_now_ms());
         // Without a private runtime dir the recording runs unmarked.
-        let marks = crate::marks::MarkInbox::create(&path).ok();
+        let marks = crate::record::marks::MarkInbox::create(&path).ok();
         let recording = RecordingSession::create(&path, &header, marks)?;
         inner.recorder = Some((recording, pid));
         inner.recording_error = None;
@@ -115,8 +115,12 @@ impl Live {
     pub fn report_recording(&self, name: &str) -> Result<Report, LiveError> {
         // Streamed: a recording of any size is judged in bounded memory,
         // with the command lines the session shows.
-        let mut reader = crate::trace::TraceReader::open(&self.recording(name)?)?
+        let mut reader = crate::record::trace::TraceReader::open(&self.recording(name)?)?
             .keep_commands_of(self.commands_of());
-        Ok(crate::report::report_stream(&mut reader, None, |_| {})?)
+        Ok(crate::judge::report::report_stream(
+            &mut reader,
+            None,
+            |_| {},
+        )?)
     }
 }

@@ -14,9 +14,9 @@ use serde::Serialize;
 
 use super::display::{with_advice, Point, Row};
 use super::LiveError;
+use crate::judge::report::{report_stream, Report};
 use crate::probe::HostInfo;
-use crate::report::{report_stream, Report};
-use crate::trace::{Counter, MarkList, Record, Trace, TraceReader, MAX_COUNTERS};
+use crate::record::trace::{Counter, MarkList, Record, Trace, TraceReader, MAX_COUNTERS};
 
 #[path = "replay_points.rs"]
 mod replay_points;
@@ -43,7 +43,7 @@ pub struct Replay {
     /// Names of the processes in `points`, by pid.
     pub names: Vec<(u32, String)>,
     /// The recording's phases, in the points' clock.
-    pub phases: Vec<crate::phases::Phase>,
+    pub phases: Vec<crate::record::phases::Phase>,
     /// The pipeline's own byte counters (what its allocator holds), a line
     /// each beside the footprints: the first [`REPLAY_COUNTERS`] names.
     pub counters: Vec<CounterLine>,
@@ -113,7 +113,7 @@ impl CounterLines {
             .into_iter()
             .map(|(name, mut points)| {
                 points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                let points = crate::export::plot::decimate(&points, COUNTER_POINTS / 4);
+                let points = crate::show::export::plot::decimate(&points, COUNTER_POINTS / 4);
                 CounterLine {
                     name,
                     unit: "bytes".into(),
@@ -194,7 +194,7 @@ pub(super) fn replay_file(
         shown_as,
         report,
         points,
-        crate::phases::spans(&first.marks.marks, first.last_ms),
+        crate::record::phases::spans(&first.marks.marks, first.last_ms),
         first.counters.finish(),
         &host,
     ))
@@ -202,7 +202,7 @@ pub(super) fn replay_file(
 
 /// The replay of a trace already read, built the same way.
 pub fn replay_trace(path: &Path, trace: &Trace) -> Replay {
-    let report = crate::report::report(trace, None);
+    let report = crate::judge::report::report(trace, None);
     let mut points = Points::new(trace.samples.len(), followed(&report));
     trace.samples.iter().for_each(|s| points.push(s));
     let mut counters = CounterLines::default();
@@ -212,7 +212,7 @@ pub fn replay_trace(path: &Path, trace: &Trace) -> Replay {
         path,
         report,
         points,
-        crate::phases::spans(&trace.marks, last_ms),
+        crate::record::phases::spans(&trace.marks, last_ms),
         counters.finish(),
         &trace.header().host,
     )
@@ -235,7 +235,7 @@ fn assemble(
     path: &Path,
     report: Report,
     points: Points,
-    phases: Vec<crate::phases::Phase>,
+    phases: Vec<crate::record::phases::Phase>,
     counters: Vec<CounterLine>,
     host: &HostInfo,
 ) -> Replay {

@@ -8,8 +8,8 @@
 //! every sample to build them, showed nothing more.
 
 use super::REPLAY_POINTS;
-use crate::live::Point;
-use crate::trace::TraceSample;
+use crate::record::trace::TraceSample;
+use crate::show::live::Point;
 
 /// Builds the points of a run of `samples` samples, given beforehand (a
 /// first pass counted them), so each stretch is the same length and the

@@ -1,9 +1,9 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::report::ProcessReport;
+use crate::judge::report::ProcessReport;
+use crate::record::trace::Mark;
 use crate::synth;
-use crate::trace::Mark;
 
 /// The busy trace's watched process (python).
 const WATCHED: u32 = 1000;
@@ -98,7 +98,7 @@ fn a_long_replay_is_thinned_to_a_chart_and_keeps_its_peaks() {
         .min();
     assert_eq!(drawn_lowest, lowest);
     // Read whole, the same file gives the same replay.
-    let read = crate::trace::read(&path).unwrap();
+    let read = crate::record::trace::read(&path).unwrap();
     assert_eq!(replay_trace(&path, &read).points, r.points);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -174,7 +174,7 @@ fn a_streamed_replay_is_the_replay_of_the_trace_read_whole() {
         .unwrap();
     std::io::Write::write_all(&mut file, br#"{"type":"sample","t_ms":99999"#).unwrap();
     drop(file);
-    let read = crate::trace::read(&path).unwrap();
+    let read = crate::record::trace::read(&path).unwrap();
     assert!(read.truncated_last_line);
 
     let streamed = serde_json::to_value(replay(&path).unwrap()).unwrap();
@@ -191,7 +191,7 @@ fn a_streamed_replay_is_the_replay_of_the_trace_read_whole() {
 #[test]
 fn a_replay_shows_at_most_its_rows_and_the_names_it_draws() {
     let t = synth::seed_offload();
-    let mut report = crate::report::report(&t, None);
+    let mut report = crate::judge::report::report(&t, None);
     let one = report.processes[0].clone();
     report.processes = (0..3 * REPLAY_ROWS as u32)
         .map(|i| ProcessReport {

@@ -8,7 +8,7 @@
 use super::window::Activity;
 use super::{DetectorConfig, State, TickFigures};
 use crate::probe::ProcessSample;
-use crate::units::signed_diff;
+use crate::util::units::signed_diff;
 
 /// What points at one process at one tick: the inputs of [`Blame::state`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

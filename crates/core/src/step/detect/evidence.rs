@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::State;
-use crate::units::{format_bytes, format_duration};
+use crate::util::units::{format_bytes, format_duration};
 
 /// Why a state was given: the figures behind it, at the tick it was judged.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::probe::{ProcessSample, Sample, SystemSample};
-use crate::units::signed_diff;
+use crate::util::units::signed_diff;
 
 /// Memory not explained by footprints: used memory against the sum of the
 /// footprints the OS let us read.

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::DetectorConfig;
 use crate::probe::ProcessSample;
-use crate::units::signed_diff;
+use crate::util::units::signed_diff;
 
 #[derive(Debug, Clone, Copy)]
 pub(super) struct SysPoint {

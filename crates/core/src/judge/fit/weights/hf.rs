@@ -43,7 +43,7 @@ pub fn read_index(path: &Path, shown_as: &str, cap: u64) -> Result<BTreeSet<Stri
     if text.len() as u64 > cap {
         return Err(bad(format!(
             "larger than {}, more than an index holds: not an index?",
-            crate::units::format_limit(cap)
+            crate::util::units::format_limit(cap)
         )));
     }
     let v: serde_json::Value = serde_json::from_slice(&text)

@@ -311,6 +311,6 @@ pub fn scope_v1(path: &str, f: &Files, ceiling: u64) -> Option<Scope> {
 /// and capped.
 fn clean_path(path: &str) -> String {
     let mut s: String = path.chars().take(PATH_MAX).collect();
-    crate::text::clean_in_place(&mut s);
+    crate::util::text::clean_in_place(&mut s);
     s
 }

@@ -3,9 +3,9 @@
 //! and the rows comparing them with swapsight's figures.
 
 use super::*;
-use crate::doctor::names as n;
 use crate::probe::macos::parse as probe_parse;
 use crate::probe::GpuMemory;
+use crate::show::doctor::names as n;
 
 pub(super) struct MacRead {
     pub(super) memsize: Reading<u64>,

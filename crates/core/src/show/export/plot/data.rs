@@ -8,12 +8,12 @@ use plotters::style::RGBColor;
 use std::collections::HashMap;
 
 use super::{nice_ceiling, one_line, Decimator, GB, PALETTE};
-use crate::detect::State;
-use crate::export::{intervals_of, Interval, Picked, ProcessPicker, StateTimeline};
-use crate::phases::Phase;
-use crate::pressure::Level;
-use crate::report::Report;
-use crate::trace::{Counter, MarkList, Record, Trace, TraceSample};
+use crate::judge::report::Report;
+use crate::record::phases::Phase;
+use crate::record::trace::{Counter, MarkList, Record, Trace, TraceSample};
+use crate::show::export::{intervals_of, Interval, Picked, ProcessPicker, StateTimeline};
+use crate::step::detect::State;
+use crate::step::pressure::Level;
 
 /// One footprint line of the chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,9 +91,9 @@ pub struct ChartScan {
     latest_ms: u64,
     picker: ProcessPicker,
     last_seen: HashMap<u32, u64>,
-    flags: Vec<crate::detect::Flag>,
+    flags: Vec<crate::step::detect::Flag>,
     marks: MarkList,
-    /// Byte counters' points (at most [`crate::trace::MAX_COUNTERS`]), of
+    /// Byte counters' points (at most [`crate::record::trace::MAX_COUNTERS`]), of
     /// the first [`COUNTER_LINES`] names.
     counters: Vec<Counter>,
     counter_names: Vec<String>,
@@ -114,7 +114,7 @@ impl ChartScan {
     /// Keeps a byte counter's point, for a line on the memory axis; other
     /// units have no axis here.
     fn counter(&mut self, c: &Counter) {
-        if c.unit != "bytes" || self.counters.len() >= crate::trace::MAX_COUNTERS {
+        if c.unit != "bytes" || self.counters.len() >= crate::record::trace::MAX_COUNTERS {
             return;
         }
         if !self.counter_names.contains(&c.name) {
@@ -300,7 +300,7 @@ impl ChartLines {
         let limit = limit_bytes.map(|b| {
             (
                 b as f64 / GB,
-                format!("cgroup limit {}", crate::units::format_limit(b)),
+                format!("cgroup limit {}", crate::util::units::format_limit(b)),
             )
         });
         let growth = growth.finish();
@@ -327,7 +327,7 @@ impl ChartLines {
             })
             .collect();
         let secs = |t_ms: u64| (t_ms.saturating_sub(t0) as f64 / 1000.0).min(x_max);
-        let spans = crate::phases::spans(&scan.marks.marks, scan.last_ms);
+        let spans = crate::record::phases::spans(&scan.marks.marks, scan.last_ms);
         let counters = counter_series(&scan, series.len(), &spans, &secs);
         let pressure = pressure
             .into_iter()
@@ -442,7 +442,7 @@ fn counter_series(
 /// Where a counter value written at `t_ms` stops being shown: the end of
 /// the phase under way then, else the end of the run (`last_ms`).
 fn held_until(t_ms: u64, phases: &[Phase], last_ms: u64) -> u64 {
-    crate::phases::phase_at(phases, t_ms)
+    crate::record::phases::phase_at(phases, t_ms)
         .map_or(last_ms, |p| p.end_ms)
         .max(t_ms)
 }

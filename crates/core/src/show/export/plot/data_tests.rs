@@ -1,5 +1,5 @@
 use super::*;
-use crate::report::report;
+use crate::judge::report::report;
 use crate::synth;
 
 #[test]
@@ -94,7 +94,7 @@ fn a_scoped_run_draws_its_limit_within_the_range() {
 fn byte_counters_are_lines_on_the_memory_axis_and_other_units_are_not() {
     let mut t = synth::seed_offload();
     let t0 = t.samples[0].sample.t_ms;
-    let point = |dt: u64, name: &str, value: f64, unit: &str| crate::trace::Counter {
+    let point = |dt: u64, name: &str, value: f64, unit: &str| crate::record::trace::Counter {
         t_ms: t0 + dt,
         name: name.into(),
         value,
@@ -139,13 +139,13 @@ fn byte_counters_are_lines_on_the_memory_axis_and_other_units_are_not() {
 fn a_counter_written_once_is_held_to_the_end_of_its_phase_or_of_the_run() {
     let mut t = synth::seed_offload();
     let t0 = t.samples[0].sample.t_ms;
-    let point = |dt: u64, name: &str| crate::trace::Counter {
+    let point = |dt: u64, name: &str| crate::record::trace::Counter {
         t_ms: t0 + dt,
         name: name.into(),
         value: GB,
         unit: "bytes".into(),
     };
-    let mark = |dt: u64, name: &str, end: bool| crate::trace::Mark {
+    let mark = |dt: u64, name: &str, end: bool| crate::record::trace::Mark {
         t_ms: t0 + dt,
         name: name.into(),
         end,
@@ -169,7 +169,7 @@ fn a_counter_written_once_is_held_to_the_end_of_its_phase_or_of_the_run() {
 
 #[test]
 fn pressure_above_normal_is_kept_as_stretches_by_level() {
-    use crate::pressure::{Level, Pressure};
+    use crate::step::pressure::{Level, Pressure};
     let mut t = synth::seed_offload();
     let levels = [
         Level::Normal,

@@ -8,9 +8,9 @@ use plotters::style::RGBColor;
 
 use super::data::ChartData;
 use super::{draw_err, pressure_colour, shade, state_colour, FREE, INK, SWAP};
-use crate::detect::State;
-use crate::export::{ExportError, Interval};
-use crate::pressure::Level;
+use crate::show::export::{ExportError, Interval};
+use crate::step::detect::State;
+use crate::step::pressure::Level;
 
 pub(super) enum Swatch {
     Line(RGBColor, u32),

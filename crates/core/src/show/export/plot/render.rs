@@ -8,7 +8,7 @@ use plotters::prelude::*;
 use plotters::style::{register_font, FontStyle};
 
 use super::ImageFormat;
-use crate::export::ExportError;
+use crate::show::export::ExportError;
 
 /// The family the chart asks for; in an SVG it is a CSS fallback list.
 pub(crate) const FAMILY: &str = "DejaVu Sans, Verdana, Arial, sans-serif";

@@ -3,8 +3,8 @@
 
 use plotters::style::{Color, RGBAColor, RGBColor};
 
-use crate::detect::State;
-use crate::pressure::Level;
+use crate::step::detect::State;
+use crate::step::pressure::Level;
 
 /// Bytes in a GB, the unit of the memory axis.
 pub(crate) const GB: f64 = (1u64 << 30) as f64;
@@ -56,12 +56,12 @@ pub(crate) fn shade(c: RGBColor) -> RGBAColor {
 
 /// Text for one line of the chart: whitespace runs (newlines in a command,
 /// tabs in a name) become one space; other control and bidi characters
-/// ([`crate::text::is_unsafe`]) go.
+/// ([`crate::util::text::is_unsafe`]) go.
 pub(crate) fn one_line(s: &str) -> String {
     s.split_whitespace()
         .map(|w| {
             w.chars()
-                .filter(|&c| !crate::text::is_unsafe(c))
+                .filter(|&c| !crate::util::text::is_unsafe(c))
                 .collect::<String>()
         })
         .filter(|w| !w.is_empty())

@@ -8,11 +8,11 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontStyle, RGBColor};
 
 use super::{draw_err, one_line, state_ink, FAMILY, INK, MUTED};
-use crate::detect::State;
-use crate::export::ExportError;
-use crate::report::Report;
-use crate::trace::Header;
-use crate::units::{format_bytes, format_duration};
+use crate::judge::report::Report;
+use crate::record::trace::Header;
+use crate::show::export::ExportError;
+use crate::step::detect::State;
+use crate::util::units::{format_bytes, format_duration};
 
 pub(super) fn draw_title<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
