@@ -101,7 +101,9 @@ def parse_size(text: Any) -> int:
             "invalid size %r: expected a number with a unit, like 8G or 512M" % (text,)
         ) from None
     unit = s[end:].strip(WHITE_SPACE)
-    shift = _SHIFTS.get(unit.lower()) if unit.isascii() else None
+    if unit.isascii():
+        unit = unit.lower()
+    shift = _SHIFTS.get(unit)
     if shift is None:
         raise ValueError(
             "invalid size %r: unknown unit %r (use B, K, M, G, T or P; KiB, MiB, GiB also work)"
