@@ -15,18 +15,37 @@ import inspect
 from types import TracebackType
 from typing import Any, Callable, Literal, Optional, Tuple, Type, TypeVar
 
-from ._names import cached_clean, cached_clean_text, clean_name, clean_text
+from ._names import _PREFIX, cached_clean, cached_clean_text, clean_name, clean_text
 from ._writer import _warn_once, mark_path, write_line
 
-# The phases entered in this context, outermost first: phase objects.
-_STACK: "contextvars.ContextVar[Tuple[phase, ...]]" = contextvars.ContextVar(
+#: A phase entered in this context: the phase, its path as the names joined
+#: ("load/unet", cut where the cleaning stops reading), and that path cleaned,
+#: the line that marks it. Kept so that entering and leaving clean nothing.
+_Entry = Tuple["phase", str, str]
+# The phases entered in this context, outermost first.
+_STACK: "contextvars.ContextVar[Tuple[_Entry, ...]]" = contextvars.ContextVar(
     "swapsight_phases", default=()
 )
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def _path(stack: "Tuple[phase, ...]") -> str:
-    return cached_clean_text("/".join(p.name for p in stack))
+def _joined(parent: str, name: str) -> Tuple[str, str]:
+    """``parent/name`` and that path cleaned (cached). The path starts with
+    a clean name, no blank, so the cleaning reads only its first _PREFIX
+    characters: the rest is cut here, and a deep recursion's paths stay
+    short."""
+    raw = parent + "/" + name
+    if len(raw) > _PREFIX:
+        raw = raw[:_PREFIX]
+    return raw, cached_clean_text(raw)
+
+
+def _entry(stack: "Tuple[_Entry, ...]", p: "phase") -> _Entry:
+    """``p`` entered on top of ``stack``."""
+    name = p._name or p.name
+    if not stack:
+        return (p, name, name)  # a clean name is its own clean path
+    return (p,) + _joined(stack[-1][1], name)
 
 
 def _no_phase(what: str, name: object) -> None:
@@ -95,9 +114,10 @@ class phase:
         if not path:
             return self
         try:
-            stack = _STACK.get() + (self,)
-            _STACK.set(stack)
-            write_line(path, _path(stack))
+            stack = _STACK.get()
+            entry = _entry(stack, self)
+            _STACK.set(stack + (entry,))
+            write_line(path, entry[2])
         except Exception as e:
             _warn_once("swapsight: phase %r not marked: %r", self.name, e)
         return self
@@ -112,19 +132,14 @@ class phase:
         if not stack:
             return False
         try:
-            # This phase's own entry, the innermost one (a recursive function
-            # enters the same phase again); what was entered after it and not
-            # left (a suspended generator's phase) stays.
-            for i in range(len(stack) - 1, -1, -1):
-                if stack[i] is self:
-                    stack = stack[:i] + stack[i + 1 :]
-                    _STACK.set(stack)
-                    break
-            else:
+            left = stack[:-1] if stack[-1][0] is self else _left(stack, self)
+            if left is None:
                 return False  # entered in another context: nothing to undo
+            stack = left
+            _STACK.set(stack)
             path = mark_path()
             if path:
-                write_line(path, _path(stack) if stack else "/" + self.name)
+                write_line(path, stack[-1][2] if stack else "/" + (self._name or self.name))
         except Exception as e:
             _warn_once("swapsight: the end of phase %r not marked: %r", self.name, e)
         return False
@@ -164,10 +179,25 @@ class phase:
         return functools.wraps(fn)(wrapper)  # type: ignore[return-value]
 
 
+def _left(stack: "Tuple[_Entry, ...]", p: phase) -> "Optional[Tuple[_Entry, ...]]":
+    """``stack`` without ``p``'s innermost entry (a recursive function enters
+    the same phase again), or None when ``p`` is not in it. What was entered
+    after it and not left (a suspended generator's phase) stays, its paths
+    joined again without ``p``."""
+    for i in range(len(stack) - 1, -1, -1):
+        if stack[i][0] is p:
+            out = stack[:i]
+            for entry in stack[i + 1 :]:
+                out += (_entry(out, entry[0]),)
+            return out
+    return None
+
+
 def mark(name: object) -> None:
     """Starts phase ``name`` now, until the next mark, ``end_phase()`` or the
     end of the enclosing ``phase`` (inside one it is written as its path,
-    ``load/NAME``). A blank name is not marked. Never raises."""
+    ``load/NAME``). A blank name, or one the recorder would read as another
+    line (``/etc``, ``#counter …``), is not marked. Never raises."""
     path = mark_path()
     if not path:
         return
@@ -177,8 +207,7 @@ def mark(name: object) -> None:
             _no_phase("mark", name)
             return
         stack = _STACK.get()
-        prefix = "/".join(p.name for p in stack)
-        write_line(path, cached_clean_text(prefix + "/" + cleaned) if prefix else cleaned)
+        write_line(path, _joined(stack[-1][1], cleaned)[1] if stack else cleaned)
     except Exception as e:
         _warn_once("swapsight: mark not written: %r", e)
 
@@ -192,6 +221,6 @@ def end_phase() -> None:
         return
     try:
         stack = _STACK.get()
-        write_line(path, _path(stack) if stack else "/")
+        write_line(path, stack[-1][2] if stack else "/")
     except Exception as e:
         _warn_once("swapsight: end of phase not written: %r", e)

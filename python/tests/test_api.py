@@ -280,6 +280,50 @@ def test_nested_paths_are_cut_to_64(mark_file):
     assert all(len(l) <= 65 for l in lines)
 
 
+def test_a_path_is_its_names_joined_and_cleaned_at_every_depth(mark_file):
+    """Each line is the names entered, joined with '/' and cleaned (cut to
+    64, a blank at the cut trimmed) however deep: the kept paths give the
+    same lines as cleaning the whole join each time, also when a phase in
+    the middle is left first (a suspended generator)."""
+    from swapsight._names import clean_text
+
+    # The join's 64th character is a blank: cut there, it is trimmed.
+    names = ["x" * 30, "y" * 32 + " q", "z", "w" * 70] + ["d"] * 300
+    phases = [swapsight.phase(n) for n in names]
+    want = []
+
+    def enter(depth):
+        if depth == len(phases):
+            return
+        with phases[depth]:
+            want.append(clean_text("/".join(p.name for p in phases[: depth + 1])))
+            enter(depth + 1)
+        want.append(clean_text("/".join(p.name for p in phases[:depth])) or "/" + phases[0].name)
+
+    enter(0)
+    assert mark_file.read_lines() == want
+    assert want[1] == "x" * 30 + "/" + "y" * 32
+    assert want[2] == want[1]  # "z" is past the cut
+
+
+def test_leaving_a_middle_phase_joins_the_inner_ones_again(mark_file):
+    @swapsight.phase("gen" + "g" * 60)
+    def batches():
+        yield 1
+
+    it = batches()
+    with swapsight.phase("outer"):
+        next(it)  # "outer/genggg…", cut to 64
+        inner = swapsight.phase("step")
+        inner.__enter__()
+        with pytest.raises(StopIteration):
+            next(it)  # the generator's phase ends below "step"
+        inner.__exit__(None, None, None)
+    lines = mark_file.read_lines()
+    assert lines[-3:] == ["outer/step", "outer", "/outer"]
+    assert lines[1] == ("outer/gen" + "g" * 60)[:64]
+
+
 def test_a_bare_decorator_names_the_phase_after_the_function(mark_file):
     @swapsight.phase
     def encode(x):
