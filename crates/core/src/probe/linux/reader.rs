@@ -142,6 +142,13 @@ impl Known {
     }
 }
 
+/// A system file the probe keeps open.
+#[derive(Debug, Clone, Copy)]
+enum Which {
+    Meminfo,
+    Vmstat,
+}
+
 /// The machine's figures at the last full tick, which decide the next.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct AtFull {
@@ -187,6 +194,10 @@ pub struct NativeProbe {
     phys_bytes: u64,
     /// The last full tick (every process read), when there was one.
     at_full: Option<AtFull>,
+    /// `/proc/meminfo` and `/proc/vmstat`, kept open and re-read with one
+    /// `pread` a tick (procfs makes them afresh at offset 0), as `stat` is.
+    meminfo: Option<File>,
+    vmstat: Option<File>,
     /// Processes whose `stat` the last tick read, and those it skipped.
     pub(crate) last_reads: (usize, usize),
 }
@@ -227,6 +238,8 @@ impl NativeProbe {
             phys_bytes: 0,
             at_full: None,
             last_reads: (0, 0),
+            meminfo: None,
+            vmstat: None,
         };
         probe.system()?; // fail early, with a clear error, where /proc is missing
         probe.cap = kept_cap(raise_fd_limit());
@@ -436,7 +449,7 @@ enum Visit {
 impl Probe for NativeProbe {
     fn system(&mut self) -> Result<SystemSample, ProbeError> {
         let n = self
-            .read_pid_file(None, "meminfo")
+            .read_system_file(Which::Meminfo)
             .map_err(|source| ProbeError::Io {
                 what: "/proc/meminfo".into(),
                 source,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::super::fd::{is_out_of_fds, open_at, read_whole};
 use super::super::parse::{pages_to_bytes, parse_last_pid, parse_u64, parse_vmstat_pswpout};
-use super::{Kept, NativeProbe};
+use super::{Kept, NativeProbe, Which};
 use crate::probe::ProbeError;
 
 impl NativeProbe {
@@ -113,10 +113,32 @@ impl NativeProbe {
         parse_last_pid(&self.buf[..n]).filter(|&p| p > 0)
     }
 
+    /// Reads `/proc/meminfo` or `/proc/vmstat` into `buf` through its kept
+    /// descriptor (opened on first use, and again after a failed read).
+    pub(super) fn read_system_file(&mut self, which: Which) -> io::Result<usize> {
+        let (slot, name) = match which {
+            Which::Meminfo => (&mut self.meminfo, "meminfo"),
+            Which::Vmstat => (&mut self.vmstat, "vmstat"),
+        };
+        if let Some(f) = slot.as_ref() {
+            match read_whole(f, &mut self.buf, true) {
+                Ok(n) if n > 0 => return Ok(n),
+                _ => *slot = None,
+            }
+        }
+        let f = self.open(None, name)?;
+        let n = read_whole(&f, &mut self.buf, true)?;
+        match which {
+            Which::Meminfo => self.meminfo = Some(f),
+            Which::Vmstat => self.vmstat = Some(f),
+        }
+        Ok(n)
+    }
+
     /// Bytes written to swap since boot (`pswpout` of `/proc/vmstat`);
     /// `None` where the file or the line cannot be read.
     pub(super) fn swap_out_bytes(&mut self) -> Option<u64> {
-        let n = self.read_pid_file(None, "vmstat").ok()?;
+        let n = self.read_system_file(Which::Vmstat).ok()?;
         pages_to_bytes(parse_vmstat_pswpout(&self.buf[..n])?, self.page_size)
     }
 
