@@ -45,6 +45,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             format!("a phase name cannot start with '/' ({name:?}); to end a phase, use --end"),
         ));
     }
+    // A line starting with the counter prefix is read as a counter.
+    if name.starts_with(swapsight::marks::COUNTER_PREFIX) {
+        return Err(exit::fail(
+            exit::USAGE,
+            format!(
+                "a phase name cannot start with {:?} ({name:?}): that line is a counter; use swapsight counter",
+                swapsight::marks::COUNTER_PREFIX
+            ),
+        ));
+    }
     let target = recording(args.trace.as_deref())?;
     let line = if args.end { format!("/{name}") } else { name };
     write_mark(&target.mark_path, &line).map_err(|e| {

@@ -436,6 +436,21 @@ fn a_phase_name_that_would_read_as_an_end_is_refused() {
 }
 
 #[test]
+fn a_phase_name_that_would_read_as_a_counter_is_refused() {
+    // The recorder reads a line starting with "#counter " as a counter, as
+    // Python's mark() already knows (python/tests/generated_cases.json).
+    let dir = TempDir::new("marks-counter");
+    let out = isolated(&dir)
+        .args(["mark", "#counter 1 items x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_of(&out);
+    assert!(err.contains("that line is a counter"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+#[test]
 fn a_trace_whose_folder_is_deleted_mid_run_is_a_write_error() {
     // Regression: `rm -rf` of -o's folder mid-run, and guard ended with
     // "31 samples … in gd/t.jsonl; next: swapsight report …", the file gone.
