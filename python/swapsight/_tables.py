@@ -12,7 +12,7 @@ _MIB = float(1 << 20)
 
 def format_bytes(value: Any) -> str:
     """``value`` bytes as ``swapsight report`` writes them (``format_bytes``
-    in crates/core/src/units.rs): ``1.2 GB``, ``300 MB``, ``12 KB``, binary
+    in crates/core/src/util/units.rs): ``1.2 GB``, ``300 MB``, ``12 KB``, binary
     units. What is not a number is shown as it is."""
     try:
         # The CLI casts to an integer first (toward zero): so does this.
@@ -30,7 +30,7 @@ def format_bytes(value: Any) -> str:
 
 def format_figure(value: Any, unit: Any) -> str:
     """A counter's value as the report writes it (``figure`` in
-    crates/core/src/report/counters.rs): bytes as :func:`format_bytes`,
+    crates/core/src/record/counters.rs): bytes as :func:`format_bytes`,
     another unit as the number and the unit, ``12 items``, ``0.25 s``."""
     if unit == "bytes":
         return format_bytes(value)
