@@ -679,3 +679,64 @@ fn hostile_pressure_and_forecast_figures_are_refused() {
         );
     }
 }
+
+/// The figures added for the GPU and swap written are bounded like the
+/// rest: a corrupt line with one past 8 PiB is refused by name.
+#[test]
+fn gpu_and_swap_written_figures_past_the_bound_are_refused_by_name() {
+    let over = MAX_BYTES + 1;
+    let with = |edit: &dyn Fn(&mut TraceSample)| {
+        let Record::Sample(mut ts) = sample(500) else {
+            unreachable!()
+        };
+        edit(&mut ts);
+        check::check(&Record::Sample(ts))
+    };
+    let gpu =
+        |g: crate::probe::GpuMemory| move |ts: &mut TraceSample| ts.sample.system.gpu = Some(g);
+    let cases: [(&str, Box<dyn Fn(&mut TraceSample)>); 5] = [
+        (
+            "sys.swap_out_bytes",
+            Box::new(|ts: &mut TraceSample| ts.sample.system.swap_out_bytes = Some(over)),
+        ),
+        (
+            "sys.gpu.in_use_bytes",
+            Box::new(gpu(crate::probe::GpuMemory {
+                in_use_bytes: Some(over),
+                ..Default::default()
+            })),
+        ),
+        (
+            "sys.gpu.wired_limit_mb",
+            Box::new(gpu(crate::probe::GpuMemory {
+                wired_limit_mb: Some(u64::MAX),
+                ..Default::default()
+            })),
+        ),
+        (
+            "scope.swap_out_bytes",
+            Box::new(move |ts: &mut TraceSample| {
+                ts.sample.scope = Some(crate::probe::Scope {
+                    version: 2,
+                    swap_out_bytes: Some(over),
+                    ..Default::default()
+                })
+            }),
+        ),
+        (
+            "sys.gpu.recommended_working_set_bytes",
+            Box::new(gpu(crate::probe::GpuMemory {
+                recommended_working_set_bytes: Some(over),
+                ..Default::default()
+            })),
+        ),
+    ];
+    for (name, edit) in cases {
+        let err = with(&*edit).expect_err(name);
+        assert!(err.contains(name), "{name}: {err}");
+    }
+    // At the bound they read.
+    assert!(
+        with(&|ts: &mut TraceSample| ts.sample.system.swap_out_bytes = Some(MAX_BYTES)).is_ok()
+    );
+}

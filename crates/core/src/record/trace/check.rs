@@ -24,121 +24,10 @@ pub fn check(record: &Record) -> Result<(), String> {
             pressure_config(&h.pressure)?;
             forecast_config(&h.forecast)
         }
-        Record::Sample(ts) => {
-            let s = &ts.sample;
-            t_ms("t_ms", s.t_ms)?;
-            let sys = &s.system;
-            bytes("sys.phys_bytes", sys.phys_bytes)?;
-            percent("sys.free_pct", sys.free_pct)?;
-            bytes("sys.swap_used_bytes", sys.swap_used_bytes)?;
-            bytes("sys.swap_total_bytes", sys.swap_total_bytes)?;
-            bytes("sys.compressed_bytes", sys.compressed_bytes)?;
-            bytes("sys.page_size", sys.page_size)?;
-            bytes("sys.usable_bytes", sys.usable_bytes)?;
-            bytes("sys.wired_bytes", sys.wired_bytes.unwrap_or(0))?;
-            bytes("sys.memory_used_bytes", sys.memory_used_bytes.unwrap_or(0))?;
-            bytes("sys.app_bytes", sys.app_bytes.unwrap_or(0))?;
-            bytes("sys.cached_bytes", sys.cached_bytes.unwrap_or(0))?;
-            let volume = sys.swap_volume_free_bytes.unwrap_or(0);
-            bytes("sys.swap_volume_free_bytes", volume)?;
-            if let Some(r) = &sys.swap_room {
-                bytes("sys.swap_room.volume_bytes", r.volume_bytes.unwrap_or(0))?;
-                bytes("sys.swap_room.files_bytes", r.files_bytes)?;
-                bytes("sys.swap_room.compressor_bytes", r.compressor_bytes)?;
-            }
-            if let Some(pct) = sys.available_pct {
-                percent("sys.available_pct", pct)?;
-            }
-            if let Some(p) = &sys.pressure {
-                pressure("sys.pressure", p)?;
-            }
-            if let Some(f) = &ts.forecast {
-                for (name, v) in [
-                    ("forecast.swap_budget_s", f.swap_budget_s),
-                    ("forecast.free_floor_s", f.free_floor_s),
-                    ("forecast.swap_full_s", f.swap_full_s),
-                ] {
-                    if let Some(s) = v {
-                        seconds(name, s)?;
-                    }
-                }
-            }
-            if let Some(sc) = &s.scope {
-                if !(1..=2).contains(&sc.version) {
-                    return Err(format!("scope.version {} is not 1 or 2", sc.version));
-                }
-                if sc.path.chars().count() > crate::probe::linux::cgroup::PATH_MAX {
-                    return Err("scope.path is longer than 4096 characters".into());
-                }
-                bytes("scope.limit_bytes", sc.limit_bytes)?;
-                bytes("scope.high_bytes", sc.high_bytes.unwrap_or(0))?;
-                bytes("scope.swap_limit_bytes", sc.swap_limit_bytes.unwrap_or(0))?;
-                bytes("scope.usage_bytes", sc.usage_bytes)?;
-                bytes("scope.swap_bytes", sc.swap_bytes.unwrap_or(0))?;
-                bytes("scope.anon_bytes", sc.anon_bytes.unwrap_or(0))?;
-                if let Some(p) = &sc.pressure {
-                    pressure("scope.pressure", p)?;
-                }
-                let e = &sc.events;
-                for (name, v) in [
-                    ("scope.events.high", e.high),
-                    ("scope.events.max", e.max),
-                    ("scope.events.oom", e.oom),
-                    ("scope.events.oom_kill", e.oom_kill),
-                ] {
-                    bytes(name, v.unwrap_or(0))?;
-                }
-            }
-            for p in &s.processes {
-                let in_proc = |e: String| format!("process {}: {e}", p.pid);
-                bytes("footprint_bytes", p.footprint_bytes).map_err(in_proc)?;
-                bytes("pageins", p.pageins).map_err(in_proc)?;
-                bytes("swap_bytes", p.swap_bytes.unwrap_or(0)).map_err(in_proc)?;
-            }
-            Ok(())
-        }
-        Record::Flag(f) => {
-            t_ms("t_ms", f.t_ms)?;
-            let e = &f.evidence;
-            bytes("evidence.footprint_bytes", e.footprint_bytes)?;
-            bytes("evidence.phys_bytes", e.phys_bytes)?;
-            signed_bytes(
-                "evidence.swap_growth_window_bytes",
-                e.swap_growth_window_bytes,
-            )?;
-            signed_bytes("evidence.swap_growth_bytes", e.swap_growth_bytes)?;
-            signed_bytes("evidence.footprint_delta_bytes", e.footprint_delta_bytes)?;
-            bytes("evidence.hidden_bytes", e.hidden_bytes)?;
-            t_ms("evidence.window_ms", e.window_ms)?;
-            percent("evidence.free_pct", e.free_pct)?;
-            not_negative("evidence.footprints_share", e.footprints_share)?;
-            not_negative("evidence.pageins_per_s", e.pageins_per_s)
-        }
+        Record::Sample(ts) => sample(ts),
+        Record::Flag(f) => flag(f),
         Record::Event(e) => t_ms("t_ms", e.t_ms),
-        Record::Counter(c) => {
-            t_ms("t_ms", c.t_ms)?;
-            if crate::record::marks::clean_name(c.name.as_bytes()).as_deref()
-                != Some(c.name.as_str())
-            {
-                return Err(format!(
-                    "counter name is empty, longer than {} characters or holds control characters or bidi controls",
-                    crate::record::marks::MAX_NAME_CHARS
-                ));
-            }
-            if !crate::record::marks::is_unit(&c.unit) {
-                return Err(format!(
-                    "counter unit is empty, longer than {} characters or holds characters other than letters, digits and _ % / . -",
-                    crate::record::marks::MAX_UNIT_CHARS
-                ));
-            }
-            if !crate::record::marks::is_counter_value(c.value) {
-                return Err(format!(
-                    "counter value {:e} is out of range (at most {MAX_BYTES} either side of 0)",
-                    c.value
-                ));
-            }
-            Ok(())
-        }
+        Record::Counter(c) => counter(c),
         Record::Mark(m) => {
             t_ms("t_ms", m.t_ms)?;
             if crate::record::marks::clean_name(m.name.as_bytes()).as_deref()
@@ -153,6 +42,163 @@ pub fn check(record: &Record) -> Result<(), String> {
             Ok(())
         }
     }
+}
+
+fn sample(ts: &super::records::TraceSample) -> Result<(), String> {
+    let s = &ts.sample;
+    t_ms("t_ms", s.t_ms)?;
+    system(&s.system)?;
+    if let Some(f) = &ts.forecast {
+        for (name, v) in [
+            ("forecast.swap_budget_s", f.swap_budget_s),
+            ("forecast.free_floor_s", f.free_floor_s),
+            ("forecast.swap_full_s", f.swap_full_s),
+        ] {
+            if let Some(s) = v {
+                seconds(name, s)?;
+            }
+        }
+    }
+    if let Some(sc) = &s.scope {
+        scope(sc)?;
+    }
+    for p in &s.processes {
+        let in_proc = |e: String| format!("process {}: {e}", p.pid);
+        bytes("footprint_bytes", p.footprint_bytes).map_err(in_proc)?;
+        bytes("pageins", p.pageins).map_err(in_proc)?;
+        bytes("swap_bytes", p.swap_bytes.unwrap_or(0)).map_err(in_proc)?;
+    }
+    Ok(())
+}
+
+fn system(sys: &crate::probe::SystemSample) -> Result<(), String> {
+    bytes("sys.phys_bytes", sys.phys_bytes)?;
+    percent("sys.free_pct", sys.free_pct)?;
+    for (name, v) in [
+        ("sys.swap_used_bytes", Some(sys.swap_used_bytes)),
+        ("sys.swap_total_bytes", Some(sys.swap_total_bytes)),
+        ("sys.compressed_bytes", Some(sys.compressed_bytes)),
+        ("sys.page_size", Some(sys.page_size)),
+        ("sys.usable_bytes", Some(sys.usable_bytes)),
+        ("sys.wired_bytes", sys.wired_bytes),
+        ("sys.memory_used_bytes", sys.memory_used_bytes),
+        ("sys.app_bytes", sys.app_bytes),
+        ("sys.cached_bytes", sys.cached_bytes),
+        ("sys.swap_volume_free_bytes", sys.swap_volume_free_bytes),
+        ("sys.swap_out_bytes", sys.swap_out_bytes),
+    ] {
+        bytes(name, v.unwrap_or(0))?;
+    }
+    if let Some(r) = &sys.swap_room {
+        bytes("sys.swap_room.volume_bytes", r.volume_bytes.unwrap_or(0))?;
+        bytes("sys.swap_room.files_bytes", r.files_bytes)?;
+        bytes("sys.swap_room.compressor_bytes", r.compressor_bytes)?;
+    }
+    if let Some(g) = &sys.gpu {
+        for (name, v) in [
+            ("sys.gpu.in_use_bytes", g.in_use_bytes),
+            ("sys.gpu.alloc_bytes", g.alloc_bytes),
+            ("sys.gpu.driver_in_use_bytes", g.driver_in_use_bytes),
+            (
+                "sys.gpu.recommended_working_set_bytes",
+                g.recommended_working_set_bytes,
+            ),
+        ] {
+            bytes(name, v.unwrap_or(0))?;
+        }
+        // In MiB: at most MAX_BYTES once in bytes.
+        at_most(
+            "sys.gpu.wired_limit_mb",
+            g.wired_limit_mb.unwrap_or(0),
+            MAX_BYTES >> 20,
+            "the largest memory a figure may hold",
+        )?;
+    }
+    if let Some(pct) = sys.available_pct {
+        percent("sys.available_pct", pct)?;
+    }
+    if let Some(p) = &sys.pressure {
+        pressure("sys.pressure", p)?;
+    }
+    Ok(())
+}
+
+fn scope(sc: &crate::probe::Scope) -> Result<(), String> {
+    if !(1..=2).contains(&sc.version) {
+        return Err(format!("scope.version {} is not 1 or 2", sc.version));
+    }
+    if sc.path.chars().count() > crate::probe::linux::cgroup::PATH_MAX {
+        return Err("scope.path is longer than 4096 characters".into());
+    }
+    bytes("scope.limit_bytes", sc.limit_bytes)?;
+    bytes("scope.usage_bytes", sc.usage_bytes)?;
+    for (name, v) in [
+        ("scope.high_bytes", sc.high_bytes),
+        ("scope.swap_limit_bytes", sc.swap_limit_bytes),
+        ("scope.swap_bytes", sc.swap_bytes),
+        ("scope.anon_bytes", sc.anon_bytes),
+        ("scope.swap_out_bytes", sc.swap_out_bytes),
+    ] {
+        bytes(name, v.unwrap_or(0))?;
+    }
+    if let Some(p) = &sc.pressure {
+        pressure("scope.pressure", p)?;
+    }
+    let e = &sc.events;
+    for (name, v) in [
+        ("scope.events.high", e.high),
+        ("scope.events.max", e.max),
+        ("scope.events.oom", e.oom),
+        ("scope.events.oom_kill", e.oom_kill),
+    ] {
+        bytes(name, v.unwrap_or(0))?;
+    }
+    Ok(())
+}
+
+fn flag(f: &crate::step::detect::Flag) -> Result<(), String> {
+    t_ms("t_ms", f.t_ms)?;
+    let e = &f.evidence;
+    bytes("evidence.footprint_bytes", e.footprint_bytes)?;
+    bytes("evidence.phys_bytes", e.phys_bytes)?;
+    signed_bytes(
+        "evidence.swap_growth_window_bytes",
+        e.swap_growth_window_bytes,
+    )?;
+    signed_bytes("evidence.swap_growth_bytes", e.swap_growth_bytes)?;
+    signed_bytes("evidence.footprint_delta_bytes", e.footprint_delta_bytes)?;
+    bytes("evidence.hidden_bytes", e.hidden_bytes)?;
+    bytes(
+        "evidence.hidden_gpu_rise_bytes",
+        e.hidden_gpu_rise_bytes.unwrap_or(0),
+    )?;
+    t_ms("evidence.window_ms", e.window_ms)?;
+    percent("evidence.free_pct", e.free_pct)?;
+    not_negative("evidence.footprints_share", e.footprints_share)?;
+    not_negative("evidence.pageins_per_s", e.pageins_per_s)
+}
+
+fn counter(c: &super::records::Counter) -> Result<(), String> {
+    t_ms("t_ms", c.t_ms)?;
+    if crate::record::marks::clean_name(c.name.as_bytes()).as_deref() != Some(c.name.as_str()) {
+        return Err(format!(
+            "counter name is empty, longer than {} characters or holds control characters or bidi controls",
+            crate::record::marks::MAX_NAME_CHARS
+        ));
+    }
+    if !crate::record::marks::is_unit(&c.unit) {
+        return Err(format!(
+            "counter unit is empty, longer than {} characters or holds characters other than letters, digits and _ % / . -",
+            crate::record::marks::MAX_UNIT_CHARS
+        ));
+    }
+    if !crate::record::marks::is_counter_value(c.value) {
+        return Err(format!(
+            "counter value {:e} is out of range (at most {MAX_BYTES} either side of 0)",
+            c.value
+        ));
+    }
+    Ok(())
 }
 
 fn detector(d: &DetectorConfig) -> Result<(), String> {
