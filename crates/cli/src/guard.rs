@@ -102,16 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (program, rest) = check_args(&args)?;
     let signals = Signals::install()?;
     let (path, mut probe, host) = session::open_probe(args.recording.output.as_deref())?;
-    // A stop the guard cannot keep is refused before anything starts: the
-    // command would otherwise run unprotected and the guard exit 0.
-    if let (Some(level), Some(why)) = (args.stop_at_pressure, probe.pressure_absent()) {
-        return Err(exit::fail(
-            exit::USAGE,
-            format!(
-                "--stop-at-pressure {level} needs memory pressure figures, and this machine gives none: {why}"
-            ),
-        ));
-    }
+    refuse_unkept_stops(&args, &*probe)?;
     let status = StatusLine::new();
 
     let gate = pass_gate(&args, &mut *probe, &signals, &status, program)?;
@@ -224,6 +215,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => eprintln!("{}", finished_line(end.rec.recorder())),
     }
     Ok(code)
+}
+
+/// A stop the guard cannot keep is refused before anything starts: the
+/// command would otherwise run unprotected and the guard exit 0.
+fn refuse_unkept_stops(args: &Args, probe: &dyn swapsight::Probe) -> anyhow::Result<()> {
+    if let (Some(level), Some(why)) = (args.stop_at_pressure, probe.pressure_absent()) {
+        return Err(exit::fail(
+            exit::USAGE,
+            format!(
+                "--stop-at-pressure {level} needs memory pressure figures, and this machine gives none: {why}"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 impl Args {
