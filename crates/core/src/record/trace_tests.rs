@@ -694,7 +694,8 @@ fn gpu_and_swap_written_figures_past_the_bound_are_refused_by_name() {
     };
     let gpu =
         |g: crate::probe::GpuMemory| move |ts: &mut TraceSample| ts.sample.system.gpu = Some(g);
-    let cases: [(&str, Box<dyn Fn(&mut TraceSample)>); 5] = [
+    type Edit = Box<dyn Fn(&mut TraceSample)>;
+    let cases: [(&str, Edit); 5] = [
         (
             "sys.swap_out_bytes",
             Box::new(|ts: &mut TraceSample| ts.sample.system.swap_out_bytes = Some(over)),
