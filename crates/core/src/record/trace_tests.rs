@@ -694,7 +694,7 @@ fn gpu_and_swap_written_figures_past_the_bound_are_refused_by_name() {
     };
     let gpu =
         |g: crate::probe::GpuMemory| move |ts: &mut TraceSample| ts.sample.system.gpu = Some(g);
-    type Edit = Box<dyn Fn(&mut TraceSample)>;
+    type Edit<'a> = Box<dyn Fn(&mut TraceSample) + 'a>;
     let cases: [(&str, Edit); 5] = [
         (
             "sys.swap_out_bytes",
