@@ -13,6 +13,10 @@ use super::super::parse::{pages_to_bytes, parse_last_pid, parse_u64, parse_vmsta
 use super::{Kept, NativeProbe, Which};
 use crate::probe::ProbeError;
 
+/// The kept-descriptor cap from which `/proc/meminfo` and `/proc/vmstat`
+/// stay open too (an open-file limit of 32 and up).
+const KEEP_SYSTEM_FILES_FROM: usize = 8;
+
 impl NativeProbe {
     /// Opens `/proc/PID/FILE` (`pid` `None`: `/proc/FILE`); out of
     /// descriptors, gives back the ones it keeps, halves its cap and tries
@@ -45,6 +49,8 @@ impl NativeProbe {
 
     /// Closes every kept descriptor and halves the cap.
     pub(super) fn shed(&mut self) {
+        self.meminfo = None;
+        self.vmstat = None;
         for k in self.known.values_mut() {
             k.stat = None;
             k.keep = false;
@@ -128,9 +134,13 @@ impl NativeProbe {
         }
         let f = self.open(None, name)?;
         let n = read_whole(&f, &mut self.buf, true)?;
-        match which {
-            Which::Meminfo => self.meminfo = Some(f),
-            Which::Vmstat => self.vmstat = Some(f),
+        // Under a tight open-file limit (a quarter of it under 8) the two
+        // descriptors are the recorder's to have: open and close each tick.
+        if self.cap >= KEEP_SYSTEM_FILES_FROM {
+            match which {
+                Which::Meminfo => self.meminfo = Some(f),
+                Which::Vmstat => self.vmstat = Some(f),
+            }
         }
         Ok(n)
     }
