@@ -60,6 +60,7 @@ pub fn written_today_label(bytes: Option<u64>) -> String {
 
 /// Today, as a number that changes at local midnight (the local calendar
 /// year and day of the year); 0 where the local time cannot be read.
+#[cfg(unix)]
 fn local_day() -> i64 {
     let now: libc::time_t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -73,6 +74,14 @@ fn local_day() -> i64 {
         return 0;
     }
     i64::from(tm.tm_year) * 400 + i64::from(tm.tm_yday)
+}
+
+/// Today where no local time is at hand: the UTC day.
+#[cfg(not(unix))]
+fn local_day() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| (d.as_secs() / 86_400) as i64)
 }
 
 /// Whether a snapshot calls for the alert icon.
