@@ -197,7 +197,7 @@ class _TorchFigures:
 
     def __call__(self) -> List[Figure]:
         # Only a torch the program imported itself: never imported here.
-        torch = sys.modules.get("torch")
+        torch = _imported("torch")
         if torch is None:
             return []
         return [(name, value, "bytes") for name, value in _torch_figures(torch, self.said)]
@@ -302,7 +302,7 @@ class _MlxFigures:
 
     def __call__(self) -> List[Figure]:
         # Only an mlx the program imported itself: never imported here.
-        mx = sys.modules.get("mlx.core")
+        mx = _imported("mlx.core")
         if mx is None:
             return []
         out: List[Figure] = []
@@ -319,7 +319,10 @@ class _MlxFigures:
                 fn, old = _mlx_function(mx, what)
                 if fn is not None:
                     calls.append((name, fn, old))
-            self.calls = calls
+            # An MLX with none of them is looked at again next time.
+            self.calls = calls or None
+        if self.calls is None:
+            return out
         values: Dict[str, Any] = {}
         for name, fn, old in self.calls:
             values[name] = _call_quietly(fn, old)
@@ -329,6 +332,20 @@ class _MlxFigures:
             if _is_number(active) and _is_number(cache):
                 out.append(("mlx.held", active + cache, "bytes"))
         return out
+
+
+def _imported(name: str) -> Any:
+    """Module ``name`` once the program imported it whole; None before, and
+    while its import is still running (the import machinery puts a module in
+    ``sys.modules`` before it has run its body: a watch that looked then
+    found none of its functions, and kept to that)."""
+    module = sys.modules.get(name)
+    if module is None:
+        return None
+    spec = getattr(module, "__spec__", None)
+    if spec is not None and getattr(spec, "_initializing", False):
+        return None
+    return module
 
 
 def _mlx_device_figures(mx: Any) -> List[Figure]:

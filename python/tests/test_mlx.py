@@ -453,3 +453,31 @@ def test_record_mlx_sees_real_arrays_come_and_go(tmp_path):
         assert all(c.get("unit", "bytes") == "bytes" for c in s)
     text = str(report)
     assert "mlx.active: peak 64 MB" in text, text
+
+
+def test_an_mlx_still_importing_is_looked_at_again_once_it_is_whole(monkeypatch):
+    """Regression (a flaky CI run of the notebook's --mlx cell wrote no MLX
+    counter at all): the import machinery puts mlx.core in sys.modules
+    before its body has run; a watch that looked then found none of its
+    functions and kept to that for good. A module still importing is not
+    looked at; one with none of the functions is looked at again."""
+    import importlib.machinery
+
+    from swapsight._watch import _MlxFigures
+
+    half = types.ModuleType("mlx.core")
+    half.__spec__ = importlib.machinery.ModuleSpec("mlx.core", None)
+    half.__spec__._initializing = True
+    monkeypatch.setitem(sys.modules, "mlx.core", half)
+    figures = _MlxFigures()
+    assert figures() == []
+    # Whole now, but with none of the functions yet (an odd build): nothing,
+    # and nothing kept.
+    half.__spec__._initializing = False
+    assert figures() == []
+    assert figures.calls is None
+    half.get_active_memory = lambda: 64 * MIB
+    half.get_cache_memory = lambda: 0
+    half.get_peak_memory = lambda: 64 * MIB
+    names = {name for name, _, _ in figures()}
+    assert names == {"mlx.active", "mlx.cache", "mlx.peak", "mlx.held"}

@@ -187,7 +187,7 @@ def test_mlx_flag_shows_mlx_counters_in_the_cells_report(notebook):
     assert not [o for o in outs if o.output_type == "error"], texts
     report = [t for t in texts if t.startswith("verdict: ")]
     assert len(report) == 1, texts
-    assert "mlx.active: peak 64 MB, last 0 KB" in report[0], report[0]
+    assert "mlx.active: peak 64 MB, last 0 KB" in report[0], texts
     html = [o for o in outs if "text/html" in o.get("data", {}) and "<svg" in o["data"]["text/html"]]
     assert html and "mlx.active" in html[0]["data"]["text/html"]
     assert counter_names(notebook.folder / "mlx.jsonl") == {
