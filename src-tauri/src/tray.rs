@@ -210,6 +210,9 @@ fn on_icon<R: Runtime>(tray: &TrayIcon<R>, event: TrayIconEvent) {
         | TrayIconEvent::Leave { rect, .. } => keep_tray_rect(app, rect),
         _ => {}
     }
+    if let TrayIconEvent::Enter { .. } = event {
+        window::prewarm(app);
+    }
     if let TrayIconEvent::Click {
         button: MouseButton::Left,
         button_state: MouseButtonState::Up,

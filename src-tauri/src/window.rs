@@ -205,10 +205,38 @@ pub fn window<R: Runtime>(app: &AppHandle<R>) -> Option<WebviewWindow<R>> {
 /// process ends (a hidden one would stay all day), and the next [`show`]
 /// builds a new one whose page reloads the history from `Live`.
 pub fn release<R: Runtime>(w: &Window<R>) {
-    let mode = w.state::<Mode>();
-    mode.mark_hidden();
+    w.state::<Mode>().mark_hidden();
     // Hidden first, so it disappears at once even if the teardown lags.
     let _ = w.hide();
+    close_unless_shown(w);
+}
+
+/// The pointer came over the tray icon (macOS and Windows report it; Linux
+/// trays do not): a click is likely next, so a closed popover's window is
+/// built now, hidden — WebKit's web process starts and the page loads while
+/// the pointer is on its way — and the click shows it in a frame. Not
+/// clicked, it is closed after [`KEEP`] as a hidden one is.
+pub fn prewarm<R: Runtime>(app: &AppHandle<R>) {
+    let exists = app.get_webview_window(MAIN).is_some();
+    if !prewarm_due(app.state::<Mode>().is_popover(), exists) {
+        return;
+    }
+    if let Some(w) = window(app) {
+        close_unless_shown(&w.as_ref().window());
+    }
+}
+
+/// Whether the pointer over the tray icon builds the window: only a
+/// popover's (an ordinary window stays as the user left it), and only when
+/// it is closed (a built one, shown or hidden, is there already).
+pub fn prewarm_due(popover: bool, window_exists: bool) -> bool {
+    popover && !window_exists
+}
+
+/// Closes the hidden window after [`KEEP`] unless it was shown (or hidden
+/// again) meanwhile; at once when the keep is 0.
+fn close_unless_shown<R: Runtime>(w: &Window<R>) {
+    let mode = w.state::<Mode>();
     let ticket = mode.hid();
     if mode.keep.is_zero() {
         destroy(w);

@@ -38,3 +38,14 @@ fn a_close_is_due_only_if_the_popover_stayed_hidden() {
         "only the last hide's close runs"
     );
 }
+
+#[test]
+fn only_a_closed_popover_is_built_when_the_pointer_comes_over_the_icon() {
+    assert!(prewarm_due(true, false));
+    assert!(!prewarm_due(true, true), "a kept popover is there already");
+    assert!(
+        !prewarm_due(false, false),
+        "an ordinary window is the user's"
+    );
+    assert!(!prewarm_due(false, true));
+}
