@@ -87,14 +87,25 @@ pub fn owner(real: u32, effective: u32, saved: u32) -> Option<u32> {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProbeError {
+    /// A file or a call of the OS failed.
     #[error("cannot read {what}")]
     Io {
+        /// The file or call, as the message names it (`/proc/meminfo`).
         what: String,
+        /// The OS's error.
         #[source]
         source: std::io::Error,
     },
+    /// The OS's answer could not be used: a file or figure that does not
+    /// parse, or a cgroup the mounts do not show.
     #[error("cannot parse {what}: {detail}")]
-    Parse { what: String, detail: String },
+    Parse {
+        /// The file or call that answered.
+        what: String,
+        /// What was wrong with the answer.
+        detail: String,
+    },
+    /// No probe for this OS (the `unsupported` backend).
     #[error("swapsight has no memory probe for this operating system")]
     Unsupported,
 }

@@ -261,7 +261,9 @@ impl SwapRoom {
 /// `Default` is a readable process with every figure 0 or absent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProcessSample {
+    /// The process id.
     pub pid: u32,
+    /// The parent's process id (0 in traces that lack it).
     #[serde(default)]
     pub ppid: u32,
     /// The name a person knows the process by (see [`naming`](super::naming)): the
@@ -520,9 +522,13 @@ impl Scope {
 /// sampler's (or trace's) start.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
+    /// Milliseconds since the start.
     pub t_ms: u64,
+    /// The machine's figures (`sys` in a trace).
     #[serde(rename = "sys")]
     pub system: SystemSample,
+    /// The processes seen; a trace keeps some, largest footprint first
+    /// (`procs`).
     #[serde(rename = "procs")]
     pub processes: Vec<ProcessSample>,
     /// The run's scope when a memory cgroup limits it; absent: the host.
@@ -533,9 +539,14 @@ pub struct Sample {
 /// Facts about the host that do not change between ticks.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostInfo {
+    /// `"macos"` or `"linux"`.
     pub os: String,
+    /// Physical memory (macOS `hw.memsize`, Linux `MemTotal`).
     pub phys_bytes: u64,
+    /// The kernel's page size in bytes.
     pub page_size: u64,
+    /// The host's name (Linux `/proc/sys/kernel/hostname`, macOS
+    /// `gethostname`); empty when unreadable.
     #[serde(default)]
     pub hostname: String,
 }

@@ -33,7 +33,7 @@ pub const ARGS_READ_MAX: usize = 16 * 1024;
 /// What a probe learns once per process.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Naming {
-    pub name: String,
+    pub(crate) name: String,
     /// The command line, arguments separated by spaces, shell-quoted where
     /// needed; `None` when the arguments could not be read.
     pub cmdline: Option<String>,

@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 /// last 10 s and 60 s, and the total stall time since boot.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct PsiLine {
+    /// % of wall time stalled over the last 10 s (the kernel's `avg10=`).
     pub avg10: f64,
+    /// % of wall time stalled over the last 60 s (the kernel's `avg60=`).
     pub avg60: f64,
     /// Total stall time in µs since boot (the kernel's `total=`).
     pub total_us: u64,
@@ -23,16 +25,22 @@ pub struct PsiLine {
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
+    /// No pressure (macOS level 1).
     #[default]
     Normal,
+    /// macOS level 2; on Linux, PSI `some` held at or above the warning
+    /// threshold.
     Warning,
+    /// macOS level 4; on Linux, PSI `some` or `full` held at or above a
+    /// critical threshold.
     Critical,
 }
 
 impl Level {
+    /// Every level, least severe first (the order of `Ord`).
     pub const ALL: [Level; 3] = [Level::Normal, Level::Warning, Level::Critical];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Level::Normal => "normal",
             Level::Warning => "warning",

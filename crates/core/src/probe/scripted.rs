@@ -6,6 +6,8 @@ use super::{HostInfo, Probe, ProbeError, ProcessSample, Scope, SystemSample};
 type Script = Box<dyn FnMut(u64) -> (SystemSample, Vec<ProcessSample>) + Send>;
 type ScopeScript = Box<dyn FnMut(u32, u64) -> Result<Option<Scope>, ProbeError> + Send>;
 
+/// A [`Probe`] whose samples come from a closure, on a host of the size
+/// given (named `scripted`).
 pub struct ScriptedProbe {
     tick: u64,
     script: Script,

@@ -28,10 +28,12 @@ impl Probe for NativeProbe {
 pub struct TreeScan;
 
 impl TreeScan {
+    /// A scanner that finds nothing.
     pub fn new() -> Self {
         TreeScan
     }
 
+    /// No process: this OS has no probe to list them.
     pub fn scan(&mut self) -> Vec<ProcessSample> {
         Vec::new()
     }

@@ -17,8 +17,10 @@ pub const MAX_BYTES: u64 = 1 << 53;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid {kind} '{input}': {why}")]
 pub struct UnitError {
-    pub kind: &'static str,
-    pub input: String,
+    pub(crate) kind: &'static str,
+    pub(crate) input: String,
+    /// What is wrong, without the input: for a caller that quotes the input
+    /// itself.
     pub why: String,
 }
 

@@ -10,10 +10,10 @@ use crate::probe::pressure::{Pressure, PsiLine};
 /// The four `/proc/meminfo` lines swapsight needs, in bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MemInfo {
-    pub mem_total_bytes: u64,
-    pub mem_available_bytes: u64,
-    pub swap_total_bytes: u64,
-    pub swap_free_bytes: u64,
+    pub(crate) mem_total_bytes: u64,
+    pub(crate) mem_available_bytes: u64,
+    pub(crate) swap_total_bytes: u64,
+    pub(crate) swap_free_bytes: u64,
     /// `AnonPages`: anonymous memory mapped by processes.
     pub anon_pages_bytes: Option<u64>,
     /// `Shmem`: tmpfs and shared memory.
@@ -70,8 +70,8 @@ pub fn parse_meminfo(text: &[u8]) -> Option<MemInfo> {
 /// The `/proc/PID/status` figures swapsight needs, in bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StatusFigures {
-    pub rss_anon_bytes: u64,
-    pub rss_shmem_bytes: u64,
+    pub(crate) rss_anon_bytes: u64,
+    pub(crate) rss_shmem_bytes: u64,
     /// `VmSwap`; absent for kernel threads.
     pub vm_swap_bytes: Option<u64>,
     /// The process's user, from the `Uid:` line (real, effective, saved,
@@ -135,8 +135,8 @@ fn parse_uid(ids: &[u8]) -> Option<u32> {
 pub struct StatFields<'a> {
     /// `comm`: the name between the parentheses (at most 15 bytes).
     pub comm: &'a [u8],
-    pub state: u8,
-    pub ppid: u32,
+    pub(crate) state: u8,
+    pub(crate) ppid: u32,
     /// Kernel flags (`PF_*`); `PF_KTHREAD` marks kernel threads.
     pub flags: u64,
     /// Major faults: pages read back from disk or swap.
@@ -157,6 +157,7 @@ pub struct StatFields<'a> {
 pub const PF_KTHREAD: u64 = 0x0020_0000;
 
 impl StatFields<'_> {
+    /// Whether the process is a kernel thread (`PF_KTHREAD` in `flags`).
     pub fn is_kernel_thread(&self) -> bool {
         self.flags & PF_KTHREAD != 0
     }

@@ -159,6 +159,8 @@ struct AtFull {
     psi_some: Option<u64>,
 }
 
+/// The Linux probe. Keeps `/proc` open, its buffers, the names it worked
+/// out and the largest processes' `stat` files open between ticks.
 pub struct NativeProbe {
     page_size: u64,
     /// The file last read, at its start (`read_whole`). Its length only
@@ -203,7 +205,7 @@ pub struct NativeProbe {
 }
 
 impl NativeProbe {
-    pub fn new() -> Result<Self, ProbeError> {
+    pub(crate) fn new() -> Result<Self, ProbeError> {
         // SAFETY: sysconf has no preconditions; it only reads a constant.
         let page_size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
         let proc = File::open("/proc").map_err(|source| ProbeError::Io {

@@ -13,10 +13,13 @@ use crate::probe::ProcessSample;
 pub struct TreeScan;
 
 impl TreeScan {
+    /// A scanner; it holds nothing between scans.
     pub fn new() -> Self {
         TreeScan
     }
 
+    /// Every live process but kernel threads: pid, ppid, name (`comm`) and
+    /// start time; empty when `/proc` cannot be listed.
     pub fn scan(&mut self) -> Vec<ProcessSample> {
         let Ok(dir) = std::fs::read_dir("/proc") else {
             return Vec::new();

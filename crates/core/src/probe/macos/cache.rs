@@ -24,10 +24,10 @@ use crate::probe::GpuMemory;
 /// What is read once per process.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Identity {
-    pub start_time: u64,
+    pub(crate) start_time: u64,
     /// `pbsi_comm` when the name was read: a new one means an `exec`.
     pub comm: String,
-    pub naming: Naming,
+    pub(crate) naming: Naming,
 }
 
 impl Identity {
@@ -93,10 +93,12 @@ impl Identities {
         self.known.retain(|_, k| k.tick == tick);
     }
 
+    /// How many pids are known.
     pub fn len(&self) -> usize {
         self.known.len()
     }
 
+    /// Whether no pid is known.
     pub fn is_empty(&self) -> bool {
         self.known.is_empty()
     }
@@ -105,8 +107,8 @@ impl Identities {
 /// The system figures `host_statistics64(HOST_VM_INFO64)` gives.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct VmStats {
-    pub compressed_bytes: u64,
-    pub wired_bytes: Option<u64>,
+    pub(crate) compressed_bytes: u64,
+    pub(crate) wired_bytes: Option<u64>,
     /// Memory by kind (used, free, cached), when the answer held it.
     pub memory: Option<super::parse::VmMemory>,
     /// Bytes written to swap since boot (`swapouts × page size`).
@@ -184,6 +186,7 @@ pub struct GpuCache {
 }
 
 impl GpuCache {
+    /// A cache that has read nothing yet.
     pub const fn new() -> Self {
         GpuCache {
             accelerators: None,

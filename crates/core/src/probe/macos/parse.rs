@@ -125,10 +125,11 @@ pub fn swap_out_bytes(counts: &[i32], returned_count: usize, page_size: u64) -> 
 /// `throttled_count`, `external_page_count` and `internal_page_count`
 /// (`natural_t` each), then `total_uncompressed_pages_in_compressor`.
 pub const FREE_COUNT_INDEX: usize = 0;
-pub const PURGEABLE_COUNT_INDEX: usize = 4 + 9 * 2;
+pub(crate) const PURGEABLE_COUNT_INDEX: usize = 4 + 9 * 2;
+/// `speculative_count`: read-ahead pages, already counted in `free_count`.
 pub const SPECULATIVE_COUNT_INDEX: usize = PURGEABLE_COUNT_INDEX + 1;
-pub const EXTERNAL_PAGE_COUNT_INDEX: usize = COMPRESSOR_PAGE_COUNT_INDEX + 2;
-pub const INTERNAL_PAGE_COUNT_INDEX: usize = COMPRESSOR_PAGE_COUNT_INDEX + 3;
+pub(crate) const EXTERNAL_PAGE_COUNT_INDEX: usize = COMPRESSOR_PAGE_COUNT_INDEX + 2;
+pub(crate) const INTERNAL_PAGE_COUNT_INDEX: usize = COMPRESSOR_PAGE_COUNT_INDEX + 3;
 
 /// Physical memory by kind, in bytes, the way Activity Monitor and `vm_stat`
 /// count it, from one `host_statistics64(HOST_VM_INFO64)` answer.

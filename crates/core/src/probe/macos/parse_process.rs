@@ -137,14 +137,14 @@ pub const TASK_VM_INFO_REV7_COUNT: usize = 94;
 /// | 352 | `ledger_swapins` | 6 |
 /// | 360, 368 | `ledger_tag_neural_nofootprint_{total, peak}` | 7 |
 pub mod task_vm_info_offsets {
-    pub const COMPRESSED: usize = 120;
-    pub const PHYS_FOOTPRINT: usize = 144;
-    pub const LEDGER_PHYS_FOOTPRINT_PEAK: usize = 168;
-    pub const TAG_MEDIA: usize = 240;
-    pub const TAG_GRAPHICS: usize = 272;
-    pub const TAG_NEURAL: usize = 304;
-    pub const DECOMPRESSIONS: usize = 344;
-    pub const LEDGER_SWAPINS: usize = 352;
+    pub(crate) const COMPRESSED: usize = 120;
+    pub(crate) const PHYS_FOOTPRINT: usize = 144;
+    pub(crate) const LEDGER_PHYS_FOOTPRINT_PEAK: usize = 168;
+    pub(crate) const TAG_MEDIA: usize = 240;
+    pub(crate) const TAG_GRAPHICS: usize = 272;
+    pub(crate) const TAG_NEURAL: usize = 304;
+    pub(crate) const DECOMPRESSIONS: usize = 344;
+    pub(crate) const LEDGER_SWAPINS: usize = 352;
 }
 
 /// The revision of a `task_info(TASK_VM_INFO)` answer, from the count the
@@ -212,7 +212,7 @@ impl TagLedgers {
 /// revision the kernel did not fill are `None`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TaskVmInfo {
-    pub revision: u8,
+    pub(crate) revision: u8,
     /// `compressed`: bytes of this task's memory held by the compressor, in
     /// RAM or paged out to the swap files (revision 0).
     pub compressed: u64,
@@ -226,8 +226,8 @@ pub struct TaskVmInfo {
     /// that Metal buffers are tagged so is likely but not established from
     /// the sources.
     pub graphics: Option<TagLedgers>,
-    pub neural: Option<TagLedgers>,
-    pub media: Option<TagLedgers>,
+    pub(crate) neural: Option<TagLedgers>,
+    pub(crate) media: Option<TagLedgers>,
     /// `decompressions` of the task and its threads, capped at `i32::MAX`
     /// by the kernel (revision 5): pages taken back from the compressor,
     /// from RAM or from swap.
@@ -351,7 +351,7 @@ pub struct ProcArgs<'a> {
     /// The path the process was executed by (`executable_path=` stripped
     /// by the kernel).
     pub exec_path: &'a [u8],
-    pub argv: Vec<&'a [u8]>,
+    pub(crate) argv: Vec<&'a [u8]>,
 }
 
 /// Parses `sysctl {CTL_KERN, KERN_PROCARGS2, pid}` as `sysctl_procargsx`

@@ -181,7 +181,7 @@ pub(crate) fn pressure_level() -> Result<Level, String> {
 
 impl NativeProbe {
     /// Opens the probe: reads the page size and memory sizes once.
-    pub fn new() -> Result<Self, ProbeError> {
+    pub(crate) fn new() -> Result<Self, ProbeError> {
         let page_size = sysctl_uint(c"vm.pagesize")?;
         let phys_bytes = sysctl_uint(c"hw.memsize")?;
         // Older kernels lack it; then the level is over hw.memsize.

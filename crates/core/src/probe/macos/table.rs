@@ -192,6 +192,7 @@ pub struct TreeScan {
 }
 
 impl TreeScan {
+    /// A scanner with an empty process table and no last list yet.
     pub fn new() -> Self {
         TreeScan {
             table: ProcessTable::new(),

@@ -122,10 +122,12 @@ impl NameCache {
         self.reads
     }
 
+    /// How many processes have a cached naming.
     pub fn len(&self) -> usize {
         self.known.len()
     }
 
+    /// Whether no process has a cached naming.
     pub fn is_empty(&self) -> bool {
         self.known.is_empty()
     }

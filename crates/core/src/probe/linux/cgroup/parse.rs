@@ -71,15 +71,15 @@ pub fn parse_proc_cgroup(text: &str) -> ProcCgroup {
 /// without a cgroup namespace).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mount {
-    pub root: String,
-    pub point: PathBuf,
+    pub(crate) root: String,
+    pub(crate) point: PathBuf,
 }
 
 /// The cgroupfs mounts swapsight can read a scope from.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Mounts {
-    pub v2: Option<Mount>,
-    pub v1_memory: Option<Mount>,
+    pub(crate) v2: Option<Mount>,
+    pub(crate) v1_memory: Option<Mount>,
 }
 
 /// Parses `/proc/self/mountinfo` for the cgroup2 mount and the v1 mount of
@@ -143,7 +143,9 @@ fn unescape_mount(s: &str) -> String {
 /// A limit file's value: the literal `max` (v2's "no limit"), or bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
+    /// `max`: no limit.
     Max,
+    /// A limit in bytes.
     Bytes(u64),
 }
 
@@ -204,21 +206,21 @@ pub fn parse_events_v2(text: &str) -> ScopeEvents {
 /// The files of one cgroup that make a scope, as read (absent: `None`).
 #[derive(Debug, Clone, Default)]
 pub struct Files {
-    pub max: Option<String>,
-    pub high: Option<String>,
-    pub swap_max: Option<String>,
-    pub current: Option<String>,
-    pub swap_current: Option<String>,
-    pub events: Option<String>,
-    pub stat: Option<String>,
+    pub(crate) max: Option<String>,
+    pub(crate) high: Option<String>,
+    pub(crate) swap_max: Option<String>,
+    pub(crate) current: Option<String>,
+    pub(crate) swap_current: Option<String>,
+    pub(crate) events: Option<String>,
+    pub(crate) stat: Option<String>,
     // v2 only
-    pub pressure: Option<String>,
+    pub(crate) pressure: Option<String>,
     // v1 only
-    pub memsw_limit: Option<String>,
-    pub memsw_usage: Option<String>,
-    pub failcnt: Option<String>,
-    pub memsw_failcnt: Option<String>,
-    pub oom_control: Option<String>,
+    pub(crate) memsw_limit: Option<String>,
+    pub(crate) memsw_usage: Option<String>,
+    pub(crate) failcnt: Option<String>,
+    pub(crate) memsw_failcnt: Option<String>,
+    pub(crate) oom_control: Option<String>,
 }
 
 /// A v2 cgroup's scope from its files, when it has a limit below
