@@ -75,6 +75,8 @@ pub enum State {
 }
 
 impl State {
+    /// The name a trace and the API use: `fits`, `hidden-memory`,
+    /// `overflow` or `false-fit`.
     pub fn as_str(self) -> &'static str {
         match self {
             State::Fits => "fits",
@@ -102,6 +104,7 @@ impl State {
         State::FalseFit,
     ];
 
+    /// The state [`State::as_str`] names `s`; `None` for any other word.
     pub fn parse(s: &str) -> Option<State> {
         State::ALL.into_iter().find(|st| st.as_str() == s)
     }
@@ -116,11 +119,17 @@ impl std::fmt::Display for State {
 /// A raised or cleared state: one line in a trace, one notification.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Flag {
+    /// When, ms since the start.
     pub t_ms: u64,
+    /// The process.
     pub pid: u32,
+    /// Its name, as in [`ProcessSample::name`](crate::probe::ProcessSample::name).
     pub name: String,
+    /// The new state.
     pub state: State,
+    /// The state before.
     pub previous: State,
+    /// The figures behind it.
     pub evidence: Evidence,
     /// `evidence.describe(state)`, kept so a reader needs no detector.
     pub message: String,
@@ -129,13 +138,14 @@ pub struct Flag {
 /// The detector's current view of one process.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Assessment {
+    /// The process.
     pub pid: u32,
-    pub name: String,
+    pub(crate) name: String,
     /// Debounced state.
     pub state: State,
     /// Worst state since the baseline.
     pub worst: State,
-    pub evidence: Evidence,
+    pub(crate) evidence: Evidence,
     /// Since when `state` holds (ms on the sample clock).
     pub since_ms: u64,
 }
@@ -143,13 +153,15 @@ pub struct Assessment {
 /// System-wide view at the last tick.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct SystemView {
-    pub swap_climbing: bool,
-    pub swap_growth_window_bytes: i64,
+    pub(crate) swap_climbing: bool,
+    pub(crate) swap_growth_window_bytes: i64,
+    /// Swap in use now less at the baseline (monitor start or reset); the
+    /// scope's where a limit binds.
     pub swap_growth_bytes: i64,
-    pub swap_tolerance_bytes: u64,
+    pub(crate) swap_tolerance_bytes: u64,
     /// Readable footprints over physical memory: a lower bound.
     pub footprints_share: f64,
-    pub worst: State,
+    pub(crate) worst: State,
     /// Used memory against the footprints that explain it.
     #[serde(default)]
     pub gap: FootprintGap,
@@ -180,7 +192,7 @@ pub struct Detector {
 }
 
 impl Detector {
-    pub fn new(cfg: DetectorConfig) -> Self {
+    pub(crate) fn new(cfg: DetectorConfig) -> Self {
         Detector {
             cfg,
             sys: VecDeque::new(),
@@ -193,6 +205,7 @@ impl Detector {
         }
     }
 
+    /// The settings it runs with.
     pub fn config(&self) -> &DetectorConfig {
         &self.cfg
     }
@@ -207,7 +220,7 @@ impl Detector {
         }
     }
 
-    pub fn system(&self) -> SystemView {
+    pub(crate) fn system(&self) -> SystemView {
         self.view
     }
 
@@ -226,6 +239,7 @@ impl Detector {
             .map(|(&pid, t)| t.assessment(pid))
     }
 
+    /// The assessment of `pid`; `None` for a pid it does not track.
     pub fn assessment(&self, pid: u32) -> Option<Assessment> {
         self.procs.get(&pid).map(|t| t.assessment(pid))
     }

@@ -92,6 +92,7 @@ pub enum Limit {
 }
 
 impl Limit {
+    /// Every limit: the budget, the free floor, swap full.
     pub const ALL: [Limit; 3] = [Limit::SwapBudget, Limit::FreeFloor, Limit::SwapFull];
 
     /// `swap-budget`, `free-floor`, `swap-full`: the trace's and the
@@ -123,10 +124,14 @@ impl Limit {
 /// swap). Fields may be added in later versions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Forecast {
+    /// Until swap growth since the start reaches the guard's budget.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_budget_s: Option<f64>,
+    /// Until free memory reaches the floor.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub free_floor_s: Option<f64>,
+    /// Until swap in use reaches its limit: Linux `SwapTotal`, a scope's
+    /// swap limit, or on a Mac the nearest of the kernel's walls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_full_s: Option<f64>,
     /// macOS: which of the kernel's walls swap full is forecast at (the
@@ -136,7 +141,7 @@ pub struct Forecast {
 }
 
 impl Forecast {
-    pub fn get(&self, limit: Limit) -> Option<f64> {
+    pub(crate) fn get(&self, limit: Limit) -> Option<f64> {
         match limit {
             Limit::SwapBudget => self.swap_budget_s,
             Limit::FreeFloor => self.free_floor_s,
@@ -184,8 +189,8 @@ pub struct BudgetSwap {
 /// The swap a budget counts at one sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Counted {
-    pub now: u64,
-    pub start: u64,
+    pub(crate) now: u64,
+    pub(crate) start: u64,
     /// Whether it is the scope's own swap.
     pub on_scope: bool,
 }
@@ -275,6 +280,7 @@ fn to_i64(v: u64) -> i64 {
 }
 
 impl Forecaster {
+    /// A forecaster with `cfg` and no history yet.
     pub fn new(cfg: ForecastConfig) -> Self {
         Forecaster {
             cfg,
@@ -282,7 +288,7 @@ impl Forecaster {
         }
     }
 
-    pub fn config(&self) -> &ForecastConfig {
+    pub(crate) fn config(&self) -> &ForecastConfig {
         &self.cfg
     }
 

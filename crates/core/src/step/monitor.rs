@@ -13,8 +13,8 @@ use crate::step::tree::WatchTree;
 /// Watched tree + detector, stepped once per sample.
 #[derive(Debug)]
 pub struct Monitor {
-    pub tree: WatchTree,
-    pub detector: Detector,
+    pub(crate) tree: WatchTree,
+    pub(crate) detector: Detector,
     /// The level in force, written into each sample's `pressure.level`,
     /// and the scope's own, into its `scope.pressure.level`.
     pub pressure: LevelInForce,
@@ -27,6 +27,8 @@ pub struct Monitor {
 }
 
 impl Monitor {
+    /// A monitor of the tree rooted at `watch` (`None`: no tree), with the
+    /// detector's `cfg` and the default pressure and forecast settings.
     pub fn new(watch: Option<u32>, cfg: DetectorConfig) -> Self {
         Monitor {
             tree: WatchTree::new(watch),
@@ -55,6 +57,8 @@ impl Monitor {
         self
     }
 
+    /// Takes the next sample through the pressure level, the forecast, the
+    /// tree and the detector: everything known after it.
     pub fn step(&mut self, mut sample: Sample) -> Tick {
         self.note_pressure(&mut sample);
         let (forecast, forecast_fired) =

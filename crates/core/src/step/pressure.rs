@@ -95,6 +95,7 @@ pub struct PressureGauge {
 }
 
 impl PressureGauge {
+    /// A gauge with the thresholds of `cfg`, at `normal`.
     pub fn new(cfg: PressureConfig) -> Self {
         PressureGauge {
             cfg,
@@ -102,6 +103,7 @@ impl PressureGauge {
         }
     }
 
+    /// The thresholds it applies.
     pub fn config(&self) -> &PressureConfig {
         &self.cfg
     }
@@ -160,10 +162,10 @@ impl PressureGauge {
 /// Time spent at each level over a run or a phase, and the highest.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct LevelTimes {
-    pub peak: Level,
-    pub normal_ms: u64,
-    pub warning_ms: u64,
-    pub critical_ms: u64,
+    pub(crate) peak: Level,
+    pub(crate) normal_ms: u64,
+    pub(crate) warning_ms: u64,
+    pub(crate) critical_ms: u64,
 }
 
 impl LevelTimes {
@@ -177,7 +179,7 @@ impl LevelTimes {
         *slot = slot.saturating_add(dt_ms);
     }
 
-    pub fn ms_at(&self, level: Level) -> u64 {
+    pub(crate) fn ms_at(&self, level: Level) -> u64 {
         match level {
             Level::Normal => self.normal_ms,
             Level::Warning => self.warning_ms,
@@ -199,7 +201,7 @@ pub struct LevelInForce {
 }
 
 impl LevelInForce {
-    pub fn new(cfg: PressureConfig) -> Self {
+    pub(crate) fn new(cfg: PressureConfig) -> Self {
         LevelInForce {
             host: PressureGauge::new(cfg.clone()),
             scope: PressureGauge::new(cfg),
@@ -223,12 +225,12 @@ impl LevelInForce {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct PressureSummary {
     #[serde(flatten)]
-    pub levels: LevelTimes,
+    pub(crate) levels: LevelTimes,
     /// Highest PSI `some` / `full` avg10 seen (Linux).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub some_avg10_peak: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub full_avg10_peak: Option<f64>,
+    pub(crate) full_avg10_peak: Option<f64>,
     /// Time some tasks stalled on memory over the span (growth of PSI
     /// `some` total), in ms.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -249,7 +251,7 @@ pub struct PressureFold {
 }
 
 impl PressureFold {
-    pub fn new(cfg: PressureConfig) -> Self {
+    pub(crate) fn new(cfg: PressureConfig) -> Self {
         PressureFold {
             levels: LevelInForce::new(cfg),
             ..PressureFold::default()

@@ -28,11 +28,13 @@ pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
 /// How a sampler runs.
 #[derive(Debug, Clone)]
 pub struct SamplerConfig {
+    /// Time between samples (500 ms by default).
     pub interval: Duration,
     /// Ticks kept in the ring buffer.
     pub history: usize,
     /// Root of the watched tree.
     pub watch: Option<u32>,
+    /// The detector's settings.
     pub detector: DetectorConfig,
     /// Thresholds of the Linux pressure level.
     pub pressure: PressureConfig,
@@ -117,15 +119,17 @@ impl Sampler {
             .unwrap_or_default()
     }
 
-    pub fn latest(&self) -> Option<Arc<Tick>> {
+    pub(crate) fn latest(&self) -> Option<Arc<Tick>> {
         self.recent.lock().ok().and_then(|r| r.back().cloned())
     }
 
+    /// Starts swap growth, the worst states and the budget's forecast anew
+    /// ([`Monitor::reset_baseline`]) before the next sample.
     pub fn reset_baseline(&self) {
         let _ = self.commands.send(Command::ResetBaseline);
     }
 
-    pub fn watch(&self, pid: Option<u32>) {
+    pub(crate) fn watch(&self, pid: Option<u32>) {
         let _ = self.commands.send(Command::Watch(pid));
     }
 
@@ -144,6 +148,7 @@ impl Sampler {
         Pacer(self.commands.clone())
     }
 
+    /// When the sampler started: the zero of its samples' `t_ms`.
     pub fn started(&self) -> Instant {
         self.started
     }

@@ -12,11 +12,13 @@ use crate::step::forecast::{Forecast, Limit};
 /// Everything known after one sample.
 #[derive(Debug, Clone, Serialize)]
 pub struct Tick {
+    /// The sample, with the pressure level in force written in.
     pub sample: Sample,
     /// Pids of the watched tree at this tick.
     pub watched: Vec<u32>,
     /// States raised or cleared at this tick.
     pub flags: Vec<Flag>,
+    /// The detector's system-wide view after this sample.
     pub view: SystemView,
     /// Processes not in the `fits` state now or earlier since the baseline.
     pub flagged: Vec<Assessment>,

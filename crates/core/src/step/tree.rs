@@ -9,6 +9,8 @@ use std::collections::{HashMap, HashSet};
 
 use crate::probe::ProcessSample;
 
+/// The tree of one root pid: its members at the last update, each with its
+/// start time.
 #[derive(Debug, Clone, Default)]
 pub struct WatchTree {
     root: Option<u32>,
@@ -17,6 +19,7 @@ pub struct WatchTree {
 }
 
 impl WatchTree {
+    /// A tree of `root` with no member seen yet; `None`: no tree.
     pub fn new(root: Option<u32>) -> Self {
         WatchTree {
             root,
@@ -24,7 +27,7 @@ impl WatchTree {
         }
     }
 
-    pub fn root(&self) -> Option<u32> {
+    pub(crate) fn root(&self) -> Option<u32> {
         self.root
     }
 
@@ -69,10 +72,12 @@ impl WatchTree {
         self.members.keys().copied().collect()
     }
 
+    /// Whether `pid` was in the tree at the last update.
     pub fn contains(&self, pid: u32) -> bool {
         self.members.contains_key(&pid)
     }
 
+    /// Whether the last update found no member (the root gone, or never seen).
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
     }

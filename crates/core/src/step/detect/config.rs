@@ -16,6 +16,9 @@ pub struct DetectorConfig {
     pub swap_tolerance_bytes: Option<u64>,
     /// Swap must also have grown at this rate over the last `sustain_ms`.
     pub min_rate_bytes_per_s: u64,
+    /// Two thirds of the intervals of this span must have grown at
+    /// `min_rate_bytes_per_s` for swap to count as climbing: one burst of
+    /// page-outs never counts alone.
     pub sustain_ms: u64,
     /// Footprints (all processes) at or above this share of physical memory
     /// explain the swap: overflow rather than false fit. On the seeds' 48 GB
@@ -31,6 +34,7 @@ pub struct DetectorConfig {
     /// Footprint drop that counts as hidden memory.
     /// Default: max(512 MiB, 2 % of physical memory).
     pub hidden_drop_bytes: Option<u64>,
+    /// The window a footprint must drop within to count as hidden memory.
     pub hidden_window_ms: u64,
     /// Free memory must rise by at least this share of a drop to explain it.
     pub hidden_free_share: f64,
@@ -74,12 +78,12 @@ impl DetectorConfig {
         }
     }
 
-    pub fn swap_tolerance_for(&self, phys_bytes: u64) -> u64 {
+    pub(crate) fn swap_tolerance_for(&self, phys_bytes: u64) -> u64 {
         self.swap_tolerance_bytes
             .unwrap_or_else(|| (128u64 << 20).max(phys_bytes / 200))
     }
 
-    pub fn hidden_drop_for(&self, phys_bytes: u64) -> u64 {
+    pub(crate) fn hidden_drop_for(&self, phys_bytes: u64) -> u64 {
         self.hidden_drop_bytes
             .unwrap_or_else(|| (512u64 << 20).max(phys_bytes / 50))
     }

@@ -10,7 +10,9 @@ use crate::util::units::{format_bytes, format_duration};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Evidence {
+    /// The process's footprint at the tick.
     pub footprint_bytes: u64,
+    /// Physical memory, or the scope's limit where one binds.
     pub phys_bytes: u64,
     /// All processes' footprints over physical memory.
     pub footprints_share: f64,
@@ -18,7 +20,9 @@ pub struct Evidence {
     pub swap_growth_window_bytes: i64,
     /// System swap growth since the baseline (detector start or reset).
     pub swap_growth_bytes: i64,
+    /// The window the growths and rates are measured over.
     pub window_ms: u64,
+    /// Free memory in %, the scope's where a limit binds.
     pub free_pct: f64,
     /// Page-ins per second over the window (macOS file page-ins, Linux
     /// major faults).
@@ -31,6 +35,7 @@ pub struct Evidence {
     /// fell, where it rose: where the memory went.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hidden_gpu_rise_bytes: Option<u64>,
+    /// Whether the process is in the watched tree.
     pub watched: bool,
     /// Swap-ins per second over the window, in pages (macOS
     /// `ledger_swapins`, else `decompressions`); absent where the OS does

@@ -112,9 +112,9 @@ pub(super) fn activity(
 /// What a process did over the detector's window.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Activity {
-    pub pid: u32,
-    pub pageins_per_s: f64,
-    pub footprint_delta_bytes: i64,
+    pub(crate) pid: u32,
+    pub(crate) pageins_per_s: f64,
+    pub(crate) footprint_delta_bytes: i64,
     /// Swap-ins per second in pages (macOS), when the OS says.
     pub swapins_per_s: Option<f64>,
     /// Change of the process's own swap (Linux `VmSwap`), when the OS says.

@@ -12,7 +12,7 @@ use crate::probe::{Scope, SwapWall, SystemSample};
 /// reached. Fields may be added in later versions.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Outcome {
-    pub limit: Limit,
+    pub(crate) limit: Limit,
     /// When the forecast first fired, ms since the start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fired_ms: Option<u64>,
@@ -52,13 +52,14 @@ pub struct Replay {
 }
 
 impl Replay {
-    pub fn new(cfg: ForecastConfig) -> Self {
+    pub(crate) fn new(cfg: ForecastConfig) -> Self {
         Replay {
             forecaster: Forecaster::new(cfg),
             outcomes: [None; 3],
         }
     }
 
+    /// Takes the run's next sample, on the host (no scope).
     pub fn push(&mut self, t_ms: u64, sys: &SystemSample) {
         self.push_in(t_ms, sys, None);
     }
