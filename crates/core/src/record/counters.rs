@@ -17,10 +17,10 @@ pub const MAX_NAMES: usize = 32;
 /// One counter over a span: the run, or a phase.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CounterRow {
-    pub name: String,
-    pub unit: String,
-    pub peak: f64,
-    pub last: f64,
+    pub(crate) name: String,
+    pub(crate) unit: String,
+    pub(crate) peak: f64,
+    pub(crate) last: f64,
     /// Values written in the span.
     pub points: usize,
 }
@@ -37,7 +37,7 @@ pub struct CounterLog {
 }
 
 impl CounterLog {
-    pub fn push(&mut self, c: &Counter) {
+    pub(crate) fn push(&mut self, c: &Counter) {
         let index = match self.names.iter().position(|(n, _)| *n == c.name) {
             Some(i) => i,
             None if self.names.len() < MAX_NAMES => {
@@ -56,6 +56,7 @@ impl CounterLog {
         }
     }
 
+    /// Whether no point was kept.
     pub fn is_empty(&self) -> bool {
         self.points.is_empty()
     }
@@ -140,9 +141,9 @@ pub fn figure(value: f64, unit: &str) -> String {
 /// A counter's last value, as `/metrics` shows it while a recording runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LastCounter {
-    pub name: String,
-    pub value: f64,
-    pub unit: String,
+    pub(crate) name: String,
+    pub(crate) value: f64,
+    pub(crate) unit: String,
 }
 
 /// Each name's last value of `counters` (in time order), at most

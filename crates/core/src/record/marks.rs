@@ -67,8 +67,11 @@ pub enum MarkLine {
     End(Option<String>),
     /// A counter's value now (`#counter VALUE UNIT NAME`).
     Counter {
+        /// The counter's name, cleaned as a phase name is.
         name: String,
+        /// Its value.
         value: f64,
+        /// What the value counts (`bytes`, `items`, …).
         unit: String,
     },
 }
@@ -148,7 +151,7 @@ pub struct RateLimit {
 }
 
 impl RateLimit {
-    pub fn new(per_second: u32) -> Self {
+    pub(crate) fn new(per_second: u32) -> Self {
         RateLimit {
             tokens: f64::from(per_second),
             last: None,

@@ -12,9 +12,9 @@ use crate::record::trace::Mark;
 /// One phase's span in trace time.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Phase {
-    pub name: String,
-    pub start_ms: u64,
-    pub end_ms: u64,
+    pub(crate) name: String,
+    pub(crate) start_ms: u64,
+    pub(crate) end_ms: u64,
 }
 
 /// The spans the marks describe, in order. Marks are taken in trace order

@@ -20,6 +20,8 @@ use crate::record::trace::{
 };
 use crate::step::tick::Tick;
 
+/// Writes a recording's trace: the header, then samples, flags, events,
+/// marks and counters as they come.
 pub struct Recorder {
     writer: TraceWriter,
     top_n: usize,
@@ -50,7 +52,7 @@ pub struct CmdlineOnce {
 }
 
 impl CmdlineOnce {
-    pub fn strip(&mut self, processes: &mut [ProcessSample]) {
+    pub(crate) fn strip(&mut self, processes: &mut [ProcessSample]) {
         let mut now = HashMap::with_capacity(processes.len());
         for p in processes {
             let Some(cmdline) = &p.cmdline else {
@@ -88,10 +90,12 @@ impl Recorder {
         })
     }
 
+    /// The trace being written.
     pub fn path(&self) -> &Path {
         self.writer.path()
     }
 
+    /// Samples written so far.
     pub fn samples(&self) -> u64 {
         self.samples
     }

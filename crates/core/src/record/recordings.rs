@@ -14,8 +14,8 @@ use serde::Serialize;
 /// One recording in the folder, as a UI lists it.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Recording {
-    pub name: String,
-    pub bytes: u64,
+    pub(crate) name: String,
+    pub(crate) bytes: u64,
     /// Last modification, Unix time in milliseconds.
     pub modified_ms: u64,
 }
@@ -24,14 +24,17 @@ pub struct Recording {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RecordingError {
+    /// The name is not one a recording may have.
     #[error(
         "bad recording name '{}': expected a file name like swapsight-20250101-120000.jsonl \
          (letters, digits, . _ -, ending in .jsonl)",
         .0.escape_default()
     )]
     BadName(String),
+    /// No recording of that name is in the folder.
     #[error("no recording named {0}")]
     NotFound(String),
+    /// The folder could not be read.
     #[error("cannot list the recordings folder: {0}")]
     List(#[source] std::io::Error),
 }

@@ -28,6 +28,7 @@ use crate::step::tick::Tick;
 /// What a recording is asked to be: the settings that go in its header.
 #[derive(Debug, Clone)]
 pub struct Plan<'a> {
+    /// Time between samples.
     pub interval: Duration,
     /// How many of the largest processes each sample keeps.
     pub top_n: usize,
@@ -37,10 +38,12 @@ pub struct Plan<'a> {
     pub command: &'a [String],
     /// Who writes it: `record`, `guard`, `live`.
     pub verb: &'a str,
+    /// The detector's settings in force.
     pub detector: crate::step::detect::DetectorConfig,
     /// The pressure thresholds in force, and why samples carry no pressure
     /// (the probe's word), for `report` to read back.
     pub pressure: crate::step::pressure::PressureConfig,
+    /// Why the samples carry no pressure; `None` when they do.
     pub pressure_absent: Option<String>,
     /// The forecaster's settings in force.
     pub forecast: crate::step::forecast::ForecastConfig,
@@ -103,7 +106,7 @@ impl RecordingSession {
         &self.rec
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.rec.path()
     }
 

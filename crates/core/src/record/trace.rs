@@ -70,7 +70,7 @@ impl TraceWriter {
         Ok(w)
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
@@ -104,9 +104,13 @@ impl TraceWriter {
 /// A whole trace, read back.
 #[derive(Debug, Clone, Default)]
 pub struct Trace {
+    /// The header line; `Some` in every trace [`read`] returns.
     pub header: Option<Header>,
+    /// The samples, in order.
     pub samples: Vec<TraceSample>,
+    /// The flags the live detector wrote.
     pub flags: Vec<Flag>,
+    /// The events, in order.
     pub events: Vec<Event>,
     /// Phase marks, in the order written (at most [`MAX_MARKS`]).
     pub marks: Vec<Mark>,
@@ -193,12 +197,12 @@ pub fn read_all<R: BufRead>(mut reader: TraceReader<R>) -> Result<Trace, TraceEr
 /// The marks a reader keeps: the first [`MAX_MARKS`], the rest counted.
 #[derive(Debug, Clone, Default)]
 pub struct MarkList {
-    pub marks: Vec<Mark>,
-    pub dropped: usize,
+    pub(crate) marks: Vec<Mark>,
+    pub(crate) dropped: usize,
 }
 
 impl MarkList {
-    pub fn push(&mut self, m: Mark) {
+    pub(crate) fn push(&mut self, m: Mark) {
         if self.marks.len() < MAX_MARKS {
             self.marks.push(m);
         } else {

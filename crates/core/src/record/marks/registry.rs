@@ -45,7 +45,7 @@ const DIR_FLAGS: OFlags = OFlags::RDONLY
 #[derive(Debug)]
 pub struct RuntimeDir {
     pub(crate) fd: OwnedFd,
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
 }
 
 /// Whether a folder with this owner and mode may hold our private directory:
@@ -150,9 +150,13 @@ pub fn runtime_dir() -> io::Result<RuntimeDir> {
 /// A running recorder found in the registry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Running {
+    /// The recorder's process id.
     pub pid: u32,
-    pub started_unix_ms: u64,
+    pub(crate) started_unix_ms: u64,
+    /// Its `mark` file: each line written there is a mark (or a counter) in
+    /// its trace.
     pub mark_path: PathBuf,
+    /// The trace it writes.
     pub trace: PathBuf,
 }
 

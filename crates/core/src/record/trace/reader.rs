@@ -28,41 +28,71 @@ pub const KEPT_PROBLEMS: usize = 10;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TraceError {
+    /// The file could not be opened or read.
     #[error("cannot read {path}")]
     Io {
+        /// The trace.
         path: PathBuf,
+        /// The OS's error.
         #[source]
         source: std::io::Error,
     },
+    /// A trace being recorded could not be written.
     #[error("cannot write {path}")]
     Write {
+        /// The trace.
         path: PathBuf,
+        /// The OS's error.
         #[source]
         source: std::io::Error,
     },
+    /// The file holds no line at all.
     #[error("{path}: empty file, not a swapsight trace")]
-    Empty { path: PathBuf },
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The first record is no trace header: another kind of file.
     #[error("{path}:{line}: not a swapsight trace header ({detail})")]
     NotATrace {
+        /// The file.
         path: PathBuf,
+        /// The line read as the header (1-based).
         line: usize,
+        /// Why it is no header.
         detail: String,
     },
+    /// The header's schema is newer than this reader's [`SCHEMA`].
     #[error("{path}:{line}: trace schema {schema} is newer than this swapsight reads ({SCHEMA}); upgrade swapsight")]
     TooNew {
+        /// The trace.
         path: PathBuf,
+        /// The header's line (1-based).
         line: usize,
+        /// The schema the header names.
         schema: u32,
     },
+    /// A line longer than the reader takes ([`MAX_LINE_BYTES`]).
     #[error("{path}:{line}: line longer than {} MiB, not a swapsight trace line", MAX_LINE_BYTES >> 20)]
-    LineTooLong { path: PathBuf, line: usize },
+    LineTooLong {
+        /// The file.
+        path: PathBuf,
+        /// The long line (1-based).
+        line: usize,
+    },
+    /// [`MAX_BAD_RUN`] lines in a row held no record.
     #[error(
         "{path}:{first}-{last}: {MAX_BAD_RUN} lines in a row hold no record, giving up ({problem})"
     )]
     TooManyBadLines {
+        /// The file.
         path: PathBuf,
+        /// The run's first line (1-based).
         first: usize,
+        /// Its last line.
         last: usize,
+        /// What was wrong with its first malformed line ("all blank" when
+        /// none was malformed).
         problem: String,
     },
 }
@@ -70,8 +100,9 @@ pub enum TraceError {
 /// A line that could not be read, by number (1-based).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LineProblem {
+    /// The line's number.
     pub line: usize,
-    pub detail: String,
+    pub(crate) detail: String,
 }
 
 impl std::fmt::Display for LineProblem {
@@ -152,10 +183,12 @@ impl<R: BufRead> TraceReader<R> {
         Ok(reader)
     }
 
+    /// The trace's header.
     pub fn header(&self) -> &Header {
         &self.header
     }
 
+    /// The path given, for messages.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -170,7 +203,7 @@ impl<R: BufRead> TraceReader<R> {
         self.first_notes.as_ref().unwrap_or(&self.notes)
     }
 
-    pub fn into_notes(self) -> ReadNotes {
+    pub(crate) fn into_notes(self) -> ReadNotes {
         self.first_notes.unwrap_or(self.notes)
     }
 

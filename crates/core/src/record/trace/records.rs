@@ -21,9 +21,13 @@ pub const MAX_START_UNIX_MS: u64 = 253_402_300_799_999;
 /// First line of every trace.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Header {
+    /// Always [`FORMAT`], `swapsight-trace`.
     pub format: String,
+    /// The schema it is written in ([`SCHEMA`]); a reader refuses a newer one.
     pub schema: u32,
+    /// The host recorded.
     pub host: HostInfo,
+    /// Time between samples.
     pub interval_ms: u64,
     /// Wall-clock start, ms since the Unix epoch; every `t_ms` counts from it.
     pub start_unix_ms: u64,
@@ -36,6 +40,7 @@ pub struct Header {
     /// How many of the largest processes each sample keeps besides the watched tree.
     #[serde(default)]
     pub top_n: usize,
+    /// The detector's settings in force.
     #[serde(default)]
     pub detector: DetectorConfig,
     /// Thresholds of the Linux pressure level in force.
@@ -75,7 +80,7 @@ impl Header {
         }
     }
 
-    pub fn new(host: HostInfo, interval_ms: u64, start_unix_ms: u64) -> Self {
+    pub(crate) fn new(host: HostInfo, interval_ms: u64, start_unix_ms: u64) -> Self {
         Header {
             format: FORMAT.into(),
             schema: SCHEMA,
@@ -97,8 +102,10 @@ impl Header {
 /// One sample line: the probe's sample plus the watched pids at that tick.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TraceSample {
+    /// The sample (`t_ms`, `sys`, `procs`, `scope`).
     #[serde(flatten)]
     pub sample: Sample,
+    /// Pids of the watched tree at this tick; empty when none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub watched: Vec<u32>,
     /// Time to trouble at this tick; absent when no limit is in sight at
@@ -142,13 +149,17 @@ impl TraceSample {
 /// stopped it, the baseline was reset…
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
+    /// When (the time of the last sample).
     pub t_ms: u64,
     /// `command-start`, `command-exit`, `guard-wait`, `guard-stop`,
     /// `recording-stop`, `baseline-reset`, …
     pub kind: String,
+    /// What happened, in words.
     pub message: String,
+    /// The process it is about, where there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// The exit code of a command that exited with one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<i32>,
 }
@@ -157,8 +168,12 @@ pub struct Event {
 /// ends), or, with `end`, the current phase ends. Added in schema 1.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mark {
+    /// When, ms since the start.
     pub t_ms: u64,
+    /// The phase that starts; with `end`, the one that ends (empty when
+    /// none was named or current).
     pub name: String,
+    /// The current phase ends here (no new one starts).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub end: bool,
 }
@@ -168,8 +183,11 @@ pub struct Mark {
 /// through the mark path. Added in schema 1.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Counter {
+    /// When, ms since the start.
     pub t_ms: u64,
+    /// The counter's name (`mps.driver_allocated`, `queue`).
     pub name: String,
+    /// Its value at that instant.
     pub value: f64,
     /// What `value` counts (`bytes`, `items`, `%`, …).
     #[serde(default = "bytes_unit")]
@@ -187,10 +205,16 @@ fn bytes_unit() -> String {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
 pub enum Record {
+    /// The first line: the host and the settings in force.
     Header(Header),
+    /// One tick.
     Sample(TraceSample),
+    /// The live detector raised or cleared a state.
     Flag(Flag),
+    /// Something happened.
     Event(Event),
+    /// A phase starts or ends.
     Mark(Mark),
+    /// A named figure at an instant.
     Counter(Counter),
 }
