@@ -40,8 +40,13 @@ const GIB: f64 = (1u64 << 30) as f64;
 pub struct AdviceInput {
     /// `macos` or `linux` (the trace's host, or this machine).
     pub os: String,
+    /// The host's name, for the words of an advice that does not apply.
     pub hostname: String,
+    /// Physical memory.
     pub phys_bytes: u64,
+    /// Memory kept back for the OS, other apps and what the job holds
+    /// outside the MPS pool (`--reserve`); `None`: [`DEFAULT_RESERVE_SHARE`]
+    /// of memory.
     pub reserve_bytes: Option<u64>,
     /// `torch.mps.recommended_max_memory()`, when known.
     pub recommended_max_bytes: Option<u64>,
@@ -58,7 +63,7 @@ pub struct RunCheck {
     pub swap_grew_ms: Option<u64>,
     /// The cap would have raised PyTorch's error before swap grew.
     pub stopped_before_swap: bool,
-    pub words: String,
+    pub(crate) words: String,
 }
 
 /// The advice.
@@ -66,14 +71,16 @@ pub struct RunCheck {
 pub struct Advice {
     /// `false`: not a Mac (and no `--recommended-max`): nothing to set.
     pub applies: bool,
-    pub high_ratio: f64,
-    pub low_ratio: f64,
+    pub(crate) high_ratio: f64,
+    pub(crate) low_ratio: f64,
+    /// The most the MPS pool may hold under the ratio advised: the high
+    /// ratio × `recommended_max_memory()`.
     pub cap_bytes: u64,
-    pub limit_bytes: u64,
-    pub recommended_max_bytes: u64,
-    pub recommended_estimated: bool,
+    pub(crate) limit_bytes: u64,
+    pub(crate) recommended_max_bytes: u64,
+    pub(crate) recommended_estimated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub run: Option<RunCheck>,
+    pub(crate) run: Option<RunCheck>,
     /// The whole advice in words: `export` lines first.
     pub text: String,
 }
@@ -307,6 +314,8 @@ pub struct RunChecker {
 }
 
 impl RunChecker {
+    /// A checker of the run `header` opens, against the pool's `cap` in
+    /// bytes.
     pub fn new(header: &Header, cap: u64) -> Self {
         let phys = header.host.phys_bytes.max(1);
         RunChecker {

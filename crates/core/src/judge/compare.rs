@@ -16,20 +16,21 @@ use crate::util::units::{format_bytes, format_duration, format_growth};
 
 /// Fewest and most runs `compare` takes.
 pub const MIN_RUNS: usize = 2;
+/// Most runs `compare` takes.
 pub const MAX_RUNS: usize = 20;
 
 /// One run's row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunRow {
-    pub label: String,
-    pub host: String,
-    pub duration_ms: u64,
+    pub(crate) label: String,
+    pub(crate) host: String,
+    pub(crate) duration_ms: u64,
     /// Peak of Σ footprints of the watched tree; without a watched tree, the
     /// largest single process's peak.
     pub peak_footprint_bytes: u64,
-    pub swap_growth_bytes: i64,
-    pub min_free_pct: f64,
-    pub verdict: State,
+    pub(crate) swap_growth_bytes: i64,
+    pub(crate) min_free_pct: f64,
+    pub(crate) verdict: State,
     /// When the first process was flagged (not `fits`), from the start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_flagged_ms: Option<u64>,
@@ -47,7 +48,7 @@ pub struct RunRow {
 /// The comparison.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
-    pub runs: Vec<RunRow>,
+    pub(crate) runs: Vec<RunRow>,
     /// The runs come from more than one machine: figures compare less well.
     pub hosts_differ: bool,
     /// Every run carries the same phases, in the same order.
@@ -85,10 +86,10 @@ pub struct RowFold {
     pub first: Option<(u64, u64)>,
     /// Time of the last sample.
     pub last_ms: u64,
-    pub peak_footprint_bytes: u64,
+    pub(crate) peak_footprint_bytes: u64,
     /// The earliest flag that was not `fits`.
     pub first_flag_ms: Option<u64>,
-    pub marks: MarkList,
+    pub(crate) marks: MarkList,
     /// The header's word on what the run is.
     pub watching: Watching,
 }
@@ -222,13 +223,19 @@ pub fn align(t: f64, own: &[f64], reference: &[f64]) -> f64 {
 /// `--format` of `compare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TableFormat {
+    /// An aligned table for a terminal.
     Text,
+    /// A Markdown table.
     Markdown,
+    /// The comparison as JSON.
     Json,
+    /// One row a run, with each counter's peak as a column.
     Csv,
 }
 
 impl TableFormat {
+    /// The format `--format` names: `text`, `md` (or `markdown`), `json`
+    /// or `csv`; `None` for any other word.
     pub fn parse(s: &str) -> Option<TableFormat> {
         match s {
             "text" => Some(TableFormat::Text),
@@ -297,6 +304,7 @@ impl Comparison {
         notes
     }
 
+    /// The comparison in `format`.
     pub fn render(&self, format: TableFormat) -> String {
         match format {
             TableFormat::Text => self.to_text(),
@@ -310,7 +318,7 @@ impl Comparison {
         }
     }
 
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         use std::fmt::Write;
         let rows: Vec<[String; 8]> = self.runs.iter().map(cells).collect();
         let mut widths = HEADINGS.map(|h| h.chars().count());
@@ -370,7 +378,7 @@ impl Comparison {
             .collect()
     }
 
-    pub fn to_markdown(&self) -> String {
+    pub(crate) fn to_markdown(&self) -> String {
         let esc = |s: &str| s.replace('|', "\\|").replace(['\n', '\r'], " ");
         let mut out = format!("| {} |\n", HEADINGS.join(" | "));
         out += "|---|---:|---:|---:|---:|---|---:|---|\n";
@@ -389,7 +397,7 @@ impl Comparison {
 
     /// One row a run, each counter (of any run) as a column of its peak:
     /// `counter_peak:NAME:UNIT`, empty for a run without it.
-    pub fn to_csv(&self) -> String {
+    pub(crate) fn to_csv(&self) -> String {
         let counters = self.counter_columns();
         let mut w = csv::Writer::from_writer(Vec::new());
         let fixed = [

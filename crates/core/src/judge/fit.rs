@@ -63,8 +63,12 @@ const MIB: u64 = 1 << 20;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {
+    /// Below every bound.
     Fits,
+    /// Within physical memory (and the cgroup's limit), but above free
+    /// memory now or a Mac's GPU bounds.
     FitsOnlyBySwapping,
+    /// Above physical memory, or above the cgroup's limit.
     DoesNotFit,
 }
 
@@ -78,7 +82,7 @@ impl Verdict {
         }
     }
 
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Verdict::Fits => "fits",
             Verdict::FitsOnlyBySwapping => "fits only by swapping",
@@ -108,13 +112,18 @@ pub struct Figures {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Model {
     /// A size given on the command line (`8G`).
-    Size { bytes: u64, given: String },
+    Size {
+        /// The size in bytes.
+        bytes: u64,
+        /// The size as given.
+        given: String,
+    },
     /// A model's files, counted.
     Files(Weights),
 }
 
 impl Model {
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         match self {
             Model::Size { bytes, .. } => *bytes,
             Model::Files(w) => w.bytes,
@@ -126,18 +135,29 @@ impl Model {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum BoundId {
+    /// Physical memory (macOS `hw.memsize`, Linux `MemTotal`).
     Memory,
+    /// The limit of the memory cgroup holding `swapsight fit` (Linux).
     CgroupLimit,
+    /// Memory a new job could have now without swapping.
     FreeNow,
+    /// The cgroup's limit less its usage (Linux).
     CgroupFreeNow,
+    /// `iogpu.wired_limit_mb` where set, else Metal's recommended working
+    /// set (macOS).
     GpuWiredLimit,
+    /// Metal's `recommendedMaxWorkingSetSize` of the default device (macOS).
     RecommendedWorkingSet,
+    /// `PYTORCH_MPS_HIGH_WATERMARK_RATIO` × the recommended working set
+    /// (macOS, PyTorch only).
     MpsHighWatermark,
+    /// MLX's default limit, [`MLX_LIMIT_SHARE`] × the recommended working
+    /// set (macOS, MLX only).
     MlxMemoryLimit,
 }
 
 impl BoundId {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             BoundId::Memory => "physical memory",
             BoundId::CgroupLimit => "cgroup memory limit",
@@ -154,8 +174,10 @@ impl BoundId {
 /// What happens to a model over a bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum IfOver {
+pub(crate) enum IfOver {
+    /// The model does not fit.
     DoesNotFit,
+    /// The model fits only by swapping.
     Swaps,
     /// The framework raises an out-of-memory error.
     Raises,
@@ -164,13 +186,15 @@ pub enum IfOver {
 /// The framework a bound applies to; `None`: every job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Framework {
+pub(crate) enum Framework {
+    /// PyTorch on Metal (MPS).
     PytorchMps,
+    /// Apple's MLX.
     Mlx,
 }
 
 impl Framework {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Framework::PytorchMps => "PyTorch on MPS",
             Framework::Mlx => "MLX",
@@ -181,23 +205,23 @@ impl Framework {
 /// One bound, with its figure and where it comes from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Bound {
-    pub id: BoundId,
-    pub name: &'static str,
-    pub bytes: u64,
-    pub source: String,
+    pub(crate) id: BoundId,
+    pub(crate) name: &'static str,
+    pub(crate) bytes: u64,
+    pub(crate) source: String,
     /// The need is above it.
     pub over: bool,
-    pub if_over: IfOver,
+    pub(crate) if_over: IfOver,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub framework: Option<Framework>,
+    pub(crate) framework: Option<Framework>,
 }
 
 /// A bound that does not apply here, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Skipped {
-    pub id: BoundId,
-    pub name: &'static str,
-    pub why: String,
+    pub(crate) id: BoundId,
+    pub(crate) name: &'static str,
+    pub(crate) why: String,
 }
 
 /// A setting that would lift a bound the model is over.
@@ -207,14 +231,14 @@ pub struct Setting {
     pub lifts: Vec<BoundId>,
     /// What to run or set, as typed.
     pub line: String,
-    pub effect: String,
-    pub risk: String,
+    pub(crate) effect: String,
+    pub(crate) risk: String,
 }
 
 /// The answer, with everything it stands on.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Answer {
-    pub verdict: Verdict,
+    pub(crate) verdict: Verdict,
     /// 0 fits, 1 fits only by swapping, 2 does not fit.
     pub exit_code: u8,
     /// The answer in one line.
@@ -222,14 +246,14 @@ pub struct Answer {
     /// What is held against the bounds: the model's bytes, or the past
     /// run's peak where it is larger.
     pub needed_bytes: u64,
-    pub model_bytes: u64,
-    pub model: Model,
+    pub(crate) model_bytes: u64,
+    pub(crate) model: Model,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub past_run: Option<PastRun>,
-    pub bounds: Vec<Bound>,
-    pub skipped: Vec<Skipped>,
-    pub settings: Vec<Setting>,
-    pub notes: Vec<String>,
+    pub(crate) past_run: Option<PastRun>,
+    pub(crate) bounds: Vec<Bound>,
+    pub(crate) skipped: Vec<Skipped>,
+    pub(crate) settings: Vec<Setting>,
+    pub(crate) notes: Vec<String>,
 }
 
 /// What the need is: the model's bytes, or a past run's peak where it is

@@ -25,6 +25,7 @@ pub use stop_tree::{stop_tree, ProcessControl, Signal, StopPlan, StopReport};
 /// memory is free, or the guard gives up after `timeout`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Gate {
+    /// Free memory, in %, the command waits for.
     pub want_pct: f64,
     /// `None` waits as long as it takes.
     pub timeout: Option<Duration>,
@@ -98,6 +99,7 @@ fn pct_text(pct: f64) -> String {
 /// command and accounts its swap (`memory.swap.current`, v1 `total_swap`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
+    /// How far swap may grow (`--swap-budget`).
     pub budget_bytes: u64,
     /// System swap in use when the command started.
     pub baseline_bytes: u64,
@@ -107,6 +109,7 @@ pub struct Budget {
 }
 
 impl Budget {
+    /// A budget of `budget_bytes` over system swap at `baseline_bytes`.
     pub fn new(budget_bytes: u64, baseline_bytes: u64) -> Self {
         Budget {
             budget_bytes,
@@ -232,30 +235,55 @@ impl StopRules {
 #[non_exhaustive]
 pub enum StopReason {
     /// Swap grew past the budget (`--swap-budget`). Exit code 10.
-    Budget { grown_bytes: u64, budget_bytes: u64 },
+    Budget {
+        /// How far the counted swap had grown.
+        grown_bytes: u64,
+        /// The budget.
+        budget_bytes: u64,
+    },
     /// The detector flagged a member of the tree as a false fit
     /// (`--on-false-fit stop`). Exit code 11.
-    FalseFit { pid: u32, name: String },
+    FalseFit {
+        /// The member flagged.
+        pid: u32,
+        /// Its name.
+        name: String,
+    },
     /// The forecast put `limit` `eta_ms` away, less than `within`
     /// (`--stop-before`). Exit code 13.
     Forecast {
+        /// The limit forecast.
         limit: Limit,
+        /// Time left to it at the current rate.
         eta_ms: u64,
+        /// `--stop-before`.
         within: Duration,
     },
     /// The memory pressure level reached `level` (`--stop-at-pressure`).
     /// Exit code 14.
-    Pressure { level: Level },
+    Pressure {
+        /// The level reached.
+        level: Level,
+    },
     /// The guard itself was sent a signal (Ctrl-C, `kill`); `name` is e.g.
     /// `SIGINT`. Exit code 128 + the signal's number.
-    Signal { name: &'static str },
+    Signal {
+        /// The signal's name.
+        name: &'static str,
+    },
     /// The memory probe failed: the budget can no longer be enforced. Exit
     /// code 1.
-    ProbeFailed { why: String },
+    ProbeFailed {
+        /// What failed, in words.
+        why: String,
+    },
     /// The trace could not be written (a full disk): the run would go on
     /// unrecorded, so it is stopped. `why` names the file and the error.
     /// Exit code 1.
-    TraceFailed { why: String },
+    TraceFailed {
+        /// The file and the error.
+        why: String,
+    },
     /// The command exited by itself but left processes running. The exit
     /// code is the command's own.
     Leftovers,

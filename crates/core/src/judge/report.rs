@@ -37,26 +37,26 @@ use scope::ScopeSummary;
 /// One process's verdict and figures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProcessReport {
-    pub pid: u32,
-    pub name: String,
+    pub(crate) pid: u32,
+    pub(crate) name: String,
     /// The process's command line (capped; see `probe::naming`), the last
     /// one the trace gave; absent when the trace has none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cmdline: Option<String>,
-    pub verdict: State,
-    pub watched: bool,
-    pub first_seen_ms: u64,
-    pub last_seen_ms: u64,
-    pub peak_footprint_bytes: u64,
-    pub peak_footprint_at_ms: u64,
+    pub(crate) verdict: State,
+    pub(crate) watched: bool,
+    pub(crate) first_seen_ms: u64,
+    pub(crate) last_seen_ms: u64,
+    pub(crate) peak_footprint_bytes: u64,
+    pub(crate) peak_footprint_at_ms: u64,
     /// System swap growth while the process was seen (max − at first sight).
     pub swap_growth_bytes: i64,
     /// When that growth happened: from 10 % to 90 % of it.
     pub swap_growth_from_ms: Option<u64>,
-    pub swap_growth_to_ms: Option<u64>,
-    pub min_free_pct: f64,
-    pub pageins_per_s: f64,
-    pub peak_pageins_per_s: f64,
+    pub(crate) swap_growth_to_ms: Option<u64>,
+    pub(crate) min_free_pct: f64,
+    pub(crate) pageins_per_s: f64,
+    pub(crate) peak_pageins_per_s: f64,
     /// Largest footprint drop not matched by free memory.
     pub hidden_bytes: u64,
     /// Measured swap of the process (Linux `VmSwap`), peak.
@@ -79,22 +79,28 @@ pub struct ProcessReport {
     /// When the detector first raised a non-fits state.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_flag_ms: Option<u64>,
-    pub evidence: String,
+    pub(crate) evidence: String,
 }
 
 /// The verdict on a whole run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
+    /// The run's verdict: its worst process's, or where swap grew (or the
+    /// OOM killer ended the run) with no process to explain it, what the
+    /// footprints' peak share of memory says.
     pub verdict: State,
+    /// The verdict in one line: the process it is about, or what swap did.
     pub summary: String,
+    /// From the first sample to the last.
     pub duration_ms: u64,
+    /// Samples read.
     pub samples: usize,
-    pub phys_bytes: u64,
-    pub swap_growth_bytes: i64,
-    pub swap_tolerance_bytes: u64,
-    pub min_free_pct: f64,
+    pub(crate) phys_bytes: u64,
+    pub(crate) swap_growth_bytes: i64,
+    pub(crate) swap_tolerance_bytes: u64,
+    pub(crate) min_free_pct: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub command: Option<Vec<String>>,
+    pub(crate) command: Option<Vec<String>>,
     /// The memory cgroup the run was judged against (its limit is
     /// `phys_bytes`, its swap the swap); absent: the host.
     /// The run moved between cgroups: the worst of them
@@ -106,6 +112,9 @@ pub struct Report {
     /// one or none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scopes: Vec<ScopeSummary>,
+    /// The processes the report lists: the watched ones with a footprint
+    /// (or the five largest when none was watched) and every one not judged
+    /// `fits`; watched first, then by verdict, then by peak footprint.
     pub processes: Vec<ProcessReport>,
     /// Memory not explained by footprints, at the first sample and at its
     /// peak, and how much of used memory the readable footprints covered.
@@ -134,7 +143,7 @@ pub struct Report {
     pub problems: Vec<String>,
     /// How many lines the reader skipped in all.
     pub skipped_lines: usize,
-    pub truncated_last_line: bool,
+    pub(crate) truncated_last_line: bool,
 }
 
 /// The system figure "memory not explained by footprints" over a run.
@@ -166,7 +175,7 @@ pub struct FootprintsSummary {
 /// do not explain peaked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct GpuAtPeak {
-    pub t_ms: u64,
+    pub(crate) t_ms: u64,
     /// The GPU's in-use system memory then.
     pub in_use_bytes: u64,
     /// Σ readable footprints then.

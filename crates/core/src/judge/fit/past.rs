@@ -23,14 +23,15 @@ pub struct PastRun {
     /// watched no tree (a recording of the machine).
     pub of: PeakOf,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
-    pub hostname: String,
-    pub os: String,
+    pub(crate) command: Option<String>,
+    pub(crate) hostname: String,
+    pub(crate) os: String,
     /// The memory it was judged against (its host's, or its cgroup's limit).
     pub phys_bytes: u64,
     /// That run's own verdict (`swapsight report`).
     pub verdict: State,
-    pub swap_growth_bytes: i64,
+    pub(crate) swap_growth_bytes: i64,
+    /// Samples in the trace (0: nothing to go by).
     pub samples: usize,
 }
 
@@ -38,12 +39,14 @@ pub struct PastRun {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PeakOf {
+    /// The watched process tree's.
     Tree,
+    /// The largest process's: the trace watched no tree.
     LargestProcess,
 }
 
 impl PeakOf {
-    pub fn words(self) -> &'static str {
+    pub(crate) fn words(self) -> &'static str {
         match self {
             PeakOf::Tree => "its watched process tree",
             PeakOf::LargestProcess => {

@@ -80,7 +80,7 @@ impl Default for WalkLimits {
 pub struct WeightFile {
     /// Relative to the path given (the file's name when a file was given).
     pub path: String,
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Where a link points, as it is written (`../../blobs/<sha>`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
@@ -89,9 +89,9 @@ pub struct WeightFile {
 /// One weights file not counted, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LeftOut {
-    pub path: String,
-    pub bytes: u64,
-    pub why: String,
+    pub(crate) path: String,
+    pub(crate) bytes: u64,
+    pub(crate) why: String,
 }
 
 /// What was counted of a model.
@@ -101,8 +101,8 @@ pub struct Weights {
     pub path: String,
     /// Σ of `files`.
     pub bytes: u64,
-    pub files: Vec<WeightFile>,
-    pub left_out: Vec<LeftOut>,
+    pub(crate) files: Vec<WeightFile>,
+    pub(crate) left_out: Vec<LeftOut>,
     /// Shards an index names that are not there: the loader would fail.
     pub missing: Vec<String>,
     /// The index files that decided what counted.
@@ -115,20 +115,46 @@ pub struct Weights {
 /// Why a model's weights could not be counted.
 #[derive(Debug, thiserror::Error)]
 pub enum WeightsError {
+    /// A file or folder could not be read.
     #[error("cannot read {path}: {source}")]
     Io {
+        /// The path, cleaned.
         path: String,
+        /// The OS's error.
         #[source]
         source: std::io::Error,
     },
+    /// The path is something else (a device, a socket).
     #[error("{path} is neither a file nor a folder")]
-    NotFileOrFolder { path: String },
+    NotFileOrFolder {
+        /// The path as given, cleaned.
+        path: String,
+    },
+    /// The walk met more entries than [`WalkLimits::max_entries`].
     #[error("{path}: more than {max} files and folders: not a model's folder? (give the model's own folder, a file, or a size)")]
-    TooMany { path: String, max: usize },
+    TooMany {
+        /// The path as given, cleaned.
+        path: String,
+        /// The limit it passed.
+        max: usize,
+    },
+    /// A shard index (`*.index.json`) could not be read or does not parse.
     #[error("{path}: {why}")]
-    BadIndex { path: String, why: String },
+    BadIndex {
+        /// The index file, cleaned.
+        path: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// No weights file was counted.
     #[error("no model weights counted in {path}: {why}")]
-    Nothing { path: String, why: String },
+    Nothing {
+        /// The path as given, cleaned.
+        path: String,
+        /// What the walk found instead: files left out, or no file of a
+        /// weights extension.
+        why: String,
+    },
 }
 
 fn shown(p: &Path) -> String {

@@ -21,14 +21,20 @@ use crate::step::tree::WatchTree;
 /// The signals [`stop_tree`] sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Signal {
+    /// `SIGINT`.
     Interrupt,
+    /// `SIGTERM`.
     Terminate,
+    /// `SIGKILL`.
     Kill,
+    /// `SIGSTOP`.
     Stop,
+    /// `SIGCONT`.
     Continue,
 }
 
 impl Signal {
+    /// The signal's name: `SIGINT`, `SIGTERM`, ….
     pub fn name(self) -> &'static str {
         match self {
             Signal::Interrupt => "SIGINT",
@@ -74,6 +80,8 @@ pub struct StopPlan {
 }
 
 impl StopPlan {
+    /// A plan that sends `first`, then `SIGKILL` after `grace`; kill wait
+    /// 5 s, a poll every 50 ms, no group and no pid excluded.
     pub fn new(first: Signal, grace: Duration) -> Self {
         StopPlan {
             first,
@@ -96,7 +104,7 @@ pub struct StopReport {
     /// Those still alive when the guard gave up (`kill_wait` after the first
     /// `SIGKILL`).
     pub survivors: Vec<u32>,
-    pub took: Duration,
+    pub(crate) took: Duration,
 }
 
 /// How many times one freeze re-reads the process list for new children.

@@ -18,21 +18,21 @@ use crate::util::units::{format_bytes, format_duration, format_growth, signed_di
 /// One row of the per-phase table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PhaseRow {
-    pub name: String,
-    pub start_ms: u64,
-    pub duration_ms: u64,
+    pub(crate) name: String,
+    pub(crate) start_ms: u64,
+    pub(crate) duration_ms: u64,
     /// Peak of Σ footprints of the watched tree (of every kept process when
     /// none was watched) over the phase's samples.
     pub peak_footprint_bytes: u64,
     /// Highest swap in use during the phase − swap in use at its start.
     pub swap_growth_bytes: i64,
-    pub min_free_pct: f64,
+    pub(crate) min_free_pct: f64,
     /// Peak of the memory not explained by footprints (`detect::footprint_gap`),
     /// absent when the phase holds no sample.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unexplained_peak_bytes: Option<i64>,
-    pub samples: usize,
-    pub verdict: State,
+    pub(crate) samples: usize,
+    pub(crate) verdict: State,
     /// Memory pressure over the phase's samples and its baseline, as its
     /// verdict: the highest level and the time at each; absent without
     /// pressure figures.
@@ -51,7 +51,9 @@ pub struct PhaseRow {
 /// The verdict on a run as a fold over its samples: the report's rule on a
 /// whole run, fed one phase's samples.
 pub trait Judge {
+    /// Takes the phase's next sample.
     fn push(&mut self, s: &TraceSample);
+    /// The verdict on the samples taken.
     fn verdict(self) -> State;
 }
 

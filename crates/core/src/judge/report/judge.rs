@@ -44,7 +44,7 @@ pub struct RunJudge {
 }
 
 impl RunJudge {
-    pub fn new(header: &Header, cfg: Option<DetectorConfig>) -> Self {
+    pub(crate) fn new(header: &Header, cfg: Option<DetectorConfig>) -> Self {
         let cfg = cfg.unwrap_or_else(|| header.detector.clone());
         RunJudge {
             detector: Detector::new(cfg.clone()),

@@ -18,11 +18,11 @@ pub struct ScopeSummary {
     /// Its memory limit: what the run was judged against.
     pub limit_bytes: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub high_bytes: Option<u64>,
+    pub(crate) high_bytes: Option<u64>,
     /// Its own swap limit; absent: the host's swap bounds it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub swap_limit_bytes: Option<u64>,
-    pub peak_usage_bytes: u64,
+    pub(crate) peak_usage_bytes: u64,
     /// Peak of the scope's swap; absent where the cgroup does not account it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_swap_bytes: Option<u64>,
@@ -41,7 +41,7 @@ pub struct ScopeSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peak_pressure: Option<crate::step::pressure::Level>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pressure_some_avg10_peak: Option<f64>,
+    pub(crate) pressure_some_avg10_peak: Option<f64>,
 }
 
 /// Most cgroups a report lists: a run moves between a few (a job that
