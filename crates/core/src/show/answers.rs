@@ -23,6 +23,7 @@ pub use crate::show::live::{Replay, Row};
 /// One process: its row and its footprint history.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ProcessView {
+    /// The process's row, as the table shows it.
     pub row: Row,
     /// `[t_ms, footprint_bytes]` pairs, oldest first.
     pub series: Vec<(u64, u64)>,
@@ -31,6 +32,7 @@ pub struct ProcessView {
 /// The answer to `pin`: the pid now pinned, `null` once unpinned.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 pub struct Pinned {
+    /// The pid now pinned; `None` once unpinned.
     pub pinned: Option<u32>,
 }
 
@@ -38,10 +40,11 @@ pub struct Pinned {
 /// (`reset_baseline`): `{"ok": true}`.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 pub struct Done {
-    pub ok: bool,
+    pub(crate) ok: bool,
 }
 
 impl Done {
+    /// `{"ok": true}`.
     pub const OK: Done = Done { ok: true };
 }
 
@@ -51,10 +54,11 @@ pub struct RecordingInfo {
     /// File name in the recordings folder (what `replay` and `report` take).
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub samples: Option<u64>,
+    pub(crate) samples: Option<u64>,
 }
 
 impl RecordingInfo {
+    /// The answer for a recording started at `path`.
     pub fn started(path: &Path) -> RecordingInfo {
         RecordingInfo {
             name: file_name(path),
@@ -62,6 +66,7 @@ impl RecordingInfo {
         }
     }
 
+    /// The answer for a recording at `path` stopped after `samples` samples.
     pub fn stopped(path: &Path, samples: u64) -> RecordingInfo {
         RecordingInfo {
             name: file_name(path),

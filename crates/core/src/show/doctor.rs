@@ -36,6 +36,7 @@ use text::{clean_text, format_bytes, trim_float};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Unit {
+    /// A size in bytes.
     Bytes,
     /// Percentage points (free memory in percent).
     Percent,
@@ -60,12 +61,12 @@ pub enum Status {
 /// points) plus `pct` % of the tool's figure.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Tolerance {
-    pub abs: f64,
-    pub pct: f64,
+    pub(crate) abs: f64,
+    pub(crate) pct: f64,
 }
 
 impl Tolerance {
-    pub const fn new(abs: f64, pct: f64) -> Tolerance {
+    pub(crate) const fn new(abs: f64, pct: f64) -> Tolerance {
         Tolerance { abs, pct }
     }
 
@@ -95,7 +96,7 @@ pub struct Row {
     pub figure: String,
     /// The tool and the field read: `footprint -j (phys_footprint)`.
     pub tool_name: String,
-    pub unit: Unit,
+    pub(crate) unit: Unit,
     /// swapsight's reading nearer to the tool's, of the two taken around it.
     #[serde(serialize_with = "whole")]
     pub swapsight: Option<f64>,
@@ -104,16 +105,16 @@ pub struct Row {
     #[serde(serialize_with = "whole")]
     pub swapsight_before: Option<f64>,
     #[serde(serialize_with = "whole")]
-    pub swapsight_after: Option<f64>,
+    pub(crate) swapsight_after: Option<f64>,
     #[serde(serialize_with = "whole")]
-    pub tool: Option<f64>,
+    pub(crate) tool: Option<f64>,
     /// `tool − swapsight`.
     #[serde(serialize_with = "whole")]
     pub difference: Option<f64>,
-    pub tolerance: Tolerance,
+    pub(crate) tolerance: Tolerance,
     /// `tolerance` in words: `±8.0 MB + 2 %`.
     pub tolerance_text: String,
-    pub status: Status,
+    pub(crate) status: Status,
     /// Why a figure is unreadable or only informative.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -132,12 +133,12 @@ fn whole<S: serde::Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error>
 /// swapsight's two readings of a figure, before and after the tool's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bracket {
-    pub before: f64,
-    pub after: f64,
+    pub(crate) before: f64,
+    pub(crate) after: f64,
 }
 
 impl Bracket {
-    pub fn new(before: f64, after: f64) -> Bracket {
+    pub(crate) fn new(before: f64, after: f64) -> Bracket {
         Bracket { before, after }
     }
 
@@ -173,27 +174,28 @@ impl Bracket {
 /// What one side of a row gave.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reading<T> {
+    /// The figure read.
     Value(T),
     /// Not read, and why (a missing tool, a denied process).
     Unreadable(String),
 }
 
 impl<T> Reading<T> {
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Reading<U> {
+    pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> Reading<U> {
         match self {
             Reading::Value(v) => Reading::Value(f(v)),
             Reading::Unreadable(why) => Reading::Unreadable(why),
         }
     }
 
-    pub fn and_then<U>(self, f: impl FnOnce(T) -> Reading<U>) -> Reading<U> {
+    pub(crate) fn and_then<U>(self, f: impl FnOnce(T) -> Reading<U>) -> Reading<U> {
         match self {
             Reading::Value(v) => f(v),
             Reading::Unreadable(why) => Reading::Unreadable(why),
         }
     }
 
-    pub fn ok(self) -> Option<T> {
+    pub(crate) fn ok(self) -> Option<T> {
         match self {
             Reading::Value(v) => Some(v),
             Reading::Unreadable(_) => None,
@@ -305,8 +307,8 @@ pub fn info(
 /// The process the doctor started, and what it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ChildInfo {
-    pub pid: u32,
-    pub size_bytes: u64,
+    pub(crate) pid: u32,
+    pub(crate) size_bytes: u64,
     /// The doctor's own resident anonymous memory at the fork, which the
     /// child maps too ([`child::Held::inherited`]).
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -320,16 +322,16 @@ fn is_zero(v: &u64) -> bool {
 /// A tool the doctor looked for and did not find.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MissingTool {
-    pub tool: String,
-    pub why: String,
+    pub(crate) tool: String,
+    pub(crate) why: String,
 }
 
 /// A tool the doctor ran, and the binary that answered (never one found on
 /// `$PATH`: see [`tools`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct UsedTool {
-    pub tool: String,
-    pub path: String,
+    pub(crate) tool: String,
+    pub(crate) path: String,
 }
 
 /// The doctor's findings.
@@ -341,8 +343,8 @@ pub struct Report {
     pub os_version: String,
     /// Kernel release (`uname -r`) or Darwin version.
     pub kernel: String,
-    pub child: Option<ChildInfo>,
-    pub rows: Vec<Row>,
+    pub(crate) child: Option<ChildInfo>,
+    pub(crate) rows: Vec<Row>,
     /// Tools not found (their rows are unreadable).
     pub missing_tools: Vec<MissingTool>,
     /// The tools that ran, each with the binary that answered.
@@ -357,6 +359,7 @@ impl Report {
         self.rows.iter().any(|r| r.status == Status::Off)
     }
 
+    /// How many rows have `status`.
     pub fn count(&self, status: Status) -> usize {
         self.rows.iter().filter(|r| r.status == status).count()
     }

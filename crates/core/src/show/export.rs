@@ -33,24 +33,35 @@ pub type Format = ExportFormat;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ExportError {
+    /// The output could not be written.
     #[error("cannot write the {format} output")]
     Io {
+        /// The format being written (`csv`, `prometheus`, …).
         format: &'static str,
+        /// The OS's error.
         #[source]
         source: std::io::Error,
     },
+    /// The trace holds no sample.
     #[error("the trace has no samples to export")]
     NoSamples,
+    /// A chart side outside `plot::MIN_SIDE` to `plot::MAX_SIDE` pixels.
     #[error("invalid chart size {width}x{height}: {why}")]
     Size {
+        /// The width asked for, in pixels.
         width: u32,
+        /// The height asked for, in pixels.
         height: u32,
+        /// What is wrong with it.
         why: String,
     },
+    /// The chart could not be drawn or encoded.
     #[error("cannot draw the chart: {0}")]
     Draw(String),
+    /// The trace could not be read.
     #[error(transparent)]
     Trace(#[from] crate::record::trace::TraceError),
+    /// JSONL asked of a read trace: that format is the trace file itself.
     #[error("{0} is the trace file itself, not drawn from a read trace")]
     NotDrawn(&'static str),
 }
@@ -66,18 +77,18 @@ impl ExportError {
 /// so that a trace of any size exports in bounded memory.
 #[derive(Debug, Default)]
 pub struct Skeleton {
-    pub header: Option<crate::record::trace::Header>,
-    pub flags: Vec<crate::step::detect::Flag>,
-    pub events: Vec<crate::record::trace::Event>,
-    pub marks: crate::record::trace::MarkList,
+    pub(crate) header: Option<crate::record::trace::Header>,
+    pub(crate) flags: Vec<crate::step::detect::Flag>,
+    pub(crate) events: Vec<crate::record::trace::Event>,
+    pub(crate) marks: crate::record::trace::MarkList,
     /// Counter values, the first [`crate::record::trace::MAX_COUNTERS`] (the rest
     /// are counted in `counters_dropped`).
     pub counters: Vec<crate::record::trace::Counter>,
-    pub counters_dropped: usize,
+    pub(crate) counters_dropped: usize,
     /// Time and swap in use at the first sample.
     pub first: Option<(u64, u64)>,
-    pub last_ms: u64,
-    pub samples: usize,
+    pub(crate) last_ms: u64,
+    pub(crate) samples: usize,
     /// Every process's pid and first name, in order of first appearance.
     pub names: Vec<(u32, String)>,
     /// Every pid ever watched.
@@ -173,7 +184,7 @@ pub struct StateTimeline {
 }
 
 impl StateTimeline {
-    pub fn new(trace: &Trace) -> Self {
+    pub(crate) fn new(trace: &Trace) -> Self {
         Self::from_flags(&trace.flags)
     }
 
@@ -218,9 +229,9 @@ impl StateTimeline {
 /// A stretch of time during which at least one process was in `state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Interval {
-    pub state: State,
-    pub from_ms: u64,
-    pub to_ms: u64,
+    pub(crate) state: State,
+    pub(crate) from_ms: u64,
+    pub(crate) to_ms: u64,
 }
 
 /// The intervals, per non-`fits` state, during which any process was in that
@@ -276,10 +287,10 @@ pub(crate) fn intervals_of(
 /// A process as the exports pick it: pid, last name, peak footprint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Picked {
-    pub pid: u32,
-    pub name: String,
-    pub watched: bool,
-    pub peak_footprint_bytes: u64,
+    pub(crate) pid: u32,
+    pub(crate) name: String,
+    pub(crate) watched: bool,
+    pub(crate) peak_footprint_bytes: u64,
 }
 
 /// The processes worth drawing: the watched tree first, then the others, each

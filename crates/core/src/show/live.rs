@@ -32,6 +32,7 @@ pub use replay::{replay, replay_trace, Replay, REPLAY_COUNTERS, REPLAY_POINTS, R
 /// How a live session runs.
 #[derive(Debug, Clone)]
 pub struct LiveConfig {
+    /// The sampler's settings.
     pub sampler: SamplerConfig,
     /// Seconds of chart history kept.
     pub history_secs: u64,
@@ -69,8 +70,10 @@ impl Default for LiveConfig {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum LiveError {
+    /// A recording is running already, to this trace.
     #[error("already recording to {0}")]
     AlreadyRecording(PathBuf),
+    /// A stop with no recording running.
     #[error("not recording")]
     NotRecording,
     /// A command named pid 0, which is no process to watch (the kernel's
@@ -81,10 +84,14 @@ pub enum LiveError {
     /// (a trace would watch nothing, and a pid past `i32` reads negative).
     #[error("no process {0} to watch")]
     NoSuchPid(u32),
+    /// A trace could not be written or read.
     #[error(transparent)]
     Trace(#[from] crate::record::trace::TraceError),
+    /// The probe could not start or read the host.
     #[error(transparent)]
     Probe(#[from] crate::probe::ProbeError),
+    /// A recording's name is bad or not in the folder, or the folder
+    /// cannot be listed.
     #[error(transparent)]
     Recording(#[from] RecordingError),
 }
@@ -317,6 +324,7 @@ impl Live {
         Some((row, series))
     }
 
+    /// The host the session samples.
     pub fn host(&self) -> HostInfo {
         lock(&self.inner).host.clone()
     }
@@ -332,6 +340,8 @@ impl Live {
         Ok(())
     }
 
+    /// Starts swap growth, the worst states and the budget's forecast anew
+    /// from the next sample ([`Sampler::reset_baseline`]).
     pub fn reset_baseline(&self) {
         self.sampler.reset_baseline();
     }

@@ -6,13 +6,13 @@
 /// `free -b`'s figures, in bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Free {
-    pub mem_total: u64,
-    pub mem_used: u64,
-    pub mem_free: u64,
+    pub(crate) mem_total: u64,
+    pub(crate) mem_used: u64,
+    pub(crate) mem_free: u64,
     /// Absent in procps before 3.3.10, which had no `available` column.
     pub mem_available: Option<u64>,
-    pub swap_total: u64,
-    pub swap_used: u64,
+    pub(crate) swap_total: u64,
+    pub(crate) swap_used: u64,
 }
 
 /// Parses `free -b` (procps-ng 3.3.10 on):
@@ -61,11 +61,11 @@ pub fn parse_free(text: &str) -> Option<Free> {
 /// The `/proc/PID/smaps_rollup` lines the doctor compares, in bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Rollup {
-    pub rss: u64,
+    pub(crate) rss: u64,
     /// Resident anonymous pages, counted by walking the page tables (the
     /// probe's `RssAnon` is the kernel's running counter of the same).
     pub anonymous: u64,
-    pub swap: u64,
+    pub(crate) swap: u64,
 }
 
 /// Parses `/proc/PID/smaps_rollup` (Linux 4.14 on):
@@ -113,9 +113,9 @@ fn kb_value(value: &str) -> Option<u64> {
 /// Swap areas summed, in bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Swapon {
-    pub areas: usize,
-    pub size: u64,
-    pub used: u64,
+    pub(crate) areas: usize,
+    pub(crate) size: u64,
+    pub(crate) used: u64,
 }
 
 /// Parses `swapon --show=SIZE,USED --bytes --noheadings` (util-linux 2.26

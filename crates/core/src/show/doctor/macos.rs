@@ -39,8 +39,8 @@
 /// may be off by up to half of `resolution`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Printed {
-    pub bytes: u64,
-    pub resolution: u64,
+    pub(crate) bytes: u64,
+    pub(crate) resolution: u64,
 }
 
 /// The largest size accepted from a tool's text: 8 PiB, more than any
@@ -146,12 +146,12 @@ pub fn parse_top_mem(text: &str, pid: u32) -> Option<Printed> {
 /// `vm_stat`'s page counts (and its page size).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct VmStat {
-    pub page_size: u64,
+    pub(crate) page_size: u64,
     /// "Pages free": `free_count − speculative_count`.
     pub free: u64,
-    pub speculative: u64,
-    pub wired: u64,
-    pub purgeable: u64,
+    pub(crate) speculative: u64,
+    pub(crate) wired: u64,
+    pub(crate) purgeable: u64,
     /// "File-backed pages": `external_page_count`.
     pub file_backed: u64,
     /// "Anonymous pages": `internal_page_count`.
@@ -199,11 +199,11 @@ impl VmStat {
         self.bytes(self.file_backed.checked_add(self.purgeable)?)
     }
 
-    pub fn compressed_bytes(&self) -> Option<u64> {
+    pub(crate) fn compressed_bytes(&self) -> Option<u64> {
         self.bytes(self.compressor)
     }
 
-    pub fn wired_bytes(&self) -> Option<u64> {
+    pub(crate) fn wired_bytes(&self) -> Option<u64> {
         self.bytes(self.wired)
     }
 
@@ -260,9 +260,9 @@ pub fn parse_vm_stat(text: &str) -> Option<VmStat> {
 /// `sysctl vm.swapusage`'s figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SwapUsage {
-    pub total: Printed,
-    pub used: Printed,
-    pub free: Printed,
+    pub(crate) total: Printed,
+    pub(crate) used: Printed,
+    pub(crate) free: Printed,
 }
 
 /// Parses `vm.swapusage: total = 2048.00M  used = 1043.25M  free =

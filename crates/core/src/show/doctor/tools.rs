@@ -65,7 +65,7 @@ pub fn places(name: &str) -> &'static [&'static str] {
 /// was wrong there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotFound {
-    pub looked: Vec<(String, String)>,
+    pub(crate) looked: Vec<(String, String)>,
 }
 
 impl NotFound {
@@ -121,8 +121,8 @@ fn euid() -> u32 {
 /// Owner and mode of one file or folder on a tool's way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Entry {
-    pub uid: u32,
-    pub mode: u32,
+    pub(crate) uid: u32,
+    pub(crate) mode: u32,
 }
 
 /// Whether `entry` (the tool or a folder above it) could only have been

@@ -29,9 +29,9 @@ struct Run {
 /// (seconds from the run's start, bytes), decimated to the chart's width.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunSeries {
-    pub boundaries: Vec<f64>,
-    pub footprint: Vec<(f64, f64)>,
-    pub growth: Vec<(f64, f64)>,
+    pub(crate) boundaries: Vec<f64>,
+    pub(crate) footprint: Vec<(f64, f64)>,
+    pub(crate) growth: Vec<(f64, f64)>,
 }
 
 impl RunSeries {
@@ -70,6 +70,8 @@ impl SeriesBuilder {
         }
     }
 
+    /// Takes the run's next sample: the watched tree's footprint (else the
+    /// largest process's) and swap growth since the first sample.
     pub fn push(&mut self, s: &TraceSample) {
         let (t0, swap0) = *self
             .first
@@ -81,6 +83,7 @@ impl SeriesBuilder {
         self.growth.push((x, g));
     }
 
+    /// The run's series, with its phase `boundaries` (seconds from its start).
     pub fn finish(self, boundaries: Vec<f64>) -> RunSeries {
         RunSeries {
             boundaries,

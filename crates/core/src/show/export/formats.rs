@@ -51,7 +51,7 @@ impl Default for ExportOptions {
 }
 
 impl ExportFormat {
-    pub const ALL: [ExportFormat; 6] = [
+    pub(crate) const ALL: [ExportFormat; 6] = [
         ExportFormat::Jsonl,
         ExportFormat::Csv,
         ExportFormat::Perfetto,
@@ -248,6 +248,7 @@ pub struct Scanned {
 }
 
 impl Scanned {
+    /// Samples the first pass found.
     pub fn samples(&self) -> usize {
         self.skeleton.samples
     }

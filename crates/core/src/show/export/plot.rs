@@ -41,14 +41,18 @@ use title::draw_title;
 /// Image format of a chart ([`super::ExportFormat::image`] from a file name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ImageFormat {
+    /// A PNG image.
     Png,
+    /// An SVG document.
     Svg,
 }
 
 /// What to draw and how big.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlotOptions {
+    /// Width in pixels (1200 by default).
     pub width: u32,
+    /// Height in pixels (675 by default).
     pub height: u32,
     /// Footprint lines for this many processes (watched first).
     pub processes: usize,
@@ -66,6 +70,7 @@ impl Default for PlotOptions {
 
 /// Smallest and largest chart sides, in pixels.
 pub const MIN_SIDE: u32 = 320;
+/// Largest chart side, in pixels.
 pub const MAX_SIDE: u32 = 8192;
 
 impl PlotOptions {

@@ -27,8 +27,8 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// states at that moment.
 #[derive(Debug, Clone)]
 pub struct Snapshot<'a> {
-    pub sample: &'a Sample,
-    pub watched: &'a [u32],
+    pub(crate) sample: &'a Sample,
+    pub(crate) watched: &'a [u32],
     /// Processes whose state is not `fits`; absent pids are `fits`.
     pub states: Vec<(u32, State)>,
     /// Swap growth since the baseline (live) or the first sample (trace).

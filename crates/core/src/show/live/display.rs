@@ -23,16 +23,16 @@ pub const LOW_FREE_PCT: f64 = 15.0;
 /// One process row of the table.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Row {
-    pub pid: u32,
-    pub name: String,
+    pub(crate) pid: u32,
+    pub(crate) name: String,
     /// The command line (capped), shown on hover; absent where the OS does
     /// not show it to this user.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cmdline: Option<String>,
-    pub footprint_bytes: u64,
+    pub(crate) footprint_bytes: u64,
     /// Footprint change over the detector's window.
     pub footprint_delta_bytes: i64,
-    pub pageins_per_s: f64,
+    pub(crate) pageins_per_s: f64,
     /// Measured swap (Linux `VmSwap`); absent where the OS does not say.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub swap_bytes: Option<u64>,
@@ -48,36 +48,40 @@ pub struct Row {
     /// `false` when the OS denied the process's figures (shown as unknown,
     /// not as 0).
     pub readable: bool,
-    pub state: State,
-    pub worst: State,
+    pub(crate) state: State,
+    pub(crate) worst: State,
     /// The evidence in words (for a tooltip); empty when it fits.
     pub evidence: String,
-    pub watched: bool,
-    pub pinned: bool,
+    pub(crate) watched: bool,
+    pub(crate) pinned: bool,
 }
 
 /// The state of an ongoing recording.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct RecordingStatus {
+    /// The trace being written.
     pub path: PathBuf,
-    pub samples: u64,
-    pub elapsed_ms: u64,
-    pub pid: Option<u32>,
+    pub(crate) samples: u64,
+    pub(crate) elapsed_ms: u64,
+    pub(crate) pid: Option<u32>,
 }
 
 /// Everything a UI shows at one tick.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Snapshot {
-    pub t_ms: u64,
+    pub(crate) t_ms: u64,
+    /// The machine's figures at this tick.
     pub system: SystemSample,
-    pub view: SystemView,
+    pub(crate) view: SystemView,
     /// Worst current state of any process.
     pub state: State,
     /// Menu-bar title, e.g. `⇡2.1G ⚠ false fit`; empty when nothing to say.
     pub title: String,
-    pub processes: Vec<Row>,
-    pub process_count: usize,
+    pub(crate) processes: Vec<Row>,
+    pub(crate) process_count: usize,
+    /// The pid pinned, if any.
     pub pinned: Option<u32>,
+    /// The recording under way, if any.
     pub recording: Option<RecordingStatus>,
     /// Whether rows carry measured swap (Linux) or not (macOS).
     pub measures_process_swap: bool,
@@ -100,10 +104,10 @@ pub struct Snapshot {
 /// One point of the chart history.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Point {
-    pub t_ms: u64,
-    pub swap_growth_bytes: i64,
-    pub swap_used_bytes: u64,
-    pub free_pct: f64,
+    pub(crate) t_ms: u64,
+    pub(crate) swap_growth_bytes: i64,
+    pub(crate) swap_used_bytes: u64,
+    pub(crate) free_pct: f64,
     /// (pid, footprint) of the largest and the flagged/pinned processes.
     pub footprints: Vec<(u32, u64)>,
 }
@@ -114,18 +118,23 @@ pub struct Notice {
     /// What it is about: `state` (a process's false fit or overflow, `pid`
     /// and `name` say which), `forecast` or `pressure` (the machine's).
     pub kind: &'static str,
-    pub pid: u32,
-    pub name: String,
-    pub state: State,
+    pub(crate) pid: u32,
+    pub(crate) name: String,
+    pub(crate) state: State,
+    /// The notification's title.
     pub title: String,
+    /// Its text.
     pub body: String,
 }
 
 /// What subscribers receive every tick.
 #[derive(Debug, Clone, Serialize)]
 pub struct Update {
+    /// Everything a UI shows now.
     pub snapshot: Snapshot,
-    pub point: Point,
+    pub(crate) point: Point,
+    /// What this tick has to notify: a false fit or overflow raised, a
+    /// forecast under the horizon, memory pressure risen.
     pub notices: Vec<Notice>,
 }
 

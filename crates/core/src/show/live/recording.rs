@@ -89,6 +89,7 @@ impl Live {
         lock(&self.inner).cfg.commands_of
     }
 
+    /// The folder recordings go to ([`super::LiveConfig::recordings_dir`]).
     pub fn recordings_dir(&self) -> PathBuf {
         lock(&self.inner).cfg.recordings_dir.clone()
     }

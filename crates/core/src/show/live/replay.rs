@@ -29,7 +29,8 @@ pub const REPLAY_POINTS: usize = 2000;
 /// A recorded trace shown the way the live view is.
 #[derive(Debug, Clone, Serialize)]
 pub struct Replay {
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
+    /// The run's report.
     pub report: Report,
     /// At most [`REPLAY_POINTS`]: a sample each, or past that many samples
     /// two a stretch of them, with each line's lowest and highest value.
@@ -47,7 +48,7 @@ pub struct Replay {
     /// The pipeline's own byte counters (what its allocator holds), a line
     /// each beside the footprints: the first [`REPLAY_COUNTERS`] names.
     pub counters: Vec<CounterLine>,
-    pub problems: Vec<String>,
+    pub(crate) problems: Vec<String>,
 }
 
 /// Most counters a replay draws.
