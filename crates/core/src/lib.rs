@@ -46,6 +46,8 @@
 //! # }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod judge;
 pub mod probe;
 pub mod record;
