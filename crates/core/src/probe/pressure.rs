@@ -25,7 +25,7 @@ pub struct PsiLine {
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
-    /// No pressure (macOS level 1).
+    /// macOS level 1; on Linux, PSI below the warning threshold.
     #[default]
     Normal,
     /// macOS level 2; on Linux, PSI `some` held at or above the warning

@@ -77,7 +77,8 @@ impl WatchTree {
         self.members.contains_key(&pid)
     }
 
-    /// Whether the last update found no member (the root gone, or never seen).
+    /// Whether the last update found no member: no root, the root gone, or
+    /// not seen yet.
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
     }

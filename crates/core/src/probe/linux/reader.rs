@@ -159,8 +159,8 @@ struct AtFull {
     psi_some: Option<u64>,
 }
 
-/// The Linux probe. Keeps `/proc` open, its buffers, the names it worked
-/// out and the largest processes' `stat` files open between ticks.
+/// The Linux probe. Keeps `/proc` and the largest processes' `stat` files
+/// open between ticks, with its buffers and the names it worked out.
 pub struct NativeProbe {
     page_size: u64,
     /// The file last read, at its start (`read_whole`). Its length only

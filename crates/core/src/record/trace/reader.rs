@@ -46,13 +46,14 @@ pub enum TraceError {
         #[source]
         source: std::io::Error,
     },
-    /// The file holds no line at all.
+    /// The file ends before any record: it is empty, or blank lines only.
     #[error("{path}: empty file, not a swapsight trace")]
     Empty {
         /// The file.
         path: PathBuf,
     },
-    /// The first record is no trace header: another kind of file.
+    /// The first line that is not blank is no trace header: another kind
+    /// of file.
     #[error("{path}:{line}: not a swapsight trace header ({detail})")]
     NotATrace {
         /// The file.
