@@ -37,26 +37,40 @@ use scope::ScopeSummary;
 /// One process's verdict and figures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProcessReport {
-    pub(crate) pid: u32,
-    pub(crate) name: String,
+    /// Its pid.
+    pub pid: u32,
+    /// Its name as the trace shows it (a script by its file, `python -m`'s module).
+    pub name: String,
     /// The process's command line (capped; see `probe::naming`), the last
     /// one the trace gave; absent when the trace has none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cmdline: Option<String>,
-    pub(crate) verdict: State,
-    pub(crate) watched: bool,
-    pub(crate) first_seen_ms: u64,
-    pub(crate) last_seen_ms: u64,
-    pub(crate) peak_footprint_bytes: u64,
-    pub(crate) peak_footprint_at_ms: u64,
+    /// Its verdict over the run: the state most of the swap growth it was
+    /// blamed for happened under.
+    pub verdict: State,
+    /// In the watched tree.
+    pub watched: bool,
+    /// When it was first and last seen, ms from the run's start.
+    pub first_seen_ms: u64,
+    /// See [`ProcessReport::first_seen_ms`].
+    pub last_seen_ms: u64,
+    /// Its largest footprint, and when.
+    pub peak_footprint_bytes: u64,
+    /// See [`ProcessReport::peak_footprint_bytes`].
+    pub peak_footprint_at_ms: u64,
     /// System swap growth while the process was seen (max − at first sight).
     pub swap_growth_bytes: i64,
     /// When that growth happened: from 10 % to 90 % of it.
     pub swap_growth_from_ms: Option<u64>,
-    pub(crate) swap_growth_to_ms: Option<u64>,
-    pub(crate) min_free_pct: f64,
-    pub(crate) pageins_per_s: f64,
-    pub(crate) peak_pageins_per_s: f64,
+    /// See [`ProcessReport::swap_growth_from_ms`].
+    pub swap_growth_to_ms: Option<u64>,
+    /// The lowest free memory, in %, while it was seen.
+    pub min_free_pct: f64,
+    /// Page-ins per second from its first sample to its last (Linux major
+    /// faults, macOS file page-ins), and the highest between two samples.
+    pub pageins_per_s: f64,
+    /// See [`ProcessReport::pageins_per_s`].
+    pub peak_pageins_per_s: f64,
     /// Largest footprint drop not matched by free memory.
     pub hidden_bytes: u64,
     /// Measured swap of the process (Linux `VmSwap`), peak.
@@ -79,7 +93,8 @@ pub struct ProcessReport {
     /// When the detector first raised a non-fits state.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_flag_ms: Option<u64>,
-    pub(crate) evidence: String,
+    /// The evidence for the verdict, in words.
+    pub evidence: String,
 }
 
 /// The verdict on a whole run.
@@ -95,12 +110,17 @@ pub struct Report {
     pub duration_ms: u64,
     /// Samples read.
     pub samples: usize,
-    pub(crate) phys_bytes: u64,
-    pub(crate) swap_growth_bytes: i64,
-    pub(crate) swap_tolerance_bytes: u64,
-    pub(crate) min_free_pct: f64,
+    /// The memory the run had: the host's, or its cgroup's limit.
+    pub phys_bytes: u64,
+    /// Swap's growth over the run (its peak − its first value).
+    pub swap_growth_bytes: i64,
+    /// The growth the detector tolerates for this memory.
+    pub swap_tolerance_bytes: u64,
+    /// The lowest free memory of the run, in %.
+    pub min_free_pct: f64,
+    /// The recorded command, when the trace names one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) command: Option<Vec<String>>,
+    pub command: Option<Vec<String>>,
     /// The memory cgroup the run was judged against (its limit is
     /// `phys_bytes`, its swap the swap); absent: the host.
     /// The run moved between cgroups: the worst of them
@@ -143,7 +163,8 @@ pub struct Report {
     pub problems: Vec<String>,
     /// How many lines the reader skipped in all.
     pub skipped_lines: usize,
-    pub(crate) truncated_last_line: bool,
+    /// The trace's last line was cut off (a killed recorder).
+    pub truncated_last_line: bool,
 }
 
 /// The system figure "memory not explained by footprints" over a run.
@@ -175,7 +196,8 @@ pub struct FootprintsSummary {
 /// do not explain peaked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct GpuAtPeak {
-    pub(crate) t_ms: u64,
+    /// When, ms from the run's start.
+    pub t_ms: u64,
     /// The GPU's in-use system memory then.
     pub in_use_bytes: u64,
     /// Σ readable footprints then.
