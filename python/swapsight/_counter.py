@@ -96,28 +96,3 @@ def counter(name: object, value: Any, unit: object = "bytes") -> None:
         )
         return
     write_line(path, line)
-
-
-#: The names the watches had here before they moved to _watch.py, still
-#: importable from this module.
-_MOVED = frozenset(
-    (
-        "MAX_INTERVAL",
-        "MIN_INTERVAL",
-        "TORCH_INTERVAL",
-        "TorchWatch",
-        "sampling_interval",
-        "watch_torch",
-    )
-)
-
-
-def __getattr__(name: str) -> Any:
-    """``from swapsight._counter import watch_torch`` and the other names
-    that moved to :mod:`swapsight._watch` (which imports this module, so
-    they are looked up when asked for, not at import)."""
-    if name in _MOVED:
-        from . import _watch
-
-        return getattr(_watch, name)
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
