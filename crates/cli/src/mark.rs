@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use swapsight::marks::{clean_name, running, trace_key, write_mark, Running};
+use swapsight::marks::{clean_name, running, trace_key, write_mark, NotAPhase, Running};
 
 use crate::exit;
 
@@ -38,22 +38,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let Some(name) = clean_name(args.name.as_bytes()) else {
         return Err(exit::fail(exit::USAGE, "the phase name is empty"));
     };
-    // A line starting with '/' ends a phase: `mark /etc` would record an end.
-    if name.starts_with('/') {
-        return Err(exit::fail(
-            exit::USAGE,
-            format!("a phase name cannot start with '/' ({name:?}); to end a phase, use --end"),
-        ));
-    }
-    // A line starting with the counter prefix is read as a counter.
-    if name.starts_with(swapsight::marks::COUNTER_PREFIX) {
-        return Err(exit::fail(
-            exit::USAGE,
-            format!(
-                "a phase name cannot start with {:?} ({name:?}): that line is a counter; use swapsight counter",
-                swapsight::marks::COUNTER_PREFIX
-            ),
-        ));
+    // A name the recorder would read as an end or a counter is refused:
+    // `mark /etc` would record an end.
+    match swapsight::marks::not_a_phase(&name) {
+        Some(NotAPhase::End) => {
+            return Err(exit::fail(
+                exit::USAGE,
+                format!(
+                    "a phase name cannot start with '/' ({name:?}); to end a phase, use --end"
+                ),
+            ))
+        }
+        Some(NotAPhase::Counter) => {
+            return Err(exit::fail(
+                exit::USAGE,
+                format!(
+                    "a phase name cannot start with {:?} ({name:?}): that line is a counter; use swapsight counter",
+                    swapsight::marks::COUNTER_PREFIX
+                ),
+            ))
+        }
+        None => {}
     }
     let target = recording(args.trace.as_deref())?;
     let line = if args.end { format!("/{name}") } else { name };

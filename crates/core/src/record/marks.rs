@@ -130,6 +130,29 @@ pub fn clean_name(raw: &[u8]) -> Option<String> {
     (!cleaned.is_empty()).then_some(cleaned)
 }
 
+/// What a line holding only a clean phase name is read as, when it is not
+/// the start of that phase ([`parse_line`]'s rule, which `swapsight mark`
+/// and Python's `mark()` keep to).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotAPhase {
+    /// It starts with `/`: the end of a phase.
+    End,
+    /// It starts with [`COUNTER_PREFIX`]: a counter.
+    Counter,
+}
+
+/// `None` when `name` (already clean) written alone on a line starts phase
+/// `name`; else what the recorder would read it as instead.
+pub fn not_a_phase(name: &str) -> Option<NotAPhase> {
+    if name.starts_with('/') {
+        Some(NotAPhase::End)
+    } else if name.starts_with(COUNTER_PREFIX) {
+        Some(NotAPhase::Counter)
+    } else {
+        None
+    }
+}
+
 /// Parses one line of the mark file (without its newline).
 pub fn parse_line(raw: &[u8]) -> Option<MarkLine> {
     let trimmed = raw.trim_ascii();

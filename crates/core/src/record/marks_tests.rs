@@ -321,3 +321,23 @@ fn recordings_started_in_the_same_millisecond_get_inboxes_of_their_own() {
         inboxes.iter().map(|b| b.path().to_owned()).collect();
     assert_eq!(paths.len(), inboxes.len(), "{paths:?}");
 }
+
+#[test]
+fn a_name_is_a_phase_unless_the_line_would_read_as_an_end_or_a_counter() {
+    for (name, want) in [
+        ("decode", None),
+        ("a/b", None),
+        ("/etc", Some(NotAPhase::End)),
+        ("#counter 1 items x", Some(NotAPhase::Counter)),
+        ("#counter", None),
+    ] {
+        assert_eq!(not_a_phase(name), want, "{name:?}");
+        // The rule is parse_line's own.
+        let read = parse_line(name.as_bytes());
+        assert_eq!(
+            matches!(read, Some(MarkLine::Start(ref p)) if p == name),
+            want.is_none(),
+            "{name:?} reads as {read:?}"
+        );
+    }
+}
