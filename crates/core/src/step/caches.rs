@@ -57,9 +57,9 @@ impl Span {
 }
 
 /// One allocator: its cache and what its tensors hold.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct Allocator {
-    name: String,
+    who: Who,
     cache: Span,
     active: Span,
     /// PyTorch: the tensors' latest value, which each driver point is read
@@ -75,23 +75,44 @@ pub struct CacheFold {
     allocators: Vec<Allocator>,
 }
 
+/// Which allocator a counter is of: told apart without a string made for
+/// each point (a recording's counters come up to 50 a second).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Who {
+    Mlx,
+    Mps,
+    Cuda(u16),
+}
+
+impl Who {
+    /// "MLX", "MPS", "CUDA:0".
+    fn name(self) -> String {
+        match self {
+            Who::Mlx => "MLX".into(),
+            Who::Mps => "MPS".into(),
+            Who::Cuda(dev) => format!("CUDA:{dev}"),
+        }
+    }
+}
+
 /// What a counter name says of an allocator: (allocator, is it the cache
 /// side (`true`) or the tensors' side).
-fn side(name: &str) -> Option<(String, bool)> {
+fn side(name: &str) -> Option<(Who, bool)> {
     match name {
-        "mlx.cache" => Some(("MLX".into(), true)),
-        "mlx.active" => Some(("MLX".into(), false)),
-        "torch.mps.driver_allocated" => Some(("MPS".into(), true)),
-        "torch.mps.current_allocated" => Some(("MPS".into(), false)),
+        "mlx.cache" => Some((Who::Mlx, true)),
+        "mlx.active" => Some((Who::Mlx, false)),
+        "torch.mps.driver_allocated" => Some((Who::Mps, true)),
+        "torch.mps.current_allocated" => Some((Who::Mps, false)),
         _ => {
             let rest = name.strip_prefix("torch.cuda:")?;
             let (dev, what) = rest.split_once('.')?;
             if dev.is_empty() || dev.len() > 3 || !dev.bytes().all(|b| b.is_ascii_digit()) {
                 return None;
             }
+            let dev = Who::Cuda(dev.parse().ok()?);
             match what {
-                "reserved" => Some((format!("CUDA:{dev}"), true)),
-                "allocated" => Some((format!("CUDA:{dev}"), false)),
+                "reserved" => Some((dev, true)),
+                "allocated" => Some((dev, false)),
                 _ => None,
             }
         }
@@ -107,19 +128,21 @@ impl CacheFold {
         if !value.is_finite() {
             return;
         }
-        let i = match self.allocators.iter().position(|a| a.name == allocator) {
+        let i = match self.allocators.iter().position(|a| a.who == allocator) {
             Some(i) => i,
             None if self.allocators.len() < MAX_DEVICES => {
                 self.allocators.push(Allocator {
-                    name: allocator,
-                    ..Allocator::default()
+                    who: allocator,
+                    cache: Span::default(),
+                    active: Span::default(),
+                    active_latest: None,
                 });
                 self.allocators.len() - 1
             }
             None => return,
         };
         let a = &mut self.allocators[i];
-        let mlx = a.name == "MLX";
+        let mlx = a.who == Who::Mlx;
         match (is_cache, mlx) {
             // MLX writes its cache as a figure of its own.
             (true, true) => a.cache.note(value),
@@ -155,7 +178,8 @@ impl CacheFold {
 }
 
 fn finding(a: &Allocator) -> CacheFinding {
-    let (setting, words) = if a.name == "MLX" {
+    let name = a.who.name();
+    let (setting, words) = if a.who == Who::Mlx {
         let setting =
             "mx.set_cache_limit(…)  (e.g. mx.set_cache_limit(2 * 1024**3); 0 keeps no cache)"
                 .to_string();
@@ -166,22 +190,21 @@ fn finding(a: &Allocator) -> CacheFinding {
         );
         (setting, words)
     } else {
-        let setting = if a.name == "MPS" {
+        let setting = if a.who == Who::Mps {
             "torch.mps.empty_cache() or a lower PYTORCH_MPS_HIGH_WATERMARK_RATIO"
         } else {
             "torch.cuda.empty_cache() or PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
         }
         .to_string();
         let words = format!(
-            "{} driver holds {} more than tensors (tensors at most {}) — {setting}",
-            a.name,
+            "{name} driver holds {} more than tensors (tensors at most {}) — {setting}",
             bytes(a.cache.peak),
             bytes(a.active.peak)
         );
         (setting, words)
     };
     CacheFinding {
-        allocator: a.name.clone(),
+        allocator: name,
         cache_growth_bytes: a.cache.growth(),
         cache_peak_bytes: a.cache.peak,
         active_peak_bytes: a.active.peak,
