@@ -88,7 +88,7 @@ _held_ino = -1
 _lock = threading.Lock()
 #: How long the held file is written to without a look at it (seconds): far
 #: below the round after which the recorder reads a taken file no more
-#: (LOOK_EVERY, 50 ms, in crates/core/src/record/marks/inbox.rs), so a line
+#: (LOOK_EVERY, 50 ms, in crates/core/src/record/marks/watch.rs), so a line
 #: written within it of a look that found the file named is still read.
 CHECK_EVERY = 0.002
 # When the held file was last found named and ours (time.monotonic()).

@@ -28,6 +28,7 @@ use swapsight::probe::Probe;
 use swapsight::sampler::Sampler;
 use swapsight::tree::WatchTree;
 use swapsight::units::format_bytes;
+use swapsight::util::bell;
 use swapsight::Tick;
 
 use crate::exit;
@@ -100,7 +101,8 @@ const KILL_WAIT: Duration = Duration::from_secs(5);
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (program, rest) = check_args(&args)?;
-    let signals = Signals::install()?;
+    let (ringer, bell) = bell::bell();
+    let signals = Signals::install(ringer.clone())?;
     let (path, mut probe, host) = session::open_probe(args.recording.output.as_deref())?;
     refuse_unkept_stops(&args, &*probe)?;
     let status = StatusLine::new();
@@ -117,8 +119,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     process::become_subreaper();
     let mut command = std::process::Command::new(program);
     command.args(rest).process_group(0);
-    let marks = session::open_marks(&path, Some(&mut command));
+    let marks = session::open_marks(&path, Some(&mut command), &ringer);
     let pid = process::spawn_command(&mut command, program)?.id();
+    process::ring_on_exit(pid, ringer.clone());
     // From here on the guard reaps its children itself (waitpid), the command
     // included: the `Child` handle is not used again.
     let started = Instant::now();
@@ -146,7 +149,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     rec.event("command-start", args.command.join(" "), Some(pid), None);
     eprintln!("swapsight: {}", started_line(program, pid, budget, &path));
 
-    let (sampler, ticks) = session::start_sampler(probe, args.recording.interval, &header);
+    let (sampler, ticks) = session::start_sampler(probe, args.recording.interval, &header, ringer);
     let between = |rec: &RecordingSession| {
         if let Some(sig) = signals.received() {
             let reason = StopReason::Signal { name: sig.name() };
@@ -178,7 +181,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     };
-    let outcome = session::tick_loop(&ticks, &mut rec, &status, between, on_tick)?
+    let outcome = session::tick_loop(&bell, &ticks, &mut rec, &status, between, on_tick)?
         .unwrap_or(Outcome::SamplerDied);
     status.clear();
     rec.finish_marks(Instant::now());

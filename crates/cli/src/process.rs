@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use swapsight::guard::{ProcessControl, Signal};
 use swapsight::probe::ProcessSample;
+use swapsight::util::bell::Ringer;
 
 use crate::exit;
 
@@ -52,13 +53,41 @@ pub fn ensure_pid_exists(pid: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Sets a flag on Ctrl-C (SIGINT) and SIGTERM.
-pub fn ctrl_c_flag() -> anyhow::Result<Arc<AtomicBool>> {
+/// Sets a flag on Ctrl-C (SIGINT), SIGHUP and SIGTERM, and rings `ringer`
+/// (the handler runs on the `ctrlc` crate's own thread, not in the signal).
+pub fn ctrl_c_flag(ringer: Ringer) -> anyhow::Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
     let f = Arc::clone(&flag);
-    ctrlc::set_handler(move || f.store(true, Ordering::SeqCst))
-        .context("cannot install the Ctrl-C handler")?;
+    ctrlc::set_handler(move || {
+        f.store(true, Ordering::SeqCst);
+        ringer.ring();
+    })
+    .context("cannot install the Ctrl-C handler")?;
     Ok(flag)
+}
+
+/// Rings `ringer` when our child `pid` exits, without reaping it (whoever
+/// waits for it still gets its status): a thread blocked in `waitid` with
+/// `WNOWAIT`, so the loop need not wake on a timer to ask.
+pub fn ring_on_exit(pid: u32, ringer: Ringer) {
+    let id = libc::id_t::from(pid);
+    let _ = std::thread::Builder::new()
+        .name("swapsight-exit".into())
+        .spawn(move || {
+            while !exited_or_gone(id) {}
+            ringer.ring();
+        });
+}
+
+/// Blocks until child `id` exits (true), or returns false when the wait was
+/// cut by a signal. A pid already reaped (ECHILD) counts as gone.
+fn exited_or_gone(id: libc::id_t) -> bool {
+    // SAFETY: a zeroed siginfo_t is a valid out-parameter for waitid.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: waitid writes only into `info`; WNOWAIT leaves the child to be
+    // reaped by its owner.
+    let rc = unsafe { libc::waitid(libc::P_PID, id, &mut info, libc::WEXITED | libc::WNOWAIT) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR)
 }
 
 pub fn interrupt_and_wait(child: &mut Child, wait: Duration) {
@@ -88,8 +117,11 @@ extern "C" fn on_sigterm(_: libc::c_int) {
 }
 
 impl Signals {
-    pub fn install() -> anyhow::Result<Signals> {
-        let interrupted = ctrl_c_flag()?;
+    /// The guard's handlers; Ctrl-C rings `ringer`. SIGTERM only sets its
+    /// flag (a signal handler may not touch a channel): the guard's loop
+    /// sees it at its next tick or within a second.
+    pub fn install(ringer: Ringer) -> anyhow::Result<Signals> {
+        let interrupted = ctrl_c_flag(ringer)?;
         // Replace the Ctrl-C handler's SIGTERM disposition with our own.
         // SAFETY: a zeroed sigaction is a valid value; the handler only
         // stores to an atomic, which is async-signal-safe.

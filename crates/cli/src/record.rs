@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use crate::session::{self, finished_line, RecordingArgs, StatusLine};
 use crate::{exit, process};
 use swapsight::session::RecordingSession;
+use swapsight::util::bell;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -44,16 +45,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(pid) = args.pid {
         process::ensure_pid_exists(pid)?;
     }
-    let stop = process::ctrl_c_flag()?;
+    let (ringer, bell) = bell::bell();
+    let stop = process::ctrl_c_flag(ringer.clone())?;
     let (path, probe, host) = session::open_probe(args.recording.output.as_deref())?;
 
     let (marks, mut child) = match args.command.as_slice() {
-        [] => (session::open_marks(&path, None), None),
+        [] => (session::open_marks(&path, None, &ringer), None),
         [program, rest @ ..] => {
             let mut command = std::process::Command::new(program);
             command.args(rest);
-            let marks = session::open_marks(&path, Some(&mut command));
-            (marks, Some(process::spawn_command(&mut command, program)?))
+            let marks = session::open_marks(&path, Some(&mut command), &ringer);
+            let child = process::spawn_command(&mut command, program)?;
+            process::ring_on_exit(child.id(), ringer.clone());
+            (marks, Some(child))
         }
     };
     let watch = child.as_ref().map(Child::id).or(args.pid);
@@ -84,7 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let _ = print_mark_path(trace.mark_path());
     }
 
-    let (sampler, ticks) = session::start_sampler(probe, args.recording.interval, &header);
+    let (sampler, ticks) = session::start_sampler(probe, args.recording.interval, &header, ringer);
     let status = StatusLine::new();
     let started = Instant::now();
     // A trace that cannot be written (a full disk) does not abandon the
@@ -119,7 +123,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Ok(ControlFlow::Continue(()))
     };
-    let outcome = session::tick_loop(&ticks, &mut trace, &status, between, |tick| {
+    let outcome = session::tick_loop(&bell, &ticks, &mut trace, &status, between, |tick| {
         status.show(tick, started.elapsed());
         ControlFlow::Continue(())
     })?

@@ -5,7 +5,7 @@
 
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, TryRecvError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,6 +16,7 @@ use swapsight::recordings::default_trace_path;
 use swapsight::session::{Plan, RecordingSession};
 use swapsight::trace::Header;
 use swapsight::units::{format_bytes, format_duration};
+use swapsight::util::bell::{Bell, Ringer};
 use swapsight::{Sampler, SamplerConfig, Tick};
 
 use crate::exit;
@@ -102,11 +103,16 @@ pub fn header(
 }
 
 /// The mark inbox for a recording to `trace`, its path put in `command`'s
-/// environment. Without one (no private runtime directory) the run is
-/// recorded without marks, said once.
-pub fn open_marks(trace: &Path, command: Option<&mut std::process::Command>) -> Option<MarkInbox> {
+/// environment, ringing `ringer` when marks come. Without one (no private
+/// runtime directory) the run is recorded without marks, said once.
+pub fn open_marks(
+    trace: &Path,
+    command: Option<&mut std::process::Command>,
+    ringer: &Ringer,
+) -> Option<MarkInbox> {
     match MarkInbox::create(trace) {
         Ok(inbox) => {
+            inbox.ring_on_marks(ringer.clone());
             if let Some(c) = command {
                 c.env(ENV_VAR, inbox.path());
             }
@@ -133,11 +139,13 @@ pub fn create_trace(
     })
 }
 
-/// The sampler for a recording with `header`, and its ticks.
+/// The sampler for a recording with `header`, and its ticks (each rings
+/// `ringer`).
 pub fn start_sampler(
     probe: Box<dyn swapsight::Probe + Send>,
     interval: Duration,
     header: &Header,
+    ringer: Ringer,
 ) -> (Sampler, Receiver<Arc<Tick>>) {
     let sampler = Sampler::spawn(
         probe,
@@ -150,18 +158,26 @@ pub fn start_sampler(
             forecast: header.forecast.clone(),
         },
     );
-    let ticks = sampler.subscribe(64);
+    let ticks = sampler.subscribe_ringing(64, ringer);
     (sampler, ticks)
 }
 
-/// The loop `record` and `guard` share. Before each wait for a tick,
-/// `between` may end it (a signal, the command's exit, a trace that can no
-/// longer be written); each turn of the recording session takes the tick
-/// (or none, after a wait with none) and the marks that came in; a tick's
-/// flags are said above the status line, and the tick is handed to
-/// `on_tick`, which may end the loop. `None` when the sampler stopped
-/// sending ticks (it died).
+/// How long the loop sleeps when nothing rings: the news that does not
+/// ring (a watched `--pid` gone, the guard's SIGTERM) is seen within this
+/// or the next tick, whichever comes first.
+const QUIET_WAIT: Duration = Duration::from_secs(1);
+
+/// The loop `record` and `guard` share. Before each wait, `between` may end
+/// it (a signal, the command's exit, a trace that can no longer be
+/// written); the wait is on `bell`, which the sampler rings with each tick
+/// and the mark inbox, the command's exit and Ctrl-C ring too — so the
+/// loop sleeps until there is news instead of waking on a timer. Each turn
+/// of the recording session takes the ticks that came (or none) and the
+/// marks that came in; a tick's flags are said above the status line, and
+/// the tick is handed to `on_tick`, which may end the loop. `None` when the
+/// sampler stopped sending ticks (it died).
 pub fn tick_loop<T>(
+    bell: &Bell,
     ticks: &Receiver<Arc<Tick>>,
     rec: &mut RecordingSession,
     status: &StatusLine,
@@ -172,18 +188,24 @@ pub fn tick_loop<T>(
         if let ControlFlow::Break(end) = between(rec)? {
             return Ok(Some(end));
         }
-        match ticks.recv_timeout(Duration::from_millis(100)) {
-            Ok(tick) => {
-                rec.turn(Some(&tick), Instant::now());
-                flag_lines(status, &tick);
-                if let ControlFlow::Break(end) = on_tick(&tick) {
-                    return Ok(Some(end));
+        bell.wait(QUIET_WAIT);
+        let mut took = false;
+        loop {
+            match ticks.try_recv() {
+                Ok(tick) => {
+                    took = true;
+                    rec.turn(Some(&tick), Instant::now());
+                    flag_lines(status, &tick);
+                    if let ControlFlow::Break(end) = on_tick(&tick) {
+                        return Ok(Some(end));
+                    }
                 }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => return Ok(None),
             }
-            Err(RecvTimeoutError::Timeout) => {
-                rec.turn(None, Instant::now());
-            }
-            Err(RecvTimeoutError::Disconnected) => return Ok(None),
+        }
+        if !took {
+            rec.turn(None, Instant::now());
         }
     }
 }

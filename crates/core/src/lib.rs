@@ -62,7 +62,7 @@ pub use judge::{advise, compare, fit, guard, report};
 pub use record::{counters, marks, phases, recorder, recordings, session, trace};
 pub use show::{answers, doctor, export, live};
 pub use step::{caches, detect, forecast, monitor, pressure, sampler, tick, tree, written};
-pub use util::{outpath, text, units};
+pub use util::{bell, outpath, text, units};
 
 pub use detect::{Detector, DetectorConfig, State};
 pub use monitor::Monitor;

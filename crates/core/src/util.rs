@@ -1,9 +1,11 @@
 //! Helpers every floor uses.
 //!
+//! - [`bell`]: one loop woken by whoever has news, not by a timer.
 //! - [`units`]: sizes and durations, parsed and written.
 //! - [`text`]: text from outside, cleaned once.
 //! - [`outpath`]: files written without following a planted link.
 
+pub mod bell;
 pub mod outpath;
 pub mod text;
 pub mod units;

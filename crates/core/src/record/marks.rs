@@ -4,7 +4,8 @@
 //! The recorder puts a path in the command's environment
 //! ([`ENV_VAR`]); writing a line to it — `echo decode > "$SWAPSIGHT_MARK"`,
 //! `open(os.environ["SWAPSIGHT_MARK"], "a").write("decode\n")` — marks a
-//! phase from the moment the recorder picks it up (within 150 ms).
+//! phase from the moment the recorder picks it up (at once: the reader
+//! wakes on the write, at most one look per 50 ms).
 //! A line `/` (or `/NAME`) ends the current phase without starting another.
 //!
 //! Why a regular file and not a FIFO: a FIFO blocks its writer's `open`
@@ -34,6 +35,7 @@ use std::time::Instant;
 
 mod inbox;
 mod registry;
+mod watch;
 
 pub use inbox::MarkInbox;
 pub(crate) use registry::pid_exists;

@@ -53,8 +53,8 @@ impl Drop for Base {
     }
 }
 
-/// Polls until `n` marks came in or two seconds passed: the reader looks
-/// every 100 ms on its own thread.
+/// Polls until `n` marks came in or two seconds passed: the reader takes
+/// them on its own thread.
 fn poll_for(inbox: &mut MarkInbox, n: usize) -> Vec<MarkLine> {
     let deadline = Instant::now() + Duration::from_secs(2);
     let mut got = Vec::new();
@@ -340,4 +340,35 @@ fn a_name_is_a_phase_unless_the_line_would_read_as_an_end_or_a_counter() {
             "{name:?} reads as {read:?}"
         );
     }
+}
+
+#[test]
+fn an_inbox_nobody_writes_to_never_looks_and_a_write_rings_at_once() {
+    let base = Base::new("watch");
+    let (ringer, bell) = crate::util::bell::bell();
+    let mut inbox = MarkInbox::create_in(&base.dir, &base.parent.join("t.jsonl")).unwrap();
+    inbox.ring_on_marks(ringer);
+    assert!(inbox.watching(), "the mark folder is not watched here");
+    // On the old 50 ms timer this was six looks.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(inbox.looks(), 0, "looked with nothing written");
+    write_mark(inbox.path(), "decode").unwrap();
+    assert!(bell.wait(Duration::from_secs(10)), "a mark did not ring");
+    assert_eq!(inbox.poll(), vec![MarkLine::Start("decode".into())]);
+    // The look, then one more for a writer that had the file open; the
+    // reader's own rename and unlink do not keep it looking.
+    std::thread::sleep(Duration::from_millis(300));
+    let looks = inbox.looks();
+    assert!((1..=3).contains(&looks), "{looks} looks for one mark");
+    // A burst of writes is read in few looks, every line kept.
+    for i in 0..20 {
+        write_mark(inbox.path(), &format!("p{i}")).unwrap();
+    }
+    let got = poll_for(&mut inbox, 20);
+    assert_eq!(got.len(), 20, "{got:?}");
+    assert!(
+        inbox.looks() - looks <= 10,
+        "{} looks for a burst",
+        inbox.looks() - looks
+    );
 }

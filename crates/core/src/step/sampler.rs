@@ -20,6 +20,7 @@ use crate::step::forecast::ForecastConfig;
 use crate::step::monitor::Monitor;
 use crate::step::pressure::PressureConfig;
 use crate::step::tick::Tick;
+use crate::util::bell::Ringer;
 
 /// Shortest sampling interval: below this the probe's own cost (a walk of
 /// every process) is most of the interval. `--interval` takes no less.
@@ -56,7 +57,7 @@ impl Default for SamplerConfig {
 }
 
 enum Command {
-    Subscribe(SyncSender<Arc<Tick>>),
+    Subscribe(SyncSender<Arc<Tick>>, Option<Ringer>),
     ResetBaseline,
     Watch(Option<u32>),
     Interval(Duration),
@@ -107,7 +108,15 @@ impl Sampler {
     /// before this subscriber starts losing them.
     pub fn subscribe(&self, capacity: usize) -> Receiver<Arc<Tick>> {
         let (tx, rx) = mpsc::sync_channel(capacity.max(1));
-        let _ = self.commands.send(Command::Subscribe(tx));
+        let _ = self.commands.send(Command::Subscribe(tx, None));
+        rx
+    }
+
+    /// [`Sampler::subscribe`], and `ringer` rung after each tick is sent:
+    /// for a loop that waits on a bell for ticks and other news alike.
+    pub fn subscribe_ringing(&self, capacity: usize, ringer: Ringer) -> Receiver<Arc<Tick>> {
+        let (tx, rx) = mpsc::sync_channel(capacity.max(1));
+        let _ = self.commands.send(Command::Subscribe(tx, Some(ringer)));
         rx
     }
 
@@ -186,7 +195,7 @@ fn run(
     // A recorder inside the tree it watches does not watch itself.
     monitor.exclude = Some(std::process::id());
     let mut interval = cfg.interval;
-    let mut subscribers: Vec<SyncSender<Arc<Tick>>> = Vec::new();
+    let mut subscribers: Vec<(SyncSender<Arc<Tick>>, Option<Ringer>)> = Vec::new();
     // `None`: the interval reaches past the end of the clock; no more ticks.
     let mut next = Some(Instant::now());
     let mut failures = 0u32;
@@ -199,7 +208,7 @@ fn run(
                 None => commands.recv().map_err(|_| RecvTimeoutError::Disconnected),
             };
             match command {
-                Ok(Command::Subscribe(tx)) => subscribers.push(tx),
+                Ok(Command::Subscribe(tx, ringer)) => subscribers.push((tx, ringer)),
                 Ok(Command::ResetBaseline) => monitor.reset_baseline(),
                 Ok(Command::Watch(pid)) => monitor.tree.set_root(pid),
                 Ok(Command::Interval(d)) => {
@@ -251,9 +260,15 @@ fn run(
             }
             r.push_back(Arc::clone(&tick));
         }
-        subscribers.retain(|s| match s.try_send(Arc::clone(&tick)) {
-            Ok(()) | Err(TrySendError::Full(_)) => true,
-            Err(TrySendError::Disconnected(_)) => false,
+        subscribers.retain(|(s, ringer)| {
+            let kept = match s.try_send(Arc::clone(&tick)) {
+                Ok(()) | Err(TrySendError::Full(_)) => true,
+                Err(TrySendError::Disconnected(_)) => false,
+            };
+            if let (true, Some(r)) = (kept, ringer) {
+                r.ring();
+            }
+            kept
         });
     }
 }

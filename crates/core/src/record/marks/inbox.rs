@@ -8,27 +8,28 @@
 //! and read up to a fixed size per look. And the looking happens on this
 //! thread, never on the one that samples and checks the guard's budget:
 //! whatever the command does to its mark path, the next check is on time.
+//! The thread sleeps until the folder is written to (`watch`), so a
+//! recording nobody marks costs no wakes.
 
 use std::fs::File;
 use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
-use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use super::registry::{self, RuntimeDir};
+use super::watch::{FolderWatch, StopSwitch, Woke, LOOK_EVERY};
 use super::{
     split_lines, MarkLine, RateLimit, MAX_COUNTERS_PER_SECOND, MAX_PER_SECOND, MAX_READ_BYTES,
 };
+use crate::util::bell::Ringer;
 
-/// How often the reader looks for new marks: with the recorder's own
-/// 100 ms turn, a mark is in the trace within 150 ms of its write.
-const LOOK_EVERY: Duration = Duration::from_millis(50);
 /// Marks waiting for the recorder; past this they are dropped and counted.
 const QUEUE: usize = 1024;
 /// How long `finish` waits for the reader's last look.
@@ -46,6 +47,8 @@ struct Counts {
     refused: AtomicU64,
     /// Counter lines over their own rate limit (or the queue).
     counters_dropped: AtomicU64,
+    /// Looks taken: the cost a recording nobody marks should not pay.
+    looks: AtomicU64,
 }
 
 /// One look at the mark file: the synchronous part, on the reader thread.
@@ -63,6 +66,7 @@ pub(crate) struct Looker {
 impl Looker {
     /// Takes what was written since the last look, within the limits.
     pub(crate) fn look(&mut self) -> Vec<MarkLine> {
+        self.counts.looks.fetch_add(1, Ordering::Relaxed);
         let mut bytes = Vec::new();
         if let Some(mut f) = self.previous.take() {
             self.read_capped(&mut f, &mut bytes);
@@ -145,10 +149,12 @@ pub struct MarkInbox {
     dir: OwnedFd,
     path: PathBuf,
     lines: Receiver<MarkLine>,
-    stop: Option<SyncSender<()>>,
+    stop: Option<StopSwitch>,
     done: Receiver<()>,
     reader: Option<JoinHandle<()>>,
     counts: Arc<Counts>,
+    ringer: Arc<OnceLock<Ringer>>,
+    watching: bool,
 }
 
 impl MarkInbox {
@@ -184,6 +190,10 @@ impl MarkInbox {
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
+        // Watched before `swapsight mark` can find it (the `trace` file).
+        let looker_dir = dir.try_clone()?;
+        let folder = base.path.join(&name);
+        let (watch, stop) = FolderWatch::new(&looker_dir, &folder)?;
         let key = registry::trace_key(trace);
         registry::write_new(&dir, "trace", key.as_os_str().as_encoded_bytes())?;
         if let Some(start) = crate::probe::start_time(pid) {
@@ -191,27 +201,31 @@ impl MarkInbox {
         }
         let counts = Arc::new(Counts::default());
         let looker = Looker {
-            dir: dir.try_clone()?,
+            dir: looker_dir,
             previous: None,
             generation: 0,
             limit: RateLimit::new(MAX_PER_SECOND),
             counter_limit: RateLimit::new(MAX_COUNTERS_PER_SECOND),
             counts: counts.clone(),
         };
+        let watching = watch.watching();
         let (line_tx, lines) = mpsc::sync_channel(QUEUE);
-        let (stop, stop_rx) = mpsc::sync_channel(1);
         let (done_tx, done) = mpsc::sync_channel(1);
+        let ringer = Arc::new(OnceLock::new());
+        let reader_ringer = Arc::clone(&ringer);
         let reader = std::thread::Builder::new()
             .name("swapsight-marks".into())
-            .spawn(move || read_marks(looker, &line_tx, &stop_rx, &done_tx))?;
+            .spawn(move || read_marks(looker, watch, &line_tx, &reader_ringer, &done_tx))?;
         Ok(MarkInbox {
             dir,
-            path: base.path.join(name).join("mark"),
+            path: folder.join("mark"),
             lines,
             stop: Some(stop),
             done,
             reader: Some(reader),
             counts,
+            ringer,
+            watching,
         })
     }
 
@@ -235,6 +249,23 @@ impl MarkInbox {
         self.counts.counters_dropped.load(Ordering::Relaxed)
     }
 
+    /// Rings `ringer` whenever marks come in, so that a loop waiting on its
+    /// bell takes them at once. Set once; later calls are ignored.
+    pub fn ring_on_marks(&self, ringer: Ringer) {
+        let _ = self.ringer.set(ringer);
+    }
+
+    /// Whether the reader sleeps until the mark file is written (false: it
+    /// looks every 50 ms, where the folder cannot be watched).
+    pub fn watching(&self) -> bool {
+        self.watching
+    }
+
+    /// Looks the reader took at the mark file so far.
+    pub fn looks(&self) -> u64 {
+        self.counts.looks.load(Ordering::Relaxed)
+    }
+
     /// The marks the reader took since the last call; never blocks.
     pub fn poll(&mut self) -> Vec<MarkLine> {
         self.lines.try_iter().collect()
@@ -245,7 +276,7 @@ impl MarkInbox {
     /// writer gets no error.
     pub fn finish(&mut self) -> Vec<MarkLine> {
         if let Some(stop) = self.stop.take() {
-            let _ = stop.try_send(());
+            stop.throw();
             if self.done.recv_timeout(FINISH_WAIT).is_ok() {
                 if let Some(r) = self.reader.take() {
                     let _ = r.join();
@@ -263,25 +294,45 @@ impl Drop for MarkInbox {
     }
 }
 
+/// The reader's loop: a look when the folder is written to (at most one
+/// per [`LOOK_EVERY`], so a burst of writes is read in one), and one more
+/// [`LOOK_EVERY`] after a look that kept a file open for a late writer.
 fn read_marks(
     mut looker: Looker,
+    mut watch: FolderWatch,
     lines: &SyncSender<MarkLine>,
-    stop: &Receiver<()>,
+    ringer: &OnceLock<Ringer>,
     done: &SyncSender<()>,
 ) {
+    let mut last_look: Option<Instant> = None;
     loop {
-        let last = !matches!(
-            stop.recv_timeout(LOOK_EVERY),
-            Err(RecvTimeoutError::Timeout)
-        );
+        let timeout = looker.previous.is_some().then_some(LOOK_EVERY);
+        let mut last = match watch.wait(timeout) {
+            Woke::Stop => true,
+            Woke::Look | Woke::Quiet => false,
+        };
+        if let Some(gap) = last_look.and_then(|t| LOOK_EVERY.checked_sub(t.elapsed())) {
+            last |= watch.pause(gap);
+        }
+        last_look = Some(Instant::now());
+        let mut sent = false;
         for line in looker.look() {
             let counts = &looker.counts;
             let dropped = match line {
                 MarkLine::Counter { .. } => &counts.counters_dropped,
                 _ => &counts.dropped,
             };
-            if let Err(TrySendError::Full(_)) = lines.try_send(line) {
-                dropped.fetch_add(1, Ordering::Relaxed);
+            match lines.try_send(line) {
+                Ok(()) => sent = true,
+                Err(TrySendError::Full(_)) => {
+                    dropped.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(TrySendError::Disconnected(_)) => {}
+            }
+        }
+        if sent {
+            if let Some(r) = ringer.get() {
+                r.ring();
             }
         }
         if last {
