@@ -202,6 +202,11 @@ pub struct NativeProbe {
     vmstat: Option<File>,
     /// Processes whose `stat` the last tick read, and those it skipped.
     pub(crate) last_reads: (usize, usize),
+    /// The pid last found in no memory limit, and the full tick that read
+    /// it: until the next full tick its scope is the host, unread.
+    unscoped: Option<(u32, u64)>,
+    /// Scopes read from cgroupfs (not answered from `unscoped`).
+    pub(crate) scope_reads: u64,
 }
 
 impl NativeProbe {
@@ -242,6 +247,8 @@ impl NativeProbe {
             last_reads: (0, 0),
             meminfo: None,
             vmstat: None,
+            unscoped: None,
+            scope_reads: 0,
         };
         probe.system()?; // fail early, with a clear error, where /proc is missing
         probe.cap = kept_cap(raise_fd_limit());
@@ -554,8 +561,24 @@ impl Probe for NativeProbe {
         })
     }
 
+    /// A process in no memory limit is looked up in cgroupfs again at the
+    /// next full tick only (a dozen files walked up its cgroup path were a
+    /// sixth of an idle recording's CPU): one that is moved into a limit
+    /// is judged in it from then, within [`FULL_EVERY`] ticks — sooner when
+    /// it grows, which makes the tick full. A process in a limit is read
+    /// every tick (its usage is the figure that matters).
     fn scope(&mut self, pid: u32) -> Result<Option<Scope>, ProbeError> {
-        self.cgroups.scope_of(pid, self.phys_bytes)
+        let full_at = self.at_full.map(|a| a.tick);
+        if full_at.is_some() && self.unscoped == full_at.map(|t| (pid, t)) {
+            return Ok(None);
+        }
+        self.scope_reads += 1;
+        let scope = self.cgroups.scope_of(pid, self.phys_bytes);
+        self.unscoped = match (&scope, full_at) {
+            (Ok(None), Some(t)) => Some((pid, t)),
+            _ => None,
+        };
+        scope
     }
 }
 

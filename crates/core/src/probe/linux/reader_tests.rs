@@ -544,3 +544,44 @@ fn an_idle_process_that_starts_growing_is_read_the_very_next_tick() {
     let _ = child.wait();
     assert!(read, "not read within a full tick's period");
 }
+
+/// A process in no memory limit is looked up in cgroupfs at full ticks
+/// only; one in a limit every time (its usage is the figure).
+#[test]
+fn a_process_in_no_limit_is_looked_up_in_cgroupfs_at_full_ticks_only() {
+    let mut probe = NativeProbe::new().unwrap();
+    let me = std::process::id();
+    probe.sample().unwrap(); // the first tick is full
+    let reads = probe.scope_reads;
+    let first = probe.scope(me).unwrap();
+    assert_eq!(probe.scope_reads, reads + 1);
+    let again = probe.scope(me).unwrap();
+    if first.is_none() {
+        assert_eq!(again, None);
+        assert_eq!(
+            probe.scope_reads,
+            reads + 1,
+            "read again before a full tick"
+        );
+        // Another pid is no answer for this one.
+        let _ = probe.scope(1);
+        assert_eq!(probe.scope_reads, reads + 2);
+        let _ = probe.scope(me);
+        assert_eq!(probe.scope_reads, reads + 3);
+        // A full tick: looked up again.
+        probe.at_full = None;
+        probe.sample().unwrap();
+        let _ = probe.scope(me);
+        assert_eq!(
+            probe.scope_reads,
+            reads + 4,
+            "not looked up after a full tick"
+        );
+    } else {
+        assert_eq!(
+            probe.scope_reads,
+            reads + 2,
+            "a scope with a limit was not read again"
+        );
+    }
+}
