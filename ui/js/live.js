@@ -45,6 +45,7 @@ export function onLiveUpdate(u) {
 }
 
 export async function loadLive() {
+  if (!performance.getEntriesByName('live-ask').length) performance.mark('live-ask');
   const [snap, points] = await Promise.all([call('snapshot'), call('history', { seconds: HISTORY_S })]);
   // When the figures arrived: the app's benchmark splits an open's time by it.
   if (!performance.getEntriesByName('live-data').length) performance.mark('live-data');
@@ -56,6 +57,7 @@ export async function loadLive() {
   chart.set({ points: points || [], names: snap ? namesOf(snap.processes) : [], spanMs: HISTORY_S * 1000, live: true, phases: snap ? snap.phases : [] });
   // Where the history drawn starts: the same after the popover is rebuilt.
   document.body.dataset.historyFrom = points && points.length ? String(points[0].t_ms) : '';
+  if (!performance.getEntriesByName('live-rendered').length) performance.mark('live-rendered');
   if (snap) markPainted();
 }
 

@@ -11,6 +11,9 @@ import { loadLive, onLiveUpdate, toggleRecording } from './live.js';
 import { backToLive, openReplay, routeFromHash } from './replay.js';
 import { $, closeMenus, exportTarget, fail, say, setLastRecording, table, toggleMenu } from './page.js';
 
+// Every module loaded and run: the app's benchmark splits an open's time by it.
+performance.mark('scripts-run');
+
 /**
  * `body[data-shown]`: when (epoch ms) a kept page was on screen again, its
  * figures current (updates reach a hidden page too). The app keeps a hidden
