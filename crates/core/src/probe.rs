@@ -18,6 +18,7 @@ pub mod pressure;
 /// A probe that plays a script, for tests.
 #[cfg(any(test, feature = "test-support"))]
 pub mod scripted;
+pub mod tiers;
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 mod unsupported;
 

@@ -24,14 +24,16 @@
 //! with the last pid unchanged turns this off for good.
 //!
 //! Tiered ticks: a process whose resident pages and major faults have not
-//! moved for [`IDLE_AFTER`] reads is idle, and a tick that is not full does
-//! not read it at all — not even its `stat` — and repeats its last figures.
-//! A tick is full every [`FULL_EVERY`] ticks, and when used memory or swap
-//! moved by the larger of [`FULL_STEP_BYTES`]
-//! and [`FULL_STEP_SHARE`] of memory, or PSI `some` by a point, since the
-//! last full tick: a process that starts to grow, page or swap moves those
-//! first, so it is read at the very next tick. Processes that moved lately
-//! are read every tick.
+//! moved for [`IDLE_AFTER`](tiers::IDLE_AFTER) reads is idle, and a tick
+//! that is not full does not read it at all — not even its `stat` — and
+//! repeats its last figures. A tick is full every
+//! [`FULL_EVERY`](tiers::FULL_EVERY) ticks, and when used memory or swap
+//! moved by the larger of [`FULL_STEP_BYTES`](tiers::FULL_STEP_BYTES) and
+//! [`FULL_STEP_SHARE`](tiers::FULL_STEP_SHARE) of memory, or PSI `some` by
+//! a point, since the last full tick: a process that starts to grow, page
+//! or swap moves those first, so it is read at the very next tick.
+//! Processes that moved lately are read every tick. The rule, shared with
+//! the macOS probe, is in [`tiers`].
 //!
 //! Descriptors are capped: at most a quarter of the open-file limit (after
 //! raising it towards the hard limit, as htop does), and never more than
@@ -56,6 +58,7 @@ use super::fd::{raise_fd_limit, read_whole};
 use super::parse::{parse_meminfo, parse_stat, parse_status, parse_u64, StatusFigures};
 use super::psi::PsiSource;
 use crate::probe::naming::{split_nul, NameCache, Naming, ARGS_READ_MAX};
+use crate::probe::tiers::{self, Unmoved};
 use crate::probe::{HostInfo, Probe, ProbeError, ProcessSample, Scope, SystemSample};
 
 mod procfs;
@@ -67,23 +70,6 @@ const READ_BUF: usize = 8192;
 /// Every this many ticks `/proc` is listed even with no pid handed out, to
 /// check that loadavg's last pid follows this `/proc` (10 s at 2 Hz).
 const CHECK_EVERY: u64 = 20;
-
-/// A process whose resident pages and major faults have not moved for this
-/// many reads in a row is idle: between full ticks it is not read at all,
-/// and its last figures stand (see [`NativeProbe::full_tick_due`]).
-pub const IDLE_AFTER: u32 = 3;
-
-/// Every this many ticks every process is read, idle or not (4 s at 2 Hz):
-/// the most an idle process's figures can lag when nothing else moves.
-pub const FULL_EVERY: u64 = 8;
-
-/// The machine's figures moving by this much since the last full tick make
-/// the next tick full: used memory or swap by the larger of this and
-/// [`FULL_STEP_SHARE`] of memory.
-pub const FULL_STEP_BYTES: u64 = 16 << 20;
-
-/// See [`FULL_STEP_BYTES`]: 0.25 % of memory (40 MB on a 16 GB machine).
-pub const FULL_STEP_SHARE: f64 = 0.0025;
 
 /// A `/proc/PID/stat` kept open; counted while it lives.
 struct Kept {
@@ -112,9 +98,9 @@ struct Known {
     keep: bool,
     /// Reads in a row that found its resident pages and major faults
     /// unmoved.
-    unmoved: u32,
-    /// Its last sample once it is idle ([`IDLE_AFTER`]), which a tick that
-    /// does not read it repeats; a kernel thread has none and is skipped.
+    unmoved: Unmoved,
+    /// Its last sample once it is idle ([`Unmoved::idle`]), which a tick
+    /// that does not read it repeats; a kernel thread has none and is skipped.
     idle_sample: Option<ProcessSample>,
     /// A kernel thread: never sampled.
     kernel: bool,
@@ -130,7 +116,7 @@ impl Known {
             status: StatusFigures::default(),
             tick,
             keep: false,
-            unmoved: IDLE_AFTER,
+            unmoved: Unmoved::IDLE,
             idle_sample: None,
             kernel: true,
         }
@@ -138,7 +124,7 @@ impl Known {
 
     /// Whether a tick that is not full may skip it.
     fn skippable(&self) -> bool {
-        self.unmoved >= IDLE_AFTER && (self.kernel || self.idle_sample.is_some())
+        self.unmoved.idle() && (self.kernel || self.idle_sample.is_some())
     }
 }
 
@@ -147,16 +133,6 @@ impl Known {
 enum Which {
     Meminfo,
     Vmstat,
-}
-
-/// The machine's figures at the last full tick, which decide the next.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct AtFull {
-    tick: u64,
-    used_bytes: u64,
-    swap_used_bytes: u64,
-    /// PSI `some` avg10, in hundredths of a percent.
-    psi_some: Option<u64>,
 }
 
 /// The Linux probe. Keeps `/proc` and the largest processes' `stat` files
@@ -195,7 +171,7 @@ pub struct NativeProbe {
     /// `MemTotal` of the last read: a limit at or above it binds nothing.
     phys_bytes: u64,
     /// The last full tick (every process read), when there was one.
-    at_full: Option<AtFull>,
+    full: tiers::FullTicks,
     /// `/proc/meminfo` and `/proc/vmstat`, kept open and re-read with one
     /// `pread` a tick (procfs makes them afresh at offset 0), as `stat` is.
     meminfo: Option<File>,
@@ -243,7 +219,7 @@ impl NativeProbe {
             psi,
             cgroups: CgroupFs::system(),
             phys_bytes: 0,
-            at_full: None,
+            full: tiers::FullTicks::default(),
             last_reads: (0, 0),
             meminfo: None,
             vmstat: None,
@@ -253,44 +229,6 @@ impl NativeProbe {
         probe.system()?; // fail early, with a clear error, where /proc is missing
         probe.cap = kept_cap(raise_fd_limit());
         Ok(probe)
-    }
-
-    /// Whether this tick reads every process: every [`FULL_EVERY`] ticks,
-    /// and when used memory, swap or memory pressure moved past a small
-    /// step since the last full tick — what a process that starts to grow
-    /// or page moves first. Otherwise idle processes keep their last
-    /// figures. A new process is read whatever the tick (it is not idle);
-    /// a pid reused by a new process while the old one was idle shows the
-    /// old figures until the next full tick (pids wrap after `pid_max`,
-    /// 4 million on 64-bit Linux, so this is rare and short).
-    fn full_tick_due(&mut self, system: &SystemSample) -> bool {
-        let now = AtFull {
-            tick: self.tick,
-            used_bytes: system.used_bytes(),
-            swap_used_bytes: system.swap_used_bytes,
-            psi_some: system
-                .pressure
-                .and_then(|p| p.some)
-                .map(|l| (l.avg10 * 100.0) as u64),
-        };
-        let step = FULL_STEP_BYTES.max((system.phys_bytes as f64 * FULL_STEP_SHARE) as u64);
-        let full = match self.at_full {
-            None => true,
-            Some(at) => {
-                self.tick.saturating_sub(at.tick) >= FULL_EVERY
-                    || now.used_bytes.abs_diff(at.used_bytes) >= step
-                    || now.swap_used_bytes.abs_diff(at.swap_used_bytes) >= step
-                    // A point of PSI `some` over 10 s: tasks began to stall.
-                    || match (now.psi_some, at.psi_some) {
-                        (Some(a), Some(b)) => a.abs_diff(b) >= 100,
-                        (a, b) => a.is_some() != b.is_some(),
-                    }
-            }
-        };
-        if full {
-            self.at_full = Some(now);
-        }
-        full
     }
 
     /// One process: its sample, or nothing when it denied access, is a
@@ -380,7 +318,7 @@ impl NativeProbe {
                         status: StatusFigures::default(),
                         tick,
                         keep: false,
-                        unmoved: 0,
+                        unmoved: Unmoved::default(),
                         idle_sample: None,
                         kernel: false,
                     },
@@ -410,12 +348,8 @@ impl NativeProbe {
             ..ProcessSample::default()
         };
         let k = self.known.get_mut(&pid)?;
-        k.unmoved = if fresh {
-            0
-        } else {
-            k.unmoved.saturating_add(1)
-        };
-        k.idle_sample = (k.unmoved >= IDLE_AFTER).then(|| sample.clone());
+        k.unmoved = k.unmoved.after_read(fresh);
+        k.idle_sample = k.unmoved.idle().then(|| sample.clone());
         Some(sample)
     }
 }
@@ -513,8 +447,11 @@ impl Probe for NativeProbe {
         let mut processes = Vec::with_capacity(self.known.len().max(64));
         self.names.begin_tick();
         // New processes are read anyway (they are not known, so not idle);
-        // the machine's figures moving makes the tick full.
-        let full = self.full_tick_due(&system);
+        // the machine's figures moving makes the tick full. A pid reused by
+        // a new process while the old one was idle shows the old figures
+        // until the next full tick (pids wrap after `pid_max`, 4 million on
+        // 64-bit Linux, so this is rare and short).
+        let full = self.full.due(self.tick, &system);
         let tick = self.tick;
         let mut reads = (0, 0);
         let mut listed = std::mem::take(&mut self.listed);
@@ -564,11 +501,12 @@ impl Probe for NativeProbe {
     /// A process in no memory limit is looked up in cgroupfs again at the
     /// next full tick only (a dozen files walked up its cgroup path were a
     /// sixth of an idle recording's CPU): one that is moved into a limit
-    /// is judged in it from then, within [`FULL_EVERY`] ticks — sooner when
-    /// it grows, which makes the tick full. A process in a limit is read
-    /// every tick (its usage is the figure that matters).
+    /// is judged in it from then, within [`FULL_EVERY`](tiers::FULL_EVERY)
+    /// ticks — sooner when it grows, which makes the tick full. A process
+    /// in a limit is read every tick (its usage is the figure that
+    /// matters).
     fn scope(&mut self, pid: u32) -> Result<Option<Scope>, ProbeError> {
-        let full_at = self.at_full.map(|a| a.tick);
+        let full_at = self.full.last().map(|a| a.tick);
         if full_at.is_some() && self.unscoped == full_at.map(|t| (pid, t)) {
             return Ok(None);
         }

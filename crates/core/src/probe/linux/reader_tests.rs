@@ -1,6 +1,7 @@
 use super::*;
 use crate::probe::linux::fd::MAX_KEPT;
 use crate::probe::naming::ARGS_RETRIES;
+use crate::probe::tiers::{FullTicks, FULL_EVERY};
 
 #[test]
 fn sees_itself_with_real_figures() {
@@ -88,7 +89,7 @@ fn processes_tied_at_the_threshold_never_take_the_room_of_larger_ones() {
                     status: StatusFigures::default(),
                     tick: 0,
                     keep: false,
-                    unmoved: 0,
+                    unmoved: Unmoved::default(),
                     idle_sample: None,
                     kernel: false,
                 },
@@ -403,75 +404,6 @@ fn a_made_up_last_pid_of_zero_is_no_last_pid() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// The tiered tick's decision: a tick reads every process when one is due
-/// by time or the machine's figures moved past the step since the last full
-/// tick; otherwise idle processes are skipped (new ones are always read).
-#[test]
-fn a_tick_is_full_when_due_a_new_pid_came_or_the_machine_moved() {
-    let mut probe = NativeProbe::new().unwrap();
-    let gib = 1u64 << 30;
-    let sys = |used_gib_tenths: u64, swap: u64, psi: Option<f64>| SystemSample {
-        phys_bytes: 16 * gib,
-        free_pct: 100.0 - used_gib_tenths as f64 / 1.6,
-        swap_used_bytes: swap,
-        pressure: psi.map(|avg10| crate::probe::pressure::Pressure {
-            some: Some(crate::probe::pressure::PsiLine {
-                avg10,
-                ..Default::default()
-            }),
-            ..Default::default()
-        }),
-        ..SystemSample::default()
-    };
-    probe.at_full = None;
-    probe.tick = 100;
-    assert!(
-        probe.full_tick_due(&sys(40, 0, Some(0.0))),
-        "the first tick"
-    );
-    probe.tick += 1;
-    assert!(
-        !probe.full_tick_due(&sys(40, 0, Some(0.0))),
-        "nothing moved"
-    );
-    // 16 GB: the step is 0.25 % of memory, 41 MB. Used memory is read from
-    // free %: a tenth of a GB (107 MB) is past it.
-    probe.tick += 1;
-    assert!(
-        probe.full_tick_due(&sys(41, 0, Some(0.0))),
-        "used memory moved"
-    );
-    probe.tick += 1;
-    assert!(
-        !probe.full_tick_due(&sys(41, 16 << 20, Some(0.0))),
-        "swap moved less than the step"
-    );
-    probe.tick += 1;
-    assert!(
-        probe.full_tick_due(&sys(41, 64 << 20, Some(0.0))),
-        "swap moved past it"
-    );
-    probe.tick += 1;
-    assert!(
-        !probe.full_tick_due(&sys(41, 64 << 20, Some(0.5))),
-        "PSI half a point"
-    );
-    probe.tick += 1;
-    assert!(
-        probe.full_tick_due(&sys(41, 64 << 20, Some(1.5))),
-        "PSI a point and a half"
-    );
-    for _ in 1..FULL_EVERY {
-        probe.tick += 1;
-        assert!(!probe.full_tick_due(&sys(41, 64 << 20, Some(1.5))));
-    }
-    probe.tick += 1;
-    assert!(
-        probe.full_tick_due(&sys(41, 64 << 20, Some(1.5))),
-        "due by time"
-    );
-}
-
 /// An idle process is not read between full ticks; once it starts to grow
 /// (used memory moves past the step) the very next tick reads it in full,
 /// and whatever the machine does, a full tick within [`FULL_EVERY`] does.
@@ -521,9 +453,9 @@ fn an_idle_process_that_starts_growing_is_read_the_very_next_tick() {
             .find(|p| p.pid == pid)
             .is_some_and(|p| p.footprint_bytes >= before + (500 << 20))
     };
-    let at = probe.at_full.expect("a full tick was taken");
+    let at = probe.full.last().expect("a full tick was taken");
     let (sys, procs) = probe.sample().unwrap();
-    let step = FULL_STEP_BYTES.max((sys.phys_bytes as f64 * FULL_STEP_SHARE) as u64);
+    let step = crate::probe::tiers::full_step_bytes(sys.phys_bytes);
     // The machine's used memory moved with the child (unless, on a busy
     // machine, others freed as much meanwhile): the very next tick read it.
     let moved = sys.used_bytes().abs_diff(at.used_bytes) >= step;
@@ -569,7 +501,7 @@ fn a_process_in_no_limit_is_looked_up_in_cgroupfs_at_full_ticks_only() {
         let _ = probe.scope(me);
         assert_eq!(probe.scope_reads, reads + 3);
         // A full tick: looked up again.
-        probe.at_full = None;
+        probe.full = FullTicks::default();
         probe.sample().unwrap();
         let _ = probe.scope(me);
         assert_eq!(

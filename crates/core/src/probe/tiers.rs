@@ -1,0 +1,147 @@
+//! Tiered ticks, one rule for both probes: which ticks read every process
+//! ("full" ticks), and when a process counts as idle, so that a tick that
+//! is not full may leave it unread and repeat its last figures.
+//!
+//! - A process whose cheap figures did not move for [`IDLE_AFTER`] reads in
+//!   a row is idle ([`Unmoved`]); which figures are cheap is the probe's
+//!   (Linux: resident pages and major faults from `stat`; macOS: the
+//!   figures of its last read, see `macos::cache::LastReads`).
+//! - A tick is full ([`FullTicks::due`]) at the first tick, every
+//!   [`FULL_EVERY`] ticks, and when used memory or swap moved by the larger
+//!   of [`FULL_STEP_BYTES`] and [`FULL_STEP_SHARE`] of memory since the
+//!   last full tick, or memory pressure moved: Linux PSI `some` avg10 by a
+//!   point, macOS the kernel's level (`kern.memorystatus_vm_pressure_level`)
+//!   changing. A process that starts to grow, page or swap moves those
+//!   machine-wide figures first, so it is read at the very next tick.
+//!
+//! New processes are always read: they are not idle. All of it is plain
+//! arithmetic on figures, tested on every OS.
+
+use crate::probe::pressure::Level;
+use crate::probe::SystemSample;
+
+/// A process whose cheap figures have not moved for this many reads in a
+/// row is idle: between full ticks it is not read at all, and its last
+/// figures stand (see [`FullTicks::due`]).
+pub const IDLE_AFTER: u32 = 3;
+
+/// Every this many ticks every process is read, idle or not (4 s at 2 Hz):
+/// the most an idle process's figures can lag when nothing else moves.
+pub const FULL_EVERY: u64 = 8;
+
+/// The machine's figures moving by this much since the last full tick make
+/// the next tick full: used memory or swap by the larger of this and
+/// [`FULL_STEP_SHARE`] of memory.
+pub const FULL_STEP_BYTES: u64 = 16 << 20;
+
+/// See [`FULL_STEP_BYTES`]: 0.25 % of memory (40 MB on a 16 GB machine).
+pub const FULL_STEP_SHARE: f64 = 0.0025;
+
+/// How far used memory or swap must move to make a tick full, on a machine
+/// with `phys_bytes` of memory.
+pub fn full_step_bytes(phys_bytes: u64) -> u64 {
+    FULL_STEP_BYTES.max((phys_bytes as f64 * FULL_STEP_SHARE) as u64)
+}
+
+/// The machine's figures at the last full tick, which decide the next.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AtFull {
+    /// The probe's tick count at that tick.
+    pub tick: u64,
+    /// [`SystemSample::used_bytes`].
+    pub used_bytes: u64,
+    /// [`SystemSample::swap_used_bytes`].
+    pub swap_used_bytes: u64,
+    /// Linux PSI `some` avg10, in hundredths of a percent.
+    pub psi_some: Option<u64>,
+    /// macOS: the kernel's pressure level.
+    pub kernel_level: Option<Level>,
+}
+
+impl AtFull {
+    /// The figures of `system` at `tick`.
+    pub fn of(tick: u64, system: &SystemSample) -> AtFull {
+        AtFull {
+            tick,
+            used_bytes: system.used_bytes(),
+            swap_used_bytes: system.swap_used_bytes,
+            psi_some: system
+                .pressure
+                .and_then(|p| p.some)
+                .map(|l| (l.avg10 * 100.0) as u64),
+            kernel_level: system.pressure.and_then(|p| p.kernel_level),
+        }
+    }
+}
+
+/// When a tick reads every process: the last full tick, and the rule.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FullTicks {
+    last: Option<AtFull>,
+}
+
+impl FullTicks {
+    /// Whether tick `tick`, whose machine figures are `system`, reads every
+    /// process: the first tick, every [`FULL_EVERY`] ticks, and when used
+    /// memory, swap or memory pressure moved past a small step since the
+    /// last full tick — what a process that starts to grow or page moves
+    /// first. Otherwise idle processes keep their last figures. A full tick
+    /// is remembered as the base of the next decision.
+    pub fn due(&mut self, tick: u64, system: &SystemSample) -> bool {
+        let now = AtFull::of(tick, system);
+        let step = full_step_bytes(system.phys_bytes);
+        let full = match self.last {
+            None => true,
+            Some(at) => {
+                tick.saturating_sub(at.tick) >= FULL_EVERY
+                    || now.used_bytes.abs_diff(at.used_bytes) >= step
+                    || now.swap_used_bytes.abs_diff(at.swap_used_bytes) >= step
+                    // A point of PSI `some` over 10 s: tasks began to stall.
+                    || match (now.psi_some, at.psi_some) {
+                        (Some(a), Some(b)) => a.abs_diff(b) >= 100,
+                        (a, b) => a.is_some() != b.is_some(),
+                    }
+                    // macOS: the kernel changed its level (or stopped or
+                    // began to answer).
+                    || now.kernel_level != at.kernel_level
+            }
+        };
+        if full {
+            self.last = Some(now);
+        }
+        full
+    }
+
+    /// The figures of the last full tick; `None` before the first.
+    pub fn last(&self) -> Option<AtFull> {
+        self.last
+    }
+}
+
+/// Reads in a row that found a process's cheap figures unmoved.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Unmoved(u32);
+
+impl Unmoved {
+    /// Idle from the start (a Linux kernel thread, never sampled).
+    pub const IDLE: Unmoved = Unmoved(IDLE_AFTER);
+
+    /// The count after one more read, which found the figures `moved` or not.
+    #[must_use]
+    pub fn after_read(self, moved: bool) -> Unmoved {
+        if moved {
+            Unmoved(0)
+        } else {
+            Unmoved(self.0.saturating_add(1))
+        }
+    }
+
+    /// Unmoved for [`IDLE_AFTER`] reads: a tick that is not full may skip it.
+    pub fn idle(self) -> bool {
+        self.0 >= IDLE_AFTER
+    }
+}
+
+#[cfg(test)]
+#[path = "tiers_tests.rs"]
+mod tests;
