@@ -14,12 +14,17 @@
 //! - [`GpuCache`]: the IOAccelerator registry walk at most once a second,
 //!   and Metal's recommended working set once, then again only when
 //!   `iogpu.wired_limit_mb` changes.
+//! - [`LastReads`]: tiered ticks ([`crate::probe::tiers`]): what the last
+//!   read of each process gave, so that a tick that is not full reads no
+//!   idle process — neither `proc_pid_rusage` nor `TASK_VM_INFO` — and
+//!   repeats its last sample.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::probe::naming::Naming;
-use crate::probe::GpuMemory;
+use crate::probe::tiers::Unmoved;
+use crate::probe::{GpuMemory, ProcessSample};
 
 /// What is read once per process.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -38,53 +43,39 @@ impl Identity {
     }
 }
 
-/// What is known of one pid.
+/// What is kept of one pid.
 #[derive(Debug, Clone)]
-struct Known {
+struct Entry<T> {
     /// `p_uniqueid`; 0 when it could not be read.
     uniqueid: u64,
-    id: Identity,
+    /// The last scan that listed it.
+    tick: u64,
+    value: T,
+}
+
+/// Per pid, what is kept of the process that holds it, told apart from a
+/// later one on the same pid by its unique id, and forgotten once a scan
+/// does not list it ([`PerPid::end_tick`]): never more entries than the
+/// process list.
+#[derive(Debug)]
+pub struct PerPid<T> {
+    known: HashMap<u32, Entry<T>>,
     tick: u64,
 }
 
-/// Start time and name per pid, valid while the pid keeps its unique id.
-#[derive(Debug, Default)]
-pub struct Identities {
-    known: HashMap<u32, Known>,
-    tick: u64,
+impl<T> Default for PerPid<T> {
+    fn default() -> Self {
+        PerPid {
+            known: HashMap::new(),
+            tick: 0,
+        }
+    }
 }
 
-impl Identities {
+impl<T> PerPid<T> {
     /// Starts a scan.
     pub fn begin_tick(&mut self) {
         self.tick = self.tick.wrapping_add(1);
-    }
-
-    /// What was read of `pid` when it is the process seen before (same
-    /// non-zero unique id); `None` when it must be read.
-    pub fn known(&mut self, pid: u32, uniqueid: u64) -> Option<Identity> {
-        let tick = self.tick;
-        let k = self.known.get_mut(&pid)?;
-        if uniqueid == 0 || k.uniqueid != uniqueid {
-            return None;
-        }
-        k.tick = tick;
-        Some(k.id.clone())
-    }
-
-    /// What was kept of `pid` when its unique id could not be read but the
-    /// start time just read is the one known: the same process.
-    pub fn same_start(&self, pid: u32, start_time: u64) -> Option<Identity> {
-        self.known
-            .get(&pid)
-            .filter(|k| k.uniqueid == 0 && k.id.start_time == start_time)
-            .map(|k| k.id.clone())
-    }
-
-    /// Remembers what was just read of `pid`.
-    pub fn insert(&mut self, pid: u32, uniqueid: u64, id: Identity) {
-        let tick = self.tick;
-        self.known.insert(pid, Known { uniqueid, id, tick });
     }
 
     /// Ends a scan: forgets the pids it did not see.
@@ -101,6 +92,56 @@ impl Identities {
     /// Whether no pid is known.
     pub fn is_empty(&self) -> bool {
         self.known.is_empty()
+    }
+
+    /// What is kept of `pid` when it is the process seen before (same
+    /// non-zero unique id), which this scan has seen.
+    fn same(&mut self, pid: u32, uniqueid: u64) -> Option<&mut T> {
+        let tick = self.tick;
+        let k = self.known.get_mut(&pid)?;
+        if uniqueid == 0 || k.uniqueid != uniqueid {
+            return None;
+        }
+        k.tick = tick;
+        Some(&mut k.value)
+    }
+
+    /// Keeps `value` for `pid`, seen by this scan.
+    fn keep(&mut self, pid: u32, uniqueid: u64, value: T) {
+        let tick = self.tick;
+        self.known.insert(
+            pid,
+            Entry {
+                uniqueid,
+                tick,
+                value,
+            },
+        );
+    }
+}
+
+/// Start time and name per pid, valid while the pid keeps its unique id.
+pub type Identities = PerPid<Identity>;
+
+impl Identities {
+    /// What was read of `pid` when it is the process seen before (same
+    /// non-zero unique id); `None` when it must be read.
+    pub fn known(&mut self, pid: u32, uniqueid: u64) -> Option<Identity> {
+        self.same(pid, uniqueid).cloned()
+    }
+
+    /// What was kept of `pid` when its unique id could not be read but the
+    /// start time just read is the one known: the same process.
+    pub fn same_start(&self, pid: u32, start_time: u64) -> Option<Identity> {
+        self.known
+            .get(&pid)
+            .filter(|k| k.uniqueid == 0 && k.value.start_time == start_time)
+            .map(|k| k.value.clone())
+    }
+
+    /// Remembers what was just read of `pid`.
+    pub fn insert(&mut self, pid: u32, uniqueid: u64, id: Identity) {
+        self.keep(pid, uniqueid, id);
     }
 }
 
@@ -225,6 +266,114 @@ impl GpuCache {
             gpu.recommended_working_set_bytes = set;
         }
         (!gpu.is_empty()).then_some(gpu)
+    }
+}
+
+/// The figures of a process's read that decide whether it moved: its
+/// footprint and page-ins (`proc_pid_rusage`), and what `TASK_VM_INFO`
+/// gives that can move while the footprint stands still — memory going to
+/// the compressor or swap stays in `phys_footprint`, so `compressed`,
+/// swap-ins and decompressions count, and GPU memory outside the footprint.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Moving {
+    footprint_bytes: u64,
+    pageins: u64,
+    swapin_bytes: Option<u64>,
+    decompressions: Option<u64>,
+    compressed_bytes: Option<u64>,
+    gpu_bytes: Option<u64>,
+    outside_footprint_bytes: Option<u64>,
+}
+
+impl Moving {
+    /// The figures of `p` that decide whether it moved.
+    pub fn of(p: &ProcessSample) -> Moving {
+        Moving {
+            footprint_bytes: p.footprint_bytes,
+            pageins: p.pageins,
+            swapin_bytes: p.swapin_bytes,
+            decompressions: p.decompressions,
+            compressed_bytes: p.compressed_bytes,
+            gpu_bytes: p.gpu_bytes,
+            outside_footprint_bytes: p.outside_footprint_bytes,
+        }
+    }
+}
+
+/// What the last read of one process gave.
+#[derive(Debug, Clone)]
+pub struct LastRead {
+    moving: Moving,
+    unmoved: Unmoved,
+    /// Its last sample once it is idle, which a tick that does not read it
+    /// repeats.
+    idle_sample: Option<ProcessSample>,
+}
+
+/// Tiered ticks for the macOS probe: per listed pid, what its last read
+/// gave and how many reads in a row found it unmoved. A process unmoved
+/// for [`IDLE_AFTER`](crate::probe::tiers::IDLE_AFTER) reads is idle: a
+/// tick that is not full does not read it and repeats its last sample. A
+/// new pid, a reused one (another unique id) and one whose unique id could
+/// not be read (0: a reuse could not be told) are always read. Pids the
+/// scan no longer lists are forgotten at [`PerPid::end_tick`].
+pub type LastReads = PerPid<LastRead>;
+
+impl LastReads {
+    /// The last sample of `pid` (unique id `uniqueid`) when this tick may
+    /// leave it unread: the tick is not `full` and the process is idle.
+    /// `None`: read it, and count the read with [`LastReads::read`].
+    pub fn repeat(&mut self, pid: u32, uniqueid: u64, full: bool) -> Option<&ProcessSample> {
+        let k = self.same(pid, uniqueid)?;
+        if full || !k.unmoved.idle() {
+            return None;
+        }
+        k.idle_sample.as_ref()
+    }
+
+    /// Counts a read of `pid` that gave `sample`: unmoved when its
+    /// [`Moving`] figures are those of the last read of the same process.
+    pub fn read(&mut self, pid: u32, uniqueid: u64, sample: &ProcessSample) {
+        if uniqueid == 0 {
+            self.forget(pid);
+            return;
+        }
+        let moving = Moving::of(sample);
+        let unmoved = match self.same(pid, uniqueid) {
+            Some(k) => k.unmoved.after_read(k.moving != moving),
+            // New, or reused: its first read.
+            None => Unmoved::default(),
+        };
+        let last = LastRead {
+            moving,
+            unmoved,
+            idle_sample: unmoved.idle().then(|| sample.clone()),
+        };
+        self.keep(pid, uniqueid, last);
+    }
+
+    /// Forgets `pid`: it exited while it was read.
+    pub fn forget(&mut self, pid: u32) {
+        self.known.remove(&pid);
+    }
+}
+
+/// The sample a tick repeats for a process it did not read: the last one,
+/// with what this tick's scan says of it — its parent, its owner and its
+/// name (an `exec` keeps the unique id) — where the scan gave them (a
+/// failed short BSD info gives ppid 0 and no owner).
+pub fn repeated(
+    last: &ProcessSample,
+    ppid: u32,
+    uid: Option<u32>,
+    naming: Naming,
+) -> ProcessSample {
+    ProcessSample {
+        ppid: if ppid == 0 { last.ppid } else { ppid },
+        uid: uid.or(last.uid),
+        name: naming.name,
+        cmdline: naming.cmdline,
+        ..last.clone()
     }
 }
 

@@ -249,3 +249,137 @@ fn a_mac_without_any_gpu_figure_has_none_and_a_vanished_one_is_dropped() {
     let g = cache.get(t0 + Duration::from_secs(2), true, || None, || None, || None);
     assert_eq!(g, None);
 }
+
+/// A sample of pid 42 as a read gives it.
+fn read_of(footprint_bytes: u64, pageins: u64) -> ProcessSample {
+    ProcessSample {
+        pid: 42,
+        ppid: 1,
+        name: "worker".into(),
+        uid: Some(501),
+        footprint_bytes,
+        pageins,
+        readable: true,
+        compressed_bytes: Some(0),
+        swapin_bytes: Some(0),
+        ..ProcessSample::default()
+    }
+}
+
+/// One tick of the probe's loop over a listing of pid 42 (unique id
+/// `uniqueid`): the repeated sample, or the read that gave `sample`.
+/// Whether the tick read it.
+fn tick(reads: &mut LastReads, uniqueid: u64, full: bool, sample: &ProcessSample) -> bool {
+    reads.begin_tick();
+    let read = reads.repeat(42, uniqueid, full).is_none();
+    if read {
+        reads.read(42, uniqueid, sample);
+    }
+    reads.end_tick();
+    read
+}
+
+/// Pid 42 (unique id 1001), read until idle: its first read and
+/// [`IDLE_AFTER`](crate::probe::tiers::IDLE_AFTER) more, all `still`.
+fn idle(still: &ProcessSample) -> LastReads {
+    let mut reads = LastReads::default();
+    for _ in 0..=crate::probe::tiers::IDLE_AFTER {
+        assert!(tick(&mut reads, 1001, false, still), "not idle yet: read");
+    }
+    reads
+}
+
+#[test]
+fn a_process_unmoved_for_three_reads_is_skipped_between_full_ticks_only() {
+    use crate::probe::tiers::IDLE_AFTER;
+    let mut reads = LastReads::default();
+    let still = read_of(100 << 20, 7);
+    assert!(tick(&mut reads, 1001, false, &still), "new: read");
+    for n in 1..=IDLE_AFTER {
+        assert!(
+            tick(&mut reads, 1001, false, &still),
+            "read {n}: not idle yet"
+        );
+    }
+    assert!(!tick(&mut reads, 1001, false, &still), "idle: skipped");
+    assert!(!tick(&mut reads, 1001, false, &still), "and again");
+    assert!(tick(&mut reads, 1001, true, &still), "a full tick reads it");
+    assert!(!tick(&mut reads, 1001, false, &still), "still idle");
+    // Its footprint moved: seen at the next full tick, then read each tick.
+    let grown = read_of(300 << 20, 7);
+    assert!(tick(&mut reads, 1001, true, &grown));
+    assert!(tick(&mut reads, 1001, false, &grown), "moved lately: read");
+    let paged = read_of(300 << 20, 8);
+    assert!(tick(&mut reads, 1001, false, &paged), "a page-in is a move");
+}
+
+#[test]
+fn a_skipped_process_repeats_its_last_read_with_the_scans_parent_owner_and_name() {
+    let last = read_of(100 << 20, 7);
+    let mut reads = idle(&last);
+    reads.begin_tick();
+    let kept = reads.repeat(42, 1001, false).expect("idle").clone();
+    assert_eq!(kept, last);
+    let naming = Naming {
+        name: "exec'd".into(),
+        cmdline: Some("exec'd --flag".into()),
+    };
+    let p = repeated(&kept, 7, Some(0), naming);
+    assert_eq!((p.ppid, p.uid, p.name.as_str()), (7, Some(0), "exec'd"));
+    assert_eq!(p.cmdline.as_deref(), Some("exec'd --flag"));
+    assert_eq!((p.footprint_bytes, p.pageins), (100 << 20, 7));
+    // A scan that could not read the short BSD info says nothing of them.
+    let p = repeated(&kept, 0, None, Naming::default());
+    assert_eq!((p.ppid, p.uid), (1, Some(501)));
+}
+
+#[test]
+fn a_new_or_reused_pid_or_one_without_a_unique_id_is_read_at_once() {
+    let still = read_of(100 << 20, 7);
+    let mut reads = idle(&still);
+    assert!(!tick(&mut reads, 1001, false, &still), "idle");
+    assert!(tick(&mut reads, 2002, false, &still), "reused pid: read");
+    assert!(tick(&mut reads, 2002, false, &still), "and counted afresh");
+    // Without a unique id a reuse cannot be told: read every tick, not kept.
+    for _ in 0..=crate::probe::tiers::IDLE_AFTER + 1 {
+        assert!(tick(&mut reads, 0, false, &still));
+    }
+    assert!(reads.is_empty());
+}
+
+#[test]
+fn a_process_that_was_compressed_or_swapped_moved_though_its_footprint_did_not() {
+    let still = read_of(100 << 20, 7);
+    let mut reads = idle(&still);
+    let compressed = ProcessSample {
+        compressed_bytes: Some(40 << 20),
+        ..still.clone()
+    };
+    assert!(tick(&mut reads, 1001, true, &compressed), "full");
+    assert!(tick(&mut reads, 1001, false, &compressed), "moved: read");
+    let swapped_in = ProcessSample {
+        swapin_bytes: Some(1 << 20),
+        ..compressed
+    };
+    assert!(tick(&mut reads, 1001, false, &swapped_in), "moved again");
+}
+
+#[test]
+fn a_process_gone_from_the_scan_or_mid_read_is_forgotten() {
+    let mut reads = LastReads::default();
+    reads.begin_tick();
+    for pid in [42, 43, 44] {
+        assert!(reads.repeat(pid, 1000 + u64::from(pid), false).is_none());
+        reads.read(pid, 1000 + u64::from(pid), &read_of(1, 1));
+    }
+    reads.end_tick();
+    assert_eq!(reads.len(), 3);
+    reads.begin_tick();
+    // 42 is not listed; 43 exits while it is read.
+    assert!(reads.repeat(43, 1043, false).is_none());
+    reads.forget(43);
+    assert!(reads.repeat(44, 1044, false).is_none());
+    reads.read(44, 1044, &read_of(1, 1));
+    reads.end_tick();
+    assert_eq!(reads.len(), 1, "only the listed pid is kept");
+}

@@ -25,6 +25,33 @@
 //!
 //! Raw calls are in [`ffi`]; every conversion is in
 //! [`super::parse`] and [`super::parse_process`], tested on Linux.
+//!
+//! Tiered ticks, by the rule the Linux probe follows ([`crate::probe::tiers`],
+//! bookkept by [`LastReads`]): every tick scans every pid (short BSD info
+//! and unique id: the guard relies on the scan, and it is what tells a new
+//! or reused pid). A process whose read — footprint and page-ins from
+//! `proc_pid_rusage`, and compressed, swap-ins, decompressions, GPU and
+//! outside-the-footprint memory from `TASK_VM_INFO` — gave the same figures
+//! for [`IDLE_AFTER`](crate::probe::tiers::IDLE_AFTER) reads in a row is
+//! idle: a tick that is not full reads neither for it and repeats its last
+//! sample, with the scan's parent, owner and name. A process that moved
+//! lately is read every tick; a new pid, a reused one (another unique id)
+//! and one whose unique id could not be read are always read. A pid the
+//! scan no longer lists is forgotten.
+//!
+//! A tick is full every [`FULL_EVERY`](crate::probe::tiers::FULL_EVERY)
+//! ticks, and when used memory (app + wired + compressor) or swap used
+//! moved past a step since the last full tick, or the kernel's pressure
+//! level (`kern.memorystatus_vm_pressure_level`) changed — macOS has no
+//! PSI. These machine-wide figures are what cover an idle process on
+//! macOS: `phys_footprint` counts compressed memory, so a process being
+//! compressed or swapped out does not move its footprint, but compressing
+//! moves used memory (the pages leave app memory, fewer pages join the
+//! compressor) and swapping out moves swap used, which makes the tick full
+//! and reads it; its `compressed` figure then moved, so it is read every
+//! tick after. Used memory comes from `host_statistics64`, asked at most
+//! once a second, so that trigger can lag a tick at 2 Hz; swap used and
+//! the level are read every tick.
 
 use super::ffi;
 
@@ -33,11 +60,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use super::cache::{GpuCache, VmStats, VmStatsCache};
+use super::cache::{repeated, GpuCache, LastReads, VmStats, VmStatsCache};
 use super::parse;
 use super::parse_process;
 use super::table::{io_err, is_gone, Listed, ProcessTable};
 use crate::probe::pressure::{Level, Pressure};
+use crate::probe::tiers::FullTicks;
 use crate::probe::{GpuMemory, HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
 
 // The pure parsers assume these layouts; check them against `libc`'s Apple
@@ -102,8 +130,8 @@ fn vm_stats(host: &ffi::HostPort, page_size: u64, refresh: bool) -> VmStats {
     })
 }
 
-/// The macOS probe. Keeps its buffers, the host port and the process table
-/// between ticks.
+/// The macOS probe. Keeps its buffers, the host port, the process table
+/// and what the last read of each process gave between ticks.
 pub struct NativeProbe {
     host: ffi::HostPort,
     phys_bytes: u64,
@@ -121,6 +149,12 @@ pub struct NativeProbe {
     /// there is Metal asked for its working set (see
     /// [`ffi::gpu::recommended_working_set`]).
     apple_silicon: bool,
+    /// Ticks taken by [`Probe::sample`].
+    tick: u64,
+    /// When a tick reads every process.
+    full: FullTicks,
+    /// What the last read of each listed process gave.
+    reads: LastReads,
 }
 
 fn parse_err(what: &str, detail: impl Into<String>) -> ProbeError {
@@ -198,6 +232,9 @@ impl NativeProbe {
             task_vm_buf: vec![0; TASK_VM_INFO_BUFFER],
             gpu: GpuCache::new(),
             apple_silicon,
+            tick: 0,
+            full: FullTicks::default(),
+            reads: LastReads::default(),
         })
     }
 
@@ -355,10 +392,34 @@ impl Probe for NativeProbe {
         self.system_figures(false)
     }
 
+    /// The machine's figures and every listed process: read, or, when the
+    /// tick is not full and the process idle, its last sample repeated
+    /// (see the module's doc, "Tiered ticks").
     fn sample(&mut self) -> Result<(SystemSample, Vec<ProcessSample>), ProbeError> {
         let system = self.system_figures(true)?;
         let listed = self.table.scan()?;
-        let processes = listed.into_iter().filter_map(|l| self.process(l)).collect();
+        self.tick += 1;
+        let full = self.full.due(self.tick, &system);
+        self.reads.begin_tick();
+        let mut processes = Vec::with_capacity(listed.len());
+        for l in listed {
+            let Ok(pid) = u32::try_from(l.pid) else {
+                continue;
+            };
+            let uniqueid = l.uniqueid;
+            if let Some(last) = self.reads.repeat(pid, uniqueid, full) {
+                processes.push(repeated(last, l.ppid, l.uid, l.naming));
+                continue;
+            }
+            match self.process(l) {
+                Some(p) => {
+                    self.reads.read(pid, uniqueid, &p);
+                    processes.push(p);
+                }
+                None => self.reads.forget(pid),
+            }
+        }
+        self.reads.end_tick();
         Ok((system, processes))
     }
 

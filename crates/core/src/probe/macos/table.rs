@@ -21,6 +21,8 @@ const PID_LIST_TRIES: usize = 4;
 /// One process of a scan: identity and tree figures.
 pub(super) struct Listed {
     pub(super) pid: libc::pid_t,
+    /// `p_uniqueid`; 0 when it could not be read.
+    pub(super) uniqueid: u64,
     pub(super) ppid: u32,
     /// Whose process it is (`PROC_PIDT_SHORTBSDINFO`, every tick).
     pub(super) uid: Option<u32>,
@@ -135,6 +137,7 @@ impl ProcessTable {
             }
             return Some(Listed {
                 pid,
+                uniqueid,
                 ppid,
                 uid,
                 start_time: id.start_time,
@@ -160,6 +163,7 @@ impl ProcessTable {
         self.identities.insert(pid_u32, uniqueid, id.clone());
         Some(Listed {
             pid,
+            uniqueid,
             ppid,
             uid,
             start_time,
