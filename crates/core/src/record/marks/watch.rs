@@ -54,7 +54,13 @@ impl FolderWatch {
     /// Watches `dir` (the folder at `path`); a folder that cannot be
     /// watched is looked at every [`LOOK_EVERY`] instead.
     pub(crate) fn new(dir: &OwnedFd, path: &Path) -> std::io::Result<(FolderWatch, StopSwitch)> {
-        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        // `pipe2` is not on macOS: the flag is set after, before any spawn
+        // of ours could inherit the ends (the recorder starts its command
+        // after the inbox exists).
+        let (read, write) = rustix::pipe::pipe()?;
+        for end in [&read, &write] {
+            rustix::io::fcntl_setfd(end, rustix::io::FdFlags::CLOEXEC)?;
+        }
         let os = os::Watch::new(dir, path, &read).ok();
         Ok((FolderWatch { os, stop: read }, StopSwitch(write)))
     }
