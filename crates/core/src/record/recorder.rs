@@ -8,8 +8,8 @@
 //! process's command line (up to 4 KiB) is written when it enters the kept
 //! set or changes, not on every sample.
 
+use rustc_hash::FxHashMap as HashMap;
 use std::collections::hash_map::DefaultHasher;
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::time::Instant;
@@ -53,7 +53,7 @@ pub struct CmdlineOnce {
 
 impl CmdlineOnce {
     pub(crate) fn strip(&mut self, processes: &mut [ProcessSample]) {
-        let mut now = HashMap::with_capacity(processes.len());
+        let mut now = HashMap::with_capacity_and_hasher(processes.len(), Default::default());
         for p in processes {
             let Some(cmdline) = &p.cmdline else {
                 p.uid = None;

@@ -35,7 +35,9 @@
 //! - A state is raised after it held for `raise_ms` and cleared after the
 //!   process looked fine for `clear_ms`: no flag flaps tick to tick.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
+
+use rustc_hash::FxHashMap as HashMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -196,7 +198,7 @@ impl Detector {
         Detector {
             cfg,
             sys: VecDeque::new(),
-            procs: HashMap::new(),
+            procs: HashMap::default(),
             baseline_swap: None,
             written: Default::default(),
             view: SystemView::default(),

@@ -285,3 +285,46 @@ fn swap_written_is_the_pswpout_line_of_vmstat_not_pswpin() {
     assert_eq!(pages_to_bytes(3, 4096), Some(12288));
     assert_eq!(pages_to_bytes(u64::MAX / 2, 4096), None);
 }
+
+/// `statm` as `proc_pid_statm` prints it: resident is the second field, and
+/// it is the sum `status` shows as `VmRSS`.
+#[test]
+fn statm_gives_resident_pages_as_status_vmrss_does() {
+    assert_eq!(
+        parse_statm_resident(b"5512 1409 1024 5 0 331 0\n"),
+        Some(1409)
+    );
+    // A kernel thread or a zombie: no memory map, all zeros.
+    assert_eq!(parse_statm_resident(b"0 0 0 0 0 0 0\n"), Some(0));
+    assert_eq!(parse_statm_resident(b"5512\n"), None);
+    assert_eq!(parse_statm_resident(b""), None);
+    assert_eq!(parse_statm_resident(b"5512 x 1024 5 0 331 0\n"), None);
+    assert_eq!(
+        parse_statm_resident(b"5512 99999999999999999999999 0\n"),
+        None
+    );
+    // This process, read twice: the two files agree (nothing allocates
+    // between the reads but the reads themselves, into buffers made first).
+    // SAFETY: sysconf has no preconditions; it only reads a constant.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    let page_kib = u64::try_from(page).unwrap() / 1024;
+    let (mut status, mut statm) = (Vec::with_capacity(8192), Vec::with_capacity(4096));
+    for _ in 0..5 {
+        status.clear();
+        statm.clear();
+        use std::io::Read;
+        let mut f = std::fs::File::open("/proc/self/status").unwrap();
+        let mut g = std::fs::File::open("/proc/self/statm").unwrap();
+        f.read_to_end(&mut status).unwrap();
+        g.read_to_end(&mut statm).unwrap();
+        let vmrss_kib = status
+            .split(|&b| b == b'\n')
+            .find_map(|l| l.strip_prefix(b"VmRSS:"))
+            .and_then(|v| parse_u64(v.trim_ascii().strip_suffix(b"kB")?))
+            .unwrap();
+        if parse_statm_resident(&statm).map(|p| p * page_kib) == Some(vmrss_kib) {
+            return;
+        }
+    }
+    panic!("statm's resident never matched status's VmRSS");
+}

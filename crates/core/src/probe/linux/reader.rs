@@ -33,7 +33,11 @@
 //! a point, since the last full tick: a process that starts to grow, page
 //! or swap moves those first, so it is read at the very next tick.
 //! Processes that moved lately are read every tick. The rule, shared with
-//! the macOS probe, is in [`tiers`].
+//! the macOS probe, is in [`tiers`]. At a full tick an idle process is
+//! checked by its resident pages in `/proc/PID/statm` (kept open instead of
+//! `stat` once it is idle; a third of the cost of a `stat` read) and read
+//! in full only when they moved: a page swapped out or in, a page touched
+//! or freed, an `exec` (a new memory map) all move them.
 //!
 //! Descriptors are capped: at most a quarter of the open-file limit (after
 //! raising it towards the hard limit, as htop does), and never more than
@@ -46,7 +50,7 @@
 //! (`EMFILE`), the probe closes the ones it keeps, halves its cap and
 //! retries, so a tick never fails or loses a process for it.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::fs::File;
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -55,7 +59,9 @@ use std::sync::Arc;
 use super::cgroup::CgroupFs;
 use super::fd::kept_cap;
 use super::fd::{raise_fd_limit, read_whole};
-use super::parse::{parse_meminfo, parse_stat, parse_status, parse_u64, StatusFigures};
+use super::parse::{
+    parse_meminfo, parse_stat, parse_statm_resident, parse_status, parse_u64, StatusFigures,
+};
 use super::psi::PsiSource;
 use crate::probe::naming::{split_nul, NameCache, Naming, ARGS_READ_MAX};
 use crate::probe::tiers::{self, Unmoved};
@@ -86,8 +92,9 @@ impl Drop for Kept {
 /// What we know of one process from earlier ticks.
 struct Known {
     /// `/proc/PID/stat`, kept open when the process is among the largest
-    /// (`keep`); reading a process that exited (or whose
-    /// pid was reused) fails, so it cannot show another process's figures.
+    /// (`keep`) and not idle (then `statm` is); reading a process that
+    /// exited (or whose pid was reused) fails, so it cannot show another
+    /// process's figures.
     stat: Option<Kept>,
     start_time: u64,
     rss_pages: u64,
@@ -104,6 +111,15 @@ struct Known {
     idle_sample: Option<ProcessSample>,
     /// A kernel thread: never sampled.
     kernel: bool,
+    /// `/proc/PID/statm`, kept instead of `stat` once the process is idle
+    /// and among the largest: a calm full tick checks its resident pages
+    /// with it (a third of a `stat` read) and reads `stat` only when they
+    /// moved. Like `stat`, it fails to read once the process is gone.
+    statm: Option<Kept>,
+    /// Resident pages as `statm` gave them when it was opened: compared
+    /// with `statm` only, since `stat`'s `rss` may differ from it (see
+    /// [`parse_statm_resident`]).
+    statm_resident: u64,
 }
 
 impl Known {
@@ -119,6 +135,8 @@ impl Known {
             unmoved: Unmoved::IDLE,
             idle_sample: None,
             kernel: true,
+            statm: None,
+            statm_resident: 0,
         }
     }
 
@@ -126,6 +144,17 @@ impl Known {
     fn skippable(&self) -> bool {
         self.unmoved.idle() && (self.kernel || self.idle_sample.is_some())
     }
+}
+
+/// What one tick read, process by process.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Reads {
+    /// Processes whose `stat` was read.
+    pub stat: usize,
+    /// Idle processes left unread (a tick that is not full).
+    pub skipped: usize,
+    /// Idle processes checked with `statm` (a full tick).
+    pub statm: usize,
 }
 
 /// A system file the probe keeps open.
@@ -176,8 +205,8 @@ pub struct NativeProbe {
     /// `pread` a tick (procfs makes them afresh at offset 0), as `stat` is.
     meminfo: Option<File>,
     vmstat: Option<File>,
-    /// Processes whose `stat` the last tick read, and those it skipped.
-    pub(crate) last_reads: (usize, usize),
+    /// What the last tick read.
+    pub(crate) last_reads: Reads,
     /// The pid last found in no memory limit, and the full tick that read
     /// it: until the next full tick its scope is the host, unread.
     unscoped: Option<(u32, u64)>,
@@ -211,7 +240,7 @@ impl NativeProbe {
             loadavg,
             listed_at: None,
             listed: Vec::new(),
-            known: HashMap::new(),
+            known: HashMap::default(),
             names: NameCache::default(),
             tick: 0,
             kept: Arc::default(),
@@ -220,7 +249,7 @@ impl NativeProbe {
             cgroups: CgroupFs::system(),
             phys_bytes: 0,
             full: tiers::FullTicks::default(),
-            last_reads: (0, 0),
+            last_reads: Reads::default(),
             meminfo: None,
             vmstat: None,
             unscoped: None,
@@ -283,6 +312,8 @@ impl NativeProbe {
                 if k.stat.is_none() {
                     k.stat = opened;
                 }
+                // Seen before: a calm full tick checks it with `statm`.
+                self.trade_for_statm(pid);
             } else if let Some(f) = opened {
                 self.known
                     .insert(pid, Known::kernel(f, stat.starttime, self.tick));
@@ -321,6 +352,8 @@ impl NativeProbe {
                         unmoved: Unmoved::default(),
                         idle_sample: None,
                         kernel: false,
+                        statm: None,
+                        statm_resident: 0,
                     },
                 );
                 (true, StatusFigures::default())
@@ -350,7 +383,46 @@ impl NativeProbe {
         let k = self.known.get_mut(&pid)?;
         k.unmoved = k.unmoved.after_read(fresh);
         k.idle_sample = k.unmoved.idle().then(|| sample.clone());
+        if k.idle_sample.is_some() {
+            self.trade_for_statm(pid);
+        }
         Some(sample)
+    }
+
+    /// A process just read (`stat` in full) that is idle and keeps its
+    /// `stat` open trades it for `statm`, for full ticks to check it with.
+    fn trade_for_statm(&mut self, pid: u32) {
+        if !self
+            .known
+            .get(&pid)
+            .is_some_and(|k| k.statm.is_none() && k.stat.is_some())
+        {
+            return;
+        }
+        let Ok(f) = self.open(Some(pid), "statm") else {
+            return;
+        };
+        let Some(resident) = read_whole(&f, &mut self.buf, true)
+            .ok()
+            .and_then(|n| parse_statm_resident(&self.buf[..n]))
+        else {
+            return;
+        };
+        let count = Arc::clone(&self.kept);
+        let buf = &mut self.buf;
+        // `stat` still read after `statm` was opened: the process was alive
+        // then, so `statm` is its own, not a new process's on its pid.
+        if let Some(k) = self.known.get_mut(&pid).filter(|k| {
+            k.stat
+                .as_ref()
+                .is_some_and(|f| read_whole(&f.file, buf, true).is_ok_and(|n| n > 0))
+        }) {
+            // One descriptor for another: counted up, then down.
+            count.fetch_add(1, Ordering::Relaxed);
+            k.statm = Some(Kept { file: f, count });
+            k.statm_resident = resident;
+            k.stat = None;
+        }
     }
 }
 
@@ -453,21 +525,34 @@ impl Probe for NativeProbe {
         // 64-bit Linux, so this is rare and short).
         let full = self.full.due(self.tick, &system);
         let tick = self.tick;
-        let mut reads = (0, 0);
+        let mut reads = Reads::default();
         let mut listed = std::mem::take(&mut self.listed);
         listed.retain(|&pid| {
-            if !full {
-                if let Some(k) = self.known.get_mut(&pid).filter(|k| k.skippable()) {
+            if let Some(k) = self.known.get_mut(&pid).filter(|k| k.skippable()) {
+                // Between full ticks an idle process is not read; at a full
+                // tick one that keeps `statm` open is checked by its resident
+                // pages, and read in full only when they moved (or it is
+                // gone, or its pid another process's).
+                let still = !full
+                    || k.statm.as_ref().is_some_and(|f| {
+                        reads.statm += 1;
+                        read_whole(&f.file, &mut self.buf, true)
+                            .ok()
+                            .and_then(|n| parse_statm_resident(&self.buf[..n]))
+                            == Some(k.statm_resident)
+                    });
+                if still {
                     k.tick = tick;
-                    reads.1 += 1;
+                    reads.skipped += usize::from(!full);
                     if let Some(p) = &k.idle_sample {
                         processes.push(p.clone());
                         self.names.keep(pid);
                     }
                     return true;
                 }
+                k.statm = None;
             }
-            reads.0 += 1;
+            reads.stat += 1;
             match self.process(pid) {
                 Visit::Sample(p) => {
                     processes.push(p);

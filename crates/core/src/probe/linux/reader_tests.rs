@@ -92,6 +92,8 @@ fn processes_tied_at_the_threshold_never_take_the_room_of_larger_ones() {
                     unmoved: Unmoved::default(),
                     idle_sample: None,
                     kernel: false,
+                    statm: None,
+                    statm_resident: 0,
                 },
             );
         }
@@ -404,25 +406,58 @@ fn a_made_up_last_pid_of_zero_is_no_last_pid() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A Python child that sleeps on stdin and, told to, touches `mib` MiB and
+/// says so; ended when dropped.
+struct Grower(std::process::Child);
+
+impl Grower {
+    fn spawn(mib: u32) -> Grower {
+        use std::process::{Command, Stdio};
+        let script = format!(
+            "import sys\nsys.stdin.readline()\nb = bytearray({mib} << 20)\n\
+             for i in range(0, len(b), 4096): b[i] = 1\n\
+             print('grown', flush=True)\nsys.stdin.readline()"
+        );
+        let child = Command::new("python3")
+            .args(["-c", &script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Grower(child)
+    }
+
+    fn id(&self) -> u32 {
+        self.0.id()
+    }
+
+    /// Tells it to grow; returns once it has.
+    fn grow(&mut self) {
+        use std::io::{BufRead, Write};
+        self.0.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(self.0.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "grown");
+    }
+}
+
+impl Drop for Grower {
+    fn drop(&mut self) {
+        use std::io::Write;
+        let _ = self.0.stdin.as_mut().map(|i| i.write_all(b"end\n"));
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// An idle process is not read between full ticks; once it starts to grow
 /// (used memory moves past the step) the very next tick reads it in full,
 /// and whatever the machine does, a full tick within [`FULL_EVERY`] does.
 #[test]
 fn an_idle_process_that_starts_growing_is_read_the_very_next_tick() {
-    use std::io::{BufRead, Write};
-    use std::process::{Command, Stdio};
-    // Sleeps on stdin; told to, touches 512 MiB and says so.
-    let mut child = Command::new("python3")
-        .args([
-            "-c",
-            "import sys\nsys.stdin.readline()\nb = bytearray(512 << 20)\n\
-             for i in range(0, len(b), 4096): b[i] = 1\n\
-             print('grown', flush=True)\nsys.stdin.readline()",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = Grower::spawn(512);
     let pid = child.id();
     let mut probe = NativeProbe::new().unwrap();
     let mut idle = false;
@@ -441,12 +476,7 @@ fn an_idle_process_that_starts_growing_is_read_the_very_next_tick() {
         "a skipped process is still listed"
     );
     let before = procs.iter().find(|p| p.pid == pid).unwrap().footprint_bytes;
-    child.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "grown");
+    child.grow();
     let grown = |procs: &[ProcessSample]| {
         procs
             .iter()
@@ -472,8 +502,7 @@ fn an_idle_process_that_starts_growing_is_read_the_very_next_tick() {
         }
         read = grown(&probe.sample().unwrap().1);
     }
-    let _ = child.stdin.as_mut().unwrap().write_all(b"end\n");
-    let _ = child.wait();
+    drop(child);
     assert!(read, "not read within a full tick's period");
 }
 
@@ -516,4 +545,56 @@ fn a_process_in_no_limit_is_looked_up_in_cgroupfs_at_full_ticks_only() {
             "a scope with a limit was not read again"
         );
     }
+}
+
+/// At a full tick an idle process that keeps `statm` open is checked by its
+/// resident pages alone, keeps its figures while they stand, and is read in
+/// full the first full tick after they moved; one that exited is dropped.
+#[test]
+fn an_idle_process_is_checked_with_statm_at_full_ticks_and_read_in_full_once_it_moved() {
+    let mut child = Grower::spawn(64);
+    let mut gone = std::process::Command::new("/bin/sleep")
+        .arg("600")
+        .spawn()
+        .unwrap();
+    let (pid, gone_pid) = (child.id(), gone.id());
+    let mut probe = NativeProbe::new().unwrap();
+    let traded = |probe: &NativeProbe, pid| {
+        probe
+            .known
+            .get(&pid)
+            .is_some_and(|k| k.statm.is_some() && k.stat.is_none() && k.skippable())
+    };
+    for _ in 0..60 {
+        probe.sample().unwrap();
+        if traded(&probe, pid) && traded(&probe, gone_pid) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(traded(&probe, pid), "the idle child never kept statm");
+    let full_tick = |probe: &mut NativeProbe| {
+        probe.full = FullTicks::default();
+        probe.sample().unwrap().1
+    };
+    let procs = full_tick(&mut probe);
+    let before = procs.iter().find(|p| p.pid == pid).unwrap().footprint_bytes;
+    assert!(probe.last_reads.statm >= 2, "{:?}", probe.last_reads);
+    assert!(traded(&probe, pid), "unmoved, yet read in full");
+
+    gone.kill().unwrap();
+    gone.wait().unwrap();
+    child.grow();
+    let procs = full_tick(&mut probe);
+    let after = procs.iter().find(|p| p.pid == pid).unwrap().footprint_bytes;
+    drop(child);
+    assert!(
+        after >= before + (60 << 20),
+        "grown by 64 MiB, yet {before} → {after}"
+    );
+    assert!(!traded(&probe, pid), "moved, yet still checked by statm");
+    assert!(
+        procs.iter().all(|p| p.pid != gone_pid),
+        "an exited process still listed"
+    );
 }

@@ -19,7 +19,7 @@
 //!   idle process — neither `proc_pid_rusage` nor `TASK_VM_INFO` — and
 //!   repeats its last sample.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::time::{Duration, Instant};
 
 use crate::probe::naming::Naming;
@@ -66,7 +66,7 @@ pub struct PerPid<T> {
 impl<T> Default for PerPid<T> {
     fn default() -> Self {
         PerPid {
-            known: HashMap::new(),
+            known: HashMap::default(),
             tick: 0,
         }
     }

@@ -1,8 +1,8 @@
 //! The names of the processes seen, kept across ticks: each process is named
 //! once, not at every scan.
 
+use rustc_hash::FxHashMap as HashMap;
 use std::collections::hash_map::Entry as Slot;
-use std::collections::HashMap;
 
 use super::Naming;
 

@@ -53,6 +53,7 @@ impl NativeProbe {
         self.vmstat = None;
         for k in self.known.values_mut() {
             k.stat = None;
+            k.statm = None;
             k.keep = false;
         }
         self.cap /= 2;
@@ -89,6 +90,7 @@ impl NativeProbe {
             }
             if !k.keep {
                 k.stat = None;
+                k.statm = None;
             }
         }
     }
