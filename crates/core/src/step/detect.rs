@@ -374,7 +374,11 @@ impl Detector {
         track.observe(p, tick.now, tick.page_size, keep_ms, self.tick);
         let activity = activity(p.pid, &track.history, tick.now, cfg.window_ms);
         track.activity = activity;
-        let hidden = if p.readable {
+        // A footprint that stood still over the hidden window dropped by
+        // nothing: no need to look through its points.
+        let flat =
+            tick.hidden_drop_bytes > 0 && track.footprint_flat_for(cfg.hidden_window_ms, tick.now);
+        let hidden = if p.readable && !flat {
             hidden_bytes(
                 &track.history,
                 &self.sys,

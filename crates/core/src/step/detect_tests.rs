@@ -1020,3 +1020,47 @@ fn a_footprint_drop_the_gpu_took_is_hidden_memory_held_by_the_gpu() {
         raised.message
     );
 }
+
+/// The shortcut past `hidden_bytes` is taken only when every point of the
+/// hidden window (the points `hidden_bytes` looks through) has the last
+/// point's footprint, over sequences of steps and plateaus; and it is taken.
+#[test]
+fn a_footprint_is_flat_for_a_window_only_when_every_point_in_it_is_the_last() {
+    let window = 5_000;
+    let mut seed = 7u64;
+    let mut shortcuts = 0;
+    for run in 0..200 {
+        let first = ProcessSample {
+            pid: 9,
+            start_time: 1,
+            ..ProcessSample::default()
+        };
+        let mut track = episode::Track::new(&first, 0);
+        let mut fp = 0u64;
+        for i in 0..60u64 {
+            // xorshift: a step about one tick in five, more in later runs
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            if seed % (2 + run % 9) == 0 {
+                fp = seed % 3 * (64 << 20);
+            }
+            let now = i * 500;
+            let p = ProcessSample {
+                footprint_bytes: fp,
+                ..first.clone()
+            };
+            track.observe(&p, now, 4096, 10_000, i);
+            let brute = track
+                .history
+                .iter()
+                .filter(|q| now.saturating_sub(q.t_ms) <= window)
+                .all(|q| q.footprint == fp);
+            if track.footprint_flat_for(window, now) {
+                assert!(brute, "run {run} tick {i}: flat, yet a point differs");
+                shortcuts += 1;
+            }
+        }
+    }
+    assert!(shortcuts > 1_000, "the shortcut fired {shortcuts} times");
+}

@@ -172,7 +172,7 @@ impl CgroupFs {
         loop {
             let dir = parts.iter().fold(mount.point.clone(), |d, p| d.join(p));
             let shown = shown_path(&mount.root, &parts);
-            let files = read_files(&dir, version)?;
+            let files = read_files(&dir, version, ceiling)?;
             let scope = match version {
                 1 => scope_v1(&shown, &files, ceiling),
                 _ => scope_v2(&shown, &files, ceiling, self.page_size),
@@ -213,7 +213,9 @@ fn shown_path(root: &str, parts: &[&str]) -> String {
     s
 }
 
-fn read_files(dir: &Path, version: u8) -> Result<Files, ProbeError> {
+/// The files of one cgroup folder; only its limits where none binds below
+/// `ceiling` (the host's memory), as [`scope_v1`] and [`scope_v2`] judge.
+fn read_files(dir: &Path, version: u8, ceiling: u64) -> Result<Files, ProbeError> {
     let read = |name: &str| {
         let p = dir.join(name);
         read_capped(&p).map_err(|e| io_error(&p, e))
@@ -221,8 +223,10 @@ fn read_files(dir: &Path, version: u8) -> Result<Files, ProbeError> {
     Ok(match version {
         1 => {
             let max = read("memory.limit_in_bytes")?;
-            // Nothing more to read where no limit binds (most ancestors).
-            if max.as_deref().and_then(parse_bytes).is_none() {
+            // Nothing more to read where no limit binds (most ancestors:
+            // v1 writes "no limit" as a number near 2^63, above any host).
+            let binds = max.as_deref().and_then(parse_bytes);
+            if !binds.is_some_and(|b| b < ceiling) {
                 return Ok(Files::default());
             }
             Files {

@@ -380,6 +380,27 @@ fn v1_the_root_is_the_host() {
     assert_eq!(v1_fs(&t).scope_of(43, HOST).unwrap(), None);
 }
 
+/// A folder whose limit does not bind below the host (v1's "no limit", or a
+/// limit above the host's memory) has nothing else read: its other files
+/// could not be read here (a directory in their place), and no error came.
+#[test]
+fn v1_a_limit_at_or_above_the_host_reads_no_other_file() {
+    let t = Tree::new("v1-above");
+    v1_job(&t);
+    let d = "mem/swapsight-test-42";
+    for limit in ["9223372036854771712\n", &format!("{HOST}\n")] {
+        t.write(&format!("{d}/memory.limit_in_bytes"), limit);
+        let usage = t.path(&format!("{d}/memory.usage_in_bytes"));
+        let _ = std::fs::remove_file(&usage);
+        let _ = std::fs::create_dir(&usage);
+        assert_eq!(v1_fs(&t).scope_of(42, HOST).unwrap(), None, "{limit}");
+    }
+    // Below the host it binds, and the unreadable usage is said.
+    t.write(&format!("{d}/memory.limit_in_bytes"), "268435456\n");
+    let err = v1_fs(&t).scope_of(42, HOST).unwrap_err();
+    assert!(err.to_string().contains("memory.usage_in_bytes"), "{err}");
+}
+
 #[cfg(unix)]
 #[test]
 fn unreadable_files_are_an_error_not_the_host() {

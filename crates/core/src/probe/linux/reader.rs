@@ -157,6 +157,16 @@ pub(crate) struct Reads {
     pub statm: usize,
 }
 
+/// The last read of `pswpout` ([`NativeProbe::swap_out_bytes`]).
+#[derive(Debug, Clone, Copy)]
+struct Written {
+    /// Swap used at that read.
+    swap_used: u64,
+    /// Calls answered from it since.
+    age: u64,
+    bytes: Option<u64>,
+}
+
 /// A system file the probe keeps open.
 #[derive(Debug, Clone, Copy)]
 enum Which {
@@ -212,6 +222,8 @@ pub struct NativeProbe {
     unscoped: Option<(u32, u64)>,
     /// Scopes read from cgroupfs (not answered from `unscoped`).
     pub(crate) scope_reads: u64,
+    /// The last `pswpout` read.
+    written: Option<Written>,
 }
 
 impl NativeProbe {
@@ -254,6 +266,7 @@ impl NativeProbe {
             vmstat: None,
             unscoped: None,
             scope_reads: 0,
+            written: None,
         };
         probe.system()?; // fail early, with a clear error, where /proc is missing
         probe.cap = kept_cap(raise_fd_limit());
@@ -483,7 +496,7 @@ impl Probe for NativeProbe {
             page_size: self.page_size,
             anon_bytes: info.anon_bytes(),
             pressure: self.psi.read(&mut self.buf),
-            swap_out_bytes: self.swap_out_bytes(),
+            swap_out_bytes: self.swap_out_bytes(info.swap_used_bytes()),
             ..SystemSample::default()
         })
     }

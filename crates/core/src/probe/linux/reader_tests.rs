@@ -598,3 +598,44 @@ fn an_idle_process_is_checked_with_statm_at_full_ticks_and_read_in_full_once_it_
         "an exited process still listed"
     );
 }
+
+/// `pswpout` is answered from the last `vmstat` read while swap used stands
+/// still, for fewer than [`FULL_EVERY`] calls; swap used moving, or the
+/// age, reads the file again.
+#[test]
+fn vmstat_is_read_again_when_swap_used_moves_or_the_last_read_is_old() {
+    let mut probe = NativeProbe::new().unwrap();
+    let marker = Some(u64::MAX - 7);
+    let mut judged = false;
+    for _ in 0..20 {
+        let swap_used = probe.system().unwrap().swap_used_bytes;
+        probe.written = Some(Written {
+            swap_used,
+            age: 0,
+            bytes: marker,
+        });
+        let again = probe.system().unwrap();
+        if again.swap_used_bytes != swap_used {
+            continue; // the machine swapped meanwhile: try once more
+        }
+        assert_eq!(again.swap_out_bytes, marker, "read again, swap unmoved");
+        // Old enough: read again.
+        probe.written = Some(Written {
+            swap_used,
+            age: FULL_EVERY - 1,
+            bytes: marker,
+        });
+        let old = probe.system().unwrap();
+        assert_ne!(old.swap_out_bytes, marker, "an old read answered");
+        // Swap used moved: read again.
+        probe.written = Some(Written {
+            swap_used: swap_used.wrapping_add(4096),
+            age: 0,
+            bytes: marker,
+        });
+        assert_ne!(probe.system().unwrap().swap_out_bytes, marker);
+        judged = true;
+        break;
+    }
+    assert!(judged, "swap used moved at every call");
+}

@@ -24,6 +24,9 @@ pub(super) struct Track {
     pub(super) evidence: Evidence,
     pub(super) activity: Activity,
     pub(super) seen_tick: u64,
+    /// When the footprint took the value it has now (the first point of the
+    /// run of equal footprints at the end of `history`).
+    pub(super) footprint_since: u64,
 }
 
 impl Track {
@@ -50,7 +53,14 @@ impl Track {
             evidence: Evidence::default(),
             activity: Activity::default(),
             seen_tick: 0,
+            footprint_since: now,
         }
+    }
+
+    /// Whether the footprint stood still for all of the last `window_ms`:
+    /// every point of that window has the footprint of the last one.
+    pub(super) fn footprint_flat_for(&self, window_ms: u64, now: u64) -> bool {
+        self.footprint_since.saturating_add(window_ms) <= now
     }
 
     /// Takes this tick's figures of the process into its history (the last
@@ -70,6 +80,13 @@ impl Track {
             self.name.clone_from(&p.name);
         }
         self.seen_tick = tick;
+        if self
+            .history
+            .back()
+            .map_or(true, |q| q.footprint != p.footprint_bytes)
+        {
+            self.footprint_since = now;
+        }
         self.history.push_back(ProcPoint {
             t_ms: now,
             footprint: p.footprint_bytes,
