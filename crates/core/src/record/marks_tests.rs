@@ -372,3 +372,38 @@ fn an_inbox_nobody_writes_to_never_looks_and_a_write_rings_at_once() {
         inbox.looks() - looks
     );
 }
+
+/// A folder is removed once its recorder is gone and it was quiet a day;
+/// one its name says was made within the day is passed over unread (ended
+/// recorders leave theirs for late writers), and a live recorder's stays.
+#[test]
+fn stale_folders_go_and_young_or_live_ones_stay() {
+    let base = Base::new("stale");
+    let mut child = std::process::Command::new("/bin/true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let day_ms = 24 * 3600 * 1000;
+    let now = crate::util::units::unix_now_ms();
+    let two_days_ago = std::time::SystemTime::now() - Duration::from_secs(2 * 24 * 3600);
+    let made = |name: String| {
+        let dir = base.dir.path.join(&name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("start"), "1").unwrap();
+        std::fs::File::open(&dir)
+            .unwrap()
+            .set_modified(two_days_ago)
+            .unwrap();
+        name
+    };
+    let stale = made(format!("rec-{dead}-{}", now - 2 * day_ms));
+    let young = made(format!("rec-{dead}-{}", now - 1000));
+    let live = made(format!("rec-{}-{}", std::process::id(), now - 2 * day_ms));
+    registry::remove_stale(&base.dir);
+    let left: std::collections::BTreeSet<String> = std::fs::read_dir(&base.dir.path)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(!left.contains(&stale), "{left:?}");
+    assert!(left.contains(&young), "{left:?}");
+    assert!(left.contains(&live), "{left:?}");
+}

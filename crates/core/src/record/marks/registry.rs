@@ -267,7 +267,16 @@ pub fn running_in(base: &RuntimeDir) -> Vec<Running> {
 /// Removes the folders of recorders that are gone and quiet for a day. The
 /// folders hold only flat files, removed one by one through the descriptor.
 pub(crate) fn remove_stale(base: &RuntimeDir) {
-    for (name, pid, _) in registrations(base) {
+    let now_ms = crate::util::units::unix_now_ms();
+    let young_ms = u64::try_from(STALE_AFTER.as_millis()).unwrap_or(u64::MAX);
+    for (name, pid, ms) in registrations(base) {
+        // Made less than a day ago (its name says when): it cannot have been
+        // quiet for a day. Ended recorders leave their folder for late
+        // writers, so a day of recordings is hundreds of these: they are
+        // passed over without a `stat` or a signal each.
+        if now_ms.saturating_sub(ms) <= young_ms {
+            continue;
+        }
         let Ok(st) = rustix::fs::statat(&base.fd, name.as_str(), AtFlags::SYMLINK_NOFOLLOW) else {
             continue;
         };
