@@ -171,7 +171,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let on_tick = |tick: &Tick| {
         tree.update(&tick.sample.processes);
         if let Some(p) = tick.sample.processes.iter().find(|p| p.pid == pid) {
-            root_name.clone_from(&p.name);
+            if *root_name != *p.name {
+                root_name = p.name.to_string();
+            }
         }
         match rules.decide(tick, |member| tree.contains(member)) {
             Decision::Stop(reason) => ControlFlow::Break(Outcome::Stop(reason, Signal::Terminate)),

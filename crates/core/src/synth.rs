@@ -340,8 +340,8 @@ pub fn hostile_text() -> Trace {
         for p in &mut ts.sample.processes {
             match p.pid {
                 4243 => {
-                    p.name.clone_from(&python);
-                    p.cmdline = Some(format!("python {CLEAR}generate.py{BIDI}"));
+                    p.name = python.as_str().into();
+                    p.cmdline = Some(format!("python {CLEAR}generate.py{BIDI}").into());
                 }
                 300 => p.name = FORMULA.into(),
                 120 => p.name = "-2+3".into(),

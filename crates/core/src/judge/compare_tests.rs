@@ -242,7 +242,7 @@ fn ended_tree_trace(watch: bool) -> Trace {
     header.watch_pid = watch.then_some(100);
     let proc_ = |pid, mib: u64| crate::probe::ProcessSample {
         pid,
-        name: format!("p{pid}"),
+        name: format!("p{pid}").into(),
         footprint_bytes: mib * MIB,
         ..Default::default()
     };

@@ -143,7 +143,7 @@ impl ProcessControl for Fake {
             .map(|(&pid, p)| ProcessSample {
                 pid,
                 ppid: p.ppid,
-                name: p.name.clone(),
+                name: p.name.as_str().into(),
                 start_time: p.start,
                 ..Default::default()
             })

@@ -268,13 +268,14 @@ pub struct ProcessSample {
     pub ppid: u32,
     /// The name a person knows the process by (see [`naming`](super::naming)): the
     /// executable's full base name, or for an interpreter or a `run` wrapper
-    /// the script or module it runs — `generate.py (python3.12)`.
-    pub name: String,
+    /// the script or module it runs — `generate.py (python3.12)`. Shared,
+    /// not copied: an idle process's sample is repeated every tick.
+    pub name: std::sync::Arc<str>,
     /// The command line, capped at [`naming::CMDLINE_MAX_BYTES`](super::naming::CMDLINE_MAX_BYTES); absent
     /// where the OS does not show it to this user (another user's process
     /// on macOS) or in traces of older versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cmdline: Option<String>,
+    pub cmdline: Option<std::sync::Arc<str>>,
     /// The user the process belongs to ([`owner`](super::owner)): whose command line
     /// `cmdline` is, so that a server other users reach can keep to its own
     /// user's. A trace writes it only beside a `cmdline`.
@@ -337,7 +338,7 @@ impl Default for ProcessSample {
         ProcessSample {
             pid: 0,
             ppid: 0,
-            name: String::new(),
+            name: "".into(),
             cmdline: None,
             uid: None,
             footprint_bytes: 0,

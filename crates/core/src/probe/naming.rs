@@ -15,6 +15,8 @@
 mod cache;
 mod grammar;
 pub use cache::{NameCache, ARGS_RETRIES};
+use std::sync::Arc;
+
 use grammar::{Grammar, Target};
 
 /// Longest display name, in characters; longer ones end in `…`. Keeps
@@ -33,10 +35,10 @@ pub const ARGS_READ_MAX: usize = 16 * 1024;
 /// What a probe learns once per process.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Naming {
-    pub(crate) name: String,
+    pub(crate) name: Arc<str>,
     /// The command line, arguments separated by spaces, shell-quoted where
     /// needed; `None` when the arguments could not be read.
-    pub cmdline: Option<String>,
+    pub cmdline: Option<Arc<str>>,
 }
 
 impl Naming {
@@ -45,8 +47,8 @@ impl Naming {
     pub fn of(exe_path: Option<&[u8]>, argv: &[&[u8]], comm: &str) -> Naming {
         let program = program_name(exe_path, argv.first().copied(), comm);
         Naming {
-            name: display_name(&program, argv),
-            cmdline: (!argv.is_empty()).then(|| command_line(argv)),
+            name: display_name(&program, argv).into(),
+            cmdline: (!argv.is_empty()).then(|| command_line(argv).into()),
         }
     }
 }

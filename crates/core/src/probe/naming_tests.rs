@@ -379,11 +379,11 @@ fn proc_cmdline_splits_on_nul() {
 fn naming_of_a_process_puts_it_together() {
     let argv: Vec<&[u8]> = vec![b"python3", b"generate.py", b"--steps", b"30"];
     let n = Naming::of(Some(b"/usr/bin/python3.12"), &argv, "python3");
-    assert_eq!(n.name, "generate.py (python3.12)");
+    assert_eq!(&*n.name, "generate.py (python3.12)");
     assert_eq!(n.cmdline.as_deref(), Some("python3 generate.py --steps 30"));
     // Arguments unreadable: the program only, no command line.
     let n = Naming::of(None, &[], "launchd");
-    assert_eq!((n.name.as_str(), n.cmdline), ("launchd", None));
+    assert_eq!((&*n.name, n.cmdline.as_deref()), ("launchd", None));
 }
 
 #[test]
@@ -396,7 +396,7 @@ fn the_cache_reads_once_per_process_and_again_for_a_reused_pid_or_exec() {
     for _ in 0..100 {
         cache.begin_tick();
         let n = cache.get(42, 1_000, b"python3", || named("generate.py (python3)"));
-        assert_eq!(n.name, "generate.py (python3)");
+        assert_eq!(&*n.name, "generate.py (python3)");
         cache.get(7, 50, b"sleep", || named("sleep"));
         cache.end_tick();
     }
@@ -405,10 +405,10 @@ fn the_cache_reads_once_per_process_and_again_for_a_reused_pid_or_exec() {
     // pid 42 exited and was reused by a different program.
     cache.begin_tick();
     let n = cache.get(42, 9_000, b"node", || named("server.js (node)"));
-    assert_eq!(n.name, "server.js (node)");
+    assert_eq!(&*n.name, "server.js (node)");
     // exec: same pid and start time, new program.
     let n = cache.get(7, 50, b"bash", || named("run.sh (bash)"));
-    assert_eq!(n.name, "run.sh (bash)");
+    assert_eq!(&*n.name, "run.sh (bash)");
     cache.end_tick();
     assert_eq!(cache.reads(), 4);
 
@@ -443,13 +443,13 @@ fn a_new_image_under_the_same_comm_is_named_again_an_unknown_one_never() {
     let n = cache.get_image(42, 1_000, b"python3", 0x7ffd_0000, || {
         named("a.py (python3)")
     });
-    assert_eq!(n.name, "a.py (python3)");
+    assert_eq!(&*n.name, "a.py (python3)");
     cache.end_tick();
     // A zombie, or the middle of an execve, shows no image: no read.
     for image in [0x7ffd_0000, 0] {
         cache.begin_tick();
         let n = cache.get_image(42, 1_000, b"python3", image, || unreachable!("cached"));
-        assert_eq!(n.name, "a.py (python3)");
+        assert_eq!(&*n.name, "a.py (python3)");
         cache.end_tick();
     }
     // python3 exec'd python3 with another script: same pid, start, comm.
@@ -457,7 +457,7 @@ fn a_new_image_under_the_same_comm_is_named_again_an_unknown_one_never() {
     let n = cache.get_image(42, 1_000, b"python3", 0x7ffe_1000, || {
         named("b.py (python3)")
     });
-    assert_eq!(n.name, "b.py (python3)");
+    assert_eq!(&*n.name, "b.py (python3)");
     cache.end_tick();
     assert_eq!(cache.reads(), 2);
     // Known first without an image, then with one: that is not an exec.
@@ -495,7 +495,7 @@ fn framework_python_on_macos_is_named_by_its_version_not_python() {
         ],
         "Python",
     );
-    assert_eq!(n.name, "generate.py (python3.12)");
+    assert_eq!(&*n.name, "generate.py (python3.12)");
 }
 
 /// Issue 20: U+202E is not a control character, so it passed into names and
@@ -511,6 +511,6 @@ fn a_bidi_override_in_a_live_name_is_replaced() {
         ],
         "python3",
     );
-    assert_eq!(n.name, "evil?yp.exe (python3)");
+    assert_eq!(&*n.name, "evil?yp.exe (python3)");
     assert_eq!(n.cmdline.as_deref(), Some("python3 evil?yp.exe ?x"));
 }

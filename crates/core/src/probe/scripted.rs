@@ -62,7 +62,7 @@ impl ScriptedProbe {
                 .map(|pid| ProcessSample {
                     pid,
                     ppid: 1,
-                    name: format!("p{pid}"),
+                    name: format!("p{pid}").into(),
                     footprint_bytes: u64::from(pid) << 20,
                     pageins: if pid == 7 { n * 1000 } else { 0 },
                     start_time: 1,
@@ -90,7 +90,7 @@ impl ScriptedProbe {
             let p = |pid: u32, uid: Option<u32>, cmd: &str| ProcessSample {
                 pid,
                 ppid: 1,
-                name: format!("p{pid}"),
+                name: format!("p{pid}").into(),
                 cmdline: Some(cmd.into()),
                 uid,
                 footprint_bytes: u64::from(pid) << 30,

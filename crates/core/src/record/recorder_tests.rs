@@ -9,7 +9,9 @@ fn a_command_line_is_written_once_while_its_process_stays_kept() {
         ..ProcessSample::default()
     };
     let cmdlines = |ps: &[ProcessSample]| -> Vec<Option<String>> {
-        ps.iter().map(|p| p.cmdline.clone()).collect()
+        ps.iter()
+            .map(|p| p.cmdline.as_deref().map(str::to_owned))
+            .collect()
     };
     let mut once = CmdlineOnce::default();
     let mut s1 = vec![p(1, 10, "python3 a.py"), p(2, 20, "node b.js")];

@@ -324,7 +324,7 @@ fn escapes_and_bidi_of_a_crafted_trace_are_cleaned_as_read() {
         .iter()
         .find(|p| p.pid == 4243)
         .unwrap();
-    assert_eq!(p.name, "?]52;c;ZXZpbA==?python?yp.exe");
+    assert_eq!(&*p.name, "?]52;c;ZXZpbA==?python?yp.exe");
     assert_eq!(p.cmdline.as_deref(), Some("python ?[2Jgenerate.py?"));
     assert_eq!(t.events[0].kind, "command-start?[2J");
     let mut all = Vec::new();

@@ -142,7 +142,7 @@ impl Skeleton {
         self.watched.extend(s.watched.iter().copied());
         for p in &s.sample.processes {
             if self.named.insert(p.pid) {
-                self.names.push((p.pid, p.name.clone()));
+                self.names.push((p.pid, p.name.to_string()));
             }
         }
     }
@@ -315,14 +315,14 @@ impl ProcessPicker {
         for p in &s.sample.processes {
             let e = self.by_pid.entry(p.pid).or_insert_with(|| Picked {
                 pid: p.pid,
-                name: p.name.clone(),
+                name: p.name.to_string(),
                 watched: false,
                 peak_footprint_bytes: 0,
             });
             e.watched |= s.watched.contains(&p.pid);
             e.peak_footprint_bytes = e.peak_footprint_bytes.max(p.footprint_bytes);
-            if e.name != p.name {
-                e.name.clone_from(&p.name);
+            if *e.name != *p.name {
+                e.name = p.name.to_string();
             }
         }
     }

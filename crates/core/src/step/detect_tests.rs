@@ -14,7 +14,7 @@ fn proc(pid: u32, footprint: u64, pageins: u64) -> ProcessSample {
     ProcessSample {
         pid,
         ppid: 1,
-        name: format!("p{pid}"),
+        name: format!("p{pid}").into(),
         footprint_bytes: footprint,
         pageins,
         start_time: 7,

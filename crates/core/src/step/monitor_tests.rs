@@ -5,7 +5,7 @@ fn proc(pid: u32, ppid: u32) -> ProcessSample {
     ProcessSample {
         pid,
         ppid,
-        name: format!("p{pid}"),
+        name: format!("p{pid}").into(),
         footprint_bytes: 1 << 20,
         start_time: 1,
         ..Default::default()

@@ -5,7 +5,7 @@ fn p(pid: u32, ppid: u32, start: u64) -> ProcessSample {
         pid,
         ppid,
         start_time: start,
-        name: format!("p{pid}"),
+        name: format!("p{pid}").into(),
         ..Default::default()
     }
 }

@@ -84,6 +84,14 @@ pub fn clean_in_place(s: &mut String) {
     }
 }
 
+/// [`clean_in_place`] for a shared text (a process's name): replaced only
+/// where cleaning changed it.
+pub fn clean_shared(s: &mut std::sync::Arc<str>) {
+    if let Cow::Owned(cleaned) = clean(s) {
+        *s = cleaned.into();
+    }
+}
+
 /// A text cell from outside (a process name, a phase, a run's label or
 /// host) for every CSV swapsight writes: one a spreadsheet would take for a
 /// formula — it starts with `=`, `+`, `-`, `@`, a tab or a carriage return —

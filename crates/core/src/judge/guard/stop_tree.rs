@@ -150,7 +150,7 @@ pub fn stop_tree(
             report
                 .stopped
                 .entry(p.pid)
-                .or_insert_with(|| p.name.clone());
+                .or_insert_with(|| p.name.to_string());
             if told.insert((p.pid, p.start_time)) {
                 ctl.signal(p.pid, plan.first);
                 ctl.signal(p.pid, Signal::Continue);
@@ -220,7 +220,7 @@ fn freeze(
             report
                 .stopped
                 .entry(p.pid)
-                .or_insert_with(|| p.name.clone());
+                .or_insert_with(|| p.name.to_string());
             if frozen.insert((p.pid, p.start_time)) {
                 ctl.signal(p.pid, Signal::Stop);
                 new = true;

@@ -50,7 +50,7 @@ impl Stats {
     /// A process first seen at `t_ms` with system swap at `swap`.
     pub(super) fn new(p: &ProcessSample, t_ms: u64, swap: u64) -> Stats {
         Stats {
-            name: p.name.clone(),
+            name: p.name.to_string(),
             first_ms: t_ms,
             swap_at_first: swap,
             min_free: f64::INFINITY,
@@ -87,12 +87,12 @@ impl Stats {
             Some((_, last)) if *last + 1 >= index => *last = index,
             _ => self.seen.push((index, index)),
         }
-        if self.name != p.name {
+        if *self.name != *p.name {
             // Keep the latest name: a process that exec'd is known by what it became.
-            self.name.clone_from(&p.name);
+            self.name = p.name.to_string();
         }
-        if p.cmdline.is_some() && self.cmdline != p.cmdline {
-            self.cmdline.clone_from(&p.cmdline);
+        if p.cmdline.is_some() && self.cmdline.as_deref() != p.cmdline.as_deref() {
+            self.cmdline = p.cmdline.as_deref().map(str::to_owned);
         }
     }
 

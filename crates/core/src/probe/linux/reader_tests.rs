@@ -188,7 +188,7 @@ fn an_executable_name_longer_than_comm_shows_in_full() {
     let long = dir.join("a-sleeper-with-a-long-name");
     std::fs::copy("/bin/sleep", &long).unwrap();
     let p = named(&long, &["30"], |p| p.cmdline.is_some());
-    assert_eq!(p.name, "a-sleeper-with-a-long-name");
+    assert_eq!(&*p.name, "a-sleeper-with-a-long-name");
     assert_eq!(
         p.cmdline.as_deref(),
         Some(format!("{} 30", long.display()).as_str())

@@ -47,7 +47,7 @@ impl TreeScan {
             out.push(ProcessSample {
                 pid,
                 ppid: stat.ppid,
-                name: String::from_utf8_lossy(stat.comm).into_owned(),
+                name: String::from_utf8_lossy(stat.comm).into(),
                 start_time: stat.starttime,
                 ..Default::default()
             });

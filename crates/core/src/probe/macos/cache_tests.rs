@@ -6,7 +6,7 @@ fn id(start_time: u64, comm: &str, name: &str) -> Identity {
         comm: comm.into(),
         naming: Naming {
             name: name.into(),
-            cmdline: Some(format!("{comm} …")),
+            cmdline: Some(format!("{comm} …").into()),
         },
     }
 }
@@ -32,7 +32,10 @@ fn start_time_and_name_are_read_once_per_process_and_again_for_a_reused_pid() {
     ids.insert(42, 2002, id(9_000, "node", "server.js (node)"));
     ids.end_tick();
     ids.begin_tick();
-    assert_eq!(ids.known(42, 2002).unwrap().naming.name, "server.js (node)");
+    assert_eq!(
+        &*ids.known(42, 2002).unwrap().naming.name,
+        "server.js (node)"
+    );
     ids.end_tick();
 }
 
@@ -53,7 +56,7 @@ fn without_a_unique_id_the_start_time_decides() {
     // Unique id unreadable: always read the start time again…
     assert_eq!(ids.known(7, 0), None);
     // …and keep the name only when it is the same process.
-    assert_eq!(ids.same_start(7, 100).unwrap().naming.name, "daemon");
+    assert_eq!(&*ids.same_start(7, 100).unwrap().naming.name, "daemon");
     assert_eq!(ids.same_start(7, 101), None);
     assert_eq!(ids.same_start(8, 100), None);
 }
@@ -325,7 +328,7 @@ fn a_skipped_process_repeats_its_last_read_with_the_scans_parent_owner_and_name(
         cmdline: Some("exec'd --flag".into()),
     };
     let p = repeated(&kept, 7, Some(0), naming);
-    assert_eq!((p.ppid, p.uid, p.name.as_str()), (7, Some(0), "exec'd"));
+    assert_eq!((p.ppid, p.uid, &*p.name), (7, Some(0), "exec'd"));
     assert_eq!(p.cmdline.as_deref(), Some("exec'd --flag"));
     assert_eq!((p.footprint_bytes, p.pageins), (100 << 20, 7));
     // A scan that could not read the short BSD info says nothing of them.

@@ -37,7 +37,7 @@ fn snap(procs: Vec<ProcessSample>) -> Snap {
 fn other_users_processes_on_a_mac_are_counted_and_never_compared() {
     let p = |pid, footprint_bytes, readable| ProcessSample {
         pid,
-        name: format!("p{pid}"),
+        name: format!("p{pid}").into(),
         footprint_bytes,
         readable,
         ..ProcessSample::default()

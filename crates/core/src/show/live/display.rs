@@ -166,8 +166,8 @@ pub(crate) fn rows_of(tick: &Tick, limit: usize, pinned: Option<u32>, host: &Hos
         let (state, worst) = f.map_or((State::Fits, State::Fits), |a| (a.state, a.worst));
         rows.push(Row {
             pid: p.pid,
-            name: p.name.clone(),
-            cmdline: p.cmdline.clone(),
+            name: p.name.to_string(),
+            cmdline: p.cmdline.as_deref().map(str::to_owned),
             footprint_bytes: p.footprint_bytes,
             footprint_delta_bytes: act.map_or(0, |a| a.footprint_delta_bytes),
             pageins_per_s: act.map_or(0.0, |a| a.pageins_per_s),

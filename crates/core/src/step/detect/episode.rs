@@ -12,7 +12,7 @@ use crate::probe::ProcessSample;
 #[derive(Debug)]
 pub(super) struct Track {
     start_time: u64,
-    pub(super) name: String,
+    pub(super) name: std::sync::Arc<str>,
     pub(super) history: VecDeque<ProcPoint>,
     /// Debounced state.
     pub(super) state: State,
@@ -33,7 +33,7 @@ impl Track {
     pub(super) fn assessment(&self, pid: u32) -> Assessment {
         Assessment {
             pid,
-            name: self.name.clone(),
+            name: self.name.to_string(),
             state: self.state,
             worst: self.worst,
             evidence: self.evidence.clone(),
@@ -76,8 +76,10 @@ impl Track {
         if self.start_time != p.start_time {
             *self = Track::new(p, now);
         }
-        if self.name != p.name {
-            self.name.clone_from(&p.name);
+        // Mostly the very same text (an idle process's repeated sample):
+        // compared by pointer first.
+        if !std::sync::Arc::ptr_eq(&self.name, &p.name) && *self.name != *p.name {
+            self.name = p.name.clone();
         }
         self.seen_tick = tick;
         if self
@@ -150,7 +152,7 @@ pub(super) fn debounce(
     Some(Flag {
         t_ms: now,
         pid,
-        name: track.name.clone(),
+        name: track.name.to_string(),
         state: instant,
         previous,
         evidence,

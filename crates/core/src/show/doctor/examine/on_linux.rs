@@ -61,7 +61,7 @@ pub(super) fn read_linux(ctx: &mut Ctx, child: u32, procs: &[ProcessSample]) -> 
     for p in by_footprint(procs, child).into_iter().take(50) {
         let pick = Pick {
             pid: p.pid,
-            name: p.name.clone(),
+            name: p.name.to_string(),
             what: if read.procs.is_empty() {
                 "largest process"
             } else {

@@ -99,7 +99,7 @@ pub(super) fn read_macos(ctx: &mut Ctx, child: u32, procs: &[ProcessSample]) -> 
         read.procs.push((
             Pick {
                 pid: p.pid,
-                name: p.name.clone(),
+                name: p.name.to_string(),
                 what: "largest readable process",
             },
             got,
