@@ -112,7 +112,7 @@ struct Known {
     /// A kernel thread: never sampled.
     kernel: bool,
     /// `/proc/PID/statm`, kept instead of `stat` once the process is idle
-    /// and among the largest: a calm full tick checks its resident pages
+    /// and among the largest: a full tick checks its resident pages
     /// with it (a third of a `stat` read) and reads `stat` only when they
     /// moved. Like `stat`, it fails to read once the process is gone.
     statm: Option<Kept>,
@@ -325,7 +325,7 @@ impl NativeProbe {
                 if k.stat.is_none() {
                     k.stat = opened;
                 }
-                // Seen before: a calm full tick checks it with `statm`.
+                // Seen before: a full tick checks it with `statm`.
                 self.trade_for_statm(pid);
             } else if let Some(f) = opened {
                 self.known
