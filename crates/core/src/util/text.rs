@@ -77,17 +77,10 @@ pub fn clean(s: &str) -> Cow<'_, str> {
     }
 }
 
-/// [`clean`] in place, for the fields of a record.
-pub fn clean_in_place(s: &mut String) {
-    if let Cow::Owned(cleaned) = clean(s) {
-        *s = cleaned;
-    }
-}
-
-/// [`clean_in_place`] for a shared text (a process's name): replaced only
-/// where cleaning changed it.
-pub fn clean_shared(s: &mut std::sync::Arc<str>) {
-    if let Cow::Owned(cleaned) = clean(s) {
+/// [`clean`] in place, for the fields of a record (a `String`, or shared
+/// text such as a process's name): replaced only where cleaning changed it.
+pub fn clean_in_place<T: AsRef<str> + From<String>>(s: &mut T) {
+    if let Cow::Owned(cleaned) = clean(s.as_ref()) {
         *s = cleaned.into();
     }
 }

@@ -415,10 +415,7 @@ impl NativeProbe {
         let Ok(f) = self.open(Some(pid), "statm") else {
             return;
         };
-        let Some(resident) = read_whole(&f, &mut self.buf, true)
-            .ok()
-            .and_then(|n| parse_statm_resident(&self.buf[..n]))
-        else {
+        let Some(resident) = resident_of(&f, &mut self.buf) else {
             return;
         };
         let count = Arc::clone(&self.kept);
@@ -437,6 +434,13 @@ impl NativeProbe {
             k.stat = None;
         }
     }
+}
+
+/// Resident pages from a `/proc/PID/statm` kept open; `None` when the
+/// process is gone or the file does not parse.
+fn resident_of(statm: &File, buf: &mut Vec<u8>) -> Option<u64> {
+    let n = read_whole(statm, buf, true).ok()?;
+    parse_statm_resident(&buf[..n])
 }
 
 /// A process's name from `/proc/PID/exe` (readable for the same user
@@ -549,10 +553,7 @@ impl Probe for NativeProbe {
                 let still = !full
                     || k.statm.as_ref().is_some_and(|f| {
                         reads.statm += 1;
-                        read_whole(&f.file, &mut self.buf, true)
-                            .ok()
-                            .and_then(|n| parse_statm_resident(&self.buf[..n]))
-                            == Some(k.statm_resident)
+                        resident_of(&f.file, &mut self.buf) == Some(k.statm_resident)
                     });
                 if still {
                     k.tick = tick;

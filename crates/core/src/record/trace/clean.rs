@@ -4,7 +4,7 @@
 //! `compare`, break the XML of a plot, or reorder a name in the UI.
 
 use super::records::Record;
-use crate::util::text::{clean_in_place, clean_shared};
+use crate::util::text::clean_in_place;
 
 /// `record` with every string field cleaned.
 pub fn clean(mut record: Record) -> Record {
@@ -22,8 +22,8 @@ pub fn clean(mut record: Record) -> Record {
         }
         Record::Sample(ts) => {
             for p in &mut ts.sample.processes {
-                clean_shared(&mut p.name);
-                p.cmdline.iter_mut().for_each(clean_shared);
+                clean_in_place(&mut p.name);
+                p.cmdline.iter_mut().for_each(clean_in_place);
             }
             if let Some(scope) = &mut ts.sample.scope {
                 clean_in_place(&mut scope.path);
