@@ -182,6 +182,7 @@ fn setup<R: Runtime>(app: &mut App<R>, opts: Options) -> Result<(), Box<dyn std:
         // No popover yet, so nobody is looking: the sampler runs slower
         // until it opens (`window::show`).
         live.set_idle(true);
+        window::prewarm_at_start(&handle);
     }
     #[cfg(target_os = "linux")]
     {

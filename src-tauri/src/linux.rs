@@ -103,10 +103,20 @@ pub fn run_on_usr2(toggle: impl Fn() + Send + 'static) {
 /// llvmpipe), GDK's GL loads LLVM into the app process (26 → 15 MB
 /// footprint with it off, no window open) and the web process's
 /// compositing buffers took 80 MB (119 → 38 MB). docs/benchmarks.md, P2.
+///
+/// And no WebKit memory-pressure monitor
+/// (`WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR=1`): the first web view starts
+/// a thread in the app process that reads `/proc/meminfo` every 1–5 s
+/// (WebKit's `UIProcess/linux/MemoryPressureMonitor.cpp`) and never ends,
+/// though the popover's web process ends 20 s after it hides: 6.3 ms of
+/// CPU in 40 s, a sixth of the hidden app's whole cost, to watch memory
+/// for a page of a memory monitor. The web process then skips WebKit's own
+/// cache shedding under pressure; it lives only while the popover is up.
 pub fn lean_rendering() {
     for (key, value) in [
         ("GDK_GL", "disable"),
         ("WEBKIT_DISABLE_COMPOSITING_MODE", "1"),
+        ("WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR", "1"),
     ] {
         if std::env::var_os(key).is_none() {
             // Called first thing in `run`, while this is the only thread.

@@ -36,6 +36,12 @@ pub const MAIN: &str = "main";
 /// Rebuilding costs about half a second (docs/benchmarks.md, P2).
 pub const KEEP: Duration = Duration::from_secs(20);
 
+/// The popover is built hidden when the app starts and kept this many
+/// keeps (a minute by default): a first look right after starting it —
+/// by hand, or soon after login — then opens in a frame instead of the
+/// ~0.5 s a new web view takes. Unopened, it is closed as any hidden one.
+pub const START_KEEPS: u32 = 3;
+
 /// How the main window behaves; managed state.
 #[derive(Debug, Default)]
 pub struct Mode {
@@ -208,7 +214,7 @@ pub fn release<R: Runtime>(w: &Window<R>) {
     w.state::<Mode>().mark_hidden();
     // Hidden first, so it disappears at once even if the teardown lags.
     let _ = w.hide();
-    close_unless_shown(w);
+    close_unless_shown(w, w.state::<Mode>().keep);
 }
 
 /// The pointer came over the tray icon (macOS and Windows report it; Linux
@@ -222,8 +228,31 @@ pub fn prewarm<R: Runtime>(app: &AppHandle<R>) {
         return;
     }
     if let Some(w) = window(app) {
-        close_unless_shown(&w.as_ref().window());
+        let keep = w.state::<Mode>().keep;
+        close_unless_shown(&w.as_ref().window(), keep);
     }
+}
+
+/// The app started in popover mode: the popover is built now, hidden, and
+/// closed after [`start_keep`] unless shown meanwhile. A keep of 0 ("close
+/// a hidden popover at once") builds nothing.
+pub fn prewarm_at_start<R: Runtime>(app: &AppHandle<R>) {
+    let mode = app.state::<Mode>();
+    let Some(keep) = start_keep(mode.keep) else {
+        return;
+    };
+    if !prewarm_due(mode.is_popover(), app.get_webview_window(MAIN).is_some()) {
+        return;
+    }
+    if let Some(w) = window(app) {
+        close_unless_shown(&w.as_ref().window(), keep);
+    }
+}
+
+/// How long the popover built at start is kept hidden: [`START_KEEPS`]
+/// keeps; none with a keep of 0.
+pub fn start_keep(keep: Duration) -> Option<Duration> {
+    (!keep.is_zero()).then(|| keep.saturating_mul(START_KEEPS))
 }
 
 /// Whether the pointer over the tray icon builds the window: only a
@@ -233,16 +262,15 @@ pub fn prewarm_due(popover: bool, window_exists: bool) -> bool {
     popover && !window_exists
 }
 
-/// Closes the hidden window after [`KEEP`] unless it was shown (or hidden
+/// Closes the hidden window after `keep` unless it was shown (or hidden
 /// again) meanwhile; at once when the keep is 0.
-fn close_unless_shown<R: Runtime>(w: &Window<R>) {
-    let mode = w.state::<Mode>();
-    let ticket = mode.hid();
-    if mode.keep.is_zero() {
+fn close_unless_shown<R: Runtime>(w: &Window<R>, keep: Duration) {
+    let ticket = w.state::<Mode>().hid();
+    if keep.is_zero() {
         destroy(w);
         return;
     }
-    let (app, keep) = (w.app_handle().clone(), mode.keep);
+    let app = w.app_handle().clone();
     tauri::async_runtime::spawn(async move {
         tokio::time::sleep(keep).await;
         let main = app.clone();

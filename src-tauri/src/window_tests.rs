@@ -49,3 +49,14 @@ fn only_a_closed_popover_is_built_when_the_pointer_comes_over_the_icon() {
     );
     assert!(!prewarm_due(false, true));
 }
+
+#[test]
+fn the_popover_built_at_start_is_kept_three_keeps_and_not_at_all_with_a_keep_of_0() {
+    assert_eq!(start_keep(KEEP), Some(KEEP * START_KEEPS));
+    assert_eq!(
+        start_keep(Duration::from_secs(2)),
+        Some(Duration::from_secs(6))
+    );
+    assert_eq!(start_keep(Duration::ZERO), None, "0 keeps nothing built");
+    assert_eq!(start_keep(Duration::MAX), Some(Duration::MAX));
+}

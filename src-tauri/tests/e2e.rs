@@ -315,6 +315,23 @@ const PAGE: &str = "const b = document.body.dataset;
       history_from: Number(b.historyFrom),
       rows: document.querySelectorAll('#processes tbody tr[data-pid]').length };";
 
+/// Waits for a window other than `first` (the popover built anew after a
+/// close) and makes it the session's.
+fn switch_to_new_window(app: &AppUnderTest, first: &str) {
+    let asked = Instant::now();
+    let fresh = loop {
+        if let Some(h) = app.session.handles().into_iter().find(|h| h != first) {
+            break h;
+        }
+        assert!(
+            asked.elapsed() < Duration::from_secs(20),
+            "no new popover after SIGUSR2"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    app.session.switch_to(&fresh);
+}
+
 fn web_processes(app: &AppUnderTest) -> Vec<u32> {
     let web = app.webkit_pids().into_iter();
     let web = web.filter(|(_, name)| name.starts_with("WebKitWebProc"));
@@ -387,18 +404,7 @@ fn popover_is_kept_a_while_then_closed_and_rebuilt_with_the_history() {
 
     let opened = Instant::now();
     util::webdriver::toggle(pid);
-    let second = loop {
-        let fresh = app.session.handles().into_iter().find(|h| *h != first);
-        if let Some(h) = fresh {
-            break h;
-        }
-        assert!(
-            opened.elapsed() < Duration::from_secs(20),
-            "no new popover after the second SIGUSR2"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    app.session.switch_to(&second);
+    switch_to_new_window(&app, &first);
     let after = app.session.wait_for(
         "the reopened popover's paint",
         PAGE,
@@ -426,4 +432,65 @@ fn popover_is_kept_a_while_then_closed_and_rebuilt_with_the_history() {
         "about 5 s of ticks at 2 Hz: {}",
         points.len()
     );
+}
+
+/// A popover app builds its popover hidden at start, so a first look soon
+/// after opens in a frame; unopened, it is closed after three keeps
+/// (`window::START_KEEPS`), and the next open builds a new one.
+#[test]
+fn popover_is_built_hidden_at_start_and_closed_after_three_keeps_unopened() {
+    let _serial = serial();
+    let keep = Duration::from_secs(2);
+    let Some(app) = AppUnderTest::start_popover_unopened(
+        "popover_is_built_hidden_at_start_and_closed_after_three_keeps_unopened",
+        &[("SWAPSIGHT_POPOVER_KEEP", "2s")],
+    ) else {
+        return;
+    };
+    let first = app.session.handle();
+    // Nobody opened it: its page loaded its figures hidden.
+    let state = app.session.wait_for(
+        "the hidden page's figures",
+        "return performance.getEntriesByName('live-data').length > 0 && document.visibilityState",
+        Duration::from_secs(30),
+    );
+    let seen = Instant::now();
+    assert_eq!(state, "hidden", "built at start, not shown");
+    let web = web_processes(&app);
+    assert!(!web.is_empty(), "the page has its web process");
+    // Past one keep it is still there: the start keeps it longer.
+    std::thread::sleep(keep + Duration::from_millis(500));
+    assert_eq!(web_processes(&app), web, "closed after one keep");
+    let three = keep * swapsight_app::window::START_KEEPS;
+    while !web_processes(&app).is_empty() {
+        assert!(
+            seen.elapsed() < three + Duration::from_secs(10),
+            "the start's popover outlived {three:?}: {:?}",
+            app.webkit_pids()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let pid = app.app_pid();
+    assert!(
+        std::fs::metadata(format!("/proc/{pid}")).is_ok(),
+        "the app exited with its window"
+    );
+    // Nothing of WebKit's keeps running in the app once its window is gone:
+    // its memory-pressure monitor thread would poll /proc/meminfo all day.
+    let threads: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|c| c.trim().to_owned())
+        .collect();
+    assert!(
+        !threads.iter().any(|t| t.contains("PressureMonitor")),
+        "{threads:?}"
+    );
+    // The first open after that builds a new window.
+    util::webdriver::toggle(pid);
+    switch_to_new_window(&app, &first);
+    let page = app
+        .session
+        .wait_for("the new popover's paint", PAGE, Duration::from_secs(30));
+    assert!(page["rows"].as_u64().unwrap() > 0, "{page}");
 }

@@ -76,7 +76,7 @@ fn start_xvfb() -> (Proc, String) {
 impl AppUnderTest {
     /// `None` (after a note) when the tools are missing outside CI.
     pub fn start(test: &str) -> Option<AppUnderTest> {
-        AppUnderTest::launch(test, false, &[])
+        AppUnderTest::launch(test, false, true, &[])
     }
 
     /// The app in popover mode (its tray built, no window at start), opened
@@ -84,10 +84,16 @@ impl AppUnderTest {
     /// attaches to the first web view, which exists only from then on.
     /// With `env` set for the app too.
     pub fn start_popover(test: &str, env: &[(&str, &str)]) -> Option<AppUnderTest> {
-        AppUnderTest::launch(test, true, env)
+        AppUnderTest::launch(test, true, true, env)
     }
 
-    fn launch(test: &str, popover: bool, env: &[(&str, &str)]) -> Option<AppUnderTest> {
+    /// The popover app, never opened: the session attaches to the popover
+    /// it builds hidden at start.
+    pub fn start_popover_unopened(test: &str, env: &[(&str, &str)]) -> Option<AppUnderTest> {
+        AppUnderTest::launch(test, true, false, env)
+    }
+
+    fn launch(test: &str, popover: bool, open: bool, env: &[(&str, &str)]) -> Option<AppUnderTest> {
         let display = std::env::var("DISPLAY").ok().filter(|d| !d.is_empty());
         let driver_bin = tauri_driver();
         let why_not = if driver_bin.is_none() {
@@ -145,7 +151,7 @@ impl AppUnderTest {
         };
         app.session
             .wait_ready(&mut app.driver, Duration::from_secs(20));
-        let opener = popover.then(|| {
+        let opener = (popover && open).then(|| {
             let driver = app.driver.pid();
             std::thread::spawn(move || {
                 let pid = app_pid_under(driver, Duration::from_secs(30))
