@@ -9,9 +9,8 @@
 //! set or changes, not on every sample.
 
 use rustc_hash::FxHashMap as HashMap;
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::probe::{HostInfo, ProcessSample};
@@ -46,9 +45,13 @@ pub struct Recorder {
 /// left the kept set and came back has its command line written again.
 /// The owner (`uid`) goes with the command line, and only with it: it says
 /// whose command line it is, and a new owner writes both again.
+///
+/// The previous command lines are kept as the shared text the probe hands
+/// out, so an unchanged one is known by its pointer without reading its
+/// 4 KiB; text is compared only when the probe read the arguments again.
 #[derive(Debug, Default)]
 pub struct CmdlineOnce {
-    last: HashMap<(u32, u64), u64>,
+    last: HashMap<(u32, u64), (Arc<str>, Option<u32>)>,
 }
 
 impl CmdlineOnce {
@@ -59,15 +62,15 @@ impl CmdlineOnce {
                 p.uid = None;
                 continue;
             };
-            let mut h = DefaultHasher::new();
-            (cmdline, p.uid).hash(&mut h);
-            let h = h.finish();
             let key = (p.pid, p.start_time);
-            if self.last.get(&key) == Some(&h) {
+            let same = self.last.get(&key).is_some_and(|(was, uid)| {
+                *uid == p.uid && (Arc::ptr_eq(was, cmdline) || **was == **cmdline)
+            });
+            now.insert(key, (Arc::clone(cmdline), p.uid));
+            if same {
                 p.cmdline = None;
                 p.uid = None;
             }
-            now.insert(key, h);
         }
         self.last = now;
     }

@@ -37,6 +37,37 @@ fn a_command_line_is_written_once_while_its_process_stays_kept() {
 }
 
 #[test]
+fn a_shared_command_line_is_known_by_its_pointer_and_a_new_text_is_written() {
+    let shared: std::sync::Arc<str> = "python3 train.py --epochs 3".into();
+    let p = |cmd: &std::sync::Arc<str>| ProcessSample {
+        pid: 7,
+        start_time: 70,
+        cmdline: Some(std::sync::Arc::clone(cmd)),
+        uid: Some(1000),
+        ..ProcessSample::default()
+    };
+    let mut once = CmdlineOnce::default();
+    let mut s1 = vec![p(&shared)];
+    once.strip(&mut s1);
+    assert!(s1[0].cmdline.is_some());
+    // The probe's own shared text, tick after tick: dropped.
+    let mut s2 = vec![p(&shared)];
+    once.strip(&mut s2);
+    assert_eq!((s2[0].cmdline.as_deref(), s2[0].uid), (None, None));
+    // Arguments read again, to the same text: still dropped.
+    let mut s3 = vec![p(&"python3 train.py --epochs 3".into())];
+    once.strip(&mut s3);
+    assert!(s3[0].cmdline.is_none());
+    // The same length, other text (a rewritten argv): written.
+    let mut s4 = vec![p(&"python3 train.py --epochs 4".into())];
+    once.strip(&mut s4);
+    assert_eq!(
+        s4[0].cmdline.as_deref(),
+        Some("python3 train.py --epochs 4")
+    );
+}
+
+#[test]
 fn the_owner_is_written_beside_its_command_line_only() {
     let p = |cmd: Option<&str>, uid| ProcessSample {
         pid: 1,

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::probe::Sample;
+use crate::probe::{ProcessSample, Sample};
 pub use crate::step::detect::Activity;
 use crate::step::detect::{Assessment, Flag, SystemView};
 use crate::step::forecast::{Forecast, Limit};
@@ -50,19 +50,28 @@ impl Tick {
     /// The `n` largest processes by footprint plus the watched tree, in
     /// footprint order: what a trace keeps of each sample.
     pub fn kept_processes(&self, n: usize) -> Sample {
-        let mut procs: Vec<_> = self.sample.processes.iter().collect();
-        procs.sort_unstable_by(|a, b| {
+        let order = |a: &&ProcessSample, b: &&ProcessSample| {
             b.footprint_bytes
                 .cmp(&a.footprint_bytes)
                 .then(a.pid.cmp(&b.pid))
-        });
+        };
+        let mut procs: Vec<_> = self.sample.processes.iter().collect();
+        // Every tick of a recording: only the n largest need ordering among
+        // themselves, so they are selected (linear) rather than all sorted.
+        let top = n.min(procs.len());
+        if top > 0 && top < procs.len() {
+            procs.select_nth_unstable_by(top - 1, order);
+        }
+        let (largest, rest) = procs.split_at_mut(top);
+        largest.sort_unstable_by(order);
         let flagged = |pid| self.flagged.iter().any(|a| a.pid == pid);
-        let kept = procs
+        let mut also: Vec<_> = rest
             .iter()
-            .enumerate()
-            .filter(|(i, p)| *i < n || self.watched.contains(&p.pid) || flagged(p.pid))
-            .map(|(_, p)| (*p).clone())
+            .filter(|p| self.watched.contains(&p.pid) || flagged(p.pid))
+            .copied()
             .collect();
+        also.sort_unstable_by(order);
+        let kept = largest.iter().chain(&also).map(|p| (*p).clone()).collect();
         Sample {
             t_ms: self.sample.t_ms,
             system: self.sample.system,
@@ -71,3 +80,7 @@ impl Tick {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "tick_tests.rs"]
+mod tests;
