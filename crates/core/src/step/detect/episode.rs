@@ -27,6 +27,11 @@ pub(super) struct Track {
     /// When the footprint took the value it has now (the first point of the
     /// run of equal footprints at the end of `history`).
     pub(super) footprint_since: u64,
+    /// The footprint of the last point of `history`, kept in the track the
+    /// tick touches anyway: the history's last point, written a tick ago,
+    /// is out of the cache by the next one (a profile of a steady tick with
+    /// 367 processes put half of [`Track::observe`]'s time on that load).
+    last_footprint: u64,
 }
 
 impl Track {
@@ -54,6 +59,7 @@ impl Track {
             activity: Activity::default(),
             seen_tick: 0,
             footprint_since: now,
+            last_footprint: p.footprint_bytes,
         }
     }
 
@@ -82,13 +88,10 @@ impl Track {
             self.name = p.name.clone();
         }
         self.seen_tick = tick;
-        if self
-            .history
-            .back()
-            .map_or(true, |q| q.footprint != p.footprint_bytes)
-        {
+        if self.history.is_empty() || self.last_footprint != p.footprint_bytes {
             self.footprint_since = now;
         }
+        self.last_footprint = p.footprint_bytes;
         self.history.push_back(ProcPoint {
             t_ms: now,
             footprint: p.footprint_bytes,
