@@ -34,14 +34,37 @@ export function renderRecording(s) {
     : '';
 }
 
+/**
+ * Whether updates came while the page was hidden and are not drawn yet. The
+ * app keeps a hidden popover built for a while (after a hide, and a minute
+ * after it starts); its page keeps every update but draws none until it is
+ * on screen again ({@link catchUp}), so a kept page costs the web process
+ * next to nothing.
+ */
+let behind = false;
+
 /** @param {any} u an update: {snapshot, point, notices} */
 export function onLiveUpdate(u) {
   app.snapshot = u.snapshot;
+  if (app.mode === 'live') {
+    chart.setPhases(u.snapshot.phases);
+    // Drawn at the next frame, which a hidden page does not get.
+    chart.push(u.point, namesOf(u.snapshot.processes));
+  }
+  if (document.visibilityState === 'hidden') {
+    behind = true;
+    return;
+  }
   renderRecording(u.snapshot);
-  if (app.mode !== 'live') return;
-  renderLive(u.snapshot);
-  chart.setPhases(u.snapshot.phases);
-  chart.push(u.point, namesOf(u.snapshot.processes));
+  if (app.mode === 'live') renderLive(u.snapshot);
+}
+
+/** The page is on screen again: draws the last update it kept while hidden. */
+export function catchUp() {
+  if (!behind || !app.snapshot) return;
+  behind = false;
+  renderRecording(app.snapshot);
+  if (app.mode === 'live') renderLive(app.snapshot);
 }
 
 export async function loadLive() {

@@ -7,7 +7,7 @@
 import { call, onUpdate, inTauri, fetchOk, exportPath } from './transport.js';
 import { EXPORT_FORMATS } from './contract.js';
 import { downloadName } from './routes.js';
-import { loadLive, onLiveUpdate, toggleRecording } from './live.js';
+import { catchUp, loadLive, onLiveUpdate, toggleRecording } from './live.js';
 import { backToLive, openReplay, routeFromHash } from './replay.js';
 import { $, closeMenus, exportTarget, fail, say, setLastRecording, table, toggleMenu } from './page.js';
 
@@ -16,12 +16,14 @@ performance.mark('scripts-run');
 
 /**
  * `body[data-shown]`: when (epoch ms) a kept page was on screen again, its
- * figures current (updates reach a hidden page too). The app keeps a hidden
+ * figures current (updates reach a hidden page too, drawn when it shows:
+ * live.js's `catchUp`). The app keeps a hidden
  * popover built for a while, so a second look shows this page again rather
  * than a new one (live.js's `markPainted` times a new one).
  */
 document.addEventListener('visibilitychange', () => {
   if (document.visibilityState !== 'visible') return;
+  catchUp();
   requestAnimationFrame(() =>
     requestAnimationFrame(() => {
       document.body.dataset.shown = String(Math.round(performance.timeOrigin + performance.now()));
