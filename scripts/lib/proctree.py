@@ -44,6 +44,14 @@ def tree(root):
     return out
 
 
+def free_display():
+    """An X display number no server holds, for an Xvfb of our own."""
+    for n in range(90, 200):
+        if not os.path.exists(f"/tmp/.X{n}-lock") and not os.path.exists(f"/tmp/.X11-unix/X{n}"):
+            return f":{n}"
+    raise SystemExit("no free X display number")
+
+
 def name_of(pid):
     return read(f"/proc/{pid}/comm").strip() or f"pid {pid}"
 

@@ -223,25 +223,24 @@ pub fn release<R: Runtime>(w: &Window<R>) {
 /// the pointer is on its way — and the click shows it in a frame. Not
 /// clicked, it is closed after [`KEEP`] as a hidden one is.
 pub fn prewarm<R: Runtime>(app: &AppHandle<R>) {
-    let exists = app.get_webview_window(MAIN).is_some();
-    if !prewarm_due(app.state::<Mode>().is_popover(), exists) {
-        return;
-    }
-    if let Some(w) = window(app) {
-        let keep = w.state::<Mode>().keep;
-        close_unless_shown(&w.as_ref().window(), keep);
-    }
+    let keep = app.state::<Mode>().keep;
+    build_hidden(app, keep);
 }
 
 /// The app started in popover mode: the popover is built now, hidden, and
 /// closed after [`start_keep`] unless shown meanwhile. A keep of 0 ("close
 /// a hidden popover at once") builds nothing.
 pub fn prewarm_at_start<R: Runtime>(app: &AppHandle<R>) {
-    let mode = app.state::<Mode>();
-    let Some(keep) = start_keep(mode.keep) else {
-        return;
-    };
-    if !prewarm_due(mode.is_popover(), app.get_webview_window(MAIN).is_some()) {
+    if let Some(keep) = start_keep(app.state::<Mode>().keep) {
+        build_hidden(app, keep);
+    }
+}
+
+/// Builds a closed popover's window, hidden, to be closed after `keep`
+/// unless shown meanwhile ([`prewarm_due`] says when).
+fn build_hidden<R: Runtime>(app: &AppHandle<R>, keep: Duration) {
+    let exists = app.get_webview_window(MAIN).is_some();
+    if !prewarm_due(app.state::<Mode>().is_popover(), exists) {
         return;
     }
     if let Some(w) = window(app) {

@@ -332,6 +332,19 @@ fn switch_to_new_window(app: &AppUnderTest, first: &str) {
     app.session.switch_to(&fresh);
 }
 
+/// Waits until the app has no web process, failing (`outlived`) when one
+/// is still there `keep` + 10 s after `since`.
+fn wait_web_processes_gone(app: &AppUnderTest, since: Instant, keep: Duration, outlived: &str) {
+    while !web_processes(app).is_empty() {
+        assert!(
+            since.elapsed() < keep + Duration::from_secs(10),
+            "{outlived}: {:?}",
+            app.webkit_pids()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn web_processes(app: &AppUnderTest) -> Vec<u32> {
     let web = app.webkit_pids().into_iter();
     let web = web.filter(|(_, name)| name.starts_with("WebKitWebProc"));
@@ -382,14 +395,7 @@ fn popover_is_kept_a_while_then_closed_and_rebuilt_with_the_history() {
     let hidden = Instant::now();
     std::thread::sleep(keep / 2);
     assert_eq!(web_processes(&app), web, "closed before the keep ran out");
-    while !web_processes(&app).is_empty() {
-        assert!(
-            hidden.elapsed() < keep + Duration::from_secs(10),
-            "the web process outlived the keep: {:?}",
-            app.webkit_pids()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_web_processes_gone(&app, hidden, keep, "the web process outlived the keep");
     assert!(
         hidden.elapsed() >= keep,
         "closed after {:?}",
@@ -462,14 +468,12 @@ fn popover_is_built_hidden_at_start_and_closed_after_three_keeps_unopened() {
     std::thread::sleep(keep + Duration::from_millis(500));
     assert_eq!(web_processes(&app), web, "closed after one keep");
     let three = keep * swapsight_app::window::START_KEEPS;
-    while !web_processes(&app).is_empty() {
-        assert!(
-            seen.elapsed() < three + Duration::from_secs(10),
-            "the start's popover outlived {three:?}: {:?}",
-            app.webkit_pids()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_web_processes_gone(
+        &app,
+        seen,
+        three,
+        "the start's popover outlived three keeps",
+    );
     let pid = app.app_pid();
     assert!(
         std::fs::metadata(format!("/proc/{pid}")).is_ok(),
