@@ -541,12 +541,25 @@ fn sleeper(as_nobody: bool, secret: &str) -> Result<Child, String> {
         Command::new("sh")
     };
     // `; :` keeps the shell (and its arguments) alive beside `sleep`.
-    cmd.args(["-c", "sleep 60; :", "sh", secret])
+    let child = cmd
+        .args(["-c", "sleep 60; :", "sh", secret])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("cannot start a sleeper: {e}"))
+        .map_err(|e| format!("cannot start a sleeper: {e}"))?;
+    // Until `setpriv` has exec'd the shell, the process is still this
+    // user's `setpriv`, whose command line a snapshot may rightly show (a
+    // loaded CI machine once caught it so).
+    let until = Instant::now() + Duration::from_secs(10);
+    let comm = format!("/proc/{}/comm", child.id());
+    while std::fs::read_to_string(&comm).is_ok_and(|c| c.trim() != "sh") {
+        if Instant::now() > until {
+            return Err("the sleeper never became `sh`".into());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Ok(child)
 }
 
 /// Pins `pid` and waits for its row: the row and the snapshot's text.
