@@ -9,7 +9,8 @@
 //! What keeps a tick cheap: kernel threads are dropped after `stat`; a
 //! process whose resident pages and major faults did not move since the last
 //! tick keeps its last `status` figures instead of reading the file again
-//! (any page going out to swap or coming back changes one of the two); each
+//! (any page going out to swap or coming back changes one of the two; an
+//! `exec`, which may change the uid, moves the stack start); each
 //! process's `stat` stays open between ticks and is re-read with one
 //! `pread` at offset 0 (procfs regenerates it), instead of a path lookup,
 //! open, read and close every tick. The files that are opened are opened
@@ -99,6 +100,10 @@ struct Known {
     start_time: u64,
     rss_pages: u64,
     majflt: u64,
+    /// `stat`'s stack start when `status` was read: an `exec` moves it
+    /// (a new memory map), and may give a new uid (a set-user-ID program)
+    /// with resident pages and faults that happen to be the same.
+    image: u64,
     status: StatusFigures,
     tick: u64,
     /// Among the largest at the last ranking: its `stat` stays open.
@@ -129,6 +134,7 @@ impl Known {
             start_time,
             rss_pages: 0,
             majflt: 0,
+            image: 0,
             status: StatusFigures::default(),
             tick,
             keep: false,
@@ -334,6 +340,7 @@ impl NativeProbe {
             return None;
         }
         let (ppid, majflt, start, rss) = (stat.ppid, stat.majflt, stat.starttime, stat.rss_pages);
+        let image = stat.start_stack;
         let (comm, args_buf, path) = (stat.comm, &mut self.args_buf, &mut self.path);
         let naming = self
             .names
@@ -349,7 +356,8 @@ impl NativeProbe {
                 if k.stat.is_none() {
                     k.stat = opened.take();
                 }
-                (!(k.rss_pages == rss && k.majflt == majflt), k.status)
+                let same = k.rss_pages == rss && k.majflt == majflt && k.image == image;
+                (!same, k.status)
             }
             _ => {
                 self.known.insert(
@@ -359,6 +367,7 @@ impl NativeProbe {
                         start_time: start,
                         rss_pages: rss,
                         majflt,
+                        image,
                         status: StatusFigures::default(),
                         tick,
                         keep: false,
@@ -379,6 +388,7 @@ impl NativeProbe {
             k.status = status;
             k.rss_pages = rss;
             k.majflt = majflt;
+            k.image = image;
         }
         let sample = ProcessSample {
             pid,

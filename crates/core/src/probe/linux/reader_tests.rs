@@ -86,6 +86,7 @@ fn processes_tied_at_the_threshold_never_take_the_room_of_larger_ones() {
                     start_time: 1,
                     rss_pages: rss,
                     majflt: 0,
+                    image: 0,
                     status: StatusFigures::default(),
                     tick: 0,
                     keep: false,
@@ -638,4 +639,44 @@ fn vmstat_is_read_again_when_swap_used_moves_or_the_last_read_is_old() {
         break;
     }
     assert!(judged, "swap used moved at every call");
+}
+
+#[test]
+fn a_new_stack_start_reads_status_again_though_pages_and_faults_stayed() {
+    // An exec (a set-user-ID program, a new uid) that happens to leave the
+    // resident pages and major faults as they were: the stack start moved.
+    // A sleeping child, whose pages and faults stay put between ticks.
+    let mut child = std::process::Command::new("/bin/sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut probe = NativeProbe::new().unwrap();
+    let uid_of = |probe: &mut NativeProbe| {
+        let (_, procs) = probe.sample().unwrap();
+        procs.iter().find(|p| p.pid == pid).unwrap().uid
+    };
+    let real = uid_of(&mut probe);
+    assert!(real.is_some());
+    let planted = Some(real.unwrap().wrapping_add(4242));
+    // What an earlier image left cached, with this tick's pages and faults:
+    // kept while the image is the same (the cache this test is about) ...
+    let stale = |probe: &mut NativeProbe, image_moved: bool| {
+        let n = probe.stat(pid).unwrap().0;
+        let stat = parse_stat(&probe.buf[..n]).unwrap();
+        let k = probe.known.get_mut(&pid).unwrap();
+        k.status.uid = planted;
+        (k.rss_pages, k.majflt) = (stat.rss_pages, stat.majflt);
+        k.image = stat.start_stack.wrapping_add(u64::from(image_moved));
+        k.unmoved = Unmoved::default();
+    };
+    stale(&mut probe, false);
+    let kept = uid_of(&mut probe);
+    // ... and read again once the stack start moved.
+    stale(&mut probe, true);
+    let read = uid_of(&mut probe);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(kept, planted);
+    assert_eq!(read, real);
 }
