@@ -18,6 +18,8 @@ use crate::step::detect::State;
 #[cfg(feature = "plot")]
 pub mod compare_plot;
 pub mod csv;
+/// Lines thinned to their pixels: the plots' and the live replay's.
+pub(crate) mod decimate;
 pub mod formats;
 pub mod perfetto;
 #[cfg(feature = "plot")]

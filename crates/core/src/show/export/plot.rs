@@ -25,14 +25,13 @@ use crate::judge::report::Report;
 use crate::record::trace::{Header, Record, Trace, TraceError, TraceReader};
 
 mod data;
-mod decimate;
 mod legend;
 mod render;
 mod style;
 mod title;
 
+pub(crate) use super::decimate::{decimate, Decimator};
 use data::{chart_data, ChartData, ChartLines, ChartScan};
-pub(crate) use decimate::{decimate, Decimator};
 use legend::{draw_legend, legend_entries, legend_rows};
 pub(crate) use render::{draw_err, register_fonts, render_picture, Picture, FAMILY};
 pub(crate) use style::*;

@@ -114,7 +114,7 @@ impl CounterLines {
             .into_iter()
             .map(|(name, mut points)| {
                 points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                let points = crate::show::export::plot::decimate(&points, COUNTER_POINTS / 4);
+                let points = crate::show::export::decimate::decimate(&points, COUNTER_POINTS / 4);
                 CounterLine {
                     name,
                     unit: "bytes".into(),

@@ -54,6 +54,7 @@ impl Decimator {
     /// trace): buckets start `unit` wide and double in width, the points
     /// kept so far thinned again, whenever x passes twice their count; so it
     /// keeps between `buckets` and twice that many buckets across.
+    #[cfg(feature = "plot")] // the compare chart's only
     pub(crate) fn growing(unit: f64, buckets: usize) -> Self {
         let buckets = buckets.max(1);
         Decimator {
