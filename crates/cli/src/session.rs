@@ -280,7 +280,10 @@ impl StatusLine {
     }
 
     pub fn show(&self, tick: &Tick, elapsed: Duration) {
-        self.show_text(&status_text(tick, elapsed));
+        // Formatted only where it is shown: a log or a pipe gets none.
+        if self.tty {
+            self.show_text(&status_text(tick, elapsed));
+        }
     }
 
     /// Any text as the status line (on a terminal only).
