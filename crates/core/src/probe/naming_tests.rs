@@ -440,7 +440,7 @@ fn a_new_image_under_the_same_comm_is_named_again_an_unknown_one_never() {
         cmdline: Some(name.into()),
     };
     cache.begin_tick();
-    let n = cache.get_image(42, 1_000, b"python3", 0x7ffd_0000, || {
+    let (n, _) = cache.get_image(42, 1_000, b"python3", 0x7ffd_0000, || {
         named("a.py (python3)")
     });
     assert_eq!(&*n.name, "a.py (python3)");
@@ -448,13 +448,13 @@ fn a_new_image_under_the_same_comm_is_named_again_an_unknown_one_never() {
     // A zombie, or the middle of an execve, shows no image: no read.
     for image in [0x7ffd_0000, 0] {
         cache.begin_tick();
-        let n = cache.get_image(42, 1_000, b"python3", image, || unreachable!("cached"));
+        let (n, _) = cache.get_image(42, 1_000, b"python3", image, || unreachable!("cached"));
         assert_eq!(&*n.name, "a.py (python3)");
         cache.end_tick();
     }
     // python3 exec'd python3 with another script: same pid, start, comm.
     cache.begin_tick();
-    let n = cache.get_image(42, 1_000, b"python3", 0x7ffe_1000, || {
+    let (n, _) = cache.get_image(42, 1_000, b"python3", 0x7ffe_1000, || {
         named("b.py (python3)")
     });
     assert_eq!(&*n.name, "b.py (python3)");

@@ -10,7 +10,7 @@
 //! process whose resident pages and major faults did not move since the last
 //! tick keeps its last `status` figures instead of reading the file again
 //! (any page going out to swap or coming back changes one of the two; an
-//! `exec`, which may change the uid, moves the stack start); each
+//! `exec`, which may change the uid, reads it again too); each
 //! process's `stat` stays open between ticks and is re-read with one
 //! `pread` at offset 0 (procfs regenerates it), instead of a path lookup,
 //! open, read and close every tick. The files that are opened are opened
@@ -100,10 +100,6 @@ struct Known {
     start_time: u64,
     rss_pages: u64,
     majflt: u64,
-    /// `stat`'s stack start when `status` was read: an `exec` moves it
-    /// (a new memory map), and may give a new uid (a set-user-ID program)
-    /// with resident pages and faults that happen to be the same.
-    image: u64,
     status: StatusFigures,
     tick: u64,
     /// Among the largest at the last ranking: its `stat` stays open.
@@ -134,7 +130,6 @@ impl Known {
             start_time,
             rss_pages: 0,
             majflt: 0,
-            image: 0,
             status: StatusFigures::default(),
             tick,
             keep: false,
@@ -340,9 +335,11 @@ impl NativeProbe {
             return None;
         }
         let (ppid, majflt, start, rss) = (stat.ppid, stat.majflt, stat.starttime, stat.rss_pages);
-        let image = stat.start_stack;
         let (comm, args_buf, path) = (stat.comm, &mut self.args_buf, &mut self.path);
-        let naming = self
+        // A new program (an `exec`, as the name cache tells it) may have a
+        // new uid (a set-user-ID one) with resident pages and faults that
+        // happen to be the same: its `status` is read again.
+        let (naming, exec) = self
             .names
             .get_image(pid, start, comm, stat.start_stack, || {
                 read_naming(pid, comm, args_buf, path)
@@ -356,8 +353,7 @@ impl NativeProbe {
                 if k.stat.is_none() {
                     k.stat = opened.take();
                 }
-                let same = k.rss_pages == rss && k.majflt == majflt && k.image == image;
-                (!same, k.status)
+                (exec || k.rss_pages != rss || k.majflt != majflt, k.status)
             }
             _ => {
                 self.known.insert(
@@ -367,7 +363,6 @@ impl NativeProbe {
                         start_time: start,
                         rss_pages: rss,
                         majflt,
-                        image,
                         status: StatusFigures::default(),
                         tick,
                         keep: false,
@@ -388,7 +383,6 @@ impl NativeProbe {
             k.status = status;
             k.rss_pages = rss;
             k.majflt = majflt;
-            k.image = image;
         }
         let sample = ProcessSample {
             pid,

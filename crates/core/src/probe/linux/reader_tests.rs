@@ -86,7 +86,6 @@ fn processes_tied_at_the_threshold_never_take_the_room_of_larger_ones() {
                     start_time: 1,
                     rss_pages: rss,
                     majflt: 0,
-                    image: 0,
                     status: StatusFigures::default(),
                     tick: 0,
                     keep: false,
@@ -644,7 +643,8 @@ fn vmstat_is_read_again_when_swap_used_moves_or_the_last_read_is_old() {
 #[test]
 fn a_new_stack_start_reads_status_again_though_pages_and_faults_stayed() {
     // An exec (a set-user-ID program, a new uid) that happens to leave the
-    // resident pages and major faults as they were: the stack start moved.
+    // resident pages and major faults as they were: the name cache saw a
+    // new stack start.
     // A sleeping child, whose pages and faults stay put between ticks.
     let mut child = std::process::Command::new("/bin/sleep")
         .arg("30")
@@ -664,11 +664,18 @@ fn a_new_stack_start_reads_status_again_though_pages_and_faults_stayed() {
     let stale = |probe: &mut NativeProbe, image_moved: bool| {
         let n = probe.stat(pid).unwrap().0;
         let stat = parse_stat(&probe.buf[..n]).unwrap();
+        let (start, comm, stack) = (stat.starttime, stat.comm.to_vec(), stat.start_stack);
         let k = probe.known.get_mut(&pid).unwrap();
         k.status.uid = planted;
         (k.rss_pages, k.majflt) = (stat.rss_pages, stat.majflt);
-        k.image = stat.start_stack.wrapping_add(u64::from(image_moved));
         k.unmoved = Unmoved::default();
+        if image_moved {
+            // The name cache last saw another stack start: an exec since.
+            let earlier = stack.wrapping_add(1);
+            probe
+                .names
+                .get_image(pid, start, &comm, earlier, Naming::default);
+        }
     };
     stale(&mut probe, false);
     let kept = uid_of(&mut probe);

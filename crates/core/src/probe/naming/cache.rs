@@ -54,13 +54,15 @@ impl NameCache {
         comm: &[u8],
         read: impl FnOnce() -> Naming,
     ) -> &Naming {
-        self.get_image(pid, start_time, comm, 0, read)
+        self.get_image(pid, start_time, comm, 0, read).0
     }
 
     /// As [`NameCache::get`], and a process whose `image` (a figure each
     /// `exec` changes; 0 when unknown) differs from the last known one is
     /// a new program: read again. An unknown figure never causes a read (a
-    /// process turning zombie shows 0).
+    /// process turning zombie shows 0). Also says whether the program is
+    /// one not seen before under this pid (a new process, or an `exec`):
+    /// what else the probe keeps of the process is the old program's.
     pub fn get_image(
         &mut self,
         pid: u32,
@@ -68,7 +70,7 @@ impl NameCache {
         comm: &[u8],
         image: u64,
         read: impl FnOnce() -> Naming,
-    ) -> &Naming {
+    ) -> (&Naming, bool) {
         let tick = self.tick;
         let fill = |reads: &mut u64, misses: u8| {
             *reads = reads.saturating_add(1);
@@ -82,24 +84,25 @@ impl NameCache {
                 tick,
             }
         };
-        let e = match self.known.entry(pid) {
+        let (e, new) = match self.known.entry(pid) {
             Slot::Occupied(o) => {
                 let e = o.into_mut();
                 let exec = image != 0 && e.image != 0 && e.image != image;
-                if e.start_time != start_time || *e.comm != *comm || exec {
+                let new = e.start_time != start_time || *e.comm != *comm || exec;
+                if new {
                     *e = fill(&mut self.reads, 0);
                 } else if e.naming.cmdline.is_none() && e.misses <= ARGS_RETRIES {
                     *e = fill(&mut self.reads, e.misses);
                 }
-                e
+                (e, new)
             }
-            Slot::Vacant(v) => v.insert(fill(&mut self.reads, 0)),
+            Slot::Vacant(v) => (v.insert(fill(&mut self.reads, 0)), true),
         };
         e.tick = tick;
         if image != 0 {
             e.image = image;
         }
-        &e.naming
+        (&e.naming, new)
     }
 
     /// Keeps the naming of `pid` through this scan without looking at it: a
