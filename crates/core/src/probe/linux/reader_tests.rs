@@ -651,6 +651,14 @@ fn a_new_stack_start_reads_status_again_though_pages_and_faults_stayed() {
         .spawn()
         .unwrap();
     let pid = child.id();
+    // `spawn` returns inside the child's `execve`: until `comm` is the new
+    // one, the name cache would rightly see the exec still to come.
+    let comm = format!("/proc/{pid}/comm");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::read_to_string(&comm).is_ok_and(|c| c.trim() != "sleep") {
+        assert!(std::time::Instant::now() < until, "sleep never ran");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
     let mut probe = NativeProbe::new().unwrap();
     let uid_of = |probe: &mut NativeProbe| {
         let (_, procs) = probe.sample().unwrap();
@@ -658,6 +666,13 @@ fn a_new_stack_start_reads_status_again_though_pages_and_faults_stayed() {
     };
     let real = uid_of(&mut probe);
     assert!(real.is_some());
+    // A program just started still faults its pages in: read until its
+    // pages and faults stand still, as the planted figures below need.
+    while !probe.known[&pid].unmoved.idle() {
+        assert!(std::time::Instant::now() < until, "sleep never settled");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        uid_of(&mut probe);
+    }
     let planted = Some(real.unwrap().wrapping_add(4242));
     // What an earlier image left cached, with this tick's pages and faults:
     // kept while the image is the same (the cache this test is about) ...
