@@ -113,7 +113,7 @@ fn the_macos_kernel_level_changing_makes_a_tick_full() {
 }
 
 #[test]
-fn a_process_is_idle_after_three_unmoved_reads_and_busy_at_one_move() {
+fn a_process_is_idle_after_its_unmoved_reads_and_busy_at_one_move() {
     let mut u = Unmoved::default();
     for _ in 0..IDLE_AFTER {
         assert!(!u.idle());

@@ -293,7 +293,7 @@ fn idle(still: &ProcessSample) -> LastReads {
 }
 
 #[test]
-fn a_process_unmoved_for_three_reads_is_skipped_between_full_ticks_only() {
+fn a_process_unmoved_since_its_last_read_is_skipped_between_full_ticks_only() {
     use crate::probe::tiers::IDLE_AFTER;
     let mut reads = LastReads::default();
     let still = read_of(100 << 20, 7);
@@ -308,12 +308,14 @@ fn a_process_unmoved_for_three_reads_is_skipped_between_full_ticks_only() {
     assert!(!tick(&mut reads, 1001, false, &still), "and again");
     assert!(tick(&mut reads, 1001, true, &still), "a full tick reads it");
     assert!(!tick(&mut reads, 1001, false, &still), "still idle");
-    // Its footprint moved: seen at the next full tick, then read each tick.
+    // Its footprint moved: seen at the next full tick, then read each tick
+    // while it moves.
     let grown = read_of(300 << 20, 7);
     assert!(tick(&mut reads, 1001, true, &grown));
-    assert!(tick(&mut reads, 1001, false, &grown), "moved lately: read");
     let paged = read_of(300 << 20, 8);
+    assert!(tick(&mut reads, 1001, false, &paged), "moved lately: read");
     assert!(tick(&mut reads, 1001, false, &paged), "a page-in is a move");
+    assert!(!tick(&mut reads, 1001, false, &paged), "still since: idle");
 }
 
 #[test]
@@ -359,12 +361,16 @@ fn a_process_that_was_compressed_or_swapped_moved_though_its_footprint_did_not()
         ..still.clone()
     };
     assert!(tick(&mut reads, 1001, true, &compressed), "full");
-    assert!(tick(&mut reads, 1001, false, &compressed), "moved: read");
     let swapped_in = ProcessSample {
         swapin_bytes: Some(1 << 20),
         ..compressed
     };
-    assert!(tick(&mut reads, 1001, false, &swapped_in), "moved again");
+    assert!(tick(&mut reads, 1001, false, &swapped_in), "moved: read");
+    assert!(
+        tick(&mut reads, 1001, false, &swapped_in),
+        "moved again: read"
+    );
+    assert!(!tick(&mut reads, 1001, false, &swapped_in), "still: idle");
 }
 
 #[test]
