@@ -121,6 +121,9 @@ struct Known {
     /// with `statm` only, since `stat`'s `rss` may differ from it (see
     /// [`parse_statm_resident`]).
     statm_resident: u64,
+    /// Read once so far: most processes are idle, and the next read of one
+    /// kept open trades `stat` for `statm` ([`NativeProbe::stat`]).
+    read_once: bool,
 }
 
 impl Known {
@@ -138,6 +141,7 @@ impl Known {
             kernel: true,
             statm: None,
             statm_resident: 0,
+            read_once: true,
         }
     }
 
@@ -223,6 +227,9 @@ pub struct NativeProbe {
     unscoped: Option<(u32, u64)>,
     /// Scopes read from cgroupfs (not answered from `unscoped`).
     pub(crate) scope_reads: u64,
+    /// Trades of `stat` for `statm` that read `stat` once more to show
+    /// `statm` was the process's own (not opened ahead).
+    pub(crate) trades_read_again: u64,
     /// The last `pswpout` read.
     written: Option<Written>,
 }
@@ -267,6 +274,7 @@ impl NativeProbe {
             vmstat: None,
             unscoped: None,
             scope_reads: 0,
+            trades_read_again: 0,
             written: None,
         };
         probe.system()?; // fail early, with a clear error, where /proc is missing
@@ -278,17 +286,33 @@ impl NativeProbe {
     /// kernel thread or could not be read, or gone when it exited.
     fn process(&mut self, pid: u32) -> Visit {
         match self.stat(pid) {
-            Ok((len, opened)) => self
-                .sample_of(pid, len, opened)
+            Ok((len, opened, statm)) => self
+                .sample_of(pid, len, opened, statm)
                 .map_or(Visit::Nothing, Visit::Sample),
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH)) => Visit::Gone,
             Err(_) => Visit::Nothing,
         }
     }
 
-    /// Reads `/proc/PID/stat` into `buf`: its length, and the descriptor
-    /// opened for it when it is to be kept.
-    fn stat(&mut self, pid: u32) -> io::Result<(usize, Option<Kept>)> {
+    /// Reads `/proc/PID/stat` into `buf`: its length, the descriptor opened
+    /// for it when it is to be kept, and `statm` when it was opened before
+    /// `stat` was read again through the kept descriptor.
+    ///
+    /// A process read once so far is most likely idle, and this read would
+    /// trade its `stat` for `statm`: opened first, `statm` is shown to be the
+    /// same process's by the read of `stat` that follows (the process was
+    /// alive after `statm` was opened), so the trade needs no second read
+    /// of `stat`, the dearer file (a new recording trades every process at
+    /// its second tick). Not for a process that moved: it is likely to
+    /// move again, and the `statm` would be closed unused.
+    fn stat(&mut self, pid: u32) -> io::Result<(usize, Option<Kept>, Option<File>)> {
+        let trading = self
+            .known
+            .get(&pid)
+            .is_some_and(|k| k.read_once && k.stat.is_some() && k.statm.is_none());
+        let statm = trading
+            .then(|| self.open(Some(pid), "statm").ok())
+            .flatten();
         let reread = self
             .known
             .get(&pid)
@@ -296,7 +320,7 @@ impl NativeProbe {
             .map(|f| read_whole(&f.file, &mut self.buf, true));
         if let Some(Ok(n)) = reread {
             if n > 0 {
-                return Ok((n, None));
+                return Ok((n, None, statm));
             }
         }
         if reread.is_some() {
@@ -308,26 +332,29 @@ impl NativeProbe {
         // A new process keeps it while there is room; a known one only
         // when it ranked among the largest.
         let wanted = self.known.get(&pid).map_or(true, |k| k.keep);
-        Ok((n, self.keep(f, wanted)))
+        Ok((n, self.keep(f, wanted), None))
     }
 
-    /// The sample of a process whose `stat` (`len` bytes) is in `buf`.
+    /// The sample of a process whose `stat` (`len` bytes) is in `buf`;
+    /// `statm` when [`NativeProbe::stat`] opened it before that read.
     fn sample_of(
         &mut self,
         pid: u32,
         len: usize,
         mut opened: Option<Kept>,
+        statm: Option<File>,
     ) -> Option<ProcessSample> {
         let stat = parse_stat(&self.buf[..len])?;
         if stat.is_kernel_thread() {
             // Keep its descriptor too, so the next tick skips it for one pread.
             if let Some(k) = self.known.get_mut(&pid) {
                 k.tick = self.tick;
+                k.read_once = false;
                 if k.stat.is_none() {
                     k.stat = opened;
                 }
                 // Seen before: a full tick checks it with `statm`.
-                self.trade_for_statm(pid);
+                self.trade_for_statm(pid, statm);
             } else if let Some(f) = opened {
                 self.known
                     .insert(pid, Known::kernel(f, stat.starttime, self.tick));
@@ -350,6 +377,7 @@ impl NativeProbe {
         let (fresh, mut status) = match self.known.get_mut(&pid) {
             Some(k) if k.start_time == start => {
                 k.tick = tick;
+                k.read_once = false;
                 if k.stat.is_none() {
                     k.stat = opened.take();
                 }
@@ -371,6 +399,7 @@ impl NativeProbe {
                         kernel: false,
                         statm: None,
                         statm_resident: 0,
+                        read_once: true,
                     },
                 );
                 (true, StatusFigures::default())
@@ -401,14 +430,15 @@ impl NativeProbe {
         k.unmoved = k.unmoved.after_read(fresh);
         k.idle_sample = k.unmoved.idle().then(|| sample.clone());
         if k.idle_sample.is_some() {
-            self.trade_for_statm(pid);
+            self.trade_for_statm(pid, statm);
         }
         Some(sample)
     }
 
     /// A process just read (`stat` in full) that is idle and keeps its
-    /// `stat` open trades it for `statm`, for full ticks to check it with.
-    fn trade_for_statm(&mut self, pid: u32) {
+    /// `stat` open trades it for `statm`, for full ticks to check it with:
+    /// `ahead` when it was opened before that read, else opened now.
+    fn trade_for_statm(&mut self, pid: u32, ahead: Option<File>) {
         if !self
             .known
             .get(&pid)
@@ -416,20 +446,27 @@ impl NativeProbe {
         {
             return;
         }
-        let Ok(f) = self.open(Some(pid), "statm") else {
-            return;
+        let (f, shown_own) = match ahead {
+            Some(f) => (f, true),
+            None => match self.open(Some(pid), "statm") {
+                Ok(f) => (f, false),
+                Err(_) => return,
+            },
         };
         let Some(resident) = resident_of(&f, &mut self.buf) else {
             return;
         };
         let count = Arc::clone(&self.kept);
         let buf = &mut self.buf;
-        // `stat` still read after `statm` was opened: the process was alive
-        // then, so `statm` is its own, not a new process's on its pid.
+        self.trades_read_again += u64::from(!shown_own);
+        // `stat` read after `statm` was opened (this tick's read, for one
+        // opened ahead; else once more now): the process was alive then, so
+        // `statm` is its own, not a new process's on its pid.
         if let Some(k) = self.known.get_mut(&pid).filter(|k| {
-            k.stat
-                .as_ref()
-                .is_some_and(|f| read_whole(&f.file, buf, true).is_ok_and(|n| n > 0))
+            shown_own
+                || k.stat
+                    .as_ref()
+                    .is_some_and(|f| read_whole(&f.file, buf, true).is_ok_and(|n| n > 0))
         }) {
             // One descriptor for another: counted up, then down.
             count.fetch_add(1, Ordering::Relaxed);

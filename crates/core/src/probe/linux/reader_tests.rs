@@ -101,6 +101,7 @@ fn processes_tied_at_the_threshold_never_take_the_room_of_larger_ones() {
                     kernel: false,
                     statm: None,
                     statm_resident: 0,
+                    read_once: false,
                 },
             );
         }
@@ -604,6 +605,43 @@ fn an_idle_process_is_checked_with_statm_at_full_ticks_and_read_in_full_once_it_
         procs.iter().all(|p| p.pid != gone_pid),
         "an exited process still listed"
     );
+}
+
+/// A process's second read trades its `stat` for `statm` when it finds it
+/// idle, with `statm` opened before that read: `stat` is not read again.
+#[test]
+fn an_idle_process_trades_stat_for_statm_at_its_second_read_without_reading_stat_again() {
+    let mut child = std::process::Command::new("/bin/sleep")
+        .arg("600")
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Exec'd and asleep: its pages and faults stay put from here on.
+    let comm = format!("/proc/{pid}/comm");
+    for _ in 0..200 {
+        if std::fs::read_to_string(&comm).is_ok_and(|c| c.trim() == "sleep") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let mut probe = NativeProbe::new().unwrap();
+    probe.sample().unwrap();
+    let k = &probe.known[&pid];
+    assert!(k.read_once && k.stat.is_some() && k.statm.is_none());
+    probe.sample().unwrap();
+    let k = &probe.known[&pid];
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(k.skippable() && !k.read_once, "idle after its second read");
+    assert!(k.statm.is_some() && k.stat.is_none(), "traded for statm");
+    // Every process traded at this tick was read once before it.
+    assert_eq!(probe.trades_read_again, 0, "stat read again to trade");
+    let open = probe.known.values();
+    let open: usize = open
+        .map(|k| usize::from(k.stat.is_some()) + usize::from(k.statm.is_some()))
+        .sum();
+    assert_eq!(open, probe.kept(), "unused statm closed, not counted");
 }
 
 /// `pswpout` is answered from the last `vmstat` read while swap used stands
