@@ -611,19 +611,9 @@ fn an_idle_process_is_checked_with_statm_at_full_ticks_and_read_in_full_once_it_
 /// idle, with `statm` opened before that read: `stat` is not read again.
 #[test]
 fn an_idle_process_trades_stat_for_statm_at_its_second_read_without_reading_stat_again() {
-    let mut child = std::process::Command::new("/bin/sleep")
-        .arg("600")
-        .spawn()
-        .unwrap();
+    let mut child = exec_d_sleeper();
     let pid = child.id();
-    // Exec'd and asleep: its pages and faults stay put from here on.
-    let comm = format!("/proc/{pid}/comm");
-    for _ in 0..200 {
-        if std::fs::read_to_string(&comm).is_ok_and(|c| c.trim() == "sleep") {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    // Its last pages faulted in: they and its faults stay put from here on.
     std::thread::sleep(std::time::Duration::from_millis(50));
     let mut probe = NativeProbe::new().unwrap();
     probe.sample().unwrap();
@@ -691,19 +681,9 @@ fn a_new_stack_start_reads_status_again_though_pages_and_faults_stayed() {
     // resident pages and major faults as they were: the name cache saw a
     // new stack start.
     // A sleeping child, whose pages and faults stay put between ticks.
-    let mut child = std::process::Command::new("/bin/sleep")
-        .arg("30")
-        .spawn()
-        .unwrap();
+    let mut child = exec_d_sleeper();
     let pid = child.id();
-    // `spawn` returns inside the child's `execve`: until `comm` is the new
-    // one, the name cache would rightly see the exec still to come.
-    let comm = format!("/proc/{pid}/comm");
     let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while std::fs::read_to_string(&comm).is_ok_and(|c| c.trim() != "sleep") {
-        assert!(std::time::Instant::now() < until, "sleep never ran");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
     let mut probe = NativeProbe::new().unwrap();
     let uid_of = |probe: &mut NativeProbe| {
         let (_, procs) = probe.sample().unwrap();
@@ -746,4 +726,21 @@ fn a_new_stack_start_reads_status_again_though_pages_and_faults_stayed() {
     let _ = child.wait();
     assert_eq!(kept, planted);
     assert_eq!(read, real);
+}
+
+/// A `/bin/sleep` child once it runs `sleep`: `spawn` returns inside the
+/// child's `execve`, and until `comm` is the new one the name cache would
+/// rightly see the exec still to come.
+fn exec_d_sleeper() -> std::process::Child {
+    let child = std::process::Command::new("/bin/sleep")
+        .arg("600")
+        .spawn()
+        .unwrap();
+    let comm = format!("/proc/{}/comm", child.id());
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::fs::read_to_string(&comm).is_ok_and(|c| c.trim() != "sleep") {
+        assert!(std::time::Instant::now() < until, "sleep never ran");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child
 }
