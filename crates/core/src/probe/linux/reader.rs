@@ -363,13 +363,14 @@ impl NativeProbe {
         }
         let (ppid, majflt, start, rss) = (stat.ppid, stat.majflt, stat.starttime, stat.rss_pages);
         let (comm, args_buf, path) = (stat.comm, &mut self.args_buf, &mut self.path);
+        let proc = &self.proc;
         // A new program (an `exec`, as the name cache tells it) may have a
         // new uid (a set-user-ID one) with resident pages and faults that
         // happen to be the same: its `status` is read again.
         let (naming, exec) = self
             .names
             .get_image(pid, start, comm, stat.start_stack, || {
-                read_naming(pid, comm, args_buf, path)
+                read_naming(proc, pid, comm, args_buf, path)
             });
         let (name, cmdline) = (naming.name.clone(), naming.cmdline.clone());
         let tick = self.tick;
@@ -485,23 +486,31 @@ fn resident_of(statm: &File, buf: &mut Vec<u8>) -> Option<u64> {
 }
 
 /// A process's name from `/proc/PID/exe` (readable for the same user
-/// only) and the head of `/proc/PID/cmdline` (readable where `ps` shows it).
-fn read_naming(pid: u32, comm: &[u8], buf: &mut Vec<u8>, path: &mut String) -> Naming {
+/// only) and the head of `/proc/PID/cmdline` (readable where `ps` shows it),
+/// both under `proc`; `rel` and `buf` are scratch.
+fn read_naming(proc: &File, pid: u32, comm: &[u8], buf: &mut Vec<u8>, rel: &mut String) -> Naming {
+    use rustix::fs::{Mode, OFlags};
     use std::fmt::Write;
-    use std::os::unix::ffi::OsStrExt;
-    path.clear();
-    let _ = write!(path, "/proc/{pid}/exe");
-    let exe = std::fs::read_link(&*path).ok();
-    path.clear();
-    let _ = write!(path, "/proc/{pid}/cmdline");
-    buf.clear();
-    let read = File::open(&*path).and_then(|f| f.take(ARGS_READ_MAX as u64).read_to_end(buf));
-    if read.is_err() {
-        buf.clear();
+    rel.clear();
+    let _ = write!(rel, "{pid}/exe");
+    let exe = rustix::fs::readlinkat(proc, rel.as_str(), Vec::new()).ok();
+    rel.clear();
+    let _ = write!(rel, "{pid}/cmdline");
+    if buf.len() < ARGS_READ_MAX {
+        buf.resize(ARGS_READ_MAX, 0);
     }
-    let argv = split_nul(buf);
+    // One read: procfs hands the command line over whole, up to the count
+    // asked, stopping short only at its end or at a page it cannot read
+    // (`get_mm_cmdline`, fs/proc/base.c). A second read would only find
+    // that end, at the price of another look into the process's memory.
+    let flags = OFlags::RDONLY | OFlags::CLOEXEC;
+    let n = rustix::fs::openat(proc, rel.as_str(), flags, Mode::empty())
+        .map_err(io::Error::from)
+        .and_then(|fd| File::from(fd).read(&mut buf[..ARGS_READ_MAX]))
+        .unwrap_or(0);
+    let argv = split_nul(&buf[..n]);
     Naming::of(
-        exe.as_ref().map(|p| p.as_os_str().as_bytes()),
+        exe.as_ref().map(|p| p.as_bytes()),
         &argv,
         &String::from_utf8_lossy(comm),
     )

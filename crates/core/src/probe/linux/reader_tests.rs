@@ -204,6 +204,27 @@ fn an_executable_name_longer_than_comm_shows_in_full() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A command line longer than a page comes whole up to the cap from one
+/// read (procfs stops a read short only at the end).
+#[test]
+fn a_command_line_over_a_page_long_is_read_up_to_the_cap() {
+    let (a, b) = ("a".repeat(3000), "b".repeat(3000));
+    let p = named(
+        std::path::Path::new("/bin/sh"),
+        &["-c", "sleep 30; :", "sh", &a, &b],
+        |p| p.cmdline.is_some(),
+    );
+    let line = p.cmdline.as_deref().unwrap();
+    let head = format!("/bin/sh -c 'sleep 30; :' sh {a} b");
+    assert!(line.starts_with(&head), "{}", &line[..80]);
+    assert!(
+        line.ends_with("b…"),
+        "cut at the cap: …{}",
+        &line[line.len() - 20..]
+    );
+    assert_eq!(line.len(), crate::probe::naming::CMDLINE_MAX_BYTES);
+}
+
 #[test]
 fn a_python_script_is_named_by_its_file() {
     let dir = temp_dir("script");
