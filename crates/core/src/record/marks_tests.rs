@@ -373,6 +373,53 @@ fn an_inbox_nobody_writes_to_never_looks_and_a_write_rings_at_once() {
     );
 }
 
+/// A registration folder `name` under `base`, last written two days ago.
+fn quiet_two_days(base: &Base, name: String) -> String {
+    let two_days_ago = std::time::SystemTime::now() - Duration::from_secs(2 * 24 * 3600);
+    let dir = base.dir.path.join(&name);
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("start"), "1").unwrap();
+    std::fs::File::open(&dir)
+        .unwrap()
+        .set_modified(two_days_ago)
+        .unwrap();
+    name
+}
+
+/// The folders are looked through at most hourly: a stale one made after a
+/// look stays until the look is an hour old.
+#[test]
+fn stale_folders_are_looked_for_at_most_hourly() {
+    let base = Base::new("swept");
+    registry::remove_stale(&base.dir);
+    let swept = base.dir.path.join("swept");
+    assert!(swept.is_file(), "the look is not noted");
+    let mut child = std::process::Command::new("/bin/true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let long_ago = crate::util::units::unix_now_ms() - 2 * 24 * 3600 * 1000;
+    let stale = base
+        .dir
+        .path
+        .join(quiet_two_days(&base, format!("rec-{dead}-{long_ago}")));
+    registry::remove_stale(&base.dir);
+    assert!(stale.exists(), "looked through again within the hour");
+    let two_hours_ago = std::time::SystemTime::now() - Duration::from_secs(2 * 3600);
+    let noted = std::fs::File::options().write(true).open(&swept).unwrap();
+    noted.set_modified(two_hours_ago).unwrap();
+    registry::remove_stale(&base.dir);
+    assert!(!stale.exists(), "not looked through after an hour");
+    let age = std::fs::metadata(&swept)
+        .unwrap()
+        .modified()
+        .unwrap()
+        .elapsed();
+    assert!(
+        age.unwrap_or_default() < Duration::from_secs(60),
+        "the look not noted again"
+    );
+}
+
 /// A folder is removed once its recorder is gone and it was quiet a day;
 /// one its name says was made within the day is passed over unread (ended
 /// recorders leave theirs for late writers), and a live recorder's stays.
@@ -384,17 +431,7 @@ fn stale_folders_go_and_young_or_live_ones_stay() {
     child.wait().unwrap();
     let day_ms = 24 * 3600 * 1000;
     let now = crate::util::units::unix_now_ms();
-    let two_days_ago = std::time::SystemTime::now() - Duration::from_secs(2 * 24 * 3600);
-    let made = |name: String| {
-        let dir = base.dir.path.join(&name);
-        std::fs::create_dir(&dir).unwrap();
-        std::fs::write(dir.join("start"), "1").unwrap();
-        std::fs::File::open(&dir)
-            .unwrap()
-            .set_modified(two_days_ago)
-            .unwrap();
-        name
-    };
+    let made = |name: String| quiet_two_days(&base, name);
     let stale = made(format!("rec-{dead}-{}", now - 2 * day_ms));
     let young = made(format!("rec-{dead}-{}", now - 1000));
     let live = made(format!("rec-{}-{}", std::process::id(), now - 2 * day_ms));

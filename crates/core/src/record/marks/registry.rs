@@ -22,6 +22,13 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 /// Leftover mark directories of ended recorders are removed after this.
 const STALE_AFTER: Duration = Duration::from_secs(24 * 3600);
+/// A recorder's start looks for stale folders at most this often: a day of
+/// recordings is hundreds of ended ones (kept for late writers), and
+/// listing them at every start was half a millisecond at 685 of them — for
+/// a test suite recording each test, more each test.
+const SWEEP_EVERY: Duration = Duration::from_secs(3600);
+/// The file whose time says when the folders were last looked through.
+const SWEPT: &str = "swept";
 /// Bytes read of a registration file; a path or a number fits easily.
 const REGISTRATION_MAX: u64 = 64 * 1024;
 
@@ -264,9 +271,14 @@ pub fn running_in(base: &RuntimeDir) -> Vec<Running> {
     found
 }
 
-/// Removes the folders of recorders that are gone and quiet for a day. The
-/// folders hold only flat files, removed one by one through the descriptor.
+/// Removes the folders of recorders that are gone and quiet for a day,
+/// unless that was looked for within [`SWEEP_EVERY`]. The folders hold only
+/// flat files, removed one by one through the descriptor.
 pub(crate) fn remove_stale(base: &RuntimeDir) {
+    if swept_within(base, SWEEP_EVERY) {
+        return;
+    }
+    mark_swept(base);
     let now_ms = crate::util::units::unix_now_ms();
     let young_ms = u64::try_from(STALE_AFTER.as_millis()).unwrap_or(u64::MAX);
     for (name, pid, ms) in registrations(base) {
@@ -302,6 +314,38 @@ pub(crate) fn remove_stale(base: &RuntimeDir) {
             }
         }
         let _ = rustix::fs::unlinkat(&base.fd, name.as_str(), AtFlags::REMOVEDIR);
+    }
+}
+
+/// Whether [`SWEPT`] is a plain file written within `span` (a clock set
+/// back, a time in the future: not).
+fn swept_within(base: &RuntimeDir, span: Duration) -> bool {
+    rustix::fs::statat(&base.fd, SWEPT, AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
+        let at =
+            SystemTime::UNIX_EPOCH + Duration::from_secs(u64::try_from(st.st_mtime).unwrap_or(0));
+        FileType::from_raw_mode(mode_of(&st) as _) == FileType::RegularFile
+            && SystemTime::now()
+                .duration_since(at)
+                .is_ok_and(|age| age < span)
+    })
+}
+
+/// Sets [`SWEPT`]'s time to now, making it if need be (not through a link:
+/// the folder is ours alone, and `O_NOFOLLOW` all the same).
+fn mark_swept(base: &RuntimeDir) {
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    if let Ok(fd) = rustix::fs::openat(&base.fd, SWEPT, flags, Mode::from_raw_mode(0o600)) {
+        let now = rustix::fs::Timestamps {
+            last_access: rustix::fs::Timespec {
+                tv_sec: 0,
+                tv_nsec: rustix::fs::UTIME_NOW,
+            },
+            last_modification: rustix::fs::Timespec {
+                tv_sec: 0,
+                tv_nsec: rustix::fs::UTIME_NOW,
+            },
+        };
+        let _ = rustix::fs::futimens(&fd, &now);
     }
 }
 
