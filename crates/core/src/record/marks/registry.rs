@@ -292,11 +292,7 @@ pub(crate) fn remove_stale(base: &RuntimeDir) {
         let Ok(st) = rustix::fs::statat(&base.fd, name.as_str(), AtFlags::SYMLINK_NOFOLLOW) else {
             continue;
         };
-        let modified =
-            SystemTime::UNIX_EPOCH + Duration::from_secs(u64::try_from(st.st_mtime).unwrap_or(0));
-        let old = SystemTime::now()
-            .duration_since(modified)
-            .is_ok_and(|age| age > STALE_AFTER);
+        let old = age(&st).is_some_and(|age| age > STALE_AFTER);
         if !old || pid_exists(pid) {
             continue;
         }
@@ -321,13 +317,15 @@ pub(crate) fn remove_stale(base: &RuntimeDir) {
 /// back, a time in the future: not).
 fn swept_within(base: &RuntimeDir, span: Duration) -> bool {
     rustix::fs::statat(&base.fd, SWEPT, AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
-        let at =
-            SystemTime::UNIX_EPOCH + Duration::from_secs(u64::try_from(st.st_mtime).unwrap_or(0));
-        FileType::from_raw_mode(mode_of(&st) as _) == FileType::RegularFile
-            && SystemTime::now()
-                .duration_since(at)
-                .is_ok_and(|age| age < span)
+        FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
+            && age(&st).is_some_and(|age| age < span)
     })
+}
+
+/// How long ago `st` was last written; `None` for a time in the future.
+fn age(st: &rustix::fs::Stat) -> Option<Duration> {
+    let at = SystemTime::UNIX_EPOCH + Duration::from_secs(u64::try_from(st.st_mtime).unwrap_or(0));
+    SystemTime::now().duration_since(at).ok()
 }
 
 /// Sets [`SWEPT`]'s time to now, making it if need be (not through a link:
@@ -335,17 +333,7 @@ fn swept_within(base: &RuntimeDir, span: Duration) -> bool {
 fn mark_swept(base: &RuntimeDir) {
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     if let Ok(fd) = rustix::fs::openat(&base.fd, SWEPT, flags, Mode::from_raw_mode(0o600)) {
-        let now = rustix::fs::Timestamps {
-            last_access: rustix::fs::Timespec {
-                tv_sec: 0,
-                tv_nsec: rustix::fs::UTIME_NOW,
-            },
-            last_modification: rustix::fs::Timespec {
-                tv_sec: 0,
-                tv_nsec: rustix::fs::UTIME_NOW,
-            },
-        };
-        let _ = rustix::fs::futimens(&fd, &now);
+        let _ = File::from(fd).set_modified(SystemTime::now());
     }
 }
 
