@@ -175,8 +175,20 @@ test(title, { timeout: 90_000 }, async () => {
     // Record a few seconds, stop, export the recording as CSV: the menu
     // offers the formats the Rust side names, and the file is saved under
     // the name the server gives it.
+    // The button is on from the start's answer, not from the next update:
+    // on a machine busy swapping, an update can be seconds away.
     await page.click('#record');
-    await page.waitForSelector('#record.on', { timeout: 5_000 });
+    await page.waitForFunction(
+      () => {
+        const status = document.querySelector('#status');
+        return status?.dataset.kind === 'error' || /^Recording to/.test(status?.textContent ?? '');
+      },
+      null,
+      { timeout: 15_000 },
+    );
+    const answer = (await page.textContent('#status')) ?? '';
+    assert.match(answer, /^Recording to \S+\.jsonl…$/, 'the start was answered with');
+    assert.ok(await page.$eval('#record', (b) => b.classList.contains('on')), 'the button is off once the start is answered');
     await page.waitForTimeout(1500);
     await page.click('#record');
     // Wait for the stop's answer, not for the export button alone: with a

@@ -43,8 +43,24 @@ export function renderRecording(s) {
  */
 let behind = false;
 
+/**
+ * A recording this page started, until an update shows it: the button is on
+ * from the start's answer, not from the next update (a tick away, more on a
+ * loaded machine, and one already on its way says "not recording"), so a
+ * second click stops rather than starts again. Kept at most
+ * {@link STARTED_HOLD_MS}: a recording stopped elsewhere meanwhile shows off.
+ * @type {{status: any, at: number} | null}
+ */
+let started = null;
+const STARTED_HOLD_MS = 10_000;
+
 /** @param {any} u an update: {snapshot, point, notices} */
 export function onLiveUpdate(u) {
+  if (started && !u.snapshot.recording && Date.now() - started.at < STARTED_HOLD_MS) {
+    u.snapshot.recording = started.status;
+  } else {
+    started = null;
+  }
   app.snapshot = u.snapshot;
   if (app.mode === 'live') {
     chart.setPhases(u.snapshot.phases);
@@ -108,10 +124,13 @@ export async function toggleRecording() {
       const r = await call('stop_recording');
       setLastRecording(r.name);
       say(`Saved ${r.samples} samples to ${r.name}.`);
+      started = null;
       if (app.snapshot) app.snapshot.recording = null;
     } else {
       const r = await call('start_recording', {});
       say(`Recording to ${r.name}…`);
+      started = { status: { path: r.name, samples: 0, elapsed_ms: 0, pid: null }, at: Date.now() };
+      if (app.snapshot) app.snapshot.recording = started.status;
     }
   } catch (e) {
     fail(e);
