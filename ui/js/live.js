@@ -120,7 +120,8 @@ export async function toggleRecording() {
   const btn = /** @type {HTMLButtonElement} */ ($('#record'));
   btn.disabled = true;
   try {
-    if (app.snapshot && app.snapshot.recording) {
+    // Before the first update there is no snapshot; a start is still known.
+    if ((app.snapshot && app.snapshot.recording) || (!app.snapshot && started)) {
       const r = await call('stop_recording');
       setLastRecording(r.name);
       say(`Saved ${r.samples} samples to ${r.name}.`);
@@ -136,6 +137,6 @@ export async function toggleRecording() {
     fail(e);
   } finally {
     btn.disabled = false;
-    renderRecording(app.snapshot);
+    renderRecording(app.snapshot || (started && { recording: started.status }));
   }
 }
