@@ -187,7 +187,7 @@ test(title, { timeout: 90_000 }, async () => {
       { timeout: 15_000 },
     );
     const answer = (await page.textContent('#status')) ?? '';
-    assert.match(answer, /^Recording to \S+\.jsonl…$/, 'the start was answered with');
+    assert.match(answer, /^Recording to \S+\.jsonl…$/, `the start was answered with: ${answer}`);
     assert.ok(await page.$eval('#record', (b) => b.classList.contains('on')), 'the button is off once the start is answered');
     await page.waitForTimeout(1500);
     await page.click('#record');
