@@ -68,23 +68,35 @@ pub fn reset_baseline(live: LiveState<'_>) -> Done {
 }
 
 /// Starts recording the whole machine, watching `pid` (or the pinned one).
+/// Off the main thread, as the two below: a trace and a marks folder are
+/// created, on a disk that may be busy swapping (a synchronous command
+/// runs on the main thread, and the menu bar would wait).
 #[tauri::command]
-pub fn start_recording(live: LiveState<'_>, pid: Option<u32>) -> Result<RecordingInfo, String> {
-    let path = live.start_recording(pid).map_err(|e| e.to_string())?;
+pub async fn start_recording(
+    live: LiveState<'_>,
+    pid: Option<u32>,
+) -> Result<RecordingInfo, String> {
+    let live = Arc::clone(&live);
+    let path = blocking(move || live.start_recording(pid).map_err(|e| e.to_string())).await?;
     log!("recording to {}", path.display());
     Ok(RecordingInfo::started(&path))
 }
 
+/// Stops the recording (its marks reader's last look included).
 #[tauri::command]
-pub fn stop_recording(live: LiveState<'_>) -> Result<RecordingInfo, String> {
-    let (path, samples) = live.stop_recording().map_err(|e| e.to_string())?;
+pub async fn stop_recording(live: LiveState<'_>) -> Result<RecordingInfo, String> {
+    let live = Arc::clone(&live);
+    let (path, samples) =
+        blocking(move || live.stop_recording().map_err(|e| e.to_string())).await?;
     log!("recorded {samples} samples to {}", path.display());
     Ok(RecordingInfo::stopped(&path, samples))
 }
 
+/// The recordings folder, newest first.
 #[tauri::command]
-pub fn recordings(live: LiveState<'_>) -> Result<Vec<Recording>, String> {
-    live.recordings().map_err(|e| e.to_string())
+pub async fn recordings(live: LiveState<'_>) -> Result<Vec<Recording>, String> {
+    let live = Arc::clone(&live);
+    blocking(move || live.recordings().map_err(|e| e.to_string())).await
 }
 
 /// Recording `name` shown as the live view shows a session.

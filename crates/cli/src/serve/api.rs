@@ -202,21 +202,34 @@ pub async fn recording_start(
     body: Result<Bytes, BytesRejection>,
 ) -> ApiResult<Response> {
     let StartBody { pid } = json_body(&body_of(body)?)?;
-    let path = s.live.start_recording(pid)?;
+    let live = Arc::clone(&s.live);
+    // On the blocking pool, as the stop: a trace and a marks folder are
+    // created on a disk that may be busy swapping, and the event streams
+    // share these workers.
+    let path = blocking(move || Ok(live.start_recording(pid)?)).await?;
     Ok(Json(RecordingInfo::started(&path)).into_response())
 }
 
 pub async fn recording_stop(State(s): State<AppState>) -> ApiResult<Response> {
-    let (path, samples) = s.live.stop_recording()?;
+    let live = Arc::clone(&s.live);
+    // Waits for the marks reader's last look (up to a second).
+    let (path, samples) = blocking(move || Ok(live.stop_recording()?)).await?;
     Ok(Json(RecordingInfo::stopped(&path, samples)).into_response())
 }
 
 pub async fn recordings(State(s): State<AppState>) -> ApiResult<Json<Vec<Recording>>> {
     let live = Arc::clone(&s.live);
-    let list = tokio::task::spawn_blocking(move || live.recordings())
+    Ok(Json(blocking(move || Ok(live.recordings()?)).await?))
+}
+
+/// Runs `f` on the blocking pool (file work, off the workers that carry
+/// the event streams).
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> ApiResult<T> + Send + 'static,
+) -> ApiResult<T> {
+    tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| ApiError::internal(format!("listing recordings failed: {e}")))??;
-    Ok(Json(list))
+        .map_err(|e| ApiError::internal(format!("the job failed: {e}")))?
 }
 
 /// Runs `f` on the blocking pool, at most `heavy_jobs` at once.
@@ -229,9 +242,7 @@ async fn heavy<T: Send + 'static>(
         .acquire()
         .await
         .map_err(|_| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting down"))?;
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| ApiError::internal(format!("the job failed: {e}")))?
+    blocking(f).await
 }
 
 pub async fn replay(
