@@ -72,6 +72,15 @@ pub trait Probe {
     fn scope(&mut self, _pid: u32) -> Result<Option<Scope>, ProbeError> {
         Ok(None)
     }
+
+    /// The watched tree's members (`pids`, sorted): read every tick from
+    /// the next one on, never left idle between full ticks. The run a
+    /// recording or a pin watches is what its figures are for: a step of
+    /// it that moves no machine-wide figure by a step (a job inside a
+    /// 256 MiB limit on a big host, a pause between allocations) would
+    /// otherwise stand unread up to [`tiers::FULL_EVERY`] ticks. A probe
+    /// that reads every process every tick ignores it.
+    fn watch_closely(&mut self, _pids: &[u32]) {}
 }
 
 /// The user a process belongs to, from its real, effective and saved uids:

@@ -253,6 +253,7 @@ fn run(
             scope,
         });
         tick.scope_note = scope_note;
+        probe.watch_closely(&tick.watched);
         let tick = Arc::new(tick);
         if let Ok(mut r) = ring.lock() {
             if r.len() >= cfg.history.max(1) {

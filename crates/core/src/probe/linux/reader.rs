@@ -222,6 +222,8 @@ pub struct NativeProbe {
     vmstat: Option<File>,
     /// What the last tick read.
     pub(crate) last_reads: Reads,
+    /// The watched tree ([`Probe::watch_closely`]), sorted: never skipped.
+    closely: Vec<u32>,
     /// The pid last found in no memory limit, and the full tick that read
     /// it: until the next full tick its scope is the host, unread.
     unscoped: Option<(u32, u64)>,
@@ -270,6 +272,7 @@ impl NativeProbe {
             phys_bytes: 0,
             full: tiers::FullTicks::default(),
             last_reads: Reads::default(),
+            closely: Vec::new(),
             meminfo: None,
             vmstat: None,
             unscoped: None,
@@ -595,7 +598,8 @@ impl Probe for NativeProbe {
         let mut reads = Reads::default();
         let mut listed = std::mem::take(&mut self.listed);
         listed.retain(|&pid| {
-            if let Some(k) = self.known.get_mut(&pid).filter(|k| k.skippable()) {
+            let close = self.closely.binary_search(&pid).is_ok();
+            if let Some(k) = self.known.get_mut(&pid).filter(|k| !close && k.skippable()) {
                 // Between full ticks an idle process is not read; at a full
                 // tick one that keeps `statm` open is checked by its resident
                 // pages, and read in full only when they moved (or it is
@@ -654,6 +658,11 @@ impl Probe for NativeProbe {
     /// ticks — sooner when it grows, which makes the tick full. A process
     /// in a limit is read every tick (its usage is the figure that
     /// matters).
+    fn watch_closely(&mut self, pids: &[u32]) {
+        self.closely.clear();
+        self.closely.extend_from_slice(pids);
+    }
+
     fn scope(&mut self, pid: u32) -> Result<Option<Scope>, ProbeError> {
         let full_at = self.full.last().map(|a| a.tick);
         if full_at.is_some() && self.unscoped == full_at.map(|t| (pid, t)) {

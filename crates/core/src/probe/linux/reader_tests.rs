@@ -765,3 +765,82 @@ fn exec_d_sleeper() -> std::process::Child {
     }
     child
 }
+
+/// A watched process is read every tick: a step of it too small to move the
+/// machine's figures (here 8 MiB against a step of at least 16 MiB) shows
+/// at the next tick, while an unwatched twin that grew as much keeps its
+/// last figures until a full tick. The run a recording watches is what its
+/// figures are for.
+#[test]
+fn a_watched_process_is_read_every_tick_though_it_was_idle() {
+    use std::io::{BufRead, Write};
+    use std::process::{Command, Stdio};
+    // Grows by 8 MiB each line it is sent, and says so.
+    let script = "import sys\nheld = []\nfor line in sys.stdin:\n    b = bytearray(8 << 20)\n    \
+                  for i in range(0, len(b), 4096): b[i] = 1\n    held.append(b)\n    \
+                  print('grown', flush=True)";
+    let spawn = || {
+        Command::new("python3")
+            .args(["-c", script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (mut watched, mut twin) = (spawn(), spawn());
+    let grow = |c: &mut std::process::Child| {
+        c.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(c.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert_eq!(line.trim(), "grown");
+    };
+    let (w, t) = (watched.id(), twin.id());
+    let mut probe = NativeProbe::new().unwrap();
+    let idle = |probe: &NativeProbe, pid| probe.known.get(&pid).is_some_and(|k| k.skippable());
+    for _ in 0..100 {
+        probe.sample().unwrap();
+        if idle(&probe, w) && idle(&probe, t) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(idle(&probe, w) && idle(&probe, t), "the two never settled");
+    probe.watch_closely(&[w]);
+    let footprint =
+        |procs: &[ProcessSample], pid| procs.iter().find(|p| p.pid == pid).unwrap().footprint_bytes;
+    // A round is judged only when its tick was not full (the twin is then
+    // skipped); a busy machine may make a few full.
+    let mut judged = 0;
+    for _ in 0..6 {
+        let (_, before) = probe.sample().unwrap();
+        let (bw, bt) = (footprint(&before, w), footprint(&before, t));
+        grow(&mut watched);
+        grow(&mut twin);
+        // Skipped at a tick that is not full: idle now (not moved at its
+        // last read).
+        let twin_idle = idle(&probe, t);
+        let (_, after) = probe.sample().unwrap();
+        if !twin_idle || probe.last_reads.skipped == 0 {
+            continue;
+        }
+        judged += 1;
+        assert!(
+            footprint(&after, w) >= bw + (7 << 20),
+            "the watched process was not read: {} then {}",
+            bw,
+            footprint(&after, w)
+        );
+        assert_eq!(
+            footprint(&after, t),
+            bt,
+            "the unwatched twin was read: the round tells nothing"
+        );
+    }
+    for c in [&mut watched, &mut twin] {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    assert!(judged >= 2, "only {judged} of 6 rounds could be judged");
+}

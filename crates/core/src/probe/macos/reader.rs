@@ -155,6 +155,8 @@ pub struct NativeProbe {
     full: FullTicks,
     /// What the last read of each listed process gave.
     reads: LastReads,
+    /// The watched tree ([`Probe::watch_closely`]), sorted: never repeated.
+    closely: Vec<u32>,
 }
 
 fn parse_err(what: &str, detail: impl Into<String>) -> ProbeError {
@@ -235,6 +237,7 @@ impl NativeProbe {
             tick: 0,
             full: FullTicks::default(),
             reads: LastReads::default(),
+            closely: Vec::new(),
         })
     }
 
@@ -407,7 +410,8 @@ impl Probe for NativeProbe {
                 continue;
             };
             let uniqueid = l.uniqueid;
-            if let Some(last) = self.reads.repeat(pid, uniqueid, full) {
+            let close = self.closely.binary_search(&pid).is_ok();
+            if let Some(last) = self.reads.repeat(pid, uniqueid, full || close) {
                 processes.push(repeated(last, l.ppid, l.uid, l.naming));
                 continue;
             }
@@ -425,6 +429,11 @@ impl Probe for NativeProbe {
 
     fn pressure_absent(&self) -> Option<String> {
         pressure_level().err()
+    }
+
+    fn watch_closely(&mut self, pids: &[u32]) {
+        self.closely.clear();
+        self.closely.extend_from_slice(pids);
     }
 
     fn host(&mut self) -> Result<HostInfo, ProbeError> {

@@ -43,6 +43,10 @@ impl Probe for OwnCommands {
     fn scope(&mut self, pid: u32) -> Result<Option<crate::probe::Scope>, ProbeError> {
         self.probe.scope(pid)
     }
+
+    fn watch_closely(&mut self, pids: &[u32]) {
+        self.probe.watch_closely(pids);
+    }
 }
 
 /// A trace file's bytes (an export "as it is") with only `uid`'s
