@@ -420,6 +420,48 @@ fn stale_folders_are_looked_for_at_most_hourly() {
     );
 }
 
+/// A FIFO where the sweep's note goes does not hold a recorder's start: the
+/// note is opened without blocking (a writer's open of a FIFO waits for a
+/// reader).
+#[test]
+fn a_fifo_in_the_swept_notes_place_does_not_block_the_sweep() {
+    let base = Base::new("swept-fifo");
+    let swept = base.dir.path.join("swept");
+    let c = std::ffi::CString::new(swept.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo reads the NUL-terminated path for the call's duration.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // Two hours old, so that the sweep is due and the note written.
+    let two_hours_ago = rustix::fs::Timespec {
+        tv_sec: (crate::util::units::unix_now_ms() / 1000 - 2 * 3600) as _,
+        tv_nsec: 0,
+    };
+    rustix::fs::utimensat(
+        rustix::fs::CWD,
+        &swept,
+        &rustix::fs::Timestamps {
+            last_access: two_hours_ago,
+            last_modification: two_hours_ago,
+        },
+        rustix::fs::AtFlags::empty(),
+    )
+    .unwrap();
+    let (done, finished) = std::sync::mpsc::channel();
+    let dir = RuntimeDir {
+        fd: base.dir.fd.try_clone().unwrap(),
+        path: base.dir.path.clone(),
+    };
+    std::thread::spawn(move || {
+        registry::remove_stale(&dir);
+        let _ = done.send(());
+    });
+    let ended = finished.recv_timeout(Duration::from_secs(10)).is_ok();
+    if !ended {
+        // Lets the stuck sweep go before the test fails.
+        let _ = std::fs::File::open(&swept);
+    }
+    assert!(ended, "the sweep waited on the FIFO");
+}
+
 /// A folder is removed once its recorder is gone and it was quiet a day;
 /// one its name says was made within the day is passed over unread (ended
 /// recorders leave theirs for late writers), and a live recorder's stays.

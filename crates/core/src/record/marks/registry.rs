@@ -331,7 +331,10 @@ fn age(st: &rustix::fs::Stat) -> Option<Duration> {
 /// Sets [`SWEPT`]'s time to now, making it if need be (not through a link:
 /// the folder is ours alone, and `O_NOFOLLOW` all the same).
 fn mark_swept(base: &RuntimeDir) {
-    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    // Non-blocking: a FIFO under the name would otherwise hold the start
+    // until something read it (with no reader the open fails at once).
+    let flags =
+        OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
     if let Ok(fd) = rustix::fs::openat(&base.fd, SWEPT, flags, Mode::from_raw_mode(0o600)) {
         let _ = File::from(fd).set_modified(SystemTime::now());
     }
