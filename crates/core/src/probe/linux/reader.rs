@@ -651,6 +651,11 @@ impl Probe for NativeProbe {
         })
     }
 
+    fn watch_closely(&mut self, pids: &[u32]) {
+        self.closely.clear();
+        self.closely.extend_from_slice(pids);
+    }
+
     /// A process in no memory limit is looked up in cgroupfs again at the
     /// next full tick only (a dozen files walked up its cgroup path were a
     /// sixth of an idle recording's CPU): one that is moved into a limit
@@ -658,11 +663,6 @@ impl Probe for NativeProbe {
     /// ticks — sooner when it grows, which makes the tick full. A process
     /// in a limit is read every tick (its usage is the figure that
     /// matters).
-    fn watch_closely(&mut self, pids: &[u32]) {
-        self.closely.clear();
-        self.closely.extend_from_slice(pids);
-    }
-
     fn scope(&mut self, pid: u32) -> Result<Option<Scope>, ProbeError> {
         let full_at = self.full.last().map(|a| a.tick);
         if full_at.is_some() && self.unscoped == full_at.map(|t| (pid, t)) {
