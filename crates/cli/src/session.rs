@@ -175,7 +175,8 @@ const QUIET_WAIT: Duration = Duration::from_secs(1);
 /// of the recording session takes the ticks that came (or none) and the
 /// marks that came in; a tick's flags are said above the status line, and
 /// the tick is handed to `on_tick`, which may end the loop. `None` when the
-/// sampler stopped sending ticks (it died).
+/// sampler stopped sending ticks (it died). Ended by `between`, the loop
+/// first writes what the sampler already measured ([`take_measured`]).
 pub fn tick_loop<T>(
     bell: &Bell,
     ticks: &Receiver<Arc<Tick>>,
@@ -186,6 +187,7 @@ pub fn tick_loop<T>(
 ) -> anyhow::Result<Option<T>> {
     loop {
         if let ControlFlow::Break(end) = between(rec)? {
+            take_measured(ticks, rec, status, FIRST_TICK_WAIT);
             return Ok(Some(end));
         }
         bell.wait(QUIET_WAIT);
@@ -206,6 +208,36 @@ pub fn tick_loop<T>(
         }
         if !took {
             rec.turn(None, Instant::now());
+        }
+    }
+}
+
+/// The most [`take_measured`] waits for the first tick, which names every
+/// process: 10–20 ms here with 370 processes, over a second on a loaded
+/// machine (tests/cli/record.rs waits for it that long too).
+const FIRST_TICK_WAIT: Duration = Duration::from_secs(5);
+
+/// At the end of a recording, the ticks the sampler already sent, and the
+/// first one when none came yet (waiting at most `wait`): a command that
+/// ends before the first tick is in (`/bin/true`, a script that fails at
+/// once) would otherwise leave a trace with no sample, which `report`
+/// cannot judge. Not for a trace that can no longer be written.
+fn take_measured(
+    ticks: &Receiver<Arc<Tick>>,
+    rec: &mut RecordingSession,
+    status: &StatusLine,
+    wait: Duration,
+) {
+    let take = |rec: &mut RecordingSession, tick: &Tick| {
+        rec.turn(Some(tick), Instant::now());
+        flag_lines(status, tick);
+    };
+    while let Ok(tick) = ticks.try_recv() {
+        take(rec, &tick);
+    }
+    if rec.recorder().samples() == 0 && rec.failed().is_none() {
+        if let Ok(tick) = ticks.recv_timeout(wait) {
+            take(rec, &tick);
         }
     }
 }

@@ -48,6 +48,44 @@ fn passes_the_command_exit_code_through() {
     assert!(t.samples[0].sample.system.phys_bytes > 0);
 }
 
+/// A command that ends before the first tick is in (here most runs of
+/// `/bin/true`) still leaves a trace `report` can judge: the recording
+/// waits for the first tick and writes it. Before, such a trace held the
+/// command's start and exit and no sample ("the trace has no samples").
+#[test]
+fn a_command_that_ends_at_once_still_leaves_a_sample_to_report() {
+    let dir = TempDir::new("at-once");
+    for run in 0..5 {
+        let trace = dir.join(&format!("t{run}.jsonl"));
+        let out = swapsight()
+            .args(["record", "--interval", "500ms", "-o"])
+            .arg(&trace)
+            .args(["--", "/bin/true"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+        let t = swapsight::trace::read(&trace).unwrap();
+        assert!(
+            !t.samples.is_empty(),
+            "run {run}: no sample: {}",
+            stderr_of(&out)
+        );
+        assert!(t.events.iter().any(|e| e.kind == "command-exit"));
+        let report = swapsight().arg("report").arg(&trace).output().unwrap();
+        assert_eq!(
+            report.status.code(),
+            Some(0),
+            "run {run}: {}",
+            stderr_of(&report)
+        );
+        assert!(
+            stdout_of(&report).starts_with("verdict: FITS"),
+            "{}",
+            stdout_of(&report)
+        );
+    }
+}
+
 #[test]
 fn missing_command_is_one_line_and_127() {
     let dir = TempDir::new("nocmd");
