@@ -221,7 +221,7 @@ const FIRST_TICK_WAIT: Duration = Duration::from_secs(5);
 /// first one when none came yet (waiting at most `wait`): a command that
 /// ends before the first tick is in (`/bin/true`, a script that fails at
 /// once) would otherwise leave a trace with no sample, which `report`
-/// cannot judge. Not for a trace that can no longer be written.
+/// cannot judge. A trace that can no longer be written is not waited for.
 fn take_measured(
     ticks: &Receiver<Arc<Tick>>,
     rec: &mut RecordingSession,
