@@ -27,6 +27,7 @@ pub use display::{
     PressureAnnouncer, RecordingStatus, Row, Snapshot, Update, LOW_FREE_PCT,
 };
 pub use own_commands::keep_commands_in_jsonl;
+pub use recording::FIRST_SAMPLE_WAIT;
 pub use replay::{replay, replay_trace, Replay, REPLAY_COUNTERS, REPLAY_POINTS, REPLAY_ROWS};
 
 /// How a live session runs.

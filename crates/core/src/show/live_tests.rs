@@ -289,6 +289,38 @@ fn nobody_looking_slows_the_sampler_unless_a_recording_runs() {
 /// The app (and serve) record through [`Live`], `record` and `guard` drive
 /// the session themselves: the same scripted run gives the same lines
 /// either way, header aside (its writer and start time). Issue 24, item 2.
+/// A recording stopped within a tick of its start waits for the next
+/// tick, so its trace has a sample to report and replay. Two seconds
+/// between ticks: without the wait the stop comes first and the trace
+/// has none ("no samples").
+#[test]
+fn a_recording_stopped_at_once_still_has_a_sample() {
+    let dir = tmp("at-once");
+    let cfg = LiveConfig {
+        sampler: SamplerConfig {
+            interval: Duration::from_secs(2),
+            history: 2,
+            ..SamplerConfig::default()
+        },
+        rows: 10,
+        recordings_dir: dir.clone(),
+        ..LiveConfig::default()
+    };
+    let probe = crate::probe::scripted::ScriptedProbe::false_fit();
+    let l = Live::start(Box::new(probe), cfg).unwrap();
+    l.wait_snapshot(Duration::from_secs(5)).unwrap();
+    let path = l.start_recording(None).unwrap();
+    let asked = std::time::Instant::now();
+    let (stopped, samples) = l.stop_recording().unwrap();
+    assert_eq!(stopped, path);
+    assert_eq!(samples, 1, "the stop did not wait for the next tick");
+    assert!(asked.elapsed() < FIRST_SAMPLE_WAIT, "{:?}", asked.elapsed());
+    let t = crate::record::trace::read(&path).unwrap();
+    assert_eq!(t.samples.len(), 1);
+    assert_eq!(replay(&path).unwrap().report.samples, 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_live_recording_and_a_cli_recording_of_one_run_are_the_same_lines() {
     use crate::record::session::{self, RecordingSession};

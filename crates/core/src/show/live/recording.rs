@@ -11,6 +11,11 @@ use crate::record::recordings::{self, default_trace_path, Recording, RecordingEr
 use crate::record::session::{self, RecordingSession};
 use crate::util::units::unix_now_ms;
 
+/// The most a stop waits for a recording's first sample: the next tick
+/// comes within the live interval (1 s in the app; a recording keeps the
+/// full pace), and a first tick on a loaded machine can take over a second.
+pub const FIRST_SAMPLE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl Live {
     /// Starts recording the whole machine and the pinned process (or
     /// `pid`) to a new trace in the recordings folder.
@@ -55,8 +60,12 @@ impl Live {
         Ok(path)
     }
 
-    /// Stops the recording; returns its path and sample count.
+    /// Stops the recording; returns its path and sample count. A recording
+    /// with no sample yet (stopped within a tick of its start) first waits
+    /// for the next tick, at most [`FIRST_SAMPLE_WAIT`]: without one the
+    /// trace is one `report` and the replay refuse ("no samples").
     pub fn stop_recording(&self) -> Result<(PathBuf, u64), LiveError> {
+        self.wait_first_sample(FIRST_SAMPLE_WAIT);
         let mut inner = lock(&self.inner);
         let (mut rec, _) = inner.recorder.take().ok_or(LiveError::NotRecording)?;
         repace(&mut inner);
@@ -68,6 +77,21 @@ impl Live {
         let path = rec.path().to_path_buf();
         inner.last_recording = Some(path.clone());
         Ok((path, rec.recorder().samples()))
+    }
+
+    /// Waits, the lock released so the tick can be written, until the
+    /// recording has a sample, it ended, or `wait` passed.
+    fn wait_first_sample(&self, wait: std::time::Duration) {
+        let until = std::time::Instant::now() + wait;
+        let empty = || {
+            lock(&self.inner)
+                .recorder
+                .as_ref()
+                .is_some_and(|(r, _)| r.recorder().samples() == 0 && r.failed().is_none())
+        };
+        while empty() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
 
     /// Where a line marks a phase of the ongoing recording (what
