@@ -241,28 +241,34 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
             window::show(app)
         }
         "record" => {
-            let recording = live.snapshot().is_some_and(|s| s.recording.is_some());
-            let now_recording = if recording {
-                match live.stop_recording() {
-                    Ok((path, n)) => log!("recorded {n} samples to {}", path.display()),
-                    Err(e) => log!("cannot stop recording: {e}"),
-                }
-                false
-            } else {
-                match live.start_recording(None) {
-                    Ok(path) => {
-                        log!("recording to {}", path.display());
-                        true
+            // Off the main thread, as the page's commands are: a start
+            // creates the trace, a stop waits for the marks reader's last
+            // look and, within a tick of the start, for the first sample.
+            let (live, app) = (Arc::clone(live.inner()), app.clone());
+            tauri::async_runtime::spawn_blocking(move || {
+                let recording = live.snapshot().is_some_and(|s| s.recording.is_some());
+                let now_recording = if recording {
+                    match live.stop_recording() {
+                        Ok((path, n)) => log!("recorded {n} samples to {}", path.display()),
+                        Err(e) => log!("cannot stop recording: {e}"),
                     }
-                    Err(e) => {
-                        log!("cannot start recording: {e}");
-                        false
+                    false
+                } else {
+                    match live.start_recording(None) {
+                        Ok(path) => {
+                            log!("recording to {}", path.display());
+                            true
+                        }
+                        Err(e) => {
+                            log!("cannot start recording: {e}");
+                            false
+                        }
                     }
+                };
+                if let Some(t) = app.try_state::<Tray<R>>() {
+                    let _ = t.set_recording(now_recording);
                 }
-            };
-            if let Some(t) = app.try_state::<Tray<R>>() {
-                let _ = t.set_recording(now_recording);
-            }
+            });
         }
         "reset" => live.reset_baseline(),
         "export" => match live.last_recording() {
