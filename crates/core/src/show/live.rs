@@ -260,9 +260,15 @@ impl Live {
     /// recording into `dir` (tests of core and of the shells).
     #[cfg(any(test, feature = "test-support"))]
     pub fn scripted(dir: &std::path::Path) -> Live {
+        Live::scripted_every(dir, std::time::Duration::from_millis(20))
+    }
+
+    /// [`Live::scripted`], sampling every `interval`.
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn scripted_every(dir: &std::path::Path, interval: std::time::Duration) -> Live {
         let cfg = LiveConfig {
             sampler: SamplerConfig {
-                interval: std::time::Duration::from_millis(20),
+                interval,
                 history: 2,
                 ..SamplerConfig::default()
             },

@@ -296,18 +296,7 @@ fn nobody_looking_slows_the_sampler_unless_a_recording_runs() {
 #[test]
 fn a_recording_stopped_at_once_still_has_a_sample() {
     let dir = tmp("at-once");
-    let cfg = LiveConfig {
-        sampler: SamplerConfig {
-            interval: Duration::from_secs(2),
-            history: 2,
-            ..SamplerConfig::default()
-        },
-        rows: 10,
-        recordings_dir: dir.clone(),
-        ..LiveConfig::default()
-    };
-    let probe = crate::probe::scripted::ScriptedProbe::false_fit();
-    let l = Live::start(Box::new(probe), cfg).unwrap();
+    let l = Live::scripted_every(&dir, Duration::from_secs(2));
     l.wait_snapshot(Duration::from_secs(5)).unwrap();
     let path = l.start_recording(None).unwrap();
     let asked = std::time::Instant::now();
