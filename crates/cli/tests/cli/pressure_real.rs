@@ -139,15 +139,28 @@ fn a_steady_filler_is_forecast_before_the_swap_budget_and_stalls_show_in_psi() {
     // The warning line low (PSI some avg10 0.8 %): the cap stalls the filler
     // 2 % of the time, so its own run shows the level leave normal.
     let extra = ["--pressure-warn", "0.8"];
-    let out = guard_512m_with(&trace, &extra, &steady_filler(&rs));
-    assert_eq!(out.status.code(), Some(10), "guard: {}", stderr_of(&out));
-    let (rows, start) = rows(&trace);
-
-    let budget = 512 * MIB;
-    let crossed = rows
-        .iter()
-        .find(|r| r.swap_used.saturating_sub(start) >= budget)
-        .expect("swap never crossed the budget");
+    let mut attempt = 0;
+    let (rows, crossed_ms) = loop {
+        attempt += 1;
+        let out = guard_512m_with(&trace, &extra, &steady_filler(&rs));
+        assert_eq!(out.status.code(), Some(10), "guard: {}", stderr_of(&out));
+        let (rows, start) = rows(&trace);
+        let crossed_ms = crossed_at(&rows, start).expect("swap never crossed the budget");
+        // The pace is judged where the forecast is: at its first word under
+        // 10 s (5 s before the crossing where it never said so).
+        let said_at = rows
+            .iter()
+            .find(|r| r.budget_s.is_some_and(|s| s < 10.0))
+            .map_or(crossed_ms.saturating_sub(5000), |r| r.t_ms);
+        match pace_held(&rows, start, said_at, crossed_ms) {
+            Err(why) if attempt < STEADY_ATTEMPTS => {
+                eprintln!("attempt {attempt}: the filler changed pace, run again: {why}")
+            }
+            Err(why) => panic!("{STEADY_ATTEMPTS} runs and the filler never kept its pace: {why}"),
+            Ok(()) => break (rows, crossed_ms),
+        }
+    };
+    let crossed = rows.iter().find(|r| r.t_ms == crossed_ms).unwrap();
     let first = rows
         .iter()
         .find(|r| r.budget_s.is_some_and(|s| s < 10.0))
@@ -199,6 +212,57 @@ fn a_steady_filler_is_forecast_before_the_swap_budget_and_stalls_show_in_psi() {
     drop(rs);
 }
 
+/// Runs of the steady filler a test makes before it gives up on the pace.
+/// The filler keeps a schedule, but on a machine busy with the tests beside
+/// it its swap can change pace: in one CI run the forecast first said under
+/// 10 s at 18.5 s ("9.84 s") and the budget was crossed 5 s later, at the
+/// same 23.5 s as in quiet runs — the rate over its window was about half
+/// the rate that followed, so true to what it had seen it was 97 % long. A
+/// linear forecast is not meant to foresee that, so such a run is run
+/// again, and a test judges a run whose pace held.
+const STEADY_ATTEMPTS: u32 = 3;
+
+/// When swap had first grown by the 512 MiB budget since `start`.
+fn crossed_at(rows: &[Row], start: u64) -> Option<u64> {
+    rows.iter()
+        .find(|r| r.swap_used.saturating_sub(start) >= 512 * MIB)
+        .map(|r| r.t_ms)
+}
+
+/// Whether swap kept its pace around `at_ms`: the rate of the 5 s before it
+/// and the rate from it to `end_ms` within a factor 1.5 of each other (the
+/// forecast extrapolates the one to say the other); else how it went.
+fn pace_held(rows: &[Row], start: u64, at_ms: u64, end_ms: u64) -> Result<(), String> {
+    let at = |t: u64| rows.iter().rfind(|r| r.t_ms <= t);
+    let rate = |a: &Row, b: &Row| {
+        let grown = b.swap_used.saturating_sub(a.swap_used) as f64 / MIB as f64;
+        grown / (b.t_ms.saturating_sub(a.t_ms).max(1) as f64 / 1000.0)
+    };
+    let (Some(a), Some(b), Some(c)) = (at(at_ms.saturating_sub(5000)), at(at_ms), at(end_ms))
+    else {
+        return Err(format!("no samples around {at_ms} ms"));
+    };
+    let (before, after) = (rate(a, b), rate(b, c));
+    let series: Vec<String> = rows
+        .iter()
+        .step_by(4)
+        .map(|r| {
+            let grown = r.swap_used.saturating_sub(start) / MIB;
+            format!("{:.1}:{grown}", r.t_ms as f64 / 1000.0)
+        })
+        .collect();
+    let held = before > 0.0 && (2.0 / 3.0..=1.5).contains(&(after / before));
+    held.then_some(()).ok_or_else(|| {
+        format!(
+            "swap grew {before:.1} MiB/s over the 5 s before {:.2} s and {after:.1} MiB/s from \
+             then to {:.2} s (s:MiB grown {})",
+            at_ms as f64 / 1000.0,
+            end_ms as f64 / 1000.0,
+            series.join(" ")
+        )
+    })
+}
+
 /// When PSI `some` avg10 had first stayed at or over `line` % for `hold_ms`
 /// (the tick the gauge raises the level at).
 fn held_over(rows: &[Row], line: f64, hold_ms: u64) -> Option<u64> {
@@ -238,9 +302,27 @@ fn stop_before_stops_the_filler_before_its_swap_budget_with_13() {
     };
     let dir = TempDir::new("stop-before-real");
     let trace = dir.join("sb.jsonl");
-    let out = guard_512m_with(&trace, &["--stop-before", "10s"], &steady_filler(&rs));
+    let mut attempt = 0;
+    let out = loop {
+        attempt += 1;
+        let out = guard_512m_with(&trace, &["--stop-before", "10s"], &steady_filler(&rs));
+        if out.status.code() == Some(13) || attempt == STEADY_ATTEMPTS {
+            break out;
+        }
+        // Not stopped before the budget: run again only where the filler
+        // changed pace in the 5 s before the crossing, which no linear
+        // forecast foresees.
+        let (rows, start) = rows(&trace);
+        let Some(crossed_ms) = crossed_at(&rows, start) else {
+            break out;
+        };
+        match pace_held(&rows, start, crossed_ms.saturating_sub(5000), crossed_ms) {
+            Err(why) => eprintln!("attempt {attempt}: the filler changed pace, run again: {why}"),
+            Ok(()) => break out,
+        }
+    };
     let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(13), "{err}");
+    assert_eq!(out.status.code(), Some(13), "attempt {attempt}: {err}");
     assert!(err.contains("the forecast put the swap budget "), "{err}");
     let (stop_ms, message, code) = guard_stop(&trace);
     assert_eq!(code, 13);
