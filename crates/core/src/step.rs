@@ -8,6 +8,7 @@
 //! - [`detect`]: the false-fit detector.
 //! - [`pressure`]: the kernel's memory pressure, host and scope.
 //! - [`forecast`]: time to trouble at the current rate.
+//! - [`sustain`]: when a climb is sustained (the detector's and the forecast's rule).
 //! - [`written`]: swap written, over a run, a phase or a day.
 //! - [`caches`]: an allocator's cache that grew while its tensors did not.
 
@@ -17,6 +18,7 @@ pub mod forecast;
 pub mod monitor;
 pub mod pressure;
 pub mod sampler;
+pub(crate) mod sustain;
 pub mod tick;
 pub mod tree;
 pub mod written;

@@ -79,9 +79,22 @@ fn stall_ms_per_s(rows: &[Row]) -> f64 {
 /// The argv of a filler adding 32 MiB/s on a steady schedule (8 MiB
 /// chunks, light sweeps) in `rs`'s cgroup, up to 1.5 GiB.
 fn steady_filler(rs: &RealSwap) -> Vec<String> {
+    filler_32_mib_s(rs, "8")
+}
+
+/// [`steady_filler`] in chunks of `chunk_mb`.
+fn filler_32_mib_s(rs: &RealSwap, chunk_mb: &str) -> Vec<String> {
     let fill = memfill();
     let fill = fill.to_str().unwrap();
-    let args = [fill, "--mb", "1536", "--chunk-mb", "8", "--rate-mb-s", "32"];
+    let args = [
+        fill,
+        "--mb",
+        "1536",
+        "--chunk-mb",
+        chunk_mb,
+        "--rate-mb-s",
+        "32",
+    ];
     let mut argv = vec!["python3"];
     argv.extend(args);
     argv.extend(["--stride-pages", "64", "--hold", "5"]);
@@ -210,6 +223,79 @@ fn a_steady_filler_is_forecast_before_the_swap_budget_and_stalls_show_in_psi() {
         raised.t_ms
     );
     drop(rs);
+}
+
+#[test]
+fn a_filler_that_swaps_in_steps_is_flagged_and_forecast() {
+    let Some(rs) = RealSwap::new(2048, 256) else {
+        return;
+    };
+    let dir = TempDir::new("steps-real");
+    let trace = dir.join("steps.jsonl");
+    // 40 MiB chunks at 32 MiB/s: past its 256 MiB cap each chunk goes to
+    // swap at once, so swap grows a step every 1.25 s and is flat between,
+    // as swap written behind other I/O grows (the 8 MiB filler beside a
+    // disk flood made the same staircase): most ticks see no growth.
+    let out = guard_512m(&trace, &filler_32_mib_s(&rs, "40"));
+    assert_eq!(out.status.code(), Some(10), "guard: {}", stderr_of(&out));
+    let (rows, start) = rows(&trace);
+    let crossed_ms = crossed_at(&rows, start).expect("swap never crossed the budget");
+
+    // The staircase: from 64 MiB grown to the crossing, most intervals flat.
+    let ramp: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.swap_used.saturating_sub(start) >= 64 * MIB && r.t_ms <= crossed_ms)
+        .collect();
+    let flat = ramp
+        .windows(2)
+        .filter(|w| w[1].swap_used.saturating_sub(w[0].swap_used) < MIB / 4)
+        .count();
+    let series: Vec<String> = ramp
+        .iter()
+        .map(|r| format!("{}", r.swap_used.saturating_sub(start) / MIB))
+        .collect();
+    let series = series.join(" ");
+    eprintln!("MiB grown a tick apart: {series}");
+    assert!(
+        flat * 2 >= ramp.len().saturating_sub(1),
+        "{flat} flat intervals of {}: no staircase ({series})",
+        ramp.len().saturating_sub(1)
+    );
+
+    // Forecast: under 10 s at least 3 s before the crossing.
+    let first = rows
+        .iter()
+        .find(|r| r.budget_s.is_some_and(|s| s < 10.0))
+        .expect("swap growing in steps was never forecast under 10 s");
+    let lead = crossed_ms.saturating_sub(first.t_ms) as f64 / 1000.0;
+    let said = first.budget_s.unwrap();
+    eprintln!(
+        "forecast under 10 s at {} ms saying {said:.2} s; crossed {lead:.2} s later",
+        first.t_ms
+    );
+    assert!(
+        lead >= 3.0,
+        "said under 10 s only {lead:.2} s before the crossing"
+    );
+    assert!(
+        (said - lead).abs() <= 0.5 * lead,
+        "said {said:.2} s, was {lead:.2} s"
+    );
+
+    // Flagged: a false fit (its footprint at its 256 MiB cap of 24 GB
+    // while swap climbs), before the crossing.
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let flagged = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["type"] == "flag" && v["state"] == "false-fit")
+        .expect("swap growing in steps was never flagged a false fit");
+    let flagged_ms = flagged["t_ms"].as_u64().unwrap();
+    eprintln!("flagged at {flagged_ms} ms: {}", flagged["message"]);
+    assert!(
+        flagged_ms < crossed_ms,
+        "flagged at {flagged_ms} ms, crossed at {crossed_ms} ms"
+    );
 }
 
 /// Runs of the steady filler a test makes before it gives up on the pace.

@@ -1064,3 +1064,38 @@ fn a_footprint_is_flat_for_a_window_only_when_every_point_in_it_is_the_last() {
     }
     assert!(shortcuts > 1_000, "the shortcut fired {shortcuts} times");
 }
+
+/// The first tick (ms) `pid` was flagged a false fit, on 250 ms ticks of
+/// `swap(i)` with `pid` paging in at 800 pages/s and holding 256 MiB.
+fn false_fit_at(ticks: u64, swap: impl Fn(u64) -> u64) -> Option<u64> {
+    let mut d = Detector::new(DetectorConfig::default());
+    let watched = HashSet::from([1]);
+    (0..ticks).find_map(|i| {
+        let s = sample(i * 250, swap(i), 90.0, vec![proc(1, 256 * MIB, i * 200)]);
+        let flags = d.update(&s, &watched);
+        flags
+            .iter()
+            .any(|f| f.pid == 1 && f.state == State::FalseFit)
+            .then_some(i * 250)
+    })
+}
+
+#[test]
+fn swap_that_lands_in_steps_climbs_and_one_burst_over_ticks_does_not() {
+    // Swap written behind other I/O lands in steps: a filler capped at 256
+    // MiB by its cgroup, paging at 32 MiB/s beside a disk flood, grew swap
+    // by 35–50 MiB every 1.25 s and not at all between (a real trace, 250 ms
+    // ticks). At 32 MiB/s it is the same climb as a smooth one, and the
+    // same false fit, flagged no more than a step later.
+    let smooth = false_fit_at(80, |i| GIB + i * 8 * MIB).expect("the smooth climb");
+    let steps = false_fit_at(80, |i| GIB + (i / 5) * 40 * MIB);
+    let steps = steps.expect("swap climbing in steps was never flagged");
+    assert!(
+        steps <= smooth + 1250,
+        "steps {steps} ms, smooth {smooth} ms"
+    );
+    // One burst of 300 MiB written over three ticks, then nothing: one
+    // page-out, however many ticks it spans, is not a climb.
+    let burst = |i: u64| GIB + i.saturating_sub(20).min(3) * 100 * MIB;
+    assert_eq!(false_fit_at(80, burst), None);
+}

@@ -13,9 +13,9 @@
 //! over that rate. Hysteresis keeps one burst from raising it and a hover
 //! from flapping it: a series is *rising* only once the slope is at least
 //! `min_rate_bytes_per_s`, the line explains half the window's variance
-//! (R² ≥ 0.5), **and** two thirds of the intervals of the last
-//! `sustain_ms` grew at that rate (the detector's rule for swap climbing),
-//! and it stops rising only when the slope stayed under half that rate for
+//! (R² ≥ 0.5), **and** the last `sustain_ms` climbed in a sustained way
+//! (most of the way or in steps, never one burst: the detector's rule for
+//! swap climbing, [`crate::step::sustain`]), and it stops rising only when the slope stayed under half that rate for
 //! `clear_ms`. A limit's forecast *fires* when its time left drops to
 //! `horizon_ms`, and stops firing only above 1.25 × the horizon.
 
@@ -28,7 +28,7 @@ mod series;
 pub use replay::{Outcome, Replay};
 use series::Series;
 #[cfg(test)]
-use series::MAX_POINTS;
+use series::{MAX_POINTS, MAX_STEPS};
 
 /// Settings of the forecaster. Written into each trace's header.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::DetectorConfig;
 use crate::probe::ProcessSample;
+use crate::step::sustain::sustained;
 use crate::util::units::signed_diff;
 
 #[derive(Debug, Clone, Copy)]
@@ -47,29 +48,15 @@ pub(super) struct ProcPoint {
     pub(super) owned: u64,
 }
 
-/// Swap grew at the minimum rate in at least two thirds of the intervals of
-/// the last `sustain_ms` — a single burst of page-outs is one interval.
+/// Swap climbed in a sustained way over the last `sustain_ms`, by the rule
+/// the forecaster shares ([`crate::step::sustain::sustained`]): most of the
+/// way or in steps, never by one burst of page-outs.
 pub(super) fn sustained_climb(sys: &VecDeque<SysPoint>, now: u64, cfg: &DetectorConfig) -> bool {
-    let mut total = 0u32;
-    let mut rising = 0u32;
     let recent = sys
         .iter()
-        .filter(|p| now.saturating_sub(p.t_ms) <= cfg.sustain_ms);
-    let mut prev: Option<&SysPoint> = None;
-    for p in recent {
-        if let Some(q) = prev {
-            if p.t_ms > q.t_ms {
-                total += 1;
-                let rate =
-                    (p.swap_used as f64 - q.swap_used as f64) / ((p.t_ms - q.t_ms) as f64 / 1000.0);
-                if rate >= cfg.min_rate_bytes_per_s as f64 {
-                    rising += 1;
-                }
-            }
-        }
-        prev = Some(p);
-    }
-    total >= 2 && rising * 3 >= total * 2
+        .filter(|p| now.saturating_sub(p.t_ms) <= cfg.sustain_ms)
+        .map(|p| (signed_diff(p.t_ms, 0), signed_diff(p.swap_used, 0)));
+    sustained(recent, cfg.min_rate_bytes_per_s as f64, 2)
 }
 
 pub(super) fn activity(
@@ -201,7 +188,7 @@ pub(super) fn hidden_bytes(
 pub(super) struct SwapWindow {
     /// Swap in use now − the window's minimum.
     pub(super) growth_window_bytes: i64,
-    /// Swap grew at the minimum rate over most of the last `sustain_ms`
+    /// Swap climbed in a sustained way over the last `sustain_ms`
     /// ([`sustained_climb`]).
     pub(super) sustained: bool,
     /// Growth over the window that counts as climbing.

@@ -6,13 +6,15 @@
 use std::collections::VecDeque;
 
 use super::ForecastConfig;
+use crate::step::sustain::sustained;
 
 /// A series counts as rising only where its line explains at least this
 /// share of the window's variance: noise around a level has a slope too.
 const MIN_R_SQUARED: f64 = 0.5;
 
-/// Most intervals kept for the sustain rule.
-const MAX_STEPS: usize = 64;
+/// Most intervals the sustain rule looks at (the last 64 where ticks come
+/// faster than 64 to `sustain_ms`).
+pub(super) const MAX_STEPS: usize = 64;
 
 /// Most points kept in a window, whatever the interval: the window's
 /// memory is bounded even at the 10 ms floor.
@@ -29,9 +31,6 @@ pub(super) struct Series {
     pub(super) stt: i128,
     pub(super) sty: i128,
     pub(super) syy: i128,
-    /// The intervals of the last `sustain_ms`: (end time, grew at the rate).
-    pub(super) steps: VecDeque<(i64, bool)>,
-    pub(super) grew: usize,
     pub(super) rising: bool,
     pub(super) slow_since: Option<i64>,
 }
@@ -51,21 +50,9 @@ impl Series {
     /// the state; the slope in bytes per second.
     pub(super) fn push(&mut self, t: i64, y: i64, cfg: &ForecastConfig) -> Option<f64> {
         let min_rate = cfg.min_rate_bytes_per_s as f64;
-        if let Some(&(t0, y0)) = self.points.back() {
+        if let Some(&(t0, _)) = self.points.back() {
             if t <= t0 {
                 return self.slope(); // a clock that did not move adds nothing
-            }
-            let grew = (y - y0) as f64 * 1000.0 / (t - t0) as f64 >= min_rate;
-            self.steps.push_back((t, grew));
-            self.grew += usize::from(grew);
-            while let Some(&(end, g)) = self.steps.front() {
-                if (t - end < cfg.sustain_ms as i64 && self.steps.len() <= MAX_STEPS)
-                    || self.steps.len() == 1
-                {
-                    break;
-                }
-                self.steps.pop_front();
-                self.grew -= usize::from(g);
             }
         }
         self.points.push_back((t, y));
@@ -83,7 +70,7 @@ impl Series {
         let rate = slope.unwrap_or(0.0);
         let span = t - self.points.front().map_or(t, |p| p.0);
         if !self.rising {
-            let sustained = 3 * self.grew >= 2 * self.steps.len() && !self.steps.is_empty();
+            let sustained = sustained(self.recent(t, cfg.sustain_ms), min_rate, 1);
             let trend = self.r_squared() >= MIN_R_SQUARED;
             if rate >= min_rate && sustained && trend && span >= cfg.sustain_ms as i64 {
                 self.rising = true;
@@ -99,6 +86,23 @@ impl Series {
             self.slow_since = None;
         }
         slope
+    }
+
+    /// The points bounding the intervals that end in the last `sustain_ms`
+    /// before `t`: at least the latest interval, at most [`MAX_STEPS`].
+    pub(super) fn recent(&self, t: i64, sustain_ms: u64) -> impl Iterator<Item = (i64, i64)> + '_ {
+        let sustain = i64::try_from(sustain_ms).unwrap_or(i64::MAX);
+        let ending = self
+            .points
+            .iter()
+            .rev()
+            .take_while(|p| t.saturating_sub(p.0) < sustain)
+            .count();
+        let from = self
+            .points
+            .len()
+            .saturating_sub(ending.clamp(1, MAX_STEPS) + 1);
+        self.points.range(from..).copied()
     }
 
     /// Bytes per second of the least-squares line.
