@@ -18,7 +18,7 @@ pub mod forecast;
 pub mod monitor;
 pub mod pressure;
 pub mod sampler;
-pub(crate) mod sustain;
+pub mod sustain;
 pub mod tick;
 pub mod tree;
 pub mod written;

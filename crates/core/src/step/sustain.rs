@@ -17,7 +17,7 @@
 ///
 /// One burst of page-outs is one run however many ticks it spans, so it
 /// never counts alone.
-pub(crate) fn sustained(
+pub fn sustained(
     points: impl IntoIterator<Item = (i64, i64)>,
     min_rate: f64,
     min_intervals: usize,
