@@ -15,9 +15,10 @@
 //! `min_rate_bytes_per_s`, the line explains half the window's variance
 //! (R² ≥ 0.5), **and** the last `sustain_ms` climbed in a sustained way
 //! (most of the way or in steps, never one burst: the detector's rule for
-//! swap climbing, [`crate::step::sustain`]), and it stops rising only when the slope stayed under half that rate for
-//! `clear_ms`. A limit's forecast *fires* when its time left drops to
-//! `horizon_ms`, and stops firing only above 1.25 × the horizon.
+//! swap climbing, [`crate::step::sustain`]), and it stops rising only when
+//! the slope stayed under half that rate for `clear_ms`. A limit's forecast
+//! *fires* when its time left drops to `horizon_ms`, and stops firing only
+//! above 1.25 × the horizon.
 
 use serde::{Deserialize, Serialize};
 

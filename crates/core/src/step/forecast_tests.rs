@@ -583,7 +583,7 @@ fn swap_that_lands_in_steps_is_forecast_as_its_mean_rate() {
 }
 
 #[test]
-fn one_burst_over_several_ticks_is_not_a_trend() {
+fn one_burst_over_two_ticks_is_not_a_trend() {
     // 400 MiB over two ticks (1 s of page-outs), flat before and after.
     let swap = |t: f64| 300.0 + 400.0 * (t - 10.0).clamp(0.0, 1.0);
     let ticks = run(budget(512), 40.0, swap);

@@ -1,5 +1,5 @@
 //! When a climb is sustained: the one rule the detector's swap climb and
-//! the forecaster's rising series share (docs/detector.md, "Sustained").
+//! the forecaster's rising series share (docs/detector.md, "The model", 1).
 
 /// Whether a series climbed in a sustained way at `min_rate` (units a
 /// second) over `points` (time in ms, value; oldest first: the last
