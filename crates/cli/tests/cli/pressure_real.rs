@@ -152,27 +152,17 @@ fn a_steady_filler_is_forecast_before_the_swap_budget_and_stalls_show_in_psi() {
     // The warning line low (PSI some avg10 0.8 %): the cap stalls the filler
     // 2 % of the time, so its own run shows the level leave normal.
     let extra = ["--pressure-warn", "0.8"];
-    let mut attempt = 0;
-    let (rows, crossed_ms) = loop {
-        attempt += 1;
-        let out = guard_512m_with(&trace, &extra, &steady_filler(&rs));
-        assert_eq!(out.status.code(), Some(10), "guard: {}", stderr_of(&out));
-        let (rows, start) = rows(&trace);
-        let crossed_ms = crossed_at(&rows, start).expect("swap never crossed the budget");
+    let cmd = steady_filler(&rs);
+    let (rows, crossed_ms) = budget_run_shaped(&trace, &extra, &cmd, |rows, start, crossed_ms| {
         // The pace is judged where the forecast is: at its first word under
         // 10 s (5 s before the crossing where it never said so).
         let said_at = rows
             .iter()
             .find(|r| r.budget_s.is_some_and(|s| s < 10.0))
             .map_or(crossed_ms.saturating_sub(5000), |r| r.t_ms);
-        match pace_held(&rows, start, said_at, crossed_ms) {
-            Err(why) if attempt < STEADY_ATTEMPTS => {
-                eprintln!("attempt {attempt}: the filler changed pace, run again: {why}")
-            }
-            Err(why) => panic!("{STEADY_ATTEMPTS} runs and the filler never kept its pace: {why}"),
-            Ok(()) => break (rows, crossed_ms),
-        }
-    };
+        pace_held(rows, start, said_at, crossed_ms)
+            .map_err(|why| format!("the filler changed pace: {why}"))
+    });
     let crossed = rows.iter().find(|r| r.t_ms == crossed_ms).unwrap();
     let first = rows
         .iter()
@@ -238,21 +228,8 @@ fn a_filler_that_swaps_in_steps_is_flagged_and_forecast() {
     // disk flood made the same staircase): most ticks see no growth.
     // A machine too busy to allocate a chunk within a tick or two smears
     // the steps: such a run says nothing of steps, and is run again.
-    let mut attempt = 0;
-    let (rows, crossed_ms) = loop {
-        attempt += 1;
-        let out = guard_512m(&trace, &filler_32_mib_s(&rs, "40"));
-        assert_eq!(out.status.code(), Some(10), "guard: {}", stderr_of(&out));
-        let (rows, start) = rows(&trace);
-        let crossed_ms = crossed_at(&rows, start).expect("swap never crossed the budget");
-        match staircase(&rows, start, crossed_ms) {
-            Err(why) if attempt < STEADY_ATTEMPTS => {
-                eprintln!("attempt {attempt}: run again: {why}")
-            }
-            Err(why) => panic!("{STEADY_ATTEMPTS} runs and never a staircase: {why}"),
-            Ok(()) => break (rows, crossed_ms),
-        }
-    };
+    let cmd = filler_32_mib_s(&rs, "40");
+    let (rows, crossed_ms) = budget_run_shaped(&trace, &[], &cmd, staircase);
 
     // Forecast: under 10 s at least 3 s before the crossing.
     let first = rows
@@ -323,6 +300,33 @@ fn staircase(rows: &[Row], start: u64, crossed_ms: u64) -> Result<(), String> {
 /// forecast is not meant to foresee that, so such a run is run again, and
 /// a test judges a run whose pace held.
 const STEADY_ATTEMPTS: u32 = 3;
+
+/// Runs [`guard_512m_with`] `cmd` (stopped on the budget: exit 10) until
+/// `shape` holds for its trace — given the rows, the swap they count from
+/// and the crossing — at most [`STEADY_ATTEMPTS`] runs; that run's rows
+/// and crossing.
+fn budget_run_shaped(
+    trace: &Path,
+    extra: &[&str],
+    cmd: &[String],
+    shape: impl Fn(&[Row], u64, u64) -> Result<(), String>,
+) -> (Vec<Row>, u64) {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let out = guard_512m_with(trace, extra, cmd);
+        assert_eq!(out.status.code(), Some(10), "guard: {}", stderr_of(&out));
+        let (rows, start) = rows(trace);
+        let crossed_ms = crossed_at(&rows, start).expect("swap never crossed the budget");
+        match shape(&rows, start, crossed_ms) {
+            Err(why) if attempt < STEADY_ATTEMPTS => {
+                eprintln!("attempt {attempt}: run again: {why}")
+            }
+            Err(why) => panic!("{STEADY_ATTEMPTS} runs, none of the shape needed: {why}"),
+            Ok(()) => return (rows, crossed_ms),
+        }
+    }
+}
 
 /// When swap had first grown by the 512 MiB budget since `start`.
 fn crossed_at(rows: &[Row], start: u64) -> Option<u64> {
