@@ -13,7 +13,7 @@ use anyhow::Context;
 use swapsight::marks::{MarkInbox, ENV_VAR};
 use swapsight::recorder::Recorder;
 use swapsight::recordings::default_trace_path;
-use swapsight::session::{Plan, RecordingSession};
+use swapsight::session::{Plan, RecordingSession, FIRST_SAMPLE_WAIT};
 use swapsight::trace::Header;
 use swapsight::units::{format_bytes, format_duration};
 use swapsight::util::bell::{Bell, Ringer};
@@ -187,7 +187,7 @@ pub fn tick_loop<T>(
 ) -> anyhow::Result<Option<T>> {
     loop {
         if let ControlFlow::Break(end) = between(rec)? {
-            take_measured(ticks, rec, status, FIRST_TICK_WAIT);
+            take_measured(ticks, rec, status, FIRST_SAMPLE_WAIT);
             return Ok(Some(end));
         }
         bell.wait(QUIET_WAIT);
@@ -211,11 +211,6 @@ pub fn tick_loop<T>(
         }
     }
 }
-
-/// The most [`take_measured`] waits for the first tick, which names every
-/// process: 10–20 ms here with 370 processes, over a second on a loaded
-/// machine (tests/cli/record.rs waits for it that long too).
-const FIRST_TICK_WAIT: Duration = Duration::from_secs(5);
 
 /// At the end of a recording, the ticks the sampler already sent, and the
 /// first one when none came yet (waiting at most `wait`): a command that

@@ -63,6 +63,14 @@ pub fn header(host: HostInfo, plan: &Plan<'_>) -> Header {
     header
 }
 
+/// The most a recording that ends before its first sample waits for one
+/// (`record` or `guard` of a command that ends at once, a live recording
+/// stopped within a tick of its start): without it the trace is one
+/// `report` and the replay refuse ("no samples"). The next tick comes
+/// within the interval, and a first tick, which names every process, takes
+/// 10–20 ms here with 370 processes and over a second on a loaded machine.
+pub const FIRST_SAMPLE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A recording under way: the trace, its mark inbox and the write latch.
 pub struct RecordingSession {
     rec: Recorder,

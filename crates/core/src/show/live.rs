@@ -22,12 +22,12 @@ mod own_commands;
 mod recording;
 mod replay;
 
+pub use crate::record::session::FIRST_SAMPLE_WAIT;
 pub use display::{
     forecast_notices, full_title, notice_of, pressure_notice, title, Notice, Point,
     PressureAnnouncer, RecordingStatus, Row, Snapshot, Update, LOW_FREE_PCT,
 };
 pub use own_commands::keep_commands_in_jsonl;
-pub use recording::FIRST_SAMPLE_WAIT;
 pub use replay::{replay, replay_trace, Replay, REPLAY_COUNTERS, REPLAY_POINTS, REPLAY_ROWS};
 
 /// How a live session runs.

@@ -8,13 +8,8 @@ use super::replay::{replay_file, Replay};
 use super::{lock, log_marks, repace, Live, LiveError, RECORDING_TOP_N};
 use crate::judge::report::Report;
 use crate::record::recordings::{self, default_trace_path, Recording, RecordingError};
-use crate::record::session::{self, RecordingSession};
+use crate::record::session::{self, RecordingSession, FIRST_SAMPLE_WAIT};
 use crate::util::units::unix_now_ms;
-
-/// The most a stop waits for a recording's first sample: the next tick
-/// comes within the live interval (1 s in the app; a recording keeps the
-/// full pace), and a first tick on a loaded machine can take over a second.
-pub const FIRST_SAMPLE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Live {
     /// Starts recording the whole machine and the pinned process (or
