@@ -153,6 +153,8 @@ pub fn start_sampler(
             interval,
             history: 4,
             watch: header.watch_pid,
+            // The trace keeps the top_n largest (and the watched, flagged).
+            named_largest: Some(header.top_n),
             detector: header.detector.clone(),
             pressure: header.pressure.clone(),
             forecast: header.forecast.clone(),

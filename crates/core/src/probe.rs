@@ -81,6 +81,18 @@ pub trait Probe {
     /// otherwise stand unread up to [`tiers::FULL_EVERY`] ticks. A probe
     /// that reads every process every tick ignores it.
     fn watch_closely(&mut self, _pids: &[u32]) {}
+
+    /// What the caller shows of each sample: the `k` largest processes (by
+    /// footprint), the watched tree and the flagged ones. A probe may then
+    /// leave a process it found at its first sample under its kernel short
+    /// name (`comm`), with no command line, as long as it is none of those
+    /// — not among the `k` largest, not watched, and unmoved (flags need a
+    /// process that moved or is watched) — and name it in full in the
+    /// sample where it becomes one (Linux: an idle machine's first sample
+    /// reads two files fewer for each of its processes). Without this call
+    /// every process is named in full at once. A process that starts
+    /// later is named at once.
+    fn name_largest(&mut self, _k: usize) {}
 }
 
 /// The user a process belongs to, from its real, effective and saved uids:
@@ -162,6 +174,14 @@ impl<P: Probe> Probe for HostScope<P> {
     fn host(&mut self) -> Result<HostInfo, ProbeError> {
         self.0.host()
     }
+
+    fn watch_closely(&mut self, pids: &[u32]) {
+        self.0.watch_closely(pids);
+    }
+
+    fn name_largest(&mut self, k: usize) {
+        self.0.name_largest(k);
+    }
 }
 
 /// A probe whose processes carry no per-process swap figures.
@@ -190,6 +210,14 @@ impl<P: Probe> Probe for WithheldProcessSwap<P> {
 
     fn scope(&mut self, pid: u32) -> Result<Option<Scope>, ProbeError> {
         self.0.scope(pid)
+    }
+
+    fn watch_closely(&mut self, pids: &[u32]) {
+        self.0.watch_closely(pids);
+    }
+
+    fn name_largest(&mut self, k: usize) {
+        self.0.name_largest(k);
     }
 }
 

@@ -514,3 +514,50 @@ fn a_bidi_override_in_a_live_name_is_replaced() {
     assert_eq!(&*n.name, "evil?yp.exe (python3)");
     assert_eq!(n.cmdline.as_deref(), Some("python3 evil?yp.exe ?x"));
 }
+
+/// A naming that waits is made from `comm` alone, with no read, stays so
+/// while asked to wait, and is read once when asked without waiting (or by
+/// `name_now`); the count of waiting ones follows, through `end_tick` too.
+#[test]
+fn a_waiting_naming_is_read_once_when_it_may_wait_no_more() {
+    let mut cache = NameCache::default();
+    let read = |name: &str| {
+        let name = name.to_owned();
+        move || {
+            Naming::of(
+                Some(format!("/usr/bin/{name}").as_bytes()),
+                &[b"x", b"run.py"],
+                &name,
+            )
+        }
+    };
+    cache.begin_tick();
+    let (n, new) = cache.get_waiting(1, 10, b"python3", 0, true, || panic!("read while waiting"));
+    assert!(new);
+    assert_eq!((&*n.name, n.cmdline.clone()), ("python3", None));
+    let _ = cache.get_waiting(2, 20, b"sleep", 0, true, || panic!("read while waiting"));
+    assert_eq!((cache.reads(), cache.waiting()), (0, 2));
+    // A comm-only naming is no missed argument read: not retried.
+    cache.begin_tick();
+    let _ = cache.get_waiting(1, 10, b"python3", 0, true, || panic!("read while waiting"));
+    let (n, new) = cache.get_waiting(2, 20, b"sleep", 0, false, read("sleep"));
+    assert!(!new);
+    assert_eq!(n.cmdline.as_deref(), Some("x run.py"));
+    assert_eq!((cache.reads(), cache.waiting()), (1, 1));
+    let n = cache.name_now(1, |comm| read(std::str::from_utf8(comm).unwrap())());
+    assert_eq!(n.map(|n| n.cmdline.clone()), Some(Some("x run.py".into())));
+    assert!(cache.name_now(1, |_| panic!("named twice")).is_none());
+    assert_eq!((cache.reads(), cache.waiting()), (2, 0));
+    // A new process (another start time) under a waiting pid, and one gone.
+    let _ = cache.get_waiting(3, 30, b"sleep", 0, true, || panic!("read while waiting"));
+    let _ = cache.get_waiting(1, 11, b"bash", 0, true, || panic!("read while waiting"));
+    assert_eq!(cache.waiting(), 2);
+    cache.begin_tick();
+    let _ = cache.get_waiting(1, 11, b"bash", 0, true, || panic!("read while waiting"));
+    cache.end_tick();
+    assert_eq!(
+        (cache.waiting(), cache.len()),
+        (1, 1),
+        "the gone waiting one still counts"
+    );
+}

@@ -188,7 +188,16 @@ fn lock(inner: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
 
 impl Live {
     /// Starts sampling with `probe`.
-    pub fn start(mut probe: Box<dyn Probe + Send>, cfg: LiveConfig) -> Result<Live, LiveError> {
+    pub fn start(mut probe: Box<dyn Probe + Send>, mut cfg: LiveConfig) -> Result<Live, LiveError> {
+        // What a session shows: its rows, a recording's top, `/metrics`.
+        cfg.sampler.named_largest = Some(
+            cfg.sampler
+                .named_largest
+                .unwrap_or(0)
+                .max(cfg.rows)
+                .max(RECORDING_TOP_N)
+                .max(crate::show::export::prometheus::DEFAULT_MAX_PROCESSES),
+        );
         if let Some(uid) = cfg.commands_of {
             probe = Box::new(own_commands::OwnCommands { probe, uid });
         }
@@ -370,7 +379,9 @@ impl Live {
 
     /// Prometheus text of the latest tick (an HTTP `/metrics`), with
     /// per-process series for at most `max_processes`; `None` before the
-    /// first tick.
+    /// first tick. Past [`crate::show::export::prometheus::DEFAULT_MAX_PROCESSES`]
+    /// (and the session's rows) an idle process found at the start may be
+    /// named by its kernel short name ([`crate::probe::Probe::name_largest`]).
     pub fn prometheus(&self, max_processes: usize) -> Option<String> {
         let tick = self.sampler.latest()?;
         let mut snap = crate::show::export::prometheus::Snapshot::from_tick(&tick);

@@ -35,6 +35,11 @@ pub struct SamplerConfig {
     pub history: usize,
     /// Root of the watched tree.
     pub watch: Option<u32>,
+    /// How many of the largest processes the ticks' consumers show (a
+    /// trace's `top_n`, a table's rows), for [`Probe::name_largest`]: a
+    /// process none of them shows may be named from its kernel short name
+    /// until it moves. `None`: every process is named at once.
+    pub named_largest: Option<usize>,
     /// The detector's settings.
     pub detector: DetectorConfig,
     /// Thresholds of the Linux pressure level.
@@ -49,6 +54,7 @@ impl Default for SamplerConfig {
             interval: Duration::from_millis(500),
             history: 120,
             watch: None,
+            named_largest: None,
             detector: DetectorConfig::default(),
             pressure: PressureConfig::default(),
             forecast: ForecastConfig::default(),
@@ -194,6 +200,12 @@ fn run(
         .with_forecast(cfg.forecast.clone());
     // A recorder inside the tree it watches does not watch itself.
     monitor.exclude = Some(std::process::id());
+    if let Some(k) = cfg.named_largest {
+        probe.name_largest(k);
+    }
+    // The root is watched from the first sample on (the tree follows
+    // from the first step).
+    probe.watch_closely(cfg.watch.as_slice());
     let mut interval = cfg.interval;
     let mut subscribers: Vec<(SyncSender<Arc<Tick>>, Option<Ringer>)> = Vec::new();
     // `None`: the interval reaches past the end of the clock; no more ticks.
@@ -210,7 +222,10 @@ fn run(
             match command {
                 Ok(Command::Subscribe(tx, ringer)) => subscribers.push((tx, ringer)),
                 Ok(Command::ResetBaseline) => monitor.reset_baseline(),
-                Ok(Command::Watch(pid)) => monitor.tree.set_root(pid),
+                Ok(Command::Watch(pid)) => {
+                    monitor.tree.set_root(pid);
+                    probe.watch_closely(pid.as_slice());
+                }
                 Ok(Command::Interval(d)) => {
                     let d = d.max(MIN_INTERVAL);
                     if d < interval {

@@ -3,7 +3,10 @@
 //! flag, stack start) and `/proc/PID/status` (Uid, RssAnon, RssShmem, VmSwap);
 //! once per process (pid and start time, again after an `exec`: a new
 //! `comm` or stack start), `/proc/PID/exe` and `/proc/PID/cmdline` for its
-//! name (`naming`); the scope of a pid from cgroupfs (`cgroup`). All parsing is in [`super::parse`] and `naming`; this file
+//! name (`naming`) — told what its consumers show ([`Probe::name_largest`]),
+//! the first tick reads them only for those, and any other process found
+//! then for the tick it moves, is watched or comes among them; the scope of
+//! a pid from cgroupfs (`cgroup`). All parsing is in [`super::parse`] and `naming`; this file
 //! only reads.
 //!
 //! What keeps a tick cheap: kernel threads are dropped after `stat`; a
@@ -224,6 +227,12 @@ pub struct NativeProbe {
     pub(crate) last_reads: Reads,
     /// The watched tree ([`Probe::watch_closely`]), sorted: never skipped.
     closely: Vec<u32>,
+    /// `closely` changed since the last tick: processes named from `comm`
+    /// alone that are now in the watched tree are named at this tick.
+    closely_new: bool,
+    /// [`Probe::name_largest`]: how many of the largest processes are
+    /// named at the first tick; `None`, every process (the default).
+    named_largest: Option<usize>,
     /// The pid last found in no memory limit, and the full tick that read
     /// it: until the next full tick its scope is the host, unread.
     unscoped: Option<(u32, u64)>,
@@ -273,6 +282,8 @@ impl NativeProbe {
             full: tiers::FullTicks::default(),
             last_reads: Reads::default(),
             closely: Vec::new(),
+            closely_new: false,
+            named_largest: None,
             meminfo: None,
             vmstat: None,
             unscoped: None,
@@ -365,16 +376,17 @@ impl NativeProbe {
             return None;
         }
         let (ppid, majflt, start, rss) = (stat.ppid, stat.majflt, stat.starttime, stat.rss_pages);
+        let wait = self.naming_waits(pid, start, rss, majflt);
         let (comm, args_buf, path) = (stat.comm, &mut self.args_buf, &mut self.path);
         let proc = &self.proc;
         // A new program (an `exec`, as the name cache tells it) may have a
         // new uid (a set-user-ID one) with resident pages and faults that
         // happen to be the same: its `status` is read again.
-        let (naming, exec) = self
-            .names
-            .get_image(pid, start, comm, stat.start_stack, || {
-                read_naming(proc, pid, comm, args_buf, path)
-            });
+        let (naming, exec) =
+            self.names
+                .get_waiting(pid, start, comm, stat.start_stack, wait, || {
+                    read_naming(proc, pid, comm, args_buf, path)
+                });
         let (name, cmdline) = (naming.name.clone(), naming.cmdline.clone());
         let tick = self.tick;
         // The last figures, unless they are to be read again.
@@ -439,6 +451,82 @@ impl NativeProbe {
         Some(sample)
     }
 
+    /// Whether a process read at this tick may keep (or get) a name from
+    /// `comm` alone ([`Probe::name_largest`]): at the first tick, one that
+    /// is not watched; later, one named so from then that neither moved
+    /// (resident pages, major faults) nor is watched. A process that comes
+    /// later is named at once. Flags need a process that moved or is
+    /// watched (`detect::blame`), so a flagged process is always named.
+    fn naming_waits(&self, pid: u32, start: u64, rss: u64, majflt: u64) -> bool {
+        if self.named_largest.is_none() || self.closely.binary_search(&pid).is_ok() {
+            return false;
+        }
+        match self.known.get(&pid) {
+            Some(k) if k.start_time == start => {
+                self.names.is_waiting(pid) && k.rss_pages == rss && k.majflt == majflt
+            }
+            _ => self.tick == 1,
+        }
+    }
+
+    /// Names the processes of this tick's `processes` still named from
+    /// `comm` alone that are among the [`Probe::name_largest`] largest, or
+    /// in the watched tree when it changed (its members' descendants, by
+    /// parent pid), before the tick's samples go out.
+    fn name_shown(&mut self, processes: &mut [ProcessSample]) {
+        let Some(k) = self.named_largest else {
+            return;
+        };
+        if self.names.waiting() == 0 {
+            return;
+        }
+        let mut order: Vec<usize> = (0..processes.len()).collect();
+        let by_size = |&a: &usize, &b: &usize| {
+            processes[b]
+                .footprint_bytes
+                .cmp(&processes[a].footprint_bytes)
+                .then(processes[a].pid.cmp(&processes[b].pid))
+        };
+        if k < order.len() {
+            order.select_nth_unstable_by(k, by_size);
+        }
+        let mut chosen: Vec<usize> = order[..k.min(order.len())]
+            .iter()
+            .copied()
+            .filter(|&i| self.names.is_waiting(processes[i].pid))
+            .collect();
+        if std::mem::take(&mut self.closely_new) && !self.closely.is_empty() {
+            let parent: HashMap<u32, u32> = processes.iter().map(|p| (p.pid, p.ppid)).collect();
+            for (i, p) in processes.iter().enumerate() {
+                if self.names.is_waiting(p.pid) && in_tree(p.pid, &parent, &self.closely) {
+                    chosen.push(i);
+                }
+            }
+        }
+        for i in chosen {
+            let pid = processes[i].pid;
+            let (proc, args_buf, path) = (&self.proc, &mut self.args_buf, &mut self.path);
+            let Some(naming) = self
+                .names
+                .name_now(pid, |comm| read_naming(proc, pid, comm, args_buf, path))
+            else {
+                continue;
+            };
+            let (name, cmdline) = (naming.name.clone(), naming.cmdline.clone());
+            if let Some(s) = self
+                .known
+                .get_mut(&pid)
+                .and_then(|k| k.idle_sample.as_mut())
+            {
+                s.name = name.clone();
+                s.cmdline = cmdline.clone();
+            }
+            let p = &mut processes[i];
+            p.name = name;
+            p.cmdline = cmdline;
+        }
+    }
+
     /// A process just read (`stat` in full) that is idle and keeps its
     /// `stat` open trades it for `statm`, for full ticks to check it with:
     /// `ahead` when it was opened before that read, else opened now.
@@ -486,6 +574,22 @@ impl NativeProbe {
 fn resident_of(statm: &File, buf: &mut Vec<u8>) -> Option<u64> {
     let n = read_whole(statm, buf, true).ok()?;
     parse_statm_resident(&buf[..n])
+}
+
+/// Whether `pid` or one of its ancestors (by `parent`, at most 64 up) is
+/// in `tree` (sorted).
+fn in_tree(pid: u32, parent: &HashMap<u32, u32>, tree: &[u32]) -> bool {
+    let mut at = pid;
+    for _ in 0..64 {
+        if tree.binary_search(&at).is_ok() {
+            return true;
+        }
+        match parent.get(&at) {
+            Some(&up) if up != at && up != 0 => at = up,
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// A process's name from `/proc/PID/exe` (readable for the same user
@@ -632,6 +736,7 @@ impl Probe for NativeProbe {
         });
         self.last_reads = reads;
         self.listed = listed;
+        self.name_shown(&mut processes);
         self.known.retain(|_, k| k.tick == tick);
         self.rank();
         self.names.end_tick();
@@ -652,8 +757,15 @@ impl Probe for NativeProbe {
     }
 
     fn watch_closely(&mut self, pids: &[u32]) {
-        self.closely.clear();
-        self.closely.extend_from_slice(pids);
+        if self.closely != pids {
+            self.closely_new = true;
+            self.closely.clear();
+            self.closely.extend_from_slice(pids);
+        }
+    }
+
+    fn name_largest(&mut self, k: usize) {
+        self.named_largest = Some(k);
     }
 
     /// A process in no memory limit is looked up in cgroupfs again at the

@@ -844,3 +844,151 @@ fn a_watched_process_is_read_every_tick_though_it_was_idle() {
     }
     assert!(judged >= 2, "only {judged} of 6 rounds could be judged");
 }
+
+/// The sample of `pid` in `procs`.
+fn of(procs: &[ProcessSample], pid: u32) -> &ProcessSample {
+    procs
+        .iter()
+        .find(|p| p.pid == pid)
+        .unwrap_or_else(|| panic!("pid {pid} is not listed"))
+}
+
+/// With [`Probe::name_largest`] (here 0: the consumer shows the watched
+/// tree and the flagged only), the first sample names the watched root
+/// and its child in full and leaves an idle process outside under its
+/// `comm`, with no command line and no argument read; that process is
+/// named in full in the very sample that finds it moved, and a process
+/// that starts later is named in full at its first sample.
+#[test]
+fn a_process_nobody_shows_is_named_once_it_moves_and_the_watched_at_once() {
+    let mut grower = Grower::spawn(32);
+    let root = std::process::Command::new("/bin/sh")
+        .args(["-c", "/bin/sleep 600 & wait"])
+        .spawn()
+        .unwrap();
+    let children = format!("/proc/{0}/task/{0}/children", root.id());
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let child = loop {
+        let text = std::fs::read_to_string(&children).unwrap_or_default();
+        if let Some(pid) = text
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse::<u32>().ok())
+        {
+            if std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.trim() == "sleep")
+            {
+                break pid;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "sh never started its sleep"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    // Python has run its first line (it waits on stdin), so its pages sit still.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut probe = NativeProbe::new().unwrap();
+    probe.name_largest(0);
+    probe.watch_closely(&[root.id()]);
+    let (_, first) = probe.sample().unwrap();
+    for pid in [root.id(), child] {
+        assert!(
+            of(&first, pid).cmdline.is_some() && !probe.names.is_waiting(pid),
+            "a watched process was not named: {:?}",
+            of(&first, pid)
+        );
+    }
+    assert!(
+        of(&first, child)
+            .cmdline
+            .as_deref()
+            .is_some_and(|c| c.contains("600")),
+        "the watched root's child: {:?}",
+        of(&first, child).cmdline
+    );
+    let g = grower.id();
+    assert!(
+        probe.names.is_waiting(g),
+        "the idle python was named at once"
+    );
+    assert_eq!(of(&first, g).cmdline, None);
+    assert_eq!(&*of(&first, g).name, "python3");
+    assert_eq!(
+        probe.names.reads(),
+        2,
+        "arguments were read for more than the watched two"
+    );
+    grower.grow();
+    let late = exec_d_sleeper();
+    let (_, second) = probe.sample().unwrap();
+    assert!(
+        of(&second, g)
+            .cmdline
+            .as_deref()
+            .is_some_and(|c| c.contains("bytearray")),
+        "the python that grew is still unnamed: {:?}",
+        of(&second, g)
+    );
+    assert!(!probe.names.is_waiting(g));
+    assert_eq!(
+        of(&second, late.id()).cmdline.as_deref(),
+        Some("/bin/sleep 600"),
+        "a process that started after the first sample waits for its name"
+    );
+    for mut c in [root, late] {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    let _ = std::process::Command::new("/bin/kill")
+        .arg(child.to_string())
+        .status();
+}
+
+/// The largest processes are named at the first sample, and one that
+/// comes among them later is named in the sample where it does, though it
+/// never moved: a consumer's top rows never show a name from `comm` alone.
+#[test]
+fn the_largest_are_named_and_one_that_comes_among_them_is_named_then() {
+    let largest = |procs: &[ProcessSample], k: usize| {
+        let mut by: Vec<&ProcessSample> = procs.iter().collect();
+        by.sort_by(|a, b| {
+            b.footprint_bytes
+                .cmp(&a.footprint_bytes)
+                .then(a.pid.cmp(&b.pid))
+        });
+        by.into_iter().take(k).map(|p| p.pid).collect::<Vec<_>>()
+    };
+    let mut probe = NativeProbe::new().unwrap();
+    probe.name_largest(3);
+    let (_, first) = probe.sample().unwrap();
+    assert!(
+        first.len() > 3,
+        "too few processes to tell: {}",
+        first.len()
+    );
+    for pid in largest(&first, 3) {
+        assert!(
+            !probe.names.is_waiting(pid),
+            "pid {pid}, among the 3 largest, waits"
+        );
+    }
+    assert!(
+        probe.names.waiting() > 0,
+        "every one of {} processes was named with 3 shown",
+        first.len()
+    );
+    // Showing more makes the next tick name the new top, moved or not.
+    probe.name_largest(usize::MAX);
+    let (_, second) = probe.sample().unwrap();
+    let unnamed: Vec<_> = second
+        .iter()
+        .filter(|p| probe.names.is_waiting(p.pid))
+        .map(|p| (p.pid, p.name.clone()))
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "unnamed with every one shown: {unnamed:?}"
+    );
+}

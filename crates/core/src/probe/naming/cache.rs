@@ -18,6 +18,8 @@ pub struct NameCache {
     known: HashMap<u32, Entry>,
     tick: u64,
     reads: u64,
+    /// Entries named from `comm` alone, not read yet ([`NameCache::get_waiting`]).
+    waiting: usize,
 }
 
 #[derive(Debug)]
@@ -30,6 +32,8 @@ struct Entry {
     tick: u64,
     /// Reads so far without a command line.
     misses: u8,
+    /// Named from `comm` alone: its executable and arguments not read yet.
+    waiting: bool,
 }
 
 /// How many ticks a process whose arguments could not be read is read
@@ -71,17 +75,42 @@ impl NameCache {
         image: u64,
         read: impl FnOnce() -> Naming,
     ) -> (&Naming, bool) {
+        self.get_waiting(pid, start_time, comm, image, false, read)
+    }
+
+    /// As [`NameCache::get_image`], but with `wait` a process not named
+    /// yet (new, or named from `comm` alone so far) is named from `comm`
+    /// alone, without `read()`: what `Naming::of` makes of `comm` when the
+    /// executable and the arguments cannot be read. Its naming waits until
+    /// a lookup without `wait`, or [`NameCache::name_now`].
+    pub fn get_waiting(
+        &mut self,
+        pid: u32,
+        start_time: u64,
+        comm: &[u8],
+        image: u64,
+        wait: bool,
+        read: impl FnOnce() -> Naming,
+    ) -> (&Naming, bool) {
         let tick = self.tick;
-        let fill = |reads: &mut u64, misses: u8| {
-            *reads = reads.saturating_add(1);
-            let naming = read();
+        let (reads, waiting) = (&mut self.reads, &mut self.waiting);
+        // A new entry: named from `comm` alone when `wait`, else read.
+        let fill = |wait: bool, misses: u8| {
+            let naming = if wait {
+                *waiting = waiting.saturating_add(1);
+                Naming::of(None, &[], &String::from_utf8_lossy(comm))
+            } else {
+                *reads = reads.saturating_add(1);
+                read()
+            };
             Entry {
                 start_time,
                 comm: comm.into(),
                 image,
-                misses: misses.saturating_add(u8::from(naming.cmdline.is_none())),
+                misses: misses.saturating_add(u8::from(naming.cmdline.is_none() && !wait)),
                 naming,
                 tick,
+                waiting: wait,
             }
         };
         let (e, new) = match self.known.entry(pid) {
@@ -89,20 +118,51 @@ impl NameCache {
                 let e = o.into_mut();
                 let exec = image != 0 && e.image != 0 && e.image != image;
                 let new = e.start_time != start_time || *e.comm != *comm || exec;
-                if new {
-                    *e = fill(&mut self.reads, 0);
-                } else if e.naming.cmdline.is_none() && e.misses <= ARGS_RETRIES {
-                    *e = fill(&mut self.reads, e.misses);
+                let replaced = if new || (e.waiting && !wait) {
+                    Some(fill(wait, 0))
+                } else if !e.waiting && e.naming.cmdline.is_none() && e.misses <= ARGS_RETRIES {
+                    // A retry reads: the process was named, with no arguments.
+                    Some(fill(false, e.misses))
+                } else {
+                    None
+                };
+                if let Some(r) = replaced {
+                    if e.waiting {
+                        *waiting = waiting.saturating_sub(1);
+                    }
+                    *e = r;
                 }
                 (e, new)
             }
-            Slot::Vacant(v) => (v.insert(fill(&mut self.reads, 0)), true),
+            Slot::Vacant(v) => (v.insert(fill(wait, 0)), true),
         };
         e.tick = tick;
         if image != 0 {
             e.image = image;
         }
         (&e.naming, new)
+    }
+
+    /// Whether `pid`'s naming waits ([`NameCache::get_waiting`]).
+    pub fn is_waiting(&self, pid: u32) -> bool {
+        self.known.get(&pid).is_some_and(|e| e.waiting)
+    }
+
+    /// Names `pid` now when its naming waits: `read(comm)` once. `None` when
+    /// it does not wait (or is not known).
+    pub fn name_now(&mut self, pid: u32, read: impl FnOnce(&[u8]) -> Naming) -> Option<&Naming> {
+        let e = self.known.get_mut(&pid).filter(|e| e.waiting)?;
+        self.reads = self.reads.saturating_add(1);
+        self.waiting = self.waiting.saturating_sub(1);
+        e.naming = read(&e.comm);
+        e.waiting = false;
+        e.misses = u8::from(e.naming.cmdline.is_none());
+        Some(&e.naming)
+    }
+
+    /// How many processes are named from `comm` alone for now.
+    pub fn waiting(&self) -> usize {
+        self.waiting
     }
 
     /// Keeps the naming of `pid` through this scan without looking at it: a
@@ -117,7 +177,14 @@ impl NameCache {
     /// Ends a scan: forgets the pids it did not see.
     pub fn end_tick(&mut self) {
         let tick = self.tick;
-        self.known.retain(|_, e| e.tick == tick);
+        let waiting = &mut self.waiting;
+        self.known.retain(|_, e| {
+            let seen = e.tick == tick;
+            if !seen && e.waiting {
+                *waiting = waiting.saturating_sub(1);
+            }
+            seen
+        });
     }
 
     /// How many times arguments were read (for the tests and the bench).

@@ -47,6 +47,10 @@ impl Probe for OwnCommands {
     fn watch_closely(&mut self, pids: &[u32]) {
         self.probe.watch_closely(pids);
     }
+
+    fn name_largest(&mut self, k: usize) {
+        self.probe.name_largest(k);
+    }
 }
 
 /// A trace file's bytes (an export "as it is") with only `uid`'s
