@@ -119,6 +119,15 @@ test(title, { timeout: 90_000 }, async () => {
       // The browser's own favicon probe is not the page's.
       if (r.status() >= 400 && !r.url().endsWith('/favicon.ico')) problems.push(`${r.status()} ${r.url()}`);
     });
+    // The page's requests not answered yet, and since when: a wait below
+    // that times out says which were still out (a request the server sat
+    // on, or one the browser queued behind its six connections).
+    const inFlight = new Map();
+    page.on('request', (r) => inFlight.set(r, Date.now()));
+    page.on('requestfinished', (r) => inFlight.delete(r));
+    page.on('requestfailed', (r) => inFlight.delete(r));
+    const outstanding = () =>
+      [...inFlight].map(([r, at]) => `${r.method()} ${new URL(r.url()).pathname} for ${Date.now() - at} ms`).join('; ') || 'none';
 
     await page.goto(url, { waitUntil: 'load' });
     // A token in the printed URL is traded for a cookie (the query) and
@@ -178,14 +187,18 @@ test(title, { timeout: 90_000 }, async () => {
     // The button is on from the start's answer, not from the next update:
     // on a machine busy swapping, an update can be seconds away.
     await page.click('#record');
-    await page.waitForFunction(
-      () => {
-        const status = document.querySelector('#status');
-        return status?.dataset.kind === 'error' || /^Recording to/.test(status?.textContent ?? '');
-      },
-      null,
-      { timeout: 15_000 },
-    );
+    await page
+      .waitForFunction(
+        () => {
+          const status = document.querySelector('#status');
+          return status?.dataset.kind === 'error' || /^Recording to/.test(status?.textContent ?? '');
+        },
+        null,
+        { timeout: 15_000 },
+      )
+      .catch((e) => {
+        throw new Error(`no answer to the start in 15 s; requests out: ${outstanding()}; ${e.message}`);
+      });
     const answer = (await page.textContent('#status')) ?? '';
     assert.match(answer, /^Recording to \S+\.jsonl…$/, `the start was answered with: ${answer}`);
     assert.ok(await page.$eval('#record', (b) => b.classList.contains('on')), 'the button is off once the start is answered');
