@@ -233,6 +233,9 @@ pub struct NativeProbe {
     /// [`Probe::name_largest`]: how many of the largest processes are
     /// named at the first tick; `None`, every process (the default).
     named_largest: Option<usize>,
+    /// Scratch for [`NativeProbe::name_shown`]: indices of a tick's
+    /// processes, ordered there by size.
+    by_size: Vec<usize>,
     /// The pid last found in no memory limit, and the full tick that read
     /// it: until the next full tick its scope is the host, unread.
     unscoped: Option<(u32, u64)>,
@@ -284,6 +287,7 @@ impl NativeProbe {
             closely: Vec::new(),
             closely_new: false,
             named_largest: None,
+            by_size: Vec::new(),
             meminfo: None,
             vmstat: None,
             unscoped: None,
@@ -480,7 +484,11 @@ impl NativeProbe {
         if self.names.waiting() == 0 {
             return;
         }
-        let mut order: Vec<usize> = (0..processes.len()).collect();
+        // Kept between ticks: while any process waits (on most machines,
+        // for as long as the probe runs) this runs every tick.
+        let mut order = std::mem::take(&mut self.by_size);
+        order.clear();
+        order.extend(0..processes.len());
         let by_size = |&a: &usize, &b: &usize| {
             processes[b]
                 .footprint_bytes
@@ -495,6 +503,7 @@ impl NativeProbe {
             .copied()
             .filter(|&i| self.names.is_waiting(processes[i].pid))
             .collect();
+        self.by_size = order;
         if std::mem::take(&mut self.closely_new) && !self.closely.is_empty() {
             let parent: HashMap<u32, u32> = processes.iter().map(|p| (p.pid, p.ppid)).collect();
             for (i, p) in processes.iter().enumerate() {
