@@ -14,8 +14,10 @@
 //!   changing. A process that starts to grow, page or swap moves those
 //!   machine-wide figures first, so it is read at the very next tick.
 //!
-//! New processes are always read: they are not idle. All of it is plain
-//! arithmetic on figures, tested on every OS.
+//! A process that starts during the run is read at once and again the
+//! next tick; the processes found at the first tick, there before the run,
+//! count as idle from that first read ([`Unmoved::first_read`]). All of it
+//! is plain arithmetic on figures, tested on every OS.
 
 use crate::probe::pressure::Level;
 use crate::probe::SystemSample;
@@ -29,6 +31,8 @@ use crate::probe::SystemSample;
 /// growing slower is read within [`FULL_EVERY`] ticks), and it read every
 /// process of a new recording in full three more times (ticks 2–4: 10 of
 /// a 20 s recording's 71 ms of CPU at 366 processes, docs/benchmarks.md).
+/// By the same argument, the processes found at the first tick need no
+/// second read to count as idle ([`Unmoved::first_read`]).
 pub const IDLE_AFTER: u32 = 1;
 
 /// Every this many ticks every process is read, idle or not (4 s at 2 Hz):
@@ -131,6 +135,21 @@ pub struct Unmoved(u32);
 impl Unmoved {
     /// Idle from the start (a Linux kernel thread, never sampled).
     pub const IDLE: Unmoved = Unmoved(IDLE_AFTER);
+
+    /// The count after a process's first read: idle at once when it was
+    /// `found_at_start` — listed at the probe's first tick, so there before
+    /// the run began, where most of a machine's processes sit still (one
+    /// that grows moves the machine's figures and makes the next tick full;
+    /// one that grows slower is read within [`FULL_EVERY`] ticks, as any
+    /// idle process is) — else not yet: a process that starts during the
+    /// run is likely to move again.
+    pub fn first_read(found_at_start: bool) -> Unmoved {
+        if found_at_start {
+            Unmoved::IDLE
+        } else {
+            Unmoved(0)
+        }
+    }
 
     /// The count after one more read, which found the figures `moved` or not.
     #[must_use]

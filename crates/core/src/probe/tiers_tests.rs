@@ -123,5 +123,9 @@ fn a_process_is_idle_after_its_unmoved_reads_and_busy_at_one_move() {
     assert!(u.after_read(false).idle(), "stays idle");
     assert!(!u.after_read(true).idle(), "one move: busy again");
     assert!(Unmoved::IDLE.idle());
+    assert!(Unmoved::first_read(true).idle(), "found at the first tick");
+    assert!(!Unmoved::first_read(false).idle(), "started during the run");
+    assert!(Unmoved::first_read(true).after_read(false).idle());
+    assert!(!Unmoved::first_read(true).after_read(true).idle());
     assert!(Unmoved(u32::MAX).after_read(false).idle(), "saturates");
 }

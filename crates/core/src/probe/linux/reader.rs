@@ -36,7 +36,9 @@
 //! [`FULL_STEP_SHARE`](tiers::FULL_STEP_SHARE) of memory, or PSI `some` by
 //! a point, since the last full tick: a process that starts to grow, page
 //! or swap moves those first, so it is read at the very next tick.
-//! Processes that moved lately are read every tick. The rule, shared with
+//! Processes that moved lately are read every tick; the ones found at the
+//! probe's first tick count as idle from that read, one that starts later
+//! from its second. The rule, shared with
 //! the macOS probe, is in [`tiers`]. At a full tick an idle process is
 //! checked by its resident pages in `/proc/PID/statm` (kept open instead of
 //! `stat` once it is idle; a third of the cost of a `stat` read) and read
@@ -320,15 +322,20 @@ impl NativeProbe {
     /// trade its `stat` for `statm`: opened first, `statm` is shown to be the
     /// same process's by the read of `stat` that follows (the process was
     /// alive after `statm` was opened), so the trade needs no second read
-    /// of `stat`, the dearer file (a new recording trades every process at
-    /// its second tick). Not for a process that moved: it is likely to
-    /// move again, and the `statm` would be closed unused.
+    /// of `stat`, the dearer file. A process found at the probe's first
+    /// tick counts as idle from that first read, so it trades there, its
+    /// `statm` opened before its first `stat` read; one that starts during
+    /// the run trades at its second read. Not for a process that moved: it
+    /// is likely to move again, and the `statm` would be closed unused.
     fn stat(&mut self, pid: u32) -> io::Result<(usize, Option<Kept>, Option<File>)> {
         let trading = self
             .known
             .get(&pid)
             .is_some_and(|k| k.read_once && k.stat.is_some() && k.statm.is_none());
-        let statm = trading
+        // Found at the first tick: idle from this read
+        // ([`Unmoved::first_read`]), so it trades now.
+        let at_start = !trading && self.found_at_start(pid);
+        let statm = (trading || at_start)
             .then(|| self.open(Some(pid), "statm").ok())
             .flatten();
         let reread = self
@@ -350,7 +357,17 @@ impl NativeProbe {
         // A new process keeps it while there is room; a known one only
         // when it ranked among the largest.
         let wanted = self.known.get(&pid).map_or(true, |k| k.keep);
-        Ok((n, self.keep(f, wanted), None))
+        // `statm` opened before this first read: the process was alive
+        // after, so it is the same process's.
+        Ok((n, self.keep(f, wanted), statm.filter(|_| at_start)))
+    }
+
+    /// Whether `pid`, not known yet, is read at the probe's first tick and
+    /// not watched: it counts as idle from this read.
+    fn found_at_start(&self, pid: u32) -> bool {
+        self.tick == 1
+            && !self.known.contains_key(&pid)
+            && self.closely.binary_search(&pid).is_err()
     }
 
     /// The sample of a process whose `stat` (`len` bytes) is in `buf`;
@@ -376,6 +393,10 @@ impl NativeProbe {
             } else if let Some(f) = opened {
                 self.known
                     .insert(pid, Known::kernel(f, stat.starttime, self.tick));
+                // Found at the first tick: `statm` was opened ahead.
+                if statm.is_some() {
+                    self.trade_for_statm(pid, statm);
+                }
             }
             return None;
         }
@@ -394,14 +415,16 @@ impl NativeProbe {
         let (name, cmdline) = (naming.name.clone(), naming.cmdline.clone());
         let tick = self.tick;
         // The last figures, unless they are to be read again.
-        let (fresh, mut status) = match self.known.get_mut(&pid) {
+        let at_start = self.found_at_start(pid);
+        let (fresh, mut status, new) = match self.known.get_mut(&pid) {
             Some(k) if k.start_time == start => {
                 k.tick = tick;
                 k.read_once = false;
                 if k.stat.is_none() {
                     k.stat = opened.take();
                 }
-                (exec || k.rss_pages != rss || k.majflt != majflt, k.status)
+                let moved = exec || k.rss_pages != rss || k.majflt != majflt;
+                (moved, k.status, false)
             }
             _ => {
                 self.known.insert(
@@ -422,7 +445,7 @@ impl NativeProbe {
                         read_once: true,
                     },
                 );
-                (true, StatusFigures::default())
+                (true, StatusFigures::default(), true)
             }
         };
         if fresh {
@@ -447,7 +470,11 @@ impl NativeProbe {
             ..ProcessSample::default()
         };
         let k = self.known.get_mut(&pid)?;
-        k.unmoved = k.unmoved.after_read(fresh);
+        k.unmoved = if new {
+            Unmoved::first_read(at_start)
+        } else {
+            k.unmoved.after_read(fresh)
+        };
         k.idle_sample = k.unmoved.idle().then(|| sample.clone());
         if k.idle_sample.is_some() {
             self.trade_for_statm(pid, statm);

@@ -312,7 +312,8 @@ pub struct LastRead {
 
 /// Tiered ticks for the macOS probe: per listed pid, what its last read
 /// gave and how many reads in a row found it unmoved. A process unmoved
-/// for [`IDLE_AFTER`](crate::probe::tiers::IDLE_AFTER) reads is idle: a
+/// for [`IDLE_AFTER`](crate::probe::tiers::IDLE_AFTER) reads, or listed at
+/// the first scan ([`Unmoved::first_read`]), is idle: a
 /// tick that is not full does not read it and repeats its last sample. A
 /// new pid, a reused one (another unique id) and one whose unique id could
 /// not be read (0: a reuse could not be told) are always read. Pids the
@@ -341,8 +342,9 @@ impl LastReads {
         let moving = Moving::of(sample);
         let unmoved = match self.same(pid, uniqueid) {
             Some(k) => k.unmoved.after_read(k.moving != moving),
-            // New, or reused: its first read.
-            None => Unmoved::default(),
+            // New, or reused: its first read; idle at once when listed
+            // at the first scan (there before the run).
+            None => Unmoved::first_read(self.tick == 1),
         };
         let last = LastRead {
             moving,

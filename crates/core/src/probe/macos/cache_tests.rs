@@ -282,10 +282,20 @@ fn tick(reads: &mut LastReads, uniqueid: u64, full: bool, sample: &ProcessSample
     read
 }
 
-/// Pid 42 (unique id 1001), read until idle: its first read and
-/// [`IDLE_AFTER`](crate::probe::tiers::IDLE_AFTER) more, all `still`.
-fn idle(still: &ProcessSample) -> LastReads {
+/// Bookkeeping past its first scan, which listed no pid 42: pid 42 starts
+/// during the run.
+fn after_first_scan() -> LastReads {
     let mut reads = LastReads::default();
+    reads.begin_tick();
+    reads.end_tick();
+    reads
+}
+
+/// Pid 42 (unique id 1001), started during the run, read until idle: its
+/// first read and [`IDLE_AFTER`](crate::probe::tiers::IDLE_AFTER) more, all
+/// `still`.
+fn idle(still: &ProcessSample) -> LastReads {
+    let mut reads = after_first_scan();
     for _ in 0..=crate::probe::tiers::IDLE_AFTER {
         assert!(tick(&mut reads, 1001, false, still), "not idle yet: read");
     }
@@ -295,7 +305,7 @@ fn idle(still: &ProcessSample) -> LastReads {
 #[test]
 fn a_process_unmoved_since_its_last_read_is_skipped_between_full_ticks_only() {
     use crate::probe::tiers::IDLE_AFTER;
-    let mut reads = LastReads::default();
+    let mut reads = after_first_scan();
     let still = read_of(100 << 20, 7);
     assert!(tick(&mut reads, 1001, false, &still), "new: read");
     for n in 1..=IDLE_AFTER {
@@ -316,6 +326,27 @@ fn a_process_unmoved_since_its_last_read_is_skipped_between_full_ticks_only() {
     assert!(tick(&mut reads, 1001, false, &paged), "moved lately: read");
     assert!(tick(&mut reads, 1001, false, &paged), "a page-in is a move");
     assert!(!tick(&mut reads, 1001, false, &paged), "still since: idle");
+}
+
+/// A process listed at the first scan is idle from that read: the next
+/// tick that is not full repeats it; it moves, and it is read each tick
+/// until it stands still again.
+#[test]
+fn a_process_listed_at_the_first_scan_is_idle_from_its_first_read() {
+    let mut reads = LastReads::default();
+    let still = read_of(100 << 20, 7);
+    assert!(
+        tick(&mut reads, 1001, true, &still),
+        "the first scan reads it"
+    );
+    assert!(
+        !tick(&mut reads, 1001, false, &still),
+        "idle at once: skipped"
+    );
+    let grown = read_of(300 << 20, 7);
+    assert!(tick(&mut reads, 1001, true, &grown), "a full tick reads it");
+    assert!(tick(&mut reads, 1001, false, &grown), "moved: read again");
+    assert!(!tick(&mut reads, 1001, false, &grown), "still since: idle");
 }
 
 #[test]
@@ -375,7 +406,7 @@ fn a_process_that_was_compressed_or_swapped_moved_though_its_footprint_did_not()
 
 #[test]
 fn a_process_gone_from_the_scan_or_mid_read_is_forgotten() {
-    let mut reads = LastReads::default();
+    let mut reads = after_first_scan();
     reads.begin_tick();
     for pid in [42, 43, 44] {
         assert!(reads.repeat(pid, 1000 + u64::from(pid), false).is_none());

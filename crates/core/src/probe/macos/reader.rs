@@ -34,9 +34,12 @@
 //! outside-the-footprint memory from `TASK_VM_INFO` — gave the same figures
 //! for [`IDLE_AFTER`](crate::probe::tiers::IDLE_AFTER) reads in a row is
 //! idle: a tick that is not full reads neither for it and repeats its last
-//! sample, with the scan's parent, owner and name. A process that moved
-//! lately is read every tick; a new pid, a reused one (another unique id)
-//! and one whose unique id could not be read are always read. A pid the
+//! sample, with the scan's parent, owner and name; so is one listed at the
+//! first scan, from that first read
+//! ([`Unmoved::first_read`](crate::probe::tiers::Unmoved::first_read)). A
+//! process that moved lately is read every tick; a new pid, a reused one
+//! (another unique id) and one whose unique id could not be read are always
+//! read. A pid the
 //! scan no longer lists is forgotten.
 //!
 //! A tick is full every [`FULL_EVERY`](crate::probe::tiers::FULL_EVERY)
