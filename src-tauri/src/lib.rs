@@ -29,6 +29,8 @@ pub mod export;
 pub mod linux;
 #[cfg(target_os = "macos")]
 pub mod macos;
+#[cfg(target_os = "linux")]
+pub mod menu_open;
 pub mod placement;
 pub mod tray;
 pub mod window;
@@ -183,6 +185,14 @@ fn setup<R: Runtime>(app: &mut App<R>, opts: Options) -> Result<(), Box<dyn std:
         // until it opens (`window::show`).
         live.set_idle(true);
         window::prewarm_at_start(&handle);
+        #[cfg(target_os = "linux")]
+        {
+            let app = handle.clone();
+            menu_open::prewarm_on_menu_open(move || {
+                let on_main = app.clone();
+                let _ = app.run_on_main_thread(move || window::prewarm(&on_main));
+            });
+        }
     }
     #[cfg(target_os = "linux")]
     {

@@ -218,10 +218,11 @@ pub fn release<R: Runtime>(w: &Window<R>) {
 }
 
 /// The pointer came over the tray icon (macOS and Windows report it; Linux
-/// trays do not): a click is likely next, so a closed popover's window is
-/// built now, hidden — WebKit's web process starts and the page loads while
-/// the pointer is on its way — and the click shows it in a frame. Not
-/// clicked, it is closed after [`KEEP`] as a hidden one is.
+/// trays do not), or on Linux the icon's menu opened (`menu_open`): a click
+/// is likely next, so a closed popover's window is built now, hidden —
+/// WebKit's web process starts and the page loads while the pointer is on
+/// its way — and the click shows it in a frame. Not clicked, it is closed
+/// after [`KEEP`] as a hidden one is.
 pub fn prewarm<R: Runtime>(app: &AppHandle<R>) {
     let keep = app.state::<Mode>().keep;
     build_hidden(app, keep);

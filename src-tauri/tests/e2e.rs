@@ -9,7 +9,9 @@
 //!    `swapsight report` reads;
 //! 4. the popover (tray built, no window at start), opened, closed — its
 //!    web process ends, the app lives on — and opened again by `SIGUSR2`
-//!    draws the same history, which lives in the core's `Live`.
+//!    draws the same history, which lives in the core's `Live`;
+//! 5. the tray menu opened over a private session bus builds the popover
+//!    hidden, and the "Open" click shows that window.
 //!
 //! Outside CI they skip with a note when a tool (or root, for the real
 //! swap) is missing; with `CI=true` they must run. They run one at a time:
@@ -317,16 +319,15 @@ const PAGE: &str = "const b = document.body.dataset;
 
 /// Waits for a window other than `first` (the popover built anew after a
 /// close) and makes it the session's.
-fn switch_to_new_window(app: &AppUnderTest, first: &str) {
+/// Switches to the first window that is none of `old`.
+fn switch_to_new_window(app: &AppUnderTest, old: &[&str]) {
     let asked = Instant::now();
     let fresh = loop {
-        if let Some(h) = app.session.handles().into_iter().find(|h| h != first) {
+        let mut handles = app.session.handles().into_iter();
+        if let Some(h) = handles.find(|h| !old.contains(&h.as_str())) {
             break h;
         }
-        assert!(
-            asked.elapsed() < Duration::from_secs(20),
-            "no new popover after SIGUSR2"
-        );
+        assert!(asked.elapsed() < Duration::from_secs(20), "no new popover");
         std::thread::sleep(Duration::from_millis(50));
     };
     app.session.switch_to(&fresh);
@@ -410,7 +411,7 @@ fn popover_is_kept_a_while_then_closed_and_rebuilt_with_the_history() {
 
     let opened = Instant::now();
     util::webdriver::toggle(pid);
-    switch_to_new_window(&app, &first);
+    switch_to_new_window(&app, &[&first]);
     let after = app.session.wait_for(
         "the reopened popover's paint",
         PAGE,
@@ -492,9 +493,102 @@ fn popover_is_built_hidden_at_start_and_closed_after_three_keeps_unopened() {
     );
     // The first open after that builds a new window.
     util::webdriver::toggle(pid);
-    switch_to_new_window(&app, &first);
+    switch_to_new_window(&app, &[&first]);
     let page = app
         .session
         .wait_for("the new popover's paint", PAGE, Duration::from_secs(30));
     assert!(page["rows"].as_u64().unwrap() > 0, "{page}");
+}
+
+/// Linux: a panel opening the tray's menu (`Event(0, "opened")` over the
+/// session bus, as GNOME's AppIndicator extension sends it) builds the
+/// popover hidden, so the "Open" item's click shows a built window; a
+/// menu closed builds nothing, and a menu opened and left keeps nothing
+/// past the keep.
+#[test]
+fn opening_the_tray_menu_builds_the_popover_hidden() {
+    let _serial = serial();
+    let test = "opening_the_tray_menu_builds_the_popover_hidden";
+    let keep = Duration::from_secs(1);
+    let Some(bus) = util::session_bus::SessionBus::start(test) else {
+        return;
+    };
+    let Some(app) = AppUnderTest::start_popover_unopened(
+        test,
+        &[
+            ("SWAPSIGHT_POPOVER_KEEP", "1s"),
+            ("DBUS_SESSION_BUS_ADDRESS", &bus.address),
+            // GTK's accessibility bridge would start a bus of its own.
+            ("NO_AT_BRIDGE", "1"),
+        ],
+    ) else {
+        return;
+    };
+    let first = app.session.handle();
+    app.session.wait_for(
+        "the start's hidden page",
+        "return performance.getEntriesByName('live-data').length > 0 || null",
+        Duration::from_secs(30),
+    );
+    let pid = app.app_pid();
+    let menu = bus.menu_of(pid, Duration::from_secs(10));
+    let since = Instant::now();
+    let three = keep * swapsight_app::window::START_KEEPS;
+    wait_web_processes_gone(&app, since, three, "the start's popover outlived its keeps");
+
+    // Closing the menu is no cue.
+    bus.menu_event(&menu, "closed");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        web_processes(&app).is_empty(),
+        "a closed menu built a window"
+    );
+
+    // Opened and left: built, hidden, then closed after the keep.
+    let opened = Instant::now();
+    bus.menu_event(&menu, "opened");
+    while web_processes(&app).is_empty() {
+        assert!(
+            opened.elapsed() < Duration::from_secs(10),
+            "no web process after the menu opened: {}",
+            app.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    eprintln!("web process {:?} after the menu opened", opened.elapsed());
+    switch_to_new_window(&app, &[&first]);
+    let state = app
+        .session
+        .execute("return document.visibilityState", json!([]));
+    assert_eq!(state, "hidden", "built for the click, not shown");
+    let second = app.session.handle();
+    wait_web_processes_gone(
+        &app,
+        opened,
+        keep,
+        "an unclicked menu's popover outlived the keep",
+    );
+
+    // Opened, then the "Open" item (SIGUSR2 here): the built window shows.
+    bus.menu_event(&menu, "opened");
+    switch_to_new_window(&app, &[&first, &second]);
+    app.session.wait_for(
+        "the prewarmed page's figures",
+        "return performance.getEntriesByName('live-data').length > 0 || null",
+        Duration::from_secs(30),
+    );
+    let built = app.session.handle();
+    util::webdriver::toggle(pid);
+    let shown = app.session.wait_for(
+        "the prewarmed popover on screen",
+        "return document.body.dataset.shown || null",
+        Duration::from_secs(10),
+    );
+    eprintln!("prewarmed popover shown at {shown}");
+    let known = [first.as_str(), second.as_str(), built.as_str()];
+    let handles = app.session.handles();
+    assert!(
+        handles.iter().all(|h| known.contains(&h.as_str())),
+        "the click built another window: {handles:?}"
+    );
 }

@@ -8,6 +8,7 @@
 //! tauri-driver…) skips with a note; with `CI=true` it fails instead.
 #![allow(dead_code)]
 
+pub mod session_bus;
 pub mod webdriver;
 
 pub use swapsight_testkit::{memfill, skip_unless_ci, which, RealSwap, TempDir, MIB};

@@ -134,8 +134,9 @@ impl AppUnderTest {
                 .env("SWAPSIGHT_SHOW_WINDOW", if popover { "0" } else { "1" })
                 .env("SWAPSIGHT_NO_TRAY", if popover { "0" } else { "1" })
                 .env("SWAPSIGHT_RECORDINGS_DIR", recordings.path())
-                .envs(env.iter().copied())
+                // No desktop's bus, unless the test brings its own.
                 .env_remove("DBUS_SESSION_BUS_ADDRESS")
+                .envs(env.iter().copied())
                 .stdin(Stdio::null())
                 .stdout(log.try_clone().expect("log"))
                 .stderr(log),
