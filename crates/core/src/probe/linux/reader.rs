@@ -243,9 +243,10 @@ pub struct NativeProbe {
     unscoped: Option<(u32, u64)>,
     /// Scopes read from cgroupfs (not answered from `unscoped`).
     pub(crate) scope_reads: u64,
-    /// Trades of `stat` for `statm` that read `stat` once more to show
-    /// `statm` was the process's own (not opened ahead).
-    pub(crate) trades_read_again: u64,
+    /// The pids whose trade of `stat` for `statm` read `stat` once more to
+    /// show `statm` was the process's own (not opened ahead).
+    #[cfg(test)]
+    pub(crate) traded_read_again: Vec<u32>,
     /// The last `pswpout` read.
     written: Option<Written>,
 }
@@ -294,7 +295,8 @@ impl NativeProbe {
             vmstat: None,
             unscoped: None,
             scope_reads: 0,
-            trades_read_again: 0,
+            #[cfg(test)]
+            traded_read_again: Vec::new(),
             written: None,
         };
         probe.system()?; // fail early, with a clear error, where /proc is missing
@@ -586,7 +588,10 @@ impl NativeProbe {
         };
         let count = Arc::clone(&self.kept);
         let buf = &mut self.buf;
-        self.trades_read_again += u64::from(!shown_own);
+        #[cfg(test)]
+        if !shown_own {
+            self.traded_read_again.push(pid);
+        }
         // `stat` read after `statm` was opened (this tick's read, for one
         // opened ahead; else once more now): the process was alive then, so
         // `statm` is its own, not a new process's on its pid.

@@ -84,6 +84,14 @@ pub fn examine(probe: &mut dyn Probe, opts: &Options) -> Result<Report, DoctorEr
         used: Vec::new(),
     };
     let a = probe.sample()?;
+    // The second sample closes the bracket around the tools' reading, so
+    // every process the rows may compare is read afresh there: a probe
+    // that leaves a process found at its first sample idle would repeat
+    // that first reading instead.
+    let mut listed: Vec<u32> = a.1.iter().map(|p| p.pid).collect();
+    listed.sort_unstable();
+    listed.dedup();
+    probe.watch_closely(&listed);
     let start = Instant::now();
     let since = |start: Instant| start.elapsed().as_millis().try_into().unwrap_or(u64::MAX);
     let (rows, span_ms, (os_version, kernel)) = if cfg!(target_os = "macos") {

@@ -197,3 +197,62 @@ fn gpu_and_swap_written_rows_compare_the_probe_with_ioreg_sysctl_and_vm_stat() {
     assert_eq!(in_use.status, Status::Unreadable);
     assert!(in_use.note.unwrap().contains("no GPU in-use figure"));
 }
+
+/// A probe that says what was watched when each sample was taken.
+struct Watched {
+    inner: Box<dyn Probe>,
+    watching: Vec<u32>,
+    samples: Vec<(Vec<u32>, Vec<u32>)>,
+}
+
+impl Probe for Watched {
+    fn system(&mut self) -> Result<SystemSample, ProbeError> {
+        self.inner.system()
+    }
+
+    fn sample(&mut self) -> Result<Snap, ProbeError> {
+        let snap = self.inner.sample()?;
+        let pids = snap.1.iter().map(|p| p.pid).collect();
+        self.samples.push((pids, self.watching.clone()));
+        Ok(snap)
+    }
+
+    fn host(&mut self) -> Result<crate::probe::HostInfo, ProbeError> {
+        self.inner.host()
+    }
+
+    fn watch_closely(&mut self, pids: &[u32]) {
+        self.watching = pids.to_vec();
+        self.inner.watch_closely(pids);
+    }
+}
+
+/// The bracket's second sample reads afresh every process the first one
+/// listed (the largest included): a tiered probe would otherwise repeat
+/// the first sample's figures for the ones it found idle there.
+#[test]
+fn the_second_sample_reads_every_process_the_first_listed() {
+    let mut probe = Watched {
+        inner: crate::probe::native().unwrap(),
+        watching: Vec::new(),
+        samples: Vec::new(),
+    };
+    let opts = Options {
+        child_size: 4 << 20,
+        ..Options::default()
+    };
+    examine(&mut probe, &opts).unwrap();
+    let [(first, none), (_, watched)] = &probe.samples[..] else {
+        panic!("two samples, not {}", probe.samples.len());
+    };
+    assert!(none.is_empty(), "nothing watched at the first");
+    assert!(first.len() > 1);
+    assert!(
+        first.iter().all(|pid| watched.binary_search(pid).is_ok()),
+        "unwatched at the second: {:?}",
+        first
+            .iter()
+            .filter(|pid| watched.binary_search(pid).is_err())
+            .collect::<Vec<_>>()
+    );
+}
