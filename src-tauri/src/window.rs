@@ -241,7 +241,7 @@ pub fn prewarm_at_start<R: Runtime>(app: &AppHandle<R>) {
 /// unless shown meanwhile ([`prewarm_due`] says when).
 fn build_hidden<R: Runtime>(app: &AppHandle<R>, keep: Duration) {
     let exists = app.get_webview_window(MAIN).is_some();
-    if !prewarm_due(app.state::<Mode>().is_popover(), exists) {
+    if !prewarm_due(app.state::<Mode>().is_popover(), exists, keep) {
         return;
     }
     if let Some(w) = window(app) {
@@ -255,11 +255,13 @@ pub fn start_keep(keep: Duration) -> Option<Duration> {
     (!keep.is_zero()).then(|| keep.saturating_mul(START_KEEPS))
 }
 
-/// Whether the pointer over the tray icon builds the window: only a
-/// popover's (an ordinary window stays as the user left it), and only when
-/// it is closed (a built one, shown or hidden, is there already).
-pub fn prewarm_due(popover: bool, window_exists: bool) -> bool {
-    popover && !window_exists
+/// Whether a cue (the pointer over the tray icon, the menu opening) builds
+/// the window to be kept `keep`: only a popover's (an ordinary window stays
+/// as the user left it), only when it is closed (a built one, shown or
+/// hidden, is there already), and not with a keep of 0, which would close
+/// it as soon as built.
+pub fn prewarm_due(popover: bool, window_exists: bool, keep: Duration) -> bool {
+    popover && !window_exists && !keep.is_zero()
 }
 
 /// Closes the hidden window after `keep` unless it was shown (or hidden

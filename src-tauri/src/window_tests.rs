@@ -40,14 +40,21 @@ fn a_close_is_due_only_if_the_popover_stayed_hidden() {
 }
 
 #[test]
-fn only_a_closed_popover_is_built_when_the_pointer_comes_over_the_icon() {
-    assert!(prewarm_due(true, false));
-    assert!(!prewarm_due(true, true), "a kept popover is there already");
+fn only_a_closed_popover_with_a_keep_is_built_when_the_pointer_comes_over_the_icon() {
+    assert!(prewarm_due(true, false, KEEP));
     assert!(
-        !prewarm_due(false, false),
+        !prewarm_due(true, true, KEEP),
+        "a kept popover is there already"
+    );
+    assert!(
+        !prewarm_due(false, false, KEEP),
         "an ordinary window is the user's"
     );
-    assert!(!prewarm_due(false, true));
+    assert!(!prewarm_due(false, true, KEEP));
+    assert!(
+        !prewarm_due(true, false, Duration::ZERO),
+        "a keep of 0 would close it as soon as built"
+    );
 }
 
 #[test]
