@@ -12,8 +12,11 @@
 //! when it opens it. GNOME's AppIndicator extension sends `Event(0,
 //! "opened")` and `AboutToShow(0)` to the root (its `dbusMenu.js`,
 //! `_onMenuOpenStateChanged`; once `AboutToShow(0)` also when it first
-//! attaches); libdbusmenu's own client (XFCE, MATE) may send the group forms
-//! `EventGroup` and `AboutToShowGroup`. Nothing in GTK hears of it:
+//! attaches); KDE Plasma's tray sends both as it opens the menu
+//! (plasma-workspace `libdbusmenuqt/dbusmenuimporter.cpp`, `updateMenu`,
+//! from `StatusNotifierItemSource::contextMenu`); libdbusmenu's own client
+//! (XFCE, MATE) may send the group forms `EventGroup` and
+//! `AboutToShowGroup`. Nothing in GTK hears of it:
 //! libdbusmenu's GTK parser connects "about-to-show" for the items only,
 //! never the root (`libdbusmenu-gtk/parser.c`), and muda keeps its GTK menu
 //! to itself. So the app watches its session-bus connection — the shared
