@@ -317,9 +317,8 @@ const PAGE: &str = "const b = document.body.dataset;
       history_from: Number(b.historyFrom),
       rows: document.querySelectorAll('#processes tbody tr[data-pid]').length };";
 
-/// Waits for a window other than `first` (the popover built anew after a
-/// close) and makes it the session's.
-/// Switches to the first window that is none of `old`.
+/// Waits for a window that is none of `old` (the popover built anew after
+/// a close, or by the menu's opening) and makes it the session's.
 fn switch_to_new_window(app: &AppUnderTest, old: &[&str]) {
     let asked = Instant::now();
     let fresh = loop {

@@ -10,10 +10,10 @@ use gio::glib::{ToVariant, Variant, VariantTy};
 use gio::{Cancellable, DBusCallFlags, DBusConnection, DBusConnectionFlags};
 
 use super::{skip_unless_ci, Proc};
+use swapsight_app::menu_open::{DBUSMENU, ROOT};
 
 /// Debian's, by absolute path (tests run as root in CI).
 const DBUS_DAEMON: &str = "/usr/bin/dbus-daemon";
-const DBUSMENU: &str = "com.canonical.dbusmenu";
 
 pub struct SessionBus {
     /// For the app's `DBUS_SESSION_BUS_ADDRESS`.
@@ -159,7 +159,7 @@ impl SessionBus {
     /// As a panel tells the app its menu was opened or closed:
     /// `Event(0, what, <0>, 0)` on the root.
     pub fn menu_event(&self, menu: &Menu, what: &str) {
-        let args = (0i32, what, 0i32.to_variant(), 0u32).to_variant();
+        let args = (ROOT, what, 0i32.to_variant(), 0u32).to_variant();
         self.call(&menu.name, &menu.path, DBUSMENU, "Event", Some(&args))
             .unwrap_or_else(|| panic!("the menu took no {what:?} event"));
     }
