@@ -162,8 +162,16 @@ fn footprint_follows_allocation_across_ticks() {
 }
 
 /// Spawns `program args`, samples until it is listed as `want` says
-/// (a launcher such as pyenv's shim execs the real program later), or
-/// for 2 s; kills it.
+/// (a launcher such as pyenv's shim execs the real program later) with a
+/// command line that starts with `program`, or for 2 s; kills it.
+///
+/// The spawn returns as the child's `execve` lets go of the test's memory
+/// (`posix_spawn`'s vfork; `exec_mm_release` in `exec_mmap`, fs/exec.c),
+/// before its arguments are in place (`create_elf_tables`,
+/// fs/binfmt_elf.c): a read then may find no command line or, once in six
+/// lib runs here, a short one not the child's. The probe names the child
+/// again when its short name or stack start change, or its arguments were
+/// missing; waiting for its own line checks that too.
 fn named(
     program: &std::path::Path,
     args: &[&str],
@@ -178,7 +186,12 @@ fn named(
     for _ in 0..100 {
         let (_, procs) = probe.sample().unwrap();
         found = procs.into_iter().find(|p| p.pid == child.id());
-        if found.as_ref().is_some_and(&want) {
+        let ours = |p: &ProcessSample| {
+            p.cmdline
+                .as_deref()
+                .is_some_and(|c| c.starts_with(&*program.to_string_lossy()))
+        };
+        if found.as_ref().is_some_and(|p| ours(p) && want(p)) {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
@@ -220,7 +233,11 @@ fn a_command_line_over_a_page_long_is_read_up_to_the_cap() {
     );
     let line = p.cmdline.as_deref().unwrap();
     let head = format!("/bin/sh -c 'sleep 30; :' sh {a} b");
-    assert!(line.starts_with(&head), "{}", &line[..80]);
+    assert!(
+        line.starts_with(&head),
+        "{:?}",
+        line.get(..80).unwrap_or(line)
+    );
     assert!(
         line.ends_with("b…"),
         "cut at the cap: …{}",
