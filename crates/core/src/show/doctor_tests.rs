@@ -166,10 +166,10 @@ use crate::probe;
 /// would repeat at the second sample what the first read of an idle
 /// process, and a process that moved between would be off too.
 #[cfg(target_os = "linux")]
-struct SwapTooHigh(Box<dyn crate::probe::Probe + Send>);
+struct SwapTooHigh(Box<dyn probe::Probe + Send>);
 
 #[cfg(target_os = "linux")]
-impl crate::probe::Probe for SwapTooHigh {
+impl probe::Probe for SwapTooHigh {
     fn system(&mut self) -> Result<probe::SystemSample, probe::ProbeError> {
         self.0.system()
     }
@@ -192,8 +192,8 @@ impl crate::probe::Probe for SwapTooHigh {
 }
 
 /// The whole doctor on this machine: first with the native probe (every
-/// figure agrees), then through the scripted probe with swap used 1 GiB too
-/// high, which only the swap rows catch.
+/// figure agrees), then through it with swap used 1 GiB too high
+/// ([`SwapTooHigh`]), which only the swap rows catch.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_wrong_figure_from_the_probe_is_off_and_only_that_one() {

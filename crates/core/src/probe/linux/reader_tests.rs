@@ -182,15 +182,16 @@ fn named(
         .spawn()
         .unwrap();
     let mut probe = NativeProbe::new().unwrap();
+    let program = program.to_string_lossy();
+    let ours = |p: &ProcessSample| {
+        p.cmdline
+            .as_deref()
+            .is_some_and(|c| c.starts_with(&*program))
+    };
     let mut found = None;
     for _ in 0..100 {
         let (_, procs) = probe.sample().unwrap();
         found = procs.into_iter().find(|p| p.pid == child.id());
-        let ours = |p: &ProcessSample| {
-            p.cmdline
-                .as_deref()
-                .is_some_and(|c| c.starts_with(&*program.to_string_lossy()))
-        };
         if found.as_ref().is_some_and(|p| ours(p) && want(p)) {
             break;
         }
