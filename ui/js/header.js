@@ -199,7 +199,7 @@ export function replayFigures(r) {
       title: [
         `Tolerance ${bytes(rep.swap_tolerance_bytes)}`,
         ...(rep.swap_written
-          ? [`${bytes(rep.swap_written.bytes)} written to swap over the run${rep.swap_written.host_wide ? ' (the whole machine)' : ''}`]
+          ? [`${bytes(rep.swap_written.bytes)} written to swap over the run${rep.swap_written.host_wide ? ' (the whole machine)' : ''}${(rep.swap_written.counters ?? 1) > 1 ? `, added up from ${rep.swap_written.counters} counters (the counter's source changed during the run)` : ''}`]
           : []),
       ].join('\n'),
       flag: rep.swap_growth_bytes > rep.swap_tolerance_bytes,

@@ -73,3 +73,101 @@ fn written_today_starts_again_at_midnight_and_after_a_reboot() {
     assert_eq!(d.push(20_001, None), None);
     assert_eq!(d.push(20_001, Some(2 * GB)), Some(2 * GB + GB / 2));
 }
+
+fn scoped(path: &str, written: Option<u64>) -> Scope {
+    Scope {
+        path: path.into(),
+        version: 2,
+        swap_out_bytes: written,
+        ..Scope::default()
+    }
+}
+
+#[test]
+fn a_scope_that_goes_away_starts_a_new_baseline_on_the_hosts_counter() {
+    // Five samples in a cgroup counting its own swap-out at 1 GB, then the
+    // probe drops the scope (its limit lifted): the host's counter, flat
+    // at 500 GB, is no swap written. Before, this read 499.0 GB.
+    let mut f = WrittenFold::default();
+    for i in 0..5 {
+        f.push(
+            i * 1000,
+            &host(Some(500 * GB)),
+            Some(&scoped("/a", Some(GB))),
+        );
+    }
+    for i in 5..10 {
+        f.push(i * 1000, &host(Some(500 * GB)), None);
+    }
+    let w = f.finish().unwrap();
+    assert_eq!(w.bytes, 0, "{}", w.to_words());
+    assert_eq!(w.counters, 2);
+    assert!(w.host_wide, "part of the run was counted on the host");
+    assert!(
+        w.to_words().contains("added up from 2 counters"),
+        "{}",
+        w.to_words()
+    );
+}
+
+#[test]
+fn a_move_to_another_cgroup_counts_each_counters_own_growth() {
+    // /a wrote 1 GB, then the run moved to /b (its counter at 300 GB) and
+    // wrote 2 GB there: 3 GB, not the 299 GB between the two counters.
+    let mut f = WrittenFold::default();
+    f.push(0, &host(Some(900 * GB)), Some(&scoped("/a", Some(0))));
+    f.push(1000, &host(Some(900 * GB)), Some(&scoped("/a", Some(GB))));
+    f.push(
+        2000,
+        &host(Some(900 * GB)),
+        Some(&scoped("/b", Some(300 * GB))),
+    );
+    f.push(
+        3000,
+        &host(Some(900 * GB)),
+        Some(&scoped("/b", Some(302 * GB))),
+    );
+    let w = f.finish().unwrap();
+    assert_eq!(w.bytes, 3 * GB);
+    assert_eq!(w.counters, 2);
+    assert!(!w.host_wide);
+    assert_eq!(w.span_ms, 3000);
+    // Back to /a: a third baseline, even though /a was seen before (its
+    // counter went on while the run was elsewhere).
+    f.push(
+        4000,
+        &host(Some(900 * GB)),
+        Some(&scoped("/a", Some(5 * GB))),
+    );
+    f.push(
+        5000,
+        &host(Some(900 * GB)),
+        Some(&scoped("/a", Some(6 * GB))),
+    );
+    let w = f.finish().unwrap();
+    assert_eq!((w.bytes, w.counters), (4 * GB, 3));
+}
+
+#[test]
+fn one_counter_is_said_as_before_and_its_json_has_no_counters_field() {
+    let mut f = WrittenFold::default();
+    f.push(0, &host(Some(GB)), Some(&scoped("/a", Some(0))));
+    f.push(60_000, &host(Some(GB)), Some(&scoped("/a", Some(GB))));
+    let w = f.finish().unwrap();
+    assert_eq!(w.counters, 1);
+    assert_eq!(w.to_words(), "1.0 GB, 1.0 GB/min");
+    let json = serde_json::to_value(w).unwrap();
+    assert!(json.get("counters").is_none(), "{json}");
+}
+
+#[test]
+fn a_clock_set_back_a_day_keeps_todays_figure() {
+    let mut d = Daily::default();
+    assert_eq!(d.push(20_001, Some(10 * GB)), Some(0));
+    assert_eq!(d.push(20_001, Some(13 * GB)), Some(3 * GB));
+    // The clock or the time zone goes back into yesterday: still today.
+    assert_eq!(d.push(20_000, Some(14 * GB)), Some(4 * GB));
+    assert_eq!(d.push(20_001, Some(15 * GB)), Some(5 * GB));
+    // The next day starts from 0 as before.
+    assert_eq!(d.push(20_002, Some(16 * GB)), Some(GB));
+}
