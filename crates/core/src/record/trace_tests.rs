@@ -741,3 +741,137 @@ fn gpu_and_swap_written_figures_past_the_bound_are_refused_by_name() {
         with(&|ts: &mut TraceSample| ts.sample.system.swap_out_bytes = Some(MAX_BYTES)).is_ok()
     );
 }
+
+/// A figure of memory in RAM past the machine's memory is refused: a GPU
+/// holding 8 PiB of a 16 GB host's memory read as "8388608.0 GB" before.
+#[test]
+fn figures_in_ram_past_the_machines_memory_are_refused_by_name() {
+    let phys = 8u64 << 30;
+    let with = |edit: &dyn Fn(&mut SystemSample)| {
+        let Record::Sample(mut ts) = sample(500) else {
+            unreachable!()
+        };
+        edit(&mut ts.sample.system);
+        check::check(&Record::Sample(ts))
+    };
+    let gpu = |in_use, driver| crate::probe::GpuMemory {
+        in_use_bytes: in_use,
+        driver_in_use_bytes: driver,
+        ..Default::default()
+    };
+    type Edit = Box<dyn Fn(&mut SystemSample)>;
+    let cases: [(&str, Edit); 5] = [
+        (
+            "sys.gpu.in_use_bytes",
+            Box::new(move |s| s.gpu = Some(gpu(Some(MAX_BYTES), None))),
+        ),
+        (
+            "sys.gpu.driver_in_use_bytes",
+            Box::new(move |s| s.gpu = Some(gpu(None, Some(phys + 1)))),
+        ),
+        (
+            "sys.wired_bytes",
+            Box::new(move |s| s.wired_bytes = Some(phys + 1)),
+        ),
+        (
+            "sys.memory_used_bytes",
+            Box::new(move |s| s.memory_used_bytes = Some(phys * 2)),
+        ),
+        (
+            "sys.compressed_bytes",
+            Box::new(move |s| s.compressed_bytes = phys + 4096),
+        ),
+    ];
+    for (name, edit) in cases {
+        let err = with(&*edit).expect_err(name);
+        assert!(
+            err.contains(name) && err.contains("sys.phys_bytes"),
+            "{name}: {err}"
+        );
+    }
+    // All of the machine's memory, swap past it and a GPU's allocations
+    // past it (virtual) read; so does a sample that does not know its memory.
+    assert!(with(&|s| s.gpu = Some(gpu(Some(phys), Some(phys)))).is_ok());
+    assert!(with(&|s| s.swap_used_bytes = 4 * phys).is_ok());
+    assert!(with(&|s| s.gpu = Some(crate::probe::GpuMemory {
+        alloc_bytes: Some(4 * phys),
+        ..Default::default()
+    }))
+    .is_ok());
+    assert!(with(&|s| {
+        s.phys_bytes = 0;
+        s.wired_bytes = Some(phys);
+    })
+    .is_ok());
+}
+
+/// A swap-out counter in a sawtooth (up by 8 PiB, back to 0, up again)
+/// added up to "167772160.0 GB" written: a rise faster than any machine
+/// writes swap is refused, the line skipped and said, and what was written
+/// at a real machine's pace still counts.
+#[test]
+fn a_counter_rising_faster_than_any_machine_writes_is_refused() {
+    let at = |t_ms: u64, written: u64| {
+        let Record::Sample(mut ts) = sample(t_ms) else {
+            unreachable!()
+        };
+        ts.sample.system.swap_out_bytes = Some(written);
+        Record::Sample(ts)
+    };
+    const GIB: u64 = 1 << 30;
+    let mut records = vec![at(0, 0)];
+    for i in 1..=20u64 {
+        let t = i * 500;
+        records.push(at(t, if i % 2 == 1 { MAX_BYTES } else { 0 }));
+    }
+    // Then 1 GiB written over half a second, a real pace.
+    records.push(at(10_500, GIB));
+    let t = read_bytes(&write_trace(&records)).unwrap();
+    assert_eq!(t.bad_lines, 10, "{:?}", t.problems);
+    assert!(
+        t.problems[0].detail.contains("sys.swap_out_bytes rose by")
+            && t.problems[0]
+                .detail
+                .contains("faster than any machine writes swap"),
+        "{}",
+        t.problems[0]
+    );
+    let mut fold = crate::step::written::WrittenFold::default();
+    for ts in &t.samples {
+        fold.push(ts.sample.t_ms, &ts.sample.system, ts.sample.scope.as_ref());
+    }
+    assert_eq!(fold.finish().unwrap().bytes, GIB);
+    // A long gap allows a large rise: 2 TiB over 10 s is under 1 TiB/s.
+    let t = read_bytes(&write_trace(&[at(0, 0), at(10_000, 2 << 40)])).unwrap();
+    assert_eq!((t.samples.len(), t.bad_lines), (2, 0));
+    // Another counter (a scope's) starts again, whatever its value.
+    let mut scoped = at(10_500, 2 << 40);
+    if let Record::Sample(ts) = &mut scoped {
+        ts.sample.scope = Some(crate::probe::Scope {
+            path: "/job".into(),
+            version: 2,
+            swap_out_bytes: Some(MAX_BYTES),
+            ..Default::default()
+        });
+    }
+    let t = read_bytes(&write_trace(&[at(0, 0), scoped])).unwrap();
+    assert_eq!((t.samples.len(), t.bad_lines), (2, 0), "{:?}", t.problems);
+}
+
+/// A figure far out of range is said in a short form, not in the 309
+/// digits Rust writes 1e308 with.
+#[test]
+fn an_out_of_range_figure_is_said_cut() {
+    let mut bytes = write_trace(&[sample(0)]);
+    let line = String::from_utf8(write_trace(&[sample(500)])).unwrap();
+    let line = line
+        .lines()
+        .nth(1)
+        .unwrap()
+        .replace("\"free_pct\":50.0", "\"free_pct\":1e180");
+    bytes.extend_from_slice(format!("{line}\n").as_bytes());
+    let t = read_bytes(&bytes).unwrap();
+    let detail = t.problems[0].to_string();
+    assert!(detail.contains("sys.free_pct 1.000000e180"), "{detail}");
+    assert!(detail.len() < 200, "{} chars: {detail}", detail.len());
+}

@@ -3,7 +3,58 @@
 
 use super::records::{Record, MAX_START_UNIX_MS, MAX_T_MS};
 use crate::step::detect::DetectorConfig;
+use crate::step::written::{counter_of, Source};
 use crate::util::units::MAX_BYTES;
+
+/// The most swap any machine writes in a second: 1 TiB. Swap on a disk
+/// goes at the disk's speed (a PCIe 5 SSD writes ~14 GB/s), swap in memory
+/// (Linux zram) at the speed of compressing pages, both far under the
+/// fastest memory bandwidth a machine has (~0.8 TB/s, M3 Ultra). A counter
+/// that rose faster is no counter (a sawtooth of made-up figures would
+/// otherwise add up to billions of GB).
+pub const MAX_SWAP_WRITE_BYTES_PER_S: u64 = 1 << 40;
+
+/// The checks that span records: a sample's swap-out counter against the
+/// last one kept from the same source. One per pass over a trace.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Rises {
+    last: Option<(Source, u64, u64)>,
+}
+
+impl Rises {
+    /// Refuses a sample whose swap-out counter rose faster than
+    /// [`MAX_SWAP_WRITE_BYTES_PER_S`] since the last sample kept with the
+    /// same counter (over at least a second, so that samples close
+    /// together are not held to a rate over a few ms). A counter that went
+    /// back, or another source, starts again. Keeps the sample's counter
+    /// only when it passes.
+    pub fn check(&mut self, record: &Record) -> Result<(), String> {
+        let Record::Sample(ts) = record else {
+            return Ok(());
+        };
+        let s = &ts.sample;
+        let Some((source, now)) = counter_of(&s.system, s.scope.as_ref()) else {
+            return Ok(());
+        };
+        if let Some((was, before, t_ms)) = self.last.filter(|l| l.0 == source) {
+            let rise = now.saturating_sub(before);
+            let over_ms = s.t_ms.saturating_sub(t_ms).max(1000);
+            let most = u128::from(MAX_SWAP_WRITE_BYTES_PER_S) * u128::from(over_ms) / 1000;
+            if u128::from(rise) > most {
+                let name = match was {
+                    Source::Host => "sys.swap_out_bytes",
+                    Source::Scope(_) => "scope.swap_out_bytes",
+                };
+                return Err(format!(
+                    "{name} rose by {rise} in {} ms: faster than any machine writes swap (at most {MAX_SWAP_WRITE_BYTES_PER_S} bytes a second)",
+                    s.t_ms.saturating_sub(t_ms)
+                ));
+            }
+        }
+        self.last = Some((source, now, s.t_ms));
+        Ok(())
+    }
+}
 
 /// Refuses figures no OS produces, naming the field and the limit. Every
 /// record passes here before the reader keeps it, so the detector, the report
@@ -117,8 +168,43 @@ fn system(sys: &crate::probe::SystemSample) -> Result<(), String> {
     if let Some(pct) = sys.available_pct {
         percent("sys.available_pct", pct)?;
     }
+    resident(sys)?;
     if let Some(p) = &sys.pressure {
         pressure("sys.pressure", p)?;
+    }
+    Ok(())
+}
+
+/// Figures of memory in RAM hold no more than the machine has: wired,
+/// used, app, cached and compressed memory, and what the GPU holds of
+/// system memory (IOAccelerator's "In use system memory" counts RAM, not a
+/// discrete GPU's own). A sample without `phys_bytes` (0) is not held to it.
+/// Swap and footprints may pass it (a macOS footprint counts compressed
+/// memory paged out to storage), and so may the GPU's allocations (virtual).
+fn resident(sys: &crate::probe::SystemSample) -> Result<(), String> {
+    let phys = sys.phys_bytes;
+    if phys == 0 {
+        return Ok(());
+    }
+    let gpu = sys.gpu.as_ref();
+    for (name, v) in [
+        ("sys.compressed_bytes", Some(sys.compressed_bytes)),
+        ("sys.usable_bytes", Some(sys.usable_bytes)),
+        ("sys.wired_bytes", sys.wired_bytes),
+        ("sys.memory_used_bytes", sys.memory_used_bytes),
+        ("sys.app_bytes", sys.app_bytes),
+        ("sys.cached_bytes", sys.cached_bytes),
+        ("sys.gpu.in_use_bytes", gpu.and_then(|g| g.in_use_bytes)),
+        (
+            "sys.gpu.driver_in_use_bytes",
+            gpu.and_then(|g| g.driver_in_use_bytes),
+        ),
+    ] {
+        if let Some(v) = v.filter(|&v| v > phys) {
+            return Err(format!(
+                "{name} {v} is out of range (at most sys.phys_bytes, the machine's memory: {phys})"
+            ));
+        }
     }
     Ok(())
 }
@@ -287,7 +373,8 @@ fn seconds(name: &str, v: f64) -> Result<(), String> {
     let max_s = MAX_T_MS as f64 / 1000.0;
     if v > max_s {
         return Err(format!(
-            "{name} {v} is out of range (at most {max_s}, 100 years)"
+            "{name} {} is out of range (at most {max_s}, 100 years)",
+            shown(v)
         ));
     }
     Ok(())
@@ -321,7 +408,7 @@ fn signed_bytes(name: &str, v: i64) -> Result<(), String> {
 
 fn percent(name: &str, v: f64) -> Result<(), String> {
     if !(0.0..=100.0).contains(&v) {
-        return Err(format!("{name} {v} is out of range (0 to 100)"));
+        return Err(format!("{name} {} is out of range (0 to 100)", shown(v)));
     }
     Ok(())
 }
@@ -329,7 +416,18 @@ fn percent(name: &str, v: f64) -> Result<(), String> {
 fn not_negative(name: &str, v: f64) -> Result<(), String> {
     // serde_json yields finite numbers only; NaN fails this test too.
     if !(v >= 0.0 && v.is_finite()) {
-        return Err(format!("{name} {v} is out of range (at least 0)"));
+        return Err(format!("{name} {} is out of range (at least 0)", shown(v)));
     }
     Ok(())
+}
+
+/// A figure from outside as an error shows it: in full where short, else
+/// in scientific notation (Rust writes 1e308 as 309 digits).
+pub(crate) fn shown(v: f64) -> String {
+    let full = v.to_string();
+    if full.len() <= 24 {
+        full
+    } else {
+        format!("{v:.6e}")
+    }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::check::check;
+use super::check::{check, Rises};
 use super::clean;
 use super::fast::fast_sample;
 use super::records::{Header, Record, FORMAT, SCHEMA};
@@ -147,6 +147,8 @@ pub struct TraceReader<R> {
     /// Only this user's processes keep their command lines
     /// ([`TraceReader::keep_commands_of`]).
     commands_of: Option<u32>,
+    /// The checks that span records (a counter's rise), for this pass.
+    rises: Rises,
 }
 
 impl TraceReader<BufReader<File>> {
@@ -175,6 +177,7 @@ impl<R: BufRead> TraceReader<R> {
             notes: ReadNotes::default(),
             first_notes: None,
             commands_of: None,
+            rises: Rises::default(),
         };
         match reader.next_line(false)? {
             Some(Record::Header(h)) => reader.header = h,
@@ -263,6 +266,7 @@ impl<R: BufRead> TraceReader<R> {
                     .map_or_else(|| serde_json::from_slice::<Record>(text), Ok)
                     .map_err(Bad::Json)
                     .and_then(|r| check(&r).map(|()| r).map_err(Bad::Range))
+                    .and_then(|r| self.rises.check(&r).map(|()| r).map_err(Bad::Range))
                     .map(clean::clean);
                 match (parsed, started) {
                     (Ok(Record::Header(h)), false) => {
@@ -355,6 +359,7 @@ impl<R: BufRead + Seek> TraceReader<R> {
         let notes = std::mem::take(&mut self.notes);
         self.first_notes.get_or_insert(notes);
         (self.line_no, self.run, self.run_problem) = (0, 0, None);
+        self.rises = Rises::default();
         self.stop_at = Some(stop);
         if self.next_line(false)?.is_none() {
             return Err(TraceError::Empty {
