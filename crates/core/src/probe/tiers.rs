@@ -7,12 +7,15 @@
 //!   (Linux: resident pages and major faults from `stat`; macOS: the
 //!   figures of its last read, see `macos::cache::LastReads`).
 //! - A tick is full ([`FullTicks::due`]) at the first tick, every
-//!   [`FULL_EVERY`] ticks, and when used memory or swap moved by the larger
-//!   of [`FULL_STEP_BYTES`] and [`FULL_STEP_SHARE`] of memory since the
-//!   last full tick, or memory pressure moved: Linux PSI `some` avg10 by a
-//!   point, macOS the kernel's level (`kern.memorystatus_vm_pressure_level`)
-//!   changing. A process that starts to grow, page or swap moves those
-//!   machine-wide figures first, so it is read at the very next tick.
+//!   [`FULL_EVERY`] ticks or [`FULL_AT_MOST_MS`], whichever comes first,
+//!   and when used memory, swap or one of the probe's [`Movers`] moved by
+//!   the larger of [`FULL_STEP_BYTES`] and [`FULL_STEP_SHARE`] of memory
+//!   since the last full tick, or memory pressure moved: Linux PSI `some`
+//!   avg10 by a point, macOS the kernel's level
+//!   (`kern.memorystatus_vm_pressure_level`) changing. A process that
+//!   starts to grow, page or swap moves those machine-wide figures first,
+//!   so it is read at the very next tick — one that maps shared memory
+//!   already in RAM moves no used memory, but moves `Mapped`.
 //!
 //! A process that starts during the run is read at once and again the
 //! next tick; the processes found at the first tick, there before the run,
@@ -36,8 +39,18 @@ use crate::probe::SystemSample;
 pub const IDLE_AFTER: u32 = 1;
 
 /// Every this many ticks every process is read, idle or not (4 s at 2 Hz):
-/// the most an idle process's figures can lag when nothing else moves.
+/// with [`FULL_AT_MOST_MS`], the most an idle process's figures can lag
+/// when nothing else moves.
 pub const FULL_EVERY: u64 = 8;
+
+/// A full tick at least this often, whatever the interval: 4 s, the count
+/// rule's period at the default interval (500 ms), so the tick's cost
+/// measured there (docs/benchmarks.md) stands; at a longer interval every
+/// tick is full (at `--interval 1h` the count rule alone let an idle
+/// process's figures lag 8 h), at a shorter one the count rule comes first.
+/// Growth that moves a machine-wide figure is read the next tick; this
+/// bounds what moves none (one process freeing what another takes).
+pub const FULL_AT_MOST_MS: u64 = 4000;
 
 /// The machine's figures moving by this much since the last full tick make
 /// the next tick full: used memory or swap by the larger of this and
@@ -53,11 +66,49 @@ pub fn full_step_bytes(phys_bytes: u64) -> u64 {
     FULL_STEP_BYTES.max((phys_bytes as f64 * FULL_STEP_SHARE) as u64)
 }
 
+/// Machine-wide figures besides used memory and swap that a process's
+/// growth moves, each compared with the step like them. Linux: `Shmem`,
+/// `Mapped`, `AnonPages` and `SwapCached` of `/proc/meminfo` (a process
+/// mapping a tmpfs file already in memory raises its `RssShmem` and
+/// `Mapped`, while `MemAvailable` stays flat). macOS: app, cached, wired
+/// and compressed memory (pages that trade between app and cached leave
+/// Memory Used flat). Absent figures are never a move.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Movers(pub [Option<u64>; 4]);
+
+impl Movers {
+    /// None known: only used memory, swap and pressure decide.
+    pub const NONE: Movers = Movers([None; 4]);
+
+    /// macOS's, from the sample's figures of `host_statistics64`: app,
+    /// cached, wired and compressed memory.
+    pub fn of_macos(system: &SystemSample) -> Movers {
+        Movers([
+            system.app_bytes,
+            system.cached_bytes,
+            system.wired_bytes,
+            Some(system.compressed_bytes),
+        ])
+    }
+
+    /// Whether any figure known in both moved by `step` or more.
+    fn moved(&self, since: &Movers, step: u64) -> bool {
+        self.0
+            .iter()
+            .zip(since.0)
+            .any(|(now, was)| matches!((now, was), (Some(a), Some(b)) if a.abs_diff(b) >= step))
+    }
+}
+
 /// The machine's figures at the last full tick, which decide the next.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AtFull {
     /// The probe's tick count at that tick.
     pub tick: u64,
+    /// The probe's clock at that tick, in ms (monotonic).
+    pub ms: u64,
+    /// The probe's [`Movers`] then.
+    pub movers: Movers,
     /// [`SystemSample::used_bytes`].
     pub used_bytes: u64,
     /// [`SystemSample::swap_used_bytes`].
@@ -69,10 +120,13 @@ pub struct AtFull {
 }
 
 impl AtFull {
-    /// The figures of `system` at `tick`.
-    pub fn of(tick: u64, system: &SystemSample) -> AtFull {
+    /// The figures of `system` and `movers` at `tick`, `ms` on the probe's
+    /// clock.
+    pub fn of(tick: u64, ms: u64, system: &SystemSample, movers: Movers) -> AtFull {
         AtFull {
             tick,
+            ms,
+            movers,
             used_bytes: system.used_bytes(),
             swap_used_bytes: system.swap_used_bytes,
             psi_some: system
@@ -91,19 +145,22 @@ pub struct FullTicks {
 }
 
 impl FullTicks {
-    /// Whether tick `tick`, whose machine figures are `system`, reads every
-    /// process: the first tick, every [`FULL_EVERY`] ticks, and when used
-    /// memory, swap or memory pressure moved past a small step since the
-    /// last full tick — what a process that starts to grow or page moves
-    /// first. Otherwise idle processes keep their last figures. A full tick
-    /// is remembered as the base of the next decision.
-    pub fn due(&mut self, tick: u64, system: &SystemSample) -> bool {
-        let now = AtFull::of(tick, system);
+    /// Whether tick `tick`, at `ms` on the probe's monotonic clock, whose
+    /// machine figures are `system` and `movers`, reads every process: the
+    /// first tick, every [`FULL_EVERY`] ticks or [`FULL_AT_MOST_MS`], and
+    /// when used memory, swap, a mover or memory pressure moved past a
+    /// small step since the last full tick — what a process that starts to
+    /// grow or page moves first. Otherwise idle processes keep their last
+    /// figures. A full tick is remembered as the base of the next decision.
+    pub fn due(&mut self, tick: u64, ms: u64, system: &SystemSample, movers: Movers) -> bool {
+        let now = AtFull::of(tick, ms, system, movers);
         let step = full_step_bytes(system.phys_bytes);
         let full = match self.last {
             None => true,
             Some(at) => {
                 tick.saturating_sub(at.tick) >= FULL_EVERY
+                    || ms.saturating_sub(at.ms) >= FULL_AT_MOST_MS
+                    || now.movers.moved(&at.movers, step)
                     || now.used_bytes.abs_diff(at.used_bytes) >= step
                     || now.swap_used_bytes.abs_diff(at.swap_used_bytes) >= step
                     // A point of PSI `some` over 10 s: tasks began to stall.

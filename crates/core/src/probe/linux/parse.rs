@@ -7,7 +7,7 @@
 
 use crate::probe::pressure::{Pressure, PsiLine};
 
-/// The four `/proc/meminfo` lines swapsight needs, in bytes.
+/// The `/proc/meminfo` lines swapsight needs, in bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MemInfo {
     pub(crate) mem_total_bytes: u64,
@@ -18,6 +18,10 @@ pub struct MemInfo {
     pub anon_pages_bytes: Option<u64>,
     /// `Shmem`: tmpfs and shared memory.
     pub shmem_bytes: Option<u64>,
+    /// `Mapped`: files (tmpfs ones too) mapped into processes.
+    pub mapped_bytes: Option<u64>,
+    /// `SwapCached`: swapped pages read back and still in swap.
+    pub swap_cached_bytes: Option<u64>,
 }
 
 impl MemInfo {
@@ -32,6 +36,17 @@ impl MemInfo {
     /// tmpfs file it keeps, say); one that falls with it was freed.
     pub fn anon_bytes(&self) -> Option<u64> {
         Some(self.anon_pages_bytes?.saturating_add(self.shmem_bytes?))
+    }
+
+    /// The figures a process's growth moves besides used memory and swap,
+    /// for the tiered tick ([`Movers`](crate::probe::tiers::Movers)).
+    pub fn movers(&self) -> crate::probe::tiers::Movers {
+        crate::probe::tiers::Movers([
+            self.shmem_bytes,
+            self.mapped_bytes,
+            self.anon_pages_bytes,
+            self.swap_cached_bytes,
+        ])
     }
 
     /// Free memory in percent: `MemAvailable / MemTotal × 100`, clamped.
@@ -62,6 +77,10 @@ pub fn parse_meminfo(text: &[u8]) -> Option<MemInfo> {
             info.anon_pages_bytes = Some(v);
         } else if let Some(v) = kb_field(line, b"Shmem:") {
             info.shmem_bytes = Some(v);
+        } else if let Some(v) = kb_field(line, b"Mapped:") {
+            info.mapped_bytes = Some(v);
+        } else if let Some(v) = kb_field(line, b"SwapCached:") {
+            info.swap_cached_bytes = Some(v);
         }
     }
     saw_total.then_some(info)
@@ -260,7 +279,7 @@ fn kb_field(line: &[u8], key: &[u8]) -> Option<u64> {
     let value = parse_u64(&digits[..end])?;
     let unit = digits[end..].trim_ascii();
     match unit {
-        b"kB" => Some(value * 1024),
+        b"kB" => value.checked_mul(1024),
         b"" => Some(value),
         _ => None,
     }

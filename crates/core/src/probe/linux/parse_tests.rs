@@ -35,6 +35,17 @@ fn meminfo_figures_in_bytes() {
     assert!((pct - 96.987).abs() < 0.01, "{pct}");
     // What processes hold: AnonPages + Shmem (ShmemHugePages is not Shmem).
     assert_eq!(m.anon_bytes(), Some((201_712 + 8_856) * 1024));
+    // The tiered tick's movers: Shmem, Mapped (not ShmemPmdMapped or
+    // FilePmdMapped, later lines ending the same), AnonPages, SwapCached.
+    assert_eq!(
+        m.movers(),
+        crate::probe::tiers::Movers([
+            Some(8_856 * 1024),
+            Some(19_180 * 1024),
+            Some(201_712 * 1024),
+            Some(0),
+        ])
+    );
     assert_eq!(
         parse_meminfo(b"MemTotal: 1 kB\n").unwrap().anon_bytes(),
         None

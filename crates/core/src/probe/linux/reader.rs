@@ -221,6 +221,10 @@ pub struct NativeProbe {
     phys_bytes: u64,
     /// The last full tick (every process read), when there was one.
     full: tiers::FullTicks,
+    /// The clock full ticks are due by ([`tiers::FULL_AT_MOST_MS`]).
+    born: std::time::Instant,
+    /// `meminfo`'s figures a process's growth moves, of the last read.
+    movers: tiers::Movers,
     /// `/proc/meminfo` and `/proc/vmstat`, kept open and re-read with one
     /// `pread` a tick (procfs makes them afresh at offset 0), as `stat` is.
     meminfo: Option<File>,
@@ -286,6 +290,8 @@ impl NativeProbe {
             cgroups: CgroupFs::system(),
             phys_bytes: 0,
             full: tiers::FullTicks::default(),
+            born: std::time::Instant::now(),
+            movers: tiers::Movers::NONE,
             last_reads: Reads::default(),
             closely: Vec::new(),
             closely_new: false,
@@ -689,6 +695,7 @@ impl Probe for NativeProbe {
             detail: "no MemTotal line".into(),
         })?;
         self.phys_bytes = info.mem_total_bytes;
+        self.movers = info.movers();
         Ok(SystemSample {
             phys_bytes: info.mem_total_bytes,
             free_pct: info.free_pct(),
@@ -736,9 +743,11 @@ impl Probe for NativeProbe {
         // New processes are read anyway (they are not known, so not idle);
         // the machine's figures moving makes the tick full. A pid reused by
         // a new process while the old one was idle shows the old figures
-        // until the next full tick (pids wrap after `pid_max`, 4 million on
-        // 64-bit Linux, so this is rare and short).
-        let full = self.full.due(self.tick, &system);
+        // until the next full tick, at most `FULL_AT_MOST_MS` later (rare:
+        // the pid must come round `pid_max`, 32768 by default, between two
+        // listings, docs/detector.md).
+        let ms = u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let full = self.full.due(self.tick, ms, &system, self.movers);
         let tick = self.tick;
         let mut reads = Reads::default();
         let mut listed = std::mem::take(&mut self.listed);

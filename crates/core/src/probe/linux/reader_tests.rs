@@ -1096,3 +1096,80 @@ fn the_largest_are_named_and_one_that_comes_among_them_is_named_then() {
         "unnamed with every one shown: {unnamed:?}"
     );
 }
+
+/// A process that maps a tmpfs file already in memory and touches it grows
+/// by the file (`RssShmem`) while used memory stays flat: only `Mapped`
+/// moves. Read at the next tick after a full one, not up to
+/// [`FULL_EVERY`] ticks later (2.3–2.4 s late at 500 ms before, and a
+/// spike shorter than that never recorded).
+#[test]
+fn an_idle_process_mapping_shared_memory_already_in_ram_is_read_the_next_tick() {
+    use std::io::{BufRead, Write};
+    use std::process::{Command, Stdio};
+    const MIB: usize = 256;
+    let path =
+        std::path::Path::new("/dev/shm").join(format!("swapsight-test-shm-{}", std::process::id()));
+    // The file's pages are made (Shmem, used memory) before the probe
+    // starts, so the mapping moves neither.
+    {
+        let mut f = std::fs::File::create(&path).unwrap();
+        let chunk = vec![1u8; 1 << 20];
+        for _ in 0..MIB {
+            f.write_all(&chunk).unwrap();
+        }
+    }
+    let script = "import mmap, sys\n\
+         f = open(sys.argv[1], 'rb')\n\
+         sys.stdin.readline()\n\
+         m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)\n\
+         s = sum(m[i] for i in range(0, len(m), 4096))\n\
+         print('grown', s, flush=True)\n\
+         sys.stdin.readline()";
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .arg(&path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut probe = NativeProbe::new().unwrap();
+    // Until the child is idle and the last tick was full: the next one is
+    // not due by count or clock.
+    let mut before = None;
+    for _ in 0..200 {
+        let (_, procs) = probe.sample().unwrap();
+        let idle = probe.known.get(&pid).is_some_and(|k| k.skippable());
+        if idle && probe.full.last().map(|a| a.tick) == Some(probe.tick) {
+            before = procs
+                .iter()
+                .find(|p| p.pid == pid)
+                .map(|p| p.footprint_bytes);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mut grown_line = String::new();
+    child.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
+    std::io::BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut grown_line)
+        .unwrap();
+    let (sys, procs) = probe.sample().unwrap();
+    let after = procs
+        .iter()
+        .find(|p| p.pid == pid)
+        .map(|p| p.footprint_bytes);
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_file(&path);
+    let before = before.expect("the child never sat idle at a full tick");
+    assert!(grown_line.starts_with("grown"), "{grown_line}");
+    let after = after.unwrap();
+    assert!(
+        after >= before + ((MIB as u64 - 8) << 20),
+        "footprint {before} -> {after} at the tick after the mapping (full: {:?}, tick {}, used {})",
+        probe.full.last(),
+        probe.tick,
+        sys.used_bytes()
+    );
+}

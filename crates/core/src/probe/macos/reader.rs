@@ -68,7 +68,7 @@ use super::parse;
 use super::parse_process;
 use super::table::{io_err, is_gone, Listed, ProcessTable};
 use crate::probe::pressure::{Level, Pressure};
-use crate::probe::tiers::FullTicks;
+use crate::probe::tiers::{FullTicks, Movers};
 use crate::probe::{GpuMemory, HostInfo, Probe, ProbeError, ProcessSample, SystemSample};
 
 // The pure parsers assume these layouts; check them against `libc`'s Apple
@@ -156,6 +156,8 @@ pub struct NativeProbe {
     tick: u64,
     /// When a tick reads every process.
     full: FullTicks,
+    /// The clock full ticks are due by (`tiers::FULL_AT_MOST_MS`).
+    born: std::time::Instant,
     /// What the last read of each listed process gave.
     reads: LastReads,
     /// The watched tree ([`Probe::watch_closely`]), sorted: never repeated.
@@ -239,6 +241,7 @@ impl NativeProbe {
             apple_silicon,
             tick: 0,
             full: FullTicks::default(),
+            born: std::time::Instant::now(),
             reads: LastReads::default(),
             closely: Vec::new(),
         })
@@ -405,7 +408,10 @@ impl Probe for NativeProbe {
         let system = self.system_figures(true)?;
         let listed = self.table.scan()?;
         self.tick += 1;
-        let full = self.full.due(self.tick, &system);
+        let ms = u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let full = self
+            .full
+            .due(self.tick, ms, &system, Movers::of_macos(&system));
         self.reads.begin_tick();
         let mut processes = Vec::with_capacity(listed.len());
         for l in listed {
