@@ -24,11 +24,15 @@ pub struct UnitError {
     pub why: String,
 }
 
+/// The input is a user's (an argument, an environment variable, a setting)
+/// and is quoted back, in `why` too: cleaned once here, so an escape byte
+/// typed or pasted into a size never reaches the terminal raw.
 fn unit_error(kind: &'static str, input: &str, why: impl Into<String>) -> UnitError {
+    let why = why.into();
     UnitError {
         kind,
-        input: input.to_string(),
-        why: why.into(),
+        input: crate::util::text::clean(input).into_owned(),
+        why: crate::util::text::clean(&why).into_owned(),
     }
 }
 

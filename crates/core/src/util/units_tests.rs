@@ -25,6 +25,23 @@ fn bad_sizes_say_what_is_wrong() {
     assert!(parse_size("99999999999T").is_err());
 }
 
+/// An escape sequence in a size (typed, pasted, or from a setting) is
+/// quoted back cleaned, in the input and in the unit named.
+#[test]
+fn a_size_with_escape_bytes_is_quoted_back_cleaned() {
+    for (input, kind) in [("8\x1b[2J", "size"), ("2\x1b]0;pwned\x07s", "duration")] {
+        let e = if kind == "size" {
+            parse_size(input).unwrap_err()
+        } else {
+            parse_duration(input).unwrap_err()
+        };
+        let said = e.to_string();
+        assert!(!said.chars().any(char::is_control), "{said:?}");
+        assert!(said.starts_with(&format!("invalid {kind} '")), "{said:?}");
+        assert!(said.contains("unknown unit '?"), "{said:?}");
+    }
+}
+
 #[test]
 fn durations() {
     assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));

@@ -157,6 +157,25 @@ pub enum WeightsError {
     },
 }
 
+/// What a path that is neither a file nor a folder is, for a note.
+fn not_a_file(t: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return "a device";
+        }
+    }
+    let _ = t;
+    "neither a file nor a folder"
+}
+
 fn shown(p: &Path) -> String {
     clean(&p.to_string_lossy()).into_owned()
 }
@@ -362,7 +381,14 @@ impl Walk {
                     id: file_id(&m),
                     link,
                 }),
-                Ok(_) => self.note(format!("{} links to a folder: not followed", shown(&here))),
+                Ok(m) if m.is_dir() => {
+                    self.note(format!("{} links to a folder: not followed", shown(&here)))
+                }
+                Ok(m) => self.note(format!(
+                    "{} is {}, not a file: not read",
+                    shown(&here),
+                    not_a_file(&m.file_type())
+                )),
                 Err(e) => self.out.left_out.push(LeftOut {
                     path: shown(&here),
                     bytes: 0,

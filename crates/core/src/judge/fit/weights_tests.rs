@@ -330,6 +330,33 @@ fn links_to_folders_are_not_followed_and_a_loop_ends() {
     );
 }
 
+/// A FIFO under a weights file's name is said to be one, and never
+/// opened (a read would wait for a writer), not "links to a folder".
+#[test]
+fn a_fifo_named_as_weights_is_said_to_be_one_and_not_read() {
+    let dir = TempDir::new("fit-fifo");
+    sparse(dir.path(), "m/model-00001-of-00002.safetensors", GIB);
+    let fifo = dir.join("m/model-00002-of-00002.safetensors");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only makes the node.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let w = count(&dir.join("m"));
+    assert_eq!(w.bytes, GIB);
+    assert_eq!(names(&w), ["model-00001-of-00002.safetensors"]);
+    assert!(
+        w.notes
+            .iter()
+            .any(|n| n == "model-00002-of-00002.safetensors is a FIFO, not a file: not read"),
+        "{:?}",
+        w.notes
+    );
+    assert!(
+        !w.notes.iter().any(|n| n.contains("folder")),
+        "{:?}",
+        w.notes
+    );
+}
+
 #[test]
 fn the_walk_stops_at_its_caps_and_hidden_folders_are_skipped() {
     let dir = TempDir::new("fit-caps");
