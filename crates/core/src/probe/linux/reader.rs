@@ -7,7 +7,10 @@
 //! the first tick reads them only for those, and any other process found
 //! then for the tick it moves, is watched or comes among them; the scope of
 //! a pid from cgroupfs (`cgroup`). All parsing is in [`super::parse`] and `naming`; this file
-//! only reads.
+//! only reads. Which processes a tick reads is here; how one process is
+//! read is in `process`, how it is named in `names`, and how `/proc` is
+//! reached (descriptors opened relative to it, kept within the cap) in
+//! `procfs`.
 //!
 //! What keeps a tick cheap: kernel threads are dropped after `stat`; a
 //! process whose resident pages and major faults did not move since the last
@@ -31,8 +34,11 @@
 //! moved for [`IDLE_AFTER`](tiers::IDLE_AFTER) reads is idle, and a tick
 //! that is not full does not read it at all — not even its `stat` — and
 //! repeats its last figures. A tick is full every
-//! [`FULL_EVERY`](tiers::FULL_EVERY) ticks, and when used memory or swap
-//! moved by the larger of [`FULL_STEP_BYTES`](tiers::FULL_STEP_BYTES) and
+//! [`FULL_EVERY`](tiers::FULL_EVERY) ticks or
+//! [`FULL_AT_MOST_MS`](tiers::FULL_AT_MOST_MS), and when used memory, swap
+//! or one of `meminfo`'s movers (`Shmem`, `Mapped`, `AnonPages`,
+//! `SwapCached`: [`tiers::Movers`]) moved by the larger of
+//! [`FULL_STEP_BYTES`](tiers::FULL_STEP_BYTES) and
 //! [`FULL_STEP_SHARE`](tiers::FULL_STEP_SHARE) of memory, or PSI `some` by
 //! a point, since the last full tick: a process that starts to grow, page
 //! or swap moves those first, so it is read at the very next tick.
@@ -58,22 +64,23 @@
 
 use rustc_hash::FxHashMap as HashMap;
 use std::fs::File;
-use std::io::{self, Read};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use super::cgroup::CgroupFs;
 use super::fd::kept_cap;
-use super::fd::{raise_fd_limit, read_whole};
-use super::parse::{
-    parse_meminfo, parse_stat, parse_statm_resident, parse_status, parse_u64, StatusFigures,
-};
+use super::fd::raise_fd_limit;
+use super::parse::{parse_meminfo, parse_u64};
 use super::psi::PsiSource;
-use crate::probe::naming::{split_nul, NameCache, Naming, ARGS_READ_MAX};
-use crate::probe::tiers::{self, Unmoved};
+use crate::probe::naming::NameCache;
+use crate::probe::tiers;
 use crate::probe::{HostInfo, Probe, ProbeError, ProcessSample, Scope, SystemSample};
 
+mod names;
+mod process;
 mod procfs;
+
+use process::{resident_of, Kept, Known, Visit};
 
 /// The buffer `/proc` files are read into: `stat` is under 1 KiB, `status`
 /// and `meminfo` under 2 KiB, so one read fills it with the whole file.
@@ -82,79 +89,6 @@ const READ_BUF: usize = 8192;
 /// Every this many ticks `/proc` is listed even with no pid handed out, to
 /// check that loadavg's last pid follows this `/proc` (10 s at 2 Hz).
 const CHECK_EVERY: u64 = 20;
-
-/// A `/proc/PID/stat` kept open; counted while it lives.
-struct Kept {
-    file: File,
-    count: Arc<AtomicUsize>,
-}
-
-impl Drop for Kept {
-    fn drop(&mut self) {
-        self.count.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// What we know of one process from earlier ticks.
-struct Known {
-    /// `/proc/PID/stat`, kept open when the process is among the largest
-    /// (`keep`) and not idle (then `statm` is); reading a process that
-    /// exited (or whose pid was reused) fails, so it cannot show another
-    /// process's figures.
-    stat: Option<Kept>,
-    start_time: u64,
-    rss_pages: u64,
-    majflt: u64,
-    status: StatusFigures,
-    tick: u64,
-    /// Among the largest at the last ranking: its `stat` stays open.
-    keep: bool,
-    /// Reads in a row that found its resident pages and major faults
-    /// unmoved.
-    unmoved: Unmoved,
-    /// Its last sample once it is idle ([`Unmoved::idle`]), which a tick
-    /// that does not read it repeats; a kernel thread has none and is skipped.
-    idle_sample: Option<ProcessSample>,
-    /// A kernel thread: never sampled.
-    kernel: bool,
-    /// `/proc/PID/statm`, kept instead of `stat` once the process is idle
-    /// and among the largest: a full tick checks its resident pages
-    /// with it (a third of a `stat` read) and reads `stat` only when they
-    /// moved. Like `stat`, it fails to read once the process is gone.
-    statm: Option<Kept>,
-    /// Resident pages as `statm` gave them when it was opened: compared
-    /// with `statm` only, since `stat`'s `rss` may differ from it (see
-    /// [`parse_statm_resident`]).
-    statm_resident: u64,
-    /// Read once so far: most processes are idle, and the next read of one
-    /// kept open trades `stat` for `statm` ([`NativeProbe::stat`]).
-    read_once: bool,
-}
-
-impl Known {
-    fn kernel(stat: Kept, start_time: u64, tick: u64) -> Known {
-        Known {
-            stat: Some(stat),
-            start_time,
-            rss_pages: 0,
-            majflt: 0,
-            status: StatusFigures::default(),
-            tick,
-            keep: false,
-            unmoved: Unmoved::IDLE,
-            idle_sample: None,
-            kernel: true,
-            statm: None,
-            statm_resident: 0,
-            read_once: true,
-        }
-    }
-
-    /// Whether a tick that is not full may skip it.
-    fn skippable(&self) -> bool {
-        self.unmoved.idle() && (self.kernel || self.idle_sample.is_some())
-    }
-}
 
 /// What one tick read, process by process.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -309,377 +243,6 @@ impl NativeProbe {
         probe.cap = kept_cap(raise_fd_limit());
         Ok(probe)
     }
-
-    /// One process: its sample, or nothing when it denied access, is a
-    /// kernel thread or could not be read, or gone when it exited.
-    fn process(&mut self, pid: u32) -> Visit {
-        match self.stat(pid) {
-            Ok((len, opened, statm)) => self
-                .sample_of(pid, len, opened, statm)
-                .map_or(Visit::Nothing, Visit::Sample),
-            Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH)) => Visit::Gone,
-            Err(_) => Visit::Nothing,
-        }
-    }
-
-    /// Reads `/proc/PID/stat` into `buf`: its length, the descriptor opened
-    /// for it when it is to be kept, and `statm` when it was opened before
-    /// `stat` was read again through the kept descriptor.
-    ///
-    /// A process read once so far is most likely idle, and this read would
-    /// trade its `stat` for `statm`: opened first, `statm` is shown to be the
-    /// same process's by the read of `stat` that follows (the process was
-    /// alive after `statm` was opened), so the trade needs no second read
-    /// of `stat`, the dearer file. A process found at the probe's first
-    /// tick counts as idle from that first read, so it trades there, its
-    /// `statm` opened before its first `stat` read; one that starts during
-    /// the run trades at its second read. Not for a process that moved: it
-    /// is likely to move again, and the `statm` would be closed unused.
-    fn stat(&mut self, pid: u32) -> io::Result<(usize, Option<Kept>, Option<File>)> {
-        let trading = self
-            .known
-            .get(&pid)
-            .is_some_and(|k| k.read_once && k.stat.is_some() && k.statm.is_none());
-        // Found at the first tick: idle from this read
-        // ([`Unmoved::first_read`]), so it trades now.
-        let at_start = !trading && self.found_at_start(pid);
-        let statm = (trading || at_start)
-            .then(|| self.open(Some(pid), "statm").ok())
-            .flatten();
-        let reread = self
-            .known
-            .get(&pid)
-            .and_then(|k| k.stat.as_ref())
-            .map(|f| read_whole(&f.file, &mut self.buf, true));
-        if let Some(Ok(n)) = reread {
-            if n > 0 {
-                return Ok((n, None, statm));
-            }
-        }
-        if reread.is_some() {
-            // Gone, or reused: forget it and look again from scratch.
-            self.known.remove(&pid);
-        }
-        let f = self.open(Some(pid), "stat")?;
-        let n = read_whole(&f, &mut self.buf, false)?;
-        // A new process keeps it while there is room; a known one only
-        // when it ranked among the largest.
-        let wanted = self.known.get(&pid).map_or(true, |k| k.keep);
-        // `statm` opened before this first read: the process was alive
-        // after, so it is the same process's.
-        Ok((n, self.keep(f, wanted), statm.filter(|_| at_start)))
-    }
-
-    /// Whether `pid`, not known yet, is read at the probe's first tick and
-    /// not watched: it counts as idle from this read.
-    fn found_at_start(&self, pid: u32) -> bool {
-        self.tick == 1
-            && !self.known.contains_key(&pid)
-            && self.closely.binary_search(&pid).is_err()
-    }
-
-    /// The sample of a process whose `stat` (`len` bytes) is in `buf`;
-    /// `statm` when [`NativeProbe::stat`] opened it before that read.
-    fn sample_of(
-        &mut self,
-        pid: u32,
-        len: usize,
-        mut opened: Option<Kept>,
-        statm: Option<File>,
-    ) -> Option<ProcessSample> {
-        let stat = parse_stat(&self.buf[..len])?;
-        if stat.is_kernel_thread() {
-            // Keep its descriptor too, so the next tick skips it for one pread.
-            if let Some(k) = self.known.get_mut(&pid) {
-                k.tick = self.tick;
-                k.read_once = false;
-                if k.stat.is_none() {
-                    k.stat = opened;
-                }
-                // Seen before: a full tick checks it with `statm`.
-                self.trade_for_statm(pid, statm);
-            } else if let Some(f) = opened {
-                self.known
-                    .insert(pid, Known::kernel(f, stat.starttime, self.tick));
-                // Found at the first tick: `statm` was opened ahead.
-                if statm.is_some() {
-                    self.trade_for_statm(pid, statm);
-                }
-            }
-            return None;
-        }
-        let (ppid, majflt, start, rss) = (stat.ppid, stat.majflt, stat.starttime, stat.rss_pages);
-        let wait = self.naming_waits(pid, start, rss, majflt);
-        let (comm, args_buf, path) = (stat.comm, &mut self.args_buf, &mut self.path);
-        let proc = &self.proc;
-        // A new program (an `exec`, as the name cache tells it) may have a
-        // new uid (a set-user-ID one) with resident pages and faults that
-        // happen to be the same: its `status` is read again.
-        let (naming, exec) =
-            self.names
-                .get_waiting(pid, start, comm, stat.start_stack, wait, || {
-                    read_naming(proc, pid, comm, args_buf, path)
-                });
-        let (name, cmdline) = (naming.name.clone(), naming.cmdline.clone());
-        let tick = self.tick;
-        // The last figures, unless they are to be read again.
-        let at_start = self.found_at_start(pid);
-        let (fresh, mut status, new) = match self.known.get_mut(&pid) {
-            Some(k) if k.start_time == start => {
-                k.tick = tick;
-                k.read_once = false;
-                if k.stat.is_none() {
-                    k.stat = opened.take();
-                }
-                let moved = exec || k.rss_pages != rss || k.majflt != majflt;
-                (moved, k.status, false)
-            }
-            _ => {
-                self.known.insert(
-                    pid,
-                    Known {
-                        stat: opened.take(),
-                        start_time: start,
-                        rss_pages: rss,
-                        majflt,
-                        status: StatusFigures::default(),
-                        tick,
-                        keep: false,
-                        unmoved: Unmoved::default(),
-                        idle_sample: None,
-                        kernel: false,
-                        statm: None,
-                        statm_resident: 0,
-                        read_once: true,
-                    },
-                );
-                (true, StatusFigures::default(), true)
-            }
-        };
-        if fresh {
-            let n = self.read_pid_file(Some(pid), "status").ok()?;
-            status = parse_status(&self.buf[..n]);
-            let k = self.known.get_mut(&pid)?;
-            k.status = status;
-            k.rss_pages = rss;
-            k.majflt = majflt;
-        }
-        let sample = ProcessSample {
-            pid,
-            ppid,
-            name,
-            cmdline,
-            uid: status.uid,
-            footprint_bytes: status.footprint_bytes(),
-            pageins: majflt,
-            swap_bytes: status.vm_swap_bytes,
-            start_time: start,
-            readable: true,
-            ..ProcessSample::default()
-        };
-        let k = self.known.get_mut(&pid)?;
-        k.unmoved = if new {
-            Unmoved::first_read(at_start)
-        } else {
-            k.unmoved.after_read(fresh)
-        };
-        k.idle_sample = k.unmoved.idle().then(|| sample.clone());
-        if k.idle_sample.is_some() {
-            self.trade_for_statm(pid, statm);
-        }
-        Some(sample)
-    }
-
-    /// Whether a process read at this tick may keep (or get) a name from
-    /// `comm` alone ([`Probe::name_largest`]): at the first tick, one that
-    /// is not watched; later, one named so from then that neither moved
-    /// (resident pages, major faults) nor is watched. A process that comes
-    /// later is named at once. Flags need a process that moved or is
-    /// watched (`detect::blame`), so a flagged process is always named.
-    fn naming_waits(&self, pid: u32, start: u64, rss: u64, majflt: u64) -> bool {
-        if self.named_largest.is_none() || self.closely.binary_search(&pid).is_ok() {
-            return false;
-        }
-        match self.known.get(&pid) {
-            Some(k) if k.start_time == start => {
-                self.names.is_waiting(pid) && k.rss_pages == rss && k.majflt == majflt
-            }
-            _ => self.tick == 1,
-        }
-    }
-
-    /// Names the processes of this tick's `processes` still named from
-    /// `comm` alone that are among the [`Probe::name_largest`] largest, or
-    /// in the watched tree when it changed (its members' descendants, by
-    /// parent pid), before the tick's samples go out.
-    fn name_shown(&mut self, processes: &mut [ProcessSample]) {
-        let Some(k) = self.named_largest else {
-            return;
-        };
-        if self.names.waiting() == 0 {
-            return;
-        }
-        // Kept between ticks: while any process waits (on most machines,
-        // for as long as the probe runs) this runs every tick.
-        let mut order = std::mem::take(&mut self.by_size);
-        order.clear();
-        order.extend(0..processes.len());
-        let by_size = |&a: &usize, &b: &usize| {
-            processes[b]
-                .footprint_bytes
-                .cmp(&processes[a].footprint_bytes)
-                .then(processes[a].pid.cmp(&processes[b].pid))
-        };
-        if k < order.len() {
-            order.select_nth_unstable_by(k, by_size);
-        }
-        let mut chosen: Vec<usize> = order[..k.min(order.len())]
-            .iter()
-            .copied()
-            .filter(|&i| self.names.is_waiting(processes[i].pid))
-            .collect();
-        self.by_size = order;
-        if std::mem::take(&mut self.closely_new) && !self.closely.is_empty() {
-            let parent: HashMap<u32, u32> = processes.iter().map(|p| (p.pid, p.ppid)).collect();
-            for (i, p) in processes.iter().enumerate() {
-                if self.names.is_waiting(p.pid) && in_tree(p.pid, &parent, &self.closely) {
-                    chosen.push(i);
-                }
-            }
-        }
-        for i in chosen {
-            let pid = processes[i].pid;
-            let (proc, args_buf, path) = (&self.proc, &mut self.args_buf, &mut self.path);
-            let Some(naming) = self
-                .names
-                .name_now(pid, |comm| read_naming(proc, pid, comm, args_buf, path))
-            else {
-                continue;
-            };
-            let (name, cmdline) = (naming.name.clone(), naming.cmdline.clone());
-            if let Some(s) = self
-                .known
-                .get_mut(&pid)
-                .and_then(|k| k.idle_sample.as_mut())
-            {
-                s.name = name.clone();
-                s.cmdline = cmdline.clone();
-            }
-            let p = &mut processes[i];
-            p.name = name;
-            p.cmdline = cmdline;
-        }
-    }
-
-    /// A process just read (`stat` in full) that is idle and keeps its
-    /// `stat` open trades it for `statm`, for full ticks to check it with:
-    /// `ahead` when it was opened before that read, else opened now.
-    fn trade_for_statm(&mut self, pid: u32, ahead: Option<File>) {
-        if !self
-            .known
-            .get(&pid)
-            .is_some_and(|k| k.statm.is_none() && k.stat.is_some())
-        {
-            return;
-        }
-        let (f, shown_own) = match ahead {
-            Some(f) => (f, true),
-            None => match self.open(Some(pid), "statm") {
-                Ok(f) => (f, false),
-                Err(_) => return,
-            },
-        };
-        let Some(resident) = resident_of(&f, &mut self.buf) else {
-            return;
-        };
-        let count = Arc::clone(&self.kept);
-        let buf = &mut self.buf;
-        #[cfg(test)]
-        if !shown_own {
-            self.traded_read_again.push(pid);
-        }
-        // `stat` read after `statm` was opened (this tick's read, for one
-        // opened ahead; else once more now): the process was alive then, so
-        // `statm` is its own, not a new process's on its pid.
-        if let Some(k) = self.known.get_mut(&pid).filter(|k| {
-            shown_own
-                || k.stat
-                    .as_ref()
-                    .is_some_and(|f| read_whole(&f.file, buf, true).is_ok_and(|n| n > 0))
-        }) {
-            // One descriptor for another: counted up, then down.
-            count.fetch_add(1, Ordering::Relaxed);
-            k.statm = Some(Kept { file: f, count });
-            k.statm_resident = resident;
-            k.stat = None;
-        }
-    }
-}
-
-/// Resident pages from a `/proc/PID/statm` kept open; `None` when the
-/// process is gone or the file does not parse.
-fn resident_of(statm: &File, buf: &mut Vec<u8>) -> Option<u64> {
-    let n = read_whole(statm, buf, true).ok()?;
-    parse_statm_resident(&buf[..n])
-}
-
-/// Whether `pid` or one of its ancestors (by `parent`, at most 64 up) is
-/// in `tree` (sorted).
-fn in_tree(pid: u32, parent: &HashMap<u32, u32>, tree: &[u32]) -> bool {
-    let mut at = pid;
-    for _ in 0..64 {
-        if tree.binary_search(&at).is_ok() {
-            return true;
-        }
-        match parent.get(&at) {
-            Some(&up) if up != at && up != 0 => at = up,
-            _ => return false,
-        }
-    }
-    false
-}
-
-/// A process's name from `/proc/PID/exe` (readable for the same user
-/// only) and the head of `/proc/PID/cmdline` (readable where `ps` shows it),
-/// both under `proc`; `rel` and `buf` are scratch.
-fn read_naming(proc: &File, pid: u32, comm: &[u8], buf: &mut Vec<u8>, rel: &mut String) -> Naming {
-    use rustix::fs::{Mode, OFlags};
-    use std::fmt::Write;
-    rel.clear();
-    let _ = write!(rel, "{pid}/exe");
-    let exe = rustix::fs::readlinkat(proc, rel.as_str(), Vec::new()).ok();
-    rel.clear();
-    let _ = write!(rel, "{pid}/cmdline");
-    if buf.len() < ARGS_READ_MAX {
-        buf.resize(ARGS_READ_MAX, 0);
-    }
-    // One read: procfs hands the command line over whole, up to the count
-    // asked, stopping short only at its end or at a page it cannot read
-    // (`get_mm_cmdline`, fs/proc/base.c). A second read would only find
-    // that end, at the price of another look into the process's memory.
-    let flags = OFlags::RDONLY | OFlags::CLOEXEC;
-    let n = rustix::fs::openat(proc, rel.as_str(), flags, Mode::empty())
-        .map_err(io::Error::from)
-        .and_then(|fd| File::from(fd).read(&mut buf[..ARGS_READ_MAX]))
-        .unwrap_or(0);
-    let argv = split_nul(&buf[..n]);
-    Naming::of(
-        exe.as_ref().map(|p| p.as_bytes()),
-        &argv,
-        &String::from_utf8_lossy(comm),
-    )
-}
-
-/// What a visit to one listed pid found.
-// Unboxed: each visit is moved straight into the tick's list; a box would
-// cost an allocation per process per tick to save stack bytes.
-#[allow(clippy::large_enum_variant)]
-enum Visit {
-    Sample(ProcessSample),
-    /// Nothing to show: a kernel thread, access denied, unreadable.
-    Nothing,
-    /// The process exited.
-    Gone,
 }
 
 impl Probe for NativeProbe {

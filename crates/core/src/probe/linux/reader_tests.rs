@@ -1,7 +1,8 @@
 use super::*;
 use crate::probe::linux::fd::MAX_KEPT;
-use crate::probe::naming::ARGS_RETRIES;
-use crate::probe::tiers::{FullTicks, FULL_EVERY};
+use crate::probe::linux::parse::{parse_stat, StatusFigures};
+use crate::probe::naming::{Naming, ARGS_RETRIES};
+use crate::probe::tiers::{FullTicks, Unmoved, FULL_EVERY};
 
 #[test]
 fn sees_itself_with_real_figures() {
