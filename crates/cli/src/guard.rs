@@ -108,48 +108,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let status = StatusLine::new();
 
     let gate = pass_gate(&args, &mut *probe, &signals, &status, program)?;
-
-    // The command, with the swap baseline taken just before it starts.
-    let baseline = probe
-        .system()
-        .context("cannot read swap in use")?
-        .swap_used_bytes;
-    let mut rules = args.rules(baseline);
-    let budget = rules.budget;
-    process::become_subreaper();
-    let mut command = std::process::Command::new(program);
-    command.args(rest).process_group(0);
-    let marks = session::open_marks(&path, Some(&mut command), &ringer);
-    let pid = process::spawn_command(&mut command, program)?.id();
-    process::ring_on_exit(pid, ringer.clone());
-    // From here on the guard reaps its children itself (waitpid), the command
-    // included: the `Child` handle is not used again.
-    let started = Instant::now();
-    let mut procs = Processes::new(pid)?;
-    let mut tree = WatchTree::new(Some(std::process::id()));
-    let mut root_name = program.rsplit('/').next().unwrap_or(program).to_string();
-
-    let mut header = session::header(
-        &*probe,
-        host,
-        &args.recording,
-        Some(pid),
-        &args.command,
-        "guard",
-    );
-    header.forecast.swap_budget_bytes = args.swap_budget;
-    header.forecast.swap_start_bytes = Some(baseline);
-    let mut rec = session::create_trace(&path, &header, marks, || {
-        procs.signal_group(pid, Signal::Kill);
-        procs.wait_main(Duration::from_secs(2));
-    })?;
+    let Launched {
+        pid,
+        mut procs,
+        mut rec,
+        mut rules,
+        header,
+        started,
+    } = launch(&args, &mut *probe, host, &path, &ringer, (program, rest))?;
     if let Some((gate, free_pct, waited)) = gate {
         rec.event("guard-wait", gate.passed_text(free_pct, waited), None, None);
     }
     rec.event("command-start", args.command.join(" "), Some(pid), None);
-    eprintln!("swapsight: {}", started_line(program, pid, budget, &path));
+    eprintln!(
+        "swapsight: {}",
+        started_line(program, pid, rules.budget, &path)
+    );
 
     let (sampler, ticks) = session::start_sampler(probe, args.recording.interval, &header, ringer);
+    let mut tree = WatchTree::new(Some(std::process::id()));
+    let mut root_name = program.rsplit('/').next().unwrap_or(program).to_string();
     let between = |rec: &RecordingSession| {
         if let Some(sig) = signals.received() {
             let reason = StopReason::Signal { name: sig.name() };
@@ -192,7 +170,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     plan.kill_wait = KILL_WAIT;
     plan.group = Some(pid);
     plan.exclude.insert(std::process::id());
-    let mut end = End {
+    let end = End {
         procs,
         tree,
         rec,
@@ -202,24 +180,67 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         elapsed: started.elapsed(),
         plan,
     };
-    let code = match outcome {
-        Outcome::Exited(st) => end.exited(st, &sampler),
-        Outcome::Stop(reason, first) => end.stopped(&reason, first)?,
-        Outcome::SamplerDied => {
-            let why = match sampler.stop() {
-                Err(e) => e.to_string(),
-                Ok(()) => "sampler stopped".into(),
-            };
-            return Err(end.probe_failed(why, &path));
-        }
-    };
-    let _ = sampler.stop();
-    match end.rec.failed() {
-        // The tree is stopped; only the end of the trace is missing.
-        Some(why) => eprintln!("swapsight: {why}: the trace ends early"),
-        None => eprintln!("{}", finished_line(end.rec.recorder())),
-    }
-    Ok(code)
+    end.close(outcome, sampler, &path)
+}
+
+/// The command started under the guard, its trace open.
+struct Launched {
+    pid: u32,
+    procs: Processes,
+    rec: RecordingSession,
+    rules: StopRules,
+    header: swapsight::trace::Header,
+    started: Instant,
+}
+
+/// Starts the command (`program` and its arguments) with the swap baseline
+/// taken just before it, in its own process group, and opens its trace;
+/// a trace that cannot be made stops the command's group at once.
+fn launch(
+    args: &Args,
+    probe: &mut dyn Probe,
+    host: swapsight::probe::HostInfo,
+    path: &Path,
+    ringer: &bell::Ringer,
+    (program, rest): (&str, &[String]),
+) -> anyhow::Result<Launched> {
+    let baseline = probe
+        .system()
+        .context("cannot read swap in use")?
+        .swap_used_bytes;
+    let rules = args.rules(baseline);
+    process::become_subreaper();
+    let mut command = std::process::Command::new(program);
+    command.args(rest).process_group(0);
+    let marks = session::open_marks(path, Some(&mut command), ringer);
+    let pid = process::spawn_command(&mut command, program)?.id();
+    process::ring_on_exit(pid, ringer.clone());
+    // From here on the guard reaps its children itself (waitpid), the command
+    // included: the `Child` handle is not used again.
+    let started = Instant::now();
+    let mut procs = Processes::new(pid)?;
+    let mut header = session::header(
+        &*probe,
+        host,
+        &args.recording,
+        Some(pid),
+        &args.command,
+        "guard",
+    );
+    header.forecast.swap_budget_bytes = args.swap_budget;
+    header.forecast.swap_start_bytes = Some(baseline);
+    let rec = session::create_trace(path, &header, marks, || {
+        procs.signal_group(pid, Signal::Kill);
+        procs.wait_main(Duration::from_secs(2));
+    })?;
+    Ok(Launched {
+        pid,
+        procs,
+        rec,
+        rules,
+        header,
+        started,
+    })
 }
 
 /// A stop the guard cannot keep is refused before anything starts: the
@@ -322,6 +343,34 @@ struct End<'a> {
 }
 
 impl End<'_> {
+    /// The run's end, as the loop left it: the tree stopped (or the
+    /// command's own exit), the trace closed, the exit code.
+    fn close(
+        mut self,
+        outcome: Outcome,
+        sampler: Sampler,
+        path: &Path,
+    ) -> anyhow::Result<ExitCode> {
+        let code = match outcome {
+            Outcome::Exited(st) => self.exited(st, &sampler),
+            Outcome::Stop(reason, first) => self.stopped(&reason, first)?,
+            Outcome::SamplerDied => {
+                let why = match sampler.stop() {
+                    Err(e) => e.to_string(),
+                    Ok(()) => "sampler stopped".into(),
+                };
+                return Err(self.probe_failed(why, path));
+            }
+        };
+        let _ = sampler.stop();
+        match self.rec.failed() {
+            // The tree is stopped; only the end of the trace is missing.
+            Some(why) => eprintln!("swapsight: {why}: the trace ends early"),
+            None => eprintln!("{}", finished_line(self.rec.recorder())),
+        }
+        Ok(code)
+    }
+
     /// The command ended by itself: nothing of its tree may outlive it.
     /// The scope is looked at once more, after the tree is gone, so an OOM
     /// kill at the very end reaches the trace.
