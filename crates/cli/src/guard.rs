@@ -9,23 +9,20 @@
 //! `kill(2)`, reaping and the child subreaper (on Linux, so that any
 //! descendant orphaned by its parent — a `setsid` daemon, a child forked
 //! just before its parent died — is re-parented to the guard and stays in
-//! its tree) are in `process`.
+//! its tree) are in `process`; how a guarded run ends (the tree stopped,
+//! the trace's last events, the exit code) is in `end`.
 
 use std::ops::ControlFlow;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{ExitCode, ExitStatus};
-use std::sync::mpsc::Receiver;
-use std::sync::Arc;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use swapsight::guard::{
-    stop_line, stop_tree, Budget, Decision, Gate, GateState, ProcessControl, Signal, StopPlan,
-    StopReason, StopRules,
+    Budget, Decision, Gate, GateState, ProcessControl, Signal, StopPlan, StopReason, StopRules,
 };
 use swapsight::probe::Probe;
-use swapsight::sampler::Sampler;
 use swapsight::tree::WatchTree;
 use swapsight::units::format_bytes;
 use swapsight::util::bell;
@@ -33,8 +30,12 @@ use swapsight::Tick;
 
 use crate::exit;
 use crate::process::{self, Processes, SignalNumber, Signals};
-use crate::session::{self, finished_line, RecordingArgs, StatusLine};
+use crate::session::{self, RecordingArgs, StatusLine};
 use swapsight::session::RecordingSession;
+
+mod end;
+
+use end::{End, Outcome};
 
 /// What a false-fit flag on the guarded tree does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -326,128 +327,6 @@ fn started_line(program: &str, pid: u32, budget: Option<Budget>, path: &Path) ->
         "started {program} (pid {pid}) {budget_text}; recording to {} (Ctrl-C to stop)",
         path.display()
     )
-}
-
-/// The guarded run once its loop is over: what stops the tree, and the
-/// trace that says how the run ended.
-struct End<'a> {
-    procs: Processes,
-    tree: WatchTree,
-    rec: RecordingSession,
-    ticks: &'a Receiver<Arc<Tick>>,
-    pid: u32,
-    /// The command's name as the last tick saw it.
-    root_name: String,
-    elapsed: Duration,
-    plan: StopPlan,
-}
-
-impl End<'_> {
-    /// The run's end, as the loop left it: the tree stopped (or the
-    /// command's own exit), the trace closed, the exit code.
-    fn close(
-        mut self,
-        outcome: Outcome,
-        sampler: Sampler,
-        path: &Path,
-    ) -> anyhow::Result<ExitCode> {
-        let code = match outcome {
-            Outcome::Exited(st) => self.exited(st, &sampler),
-            Outcome::Stop(reason, first) => self.stopped(&reason, first)?,
-            Outcome::SamplerDied => {
-                let why = match sampler.stop() {
-                    Err(e) => e.to_string(),
-                    Ok(()) => "sampler stopped".into(),
-                };
-                return Err(self.probe_failed(why, path));
-            }
-        };
-        let _ = sampler.stop();
-        match self.rec.failed() {
-            // The tree is stopped; only the end of the trace is missing.
-            Some(why) => eprintln!("swapsight: {why}: the trace ends early"),
-            None => eprintln!("{}", finished_line(self.rec.recorder())),
-        }
-        Ok(code)
-    }
-
-    /// The command ended by itself: nothing of its tree may outlive it.
-    /// The scope is looked at once more, after the tree is gone, so an OOM
-    /// kill at the very end reaches the trace.
-    fn exited(&mut self, st: ExitStatus, sampler: &Sampler) -> ExitCode {
-        let pid = self.pid;
-        let report = stop_tree(&mut self.procs, &mut self.tree, &self.plan);
-        if !report.stopped.is_empty() {
-            let line = self.stop_line(&StopReason::Leftovers, &report);
-            eprintln!("swapsight: {line}");
-            self.rec.event("guard-stop", line, Some(pid), None);
-        }
-        drain(self.ticks, &mut self.rec);
-        self.rec.scope_look(sampler.scope_now().as_ref());
-        self.rec
-            .event("command-exit", format!("{st}"), Some(pid), st.code());
-        exit::from_status(st)
-    }
-
-    /// Stops the tree for `reason`, `first` the signal it gets first; the
-    /// exit code to leave with.
-    fn stopped(&mut self, reason: &StopReason, first: Signal) -> anyhow::Result<ExitCode> {
-        let pid = self.pid;
-        self.plan.first = first;
-        let report = stop_tree(&mut self.procs, &mut self.tree, &self.plan);
-        let line = self.stop_line(reason, &report);
-        let code = match reason {
-            StopReason::TraceFailed { .. } => {
-                self.procs.wait_main(Duration::from_secs(1));
-                return Err(exit::fail(exit::ERROR, line));
-            }
-            // A signal's code is 128 + its number, the platform's.
-            _ => reason
-                .exit_code()
-                .unwrap_or_else(|| 128u8.wrapping_add(first.number() as u8)),
-        };
-        eprintln!("swapsight: {line}");
-        self.rec
-            .event("guard-stop", line, Some(pid), Some(i32::from(code)));
-        self.procs.wait_main(Duration::from_secs(1));
-        drain(self.ticks, &mut self.rec);
-        if let Some(st) = self.procs.main_status {
-            self.rec
-                .event("command-exit", format!("{st}"), Some(pid), st.code());
-        }
-        Ok(ExitCode::from(code))
-    }
-
-    /// Stops the tree when the sampler died (the run can no longer be
-    /// watched); the error to leave with.
-    fn probe_failed(&mut self, why: String, path: &Path) -> anyhow::Error {
-        let report = stop_tree(&mut self.procs, &mut self.tree, &self.plan);
-        let reason = StopReason::ProbeFailed { why };
-        let line = self.stop_line(&reason, &report);
-        self.rec
-            .event("guard-stop", line.clone(), Some(self.pid), Some(1));
-        self.procs.wait_main(Duration::from_secs(1));
-        let message = format!("{line}; trace kept in {}", path.display());
-        exit::fail(exit::ERROR, message)
-    }
-
-    fn stop_line(&self, reason: &StopReason, report: &swapsight::guard::StopReport) -> String {
-        stop_line(reason, self.elapsed, (self.pid, &self.root_name), report)
-    }
-}
-
-enum Outcome {
-    Exited(ExitStatus),
-    Stop(StopReason, Signal),
-    SamplerDied,
-}
-
-/// The ticks that came in while the tree was being stopped: the trace shows
-/// swap after the stop too.
-fn drain(ticks: &std::sync::mpsc::Receiver<Arc<Tick>>, rec: &mut RecordingSession) {
-    while let Ok(tick) = ticks.try_recv() {
-        rec.turn(Some(&tick), Instant::now());
-    }
 }
 
 /// `00:12  watched 1.2 GB  swap +340 MB  free 72 %  fits  budget 8.0 GB`
