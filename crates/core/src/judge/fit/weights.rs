@@ -37,20 +37,10 @@ use serde::Serialize;
 use crate::util::text::clean;
 
 mod hf;
+mod kinds;
 use hf::{hf_cache_snapshot, index_kind, read_index, ByKind};
-
-/// The file name endings counted as weights.
-pub const WEIGHT_EXTENSIONS: [&str; 6] = ["safetensors", "gguf", "bin", "pt", "pth", "npz"];
-
-/// Files with a weights ending that hold a trainer's state, not weights.
-const TRAINING_STATE: [&str; 6] = [
-    "optimizer.pt",
-    "optimizer.bin",
-    "scheduler.pt",
-    "scheduler.bin",
-    "training_args.bin",
-    "rng_state",
-];
+pub use kinds::WEIGHT_EXTENSIONS;
+use kinds::{file_id, is_split_gguf, is_training_state, not_a_file, weights_ext};
 
 /// How far the walk goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,25 +147,6 @@ pub enum WeightsError {
     },
 }
 
-/// What a path that is neither a file nor a folder is, for a note.
-fn not_a_file(t: &fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a FIFO";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-        if t.is_block_device() || t.is_char_device() {
-            return "a device";
-        }
-    }
-    let _ = t;
-    "neither a file nor a folder"
-}
-
 fn shown(p: &Path) -> String {
     clean(&p.to_string_lossy()).into_owned()
 }
@@ -185,45 +156,6 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> WeightsError + '_ {
         path: shown(path),
         source,
     }
-}
-
-/// The weights ending of `name` (lower case), if it has one.
-fn weights_ext(name: &str) -> Option<&'static str> {
-    let (_, ext) = name.rsplit_once('.')?;
-    WEIGHT_EXTENSIONS
-        .into_iter()
-        .find(|e| e.eq_ignore_ascii_case(ext))
-}
-
-fn is_training_state(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    TRAINING_STATE
-        .iter()
-        .any(|t| lower == *t || (t.ends_with("rng_state") && lower.starts_with(t)))
-}
-
-/// `model-00001-of-00003.gguf`: a part of a split GGUF.
-fn is_split_gguf(name: &str) -> bool {
-    let Some(stem) = name.strip_suffix(".gguf") else {
-        return false;
-    };
-    let parts: Vec<&str> = stem.rsplitn(4, '-').collect();
-    matches!(parts.as_slice(), [total, "of", part, _]
-        if total.len() == 5 && part.len() == 5
-            && total.bytes().chain(part.bytes()).all(|b| b.is_ascii_digit()))
-}
-
-/// A file's identity, so that a file reached twice (a link and its target,
-/// two links to one blob) counts once.
-#[cfg(unix)]
-fn file_id(m: &fs::Metadata) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    Some((m.dev(), m.ino()))
-}
-
-#[cfg(not(unix))]
-fn file_id(_: &fs::Metadata) -> Option<(u64, u64)> {
-    None
 }
 
 /// Counts the weights at `path`: a file (counted whatever its name) or a
