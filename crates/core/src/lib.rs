@@ -20,6 +20,16 @@
 //! - [`show`]: exports, the live session the app and `serve` share, and
 //!   `doctor`.
 //!
+//! Output types — what a shell prints, serves or draws: a report, a
+//! comparison's [`RunRow`](judge::compare::RunRow), fit's
+//! [`Answer`](judge::fit::Answer), the live session's
+//! [`Snapshot`](show::live::Snapshot), [`Notice`](show::live::Notice) and
+//! [`Point`](show::live::Point) — have every field `pub` and documented,
+//! and are `#[non_exhaustive]`: a shell reads any figure it shows, only the
+//! core builds them, and a field added later breaks no shell. Types whose
+//! fields keep an invariant (a fold, a sampler) keep them private behind
+//! methods.
+//!
 //! Each module is also re-exported at the crate's root
 //! (`swapsight::report` is `swapsight::judge::report`), the paths the shells
 //! and tests use.

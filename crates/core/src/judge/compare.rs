@@ -21,16 +21,23 @@ pub const MAX_RUNS: usize = 20;
 
 /// One run's row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct RunRow {
-    pub(crate) label: String,
-    pub(crate) host: String,
-    pub(crate) duration_ms: u64,
+    /// The run's name in the comparison (its trace's, cleaned).
+    pub label: String,
+    /// The host the run was recorded on.
+    pub host: String,
+    /// How long the run lasted, in ms.
+    pub duration_ms: u64,
     /// Peak of Σ footprints of the watched tree; without a watched tree, the
     /// largest single process's peak.
     pub peak_footprint_bytes: u64,
-    pub(crate) swap_growth_bytes: i64,
-    pub(crate) min_free_pct: f64,
-    pub(crate) verdict: State,
+    /// Swap growth over the run (its report's).
+    pub swap_growth_bytes: i64,
+    /// The lowest free memory of the run, in %.
+    pub min_free_pct: f64,
+    /// The run's verdict (its report's).
+    pub verdict: State,
     /// When the first process was flagged (not `fits`), from the start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_flagged_ms: Option<u64>,
@@ -47,8 +54,10 @@ pub struct RunRow {
 
 /// The comparison.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Comparison {
-    pub(crate) runs: Vec<RunRow>,
+    /// One row a run, in the order given.
+    pub runs: Vec<RunRow>,
     /// The runs come from more than one machine: figures compare less well.
     pub hosts_differ: bool,
     /// Every run carries the same phases, in the same order.

@@ -237,8 +237,10 @@ pub struct Setting {
 
 /// The answer, with everything it stands on.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Answer {
-    pub(crate) verdict: Verdict,
+    /// Fits, fits only by swapping, or does not fit.
+    pub verdict: Verdict,
     /// 0 fits, 1 fits only by swapping, 2 does not fit.
     pub exit_code: u8,
     /// The answer in one line.
@@ -246,14 +248,21 @@ pub struct Answer {
     /// What is held against the bounds: the model's bytes, or the past
     /// run's peak where it is larger.
     pub needed_bytes: u64,
-    pub(crate) model_bytes: u64,
-    pub(crate) model: Model,
+    /// The model's own bytes (its weights as counted).
+    pub model_bytes: u64,
+    /// The model as it was given: a folder or file counted, or a size.
+    pub model: Model,
+    /// A past run of the pipeline, where one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) past_run: Option<PastRun>,
-    pub(crate) bounds: Vec<Bound>,
-    pub(crate) skipped: Vec<Skipped>,
-    pub(crate) settings: Vec<Setting>,
-    pub(crate) notes: Vec<String>,
+    pub past_run: Option<PastRun>,
+    /// Each bound the need is held against.
+    pub bounds: Vec<Bound>,
+    /// The bounds this machine does not have, and why.
+    pub skipped: Vec<Skipped>,
+    /// The settings that would make it fit, where one would.
+    pub settings: Vec<Setting>,
+    /// What else to know about the answer.
+    pub notes: Vec<String>,
 }
 
 /// What the need is: the model's bytes, or a past run's peak where it is

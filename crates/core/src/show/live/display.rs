@@ -68,17 +68,23 @@ pub struct RecordingStatus {
 
 /// Everything a UI shows at one tick.
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct Snapshot {
-    pub(crate) t_ms: u64,
+    /// The tick's time, ms since the session started.
+    pub t_ms: u64,
     /// The machine's figures at this tick.
     pub system: SystemSample,
-    pub(crate) view: SystemView,
+    /// The detector's view of the machine (swap growth since the
+    /// baseline, the tolerance, what no footprint explains).
+    pub view: SystemView,
     /// Worst current state of any process.
     pub state: State,
     /// Menu-bar title, e.g. `⇡2.1G ⚠ false fit`; empty when nothing to say.
     pub title: String,
-    pub(crate) processes: Vec<Row>,
-    pub(crate) process_count: usize,
+    /// The rows of the per-process table.
+    pub processes: Vec<Row>,
+    /// How many processes the tick saw (the rows are a part of them).
+    pub process_count: usize,
     /// The pid pinned, if any.
     pub pinned: Option<u32>,
     /// The recording under way, if any.
@@ -103,24 +109,33 @@ pub struct Snapshot {
 
 /// One point of the chart history.
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct Point {
-    pub(crate) t_ms: u64,
-    pub(crate) swap_growth_bytes: i64,
-    pub(crate) swap_used_bytes: u64,
-    pub(crate) free_pct: f64,
+    /// The tick's time, ms since the session started.
+    pub t_ms: u64,
+    /// Swap growth since the baseline.
+    pub swap_growth_bytes: i64,
+    /// Swap in use.
+    pub swap_used_bytes: u64,
+    /// Free memory, in %.
+    pub free_pct: f64,
     /// (pid, footprint) of the largest and the flagged/pinned processes.
     pub footprints: Vec<(u32, u64)>,
 }
 
 /// A false fit (or overflow) that just started: one notification.
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct Notice {
     /// What it is about: `state` (a process's false fit or overflow, `pid`
     /// and `name` say which), `forecast` or `pressure` (the machine's).
     pub kind: &'static str,
-    pub(crate) pid: u32,
-    pub(crate) name: String,
-    pub(crate) state: State,
+    /// The process it is about (0 for the machine's).
+    pub pid: u32,
+    /// Its name (empty for the machine's).
+    pub name: String,
+    /// The state it entered.
+    pub state: State,
     /// The notification's title.
     pub title: String,
     /// Its text.
@@ -129,10 +144,12 @@ pub struct Notice {
 
 /// What subscribers receive every tick.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Update {
     /// Everything a UI shows now.
     pub snapshot: Snapshot,
-    pub(crate) point: Point,
+    /// The chart's new point.
+    pub point: Point,
     /// What this tick has to notify: a false fit or overflow raised, a
     /// forecast under the horizon, memory pressure risen.
     pub notices: Vec<Notice>,
