@@ -384,8 +384,12 @@ def watch_mlx(interval: Optional[float] = None) -> MlxWatch:
     thread, every ``interval`` seconds (default 0.5; from 0.1 to 3600, else
     ValueError): ``mx.get_active_memory()``, ``get_cache_memory()`` and
     ``get_peak_memory()`` as ``mlx.active``, ``mlx.cache`` and ``mlx.peak``
-    (bytes), and ``mlx.held``, active + cache (what MLX's memory limit
-    counts); once, the numbers of ``mx.device_info()`` among
+    (bytes), and ``mlx.held``, active + cache (what MLX's Metal allocator
+    weighs against the lower of its memory limit and 95 % of the
+    recommended working set before it gives cached buffers back; the
+    memory limit's own check, where ``eval`` waits, counts active memory
+    only: ``get_active_memory() > get_memory_limit()`` in mlx/transforms.cpp);
+    once, the numbers of ``mx.device_info()`` among
     ``memory_size``, ``max_recommended_working_set_size`` (bytes) and
     ``resource_limit`` (buffers), as ``mlx.memory_size``, …. Only once the
     program has imported ``mlx.core`` itself (it is never imported here);

@@ -55,17 +55,19 @@ pub const WIRE_COUNT_INDEX: usize = 3;
 /// struct and kept 38 as `HOST_VM_INFO64_REV1_COUNT` (`offsetof(…,
 /// swapped_count) / sizeof(integer_t)`): asked for 38 they fill revision 1,
 /// which holds `compressor_page_count` and `wire_count` (`vm_stats`,
-/// `osfmk/kern/host.c`). A count above the kernel's `HOST_VM_INFO64_COUNT`
-/// makes it log "host_statistics64() count is larger than expected" on every
-/// call.
+/// `osfmk/kern/host.c`). Only macOS 26's `vm_stats` logs a count above its
+/// own `HOST_VM_INFO64_COUNT` (62: "host_statistics64() count is larger
+/// than expected"); xnu-11417's (macOS 15) has no such check. So neither
+/// 62 nor 38 is ever logged.
 pub const HOST_VM_INFO64_COUNT: usize = 38;
 
 /// The count of revision 3 of `vm_statistics64` (macOS 26): revision 2
 /// added `swapped_count` at 38, revision 3 the memory-tagging (MTE) pages
 /// from `total_tag_storage_pages` at 40 through `compressed_tag_storage_bytes`,
 /// 62 `integer_t` in all (`HOST_VM_INFO64_REV3_COUNT`, `<mach/host_info.h>`).
-/// The probe asks for it first; a kernel that answers fewer is asked for
-/// [`HOST_VM_INFO64_COUNT`] from then on, so it logs its complaint once.
+/// The probe asks for it first; a kernel that answers fewer (macOS 15 and
+/// earlier, which log nothing for it) is asked for
+/// [`HOST_VM_INFO64_COUNT`] from then on, to read no more than it fills.
 pub const HOST_VM_INFO64_REV3_COUNT: usize = 62;
 
 /// Index, in `integer_t` units, of `total_tag_storage_pages` (a `u64`,
