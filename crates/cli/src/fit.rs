@@ -171,5 +171,6 @@ fn figures() -> anyhow::Result<Figures> {
         scope,
         scope_unread,
         mps_high_watermark_ratio: std::env::var(fit::MPS_RATIO_ENV).ok(),
+        mps_low_watermark_ratio: std::env::var(fit::MPS_LOW_RATIO_ENV).ok(),
     })
 }

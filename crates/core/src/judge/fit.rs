@@ -52,6 +52,9 @@ pub const MPS_MAX_RATIO: f64 = 2.0;
 /// PyTorch's default low watermark ratio on unified memory, which may not
 /// exceed the high one.
 pub const MPS_DEFAULT_LOW_RATIO: f64 = 1.4;
+/// The environment variable PyTorch's MPS allocator reads its low
+/// watermark ratio from.
+pub const MPS_LOW_RATIO_ENV: &str = "PYTORCH_MPS_LOW_WATERMARK_RATIO";
 /// MLX's default memory limit, × Metal's recommended working set
 /// (`mx.set_memory_limit`: "When metal is available the memory limit
 /// defaults to 1.5 times the maximum recommended working set size").
@@ -105,6 +108,9 @@ pub struct Figures {
     pub scope_unread: Option<String>,
     /// `PYTORCH_MPS_HIGH_WATERMARK_RATIO` as set, if it is.
     pub mps_high_watermark_ratio: Option<String>,
+    /// `PYTORCH_MPS_LOW_WATERMARK_RATIO` as set, if it is: a high ratio
+    /// under the low one makes PyTorch refuse to start.
+    pub mps_low_watermark_ratio: Option<String>,
 }
 
 /// What the model is.

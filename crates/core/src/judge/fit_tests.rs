@@ -268,9 +268,11 @@ fn a_wired_limit_set_by_sysctl_is_the_bound_it_sets() {
 
 #[test]
 fn the_mps_watermark_is_the_ratio_set_times_the_working_set_and_does_not_set_the_verdict() {
-    // swapsight advise's 0.8: the source's clean error at 29.95 GiB.
+    // swapsight advise's 0.8 (with its low ratio, which PyTorch needs
+    // under a high one below 1.4): the source's clean error at 29.95 GiB.
     let f = Figures {
         mps_high_watermark_ratio: Some("0.8".into()),
+        mps_low_watermark_ratio: Some("0.6".into()),
         ..mac48()
     };
     let a = answer(size(32 * GIB), None, &f);
@@ -295,17 +297,16 @@ fn the_mps_watermark_is_the_ratio_set_times_the_working_set_and_does_not_set_the
         "{text}"
     );
 
-    assert_eq!(mps_ratio(None), Ok(Some((1.7, false))));
-    assert_eq!(mps_ratio(Some(" 1.2 ")), Ok(Some((1.2, true))));
-    assert_eq!(mps_ratio(Some("0")), Ok(None));
-    assert!(mps_ratio(Some("2.5"))
+    assert_eq!(mps_ratio(None, None), Ok(Some((1.7, false))));
+    assert_eq!(mps_ratio(Some(" 1.5 "), None), Ok(Some((1.5, true))));
+    assert_eq!(mps_ratio(Some(" 1.2 "), Some("1.0")), Ok(Some((1.2, true))));
+    assert_eq!(mps_ratio(Some("0"), None), Ok(None));
+    assert!(mps_ratio(Some("2.5"), None)
         .unwrap_err()
         .contains("PyTorch refuses it"));
-    assert!(mps_ratio(Some("lots"))
-        .unwrap_err()
-        .contains("is not a number"));
     let f = Figures {
         mps_high_watermark_ratio: Some("0".into()),
+        mps_low_watermark_ratio: None,
         ..mac48()
     };
     let a = answer(size(GIB), None, &f);
@@ -411,4 +412,76 @@ fn the_text_names_every_bound_with_its_figure_and_groups_what_is_not_here() {
     assert_eq!(json["model"]["kind"], "size");
     assert_eq!(json["bounds"][1]["id"], "free-now");
     assert_eq!(json["bounds"][1]["if_over"], "swaps");
+}
+
+/// PyTorch reads its ratios with C's strtod: what follows a number is
+/// ignored ("1.5x" is 1.5), text with no number in front is 0 (no limit),
+/// and a high ratio under the low one's default (1.4 on unified memory)
+/// without PYTORCH_MPS_LOW_WATERMARK_RATIO makes PyTorch refuse to start.
+/// fit reads them the same way and says so.
+#[test]
+fn the_mps_ratios_are_read_as_pytorchs_strtod_reads_them() {
+    use super::bounds::strtod;
+    for (text, want, used) in [
+        ("1.5", 1.5, 3),
+        ("  1.5x", 1.5, 5),
+        ("+.5e1 ", 5.0, 5),
+        ("1.", 1.0, 2),
+        ("2e", 2.0, 1),
+        ("-0.25", -0.25, 5),
+        ("lots", 0.0, 0),
+        ("", 0.0, 0),
+        (".", 0.0, 0),
+        ("0x10", 0.0, 1),
+    ] {
+        assert_eq!(strtod(text), (want, used), "{text:?}");
+    }
+    assert!(strtod("INF").0.is_infinite() && strtod("nan").0.is_nan());
+
+    // "1.5x": 1.5, said.
+    let f = Figures {
+        mps_high_watermark_ratio: Some("1.5x".into()),
+        ..mac48()
+    };
+    let a = answer(size(GIB), None, &f);
+    let b = bound(&a, BoundId::MpsHighWatermark);
+    assert!(
+        b.source
+            .contains("1.50 (read as 1.5: PyTorch's strtod stops at 'x')"),
+        "{}",
+        b.source
+    );
+    // A word: 0, no limit, said.
+    assert_eq!(mps_ratio(Some("lots"), None), Ok(None));
+    let f = Figures {
+        mps_high_watermark_ratio: Some("lots".into()),
+        ..mac48()
+    };
+    let a = answer(size(GIB), None, &f);
+    let why = &a
+        .skipped
+        .iter()
+        .find(|s| s.id == BoundId::MpsHighWatermark)
+        .expect("the MPS bound is left out")
+        .why;
+    assert!(
+        why.contains("reads it as 0") && why.contains("no limit"),
+        "{why}"
+    );
+    // Under the low ratio's default, with no low ratio set: PyTorch refuses.
+    let err = mps_ratio(Some("1.2"), None).unwrap_err();
+    assert!(
+        err.contains("PyTorch refuses to start MPS")
+            && err.contains("default on unified memory 1.4"),
+        "{err}"
+    );
+    assert!(
+        mps_ratio(Some("1.5"), Some("1.6")).is_err(),
+        "low above high"
+    );
+    assert_eq!(
+        mps_ratio(Some("0"), Some("1.9")),
+        Ok(None),
+        "no limit: up to 2.0"
+    );
 }

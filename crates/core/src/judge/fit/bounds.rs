@@ -4,7 +4,7 @@
 
 use super::{
     free_now, gb, is_macos, Bound, BoundId, Figures, Framework, IfOver, Skipped, MLX_LIMIT_SHARE,
-    MPS_DEFAULT_HIGH_RATIO, MPS_MAX_RATIO, MPS_RATIO_ENV,
+    MPS_DEFAULT_HIGH_RATIO, MPS_DEFAULT_LOW_RATIO, MPS_LOW_RATIO_ENV, MPS_MAX_RATIO, MPS_RATIO_ENV,
 };
 use crate::probe::GpuMemory;
 
@@ -159,28 +159,39 @@ fn gpu(l: &mut List, f: &Figures) {
         IfOver::Swaps,
         None,
     );
-    match mps_ratio(f.mps_high_watermark_ratio.as_deref()) {
+    let env = (
+        f.mps_high_watermark_ratio.as_deref(),
+        f.mps_low_watermark_ratio.as_deref(),
+    );
+    match mps_ratio(env.0, env.1) {
         Ok(Some((ratio, set))) => {
             let how = if set {
                 " ="
             } else {
                 " (unset: PyTorch's default)"
             };
+            let read = env
+                .0
+                .and_then(|raw| read_as(raw, ratio))
+                .unwrap_or_default();
             l.bound(
                 BoundId::MpsHighWatermark,
                 (ratio * rec as f64) as u64,
                 format!(
-                    "{MPS_RATIO_ENV}{how} {ratio:.2} × the recommended working set {}",
+                    "{MPS_RATIO_ENV}{how} {ratio:.2}{read} × the recommended working set {}",
                     gb(rec)
                 ),
                 IfOver::Raises,
                 Some(Framework::PytorchMps),
             );
         }
-        Ok(None) => l.skip(
-            BoundId::MpsHighWatermark,
-            format!("{MPS_RATIO_ENV}=0: PyTorch puts no limit on the MPS pool"),
-        ),
+        Ok(None) => {
+            let read = env.0.and_then(|raw| read_as(raw, 0.0)).unwrap_or_default();
+            l.skip(
+                BoundId::MpsHighWatermark,
+                format!("{MPS_RATIO_ENV}=0{read}: PyTorch puts no limit on the MPS pool"),
+            )
+        }
         Err(why) => l.skip(BoundId::MpsHighWatermark, why),
     }
     l.bound(
@@ -202,26 +213,115 @@ fn wired_source(gpu: &GpuMemory) -> String {
     }
 }
 
-/// The MPS high watermark ratio in force: `Ok(Some((ratio, set)))`,
-/// `set` when it came from the environment; `Ok(None)` for 0 (no limit);
-/// `Err` for a value PyTorch refuses.
-pub fn mps_ratio(env: Option<&str>) -> Result<Option<(f64, bool)>, String> {
-    let Some(raw) = env else {
-        return Ok(Some((MPS_DEFAULT_HIGH_RATIO, false)));
+/// The MPS high watermark ratio in force, from the high and the low
+/// ratios' variables as PyTorch reads them (`strtod`, `init_allocator` in
+/// `aten/src/ATen/mps/MPSAllocator.mm`): `Ok(Some((ratio, set)))`, `set`
+/// when it came from the environment; `Ok(None)` for 0 (no limit, as is
+/// any text with no number in front: strtod reads it as 0); `Err` for a
+/// setting PyTorch refuses at its first MPS use — a high ratio outside 0 to
+/// [`MPS_MAX_RATIO`], or a low ratio above the high one
+/// (`setLowWatermarkRatio`: the low's default on unified memory,
+/// [`MPS_DEFAULT_LOW_RATIO`], is above any high ratio under it).
+pub fn mps_ratio(high: Option<&str>, low: Option<&str>) -> Result<Option<(f64, bool)>, String> {
+    let (ratio, set) = match high {
+        None => (MPS_DEFAULT_HIGH_RATIO, false),
+        Some(raw) => (strtod(raw).0, true),
     };
-    let shown = crate::util::text::clean(raw);
-    let ratio: f64 = raw
-        .trim()
-        .parse()
-        .ok()
-        .filter(|r: &f64| r.is_finite())
-        .ok_or_else(|| {
-            format!("{MPS_RATIO_ENV}='{shown}' is not a number: the MPS bound is left out")
-        })?;
-    if !(0.0..=MPS_MAX_RATIO).contains(&ratio) {
+    let shown = |raw: Option<&str>, v: f64| match raw {
+        Some(raw) => format!(
+            "'{}'{}",
+            crate::util::text::clean(raw),
+            read_as(raw, v).unwrap_or_default()
+        ),
+        None => "unset".into(),
+    };
+    if !(0.0..=MPS_MAX_RATIO).contains(&ratio) || ratio.is_nan() {
         return Err(format!(
-            "{MPS_RATIO_ENV}={shown} is outside 0 to {MPS_MAX_RATIO}: PyTorch refuses it at the first MPS use (\"invalid high watermark ratio\")"
+            "{MPS_RATIO_ENV}={} is outside 0 to {MPS_MAX_RATIO}: PyTorch refuses it at the first MPS use (\"invalid high watermark ratio\")",
+            shown(high, ratio)
         ));
     }
-    Ok((ratio > 0.0).then_some((ratio, true)))
+    let low_ratio = low.map_or(MPS_DEFAULT_LOW_RATIO, |raw| strtod(raw).0);
+    // A high ratio of 0 (no limit) is compared as the upper bound.
+    let ceiling = if ratio == 0.0 { MPS_MAX_RATIO } else { ratio };
+    if !(0.0..=ceiling).contains(&low_ratio) || low_ratio.is_nan() {
+        let low_said = match low {
+            None => format!("unset, PyTorch's default on unified memory {MPS_DEFAULT_LOW_RATIO}"),
+            Some(_) => shown(low, low_ratio),
+        };
+        return Err(format!(
+            "{MPS_RATIO_ENV}={} with {MPS_LOW_RATIO_ENV} {low_said}: PyTorch refuses to start MPS (\"invalid low watermark ratio\": the low ratio may not pass the high); set {MPS_LOW_RATIO_ENV} at or below the high ratio",
+            shown(high, ratio)
+        ));
+    }
+    Ok((ratio > 0.0).then_some((ratio, set)))
+}
+
+/// " (read as 1.5: PyTorch's strtod stops at 'x')" where `raw` is not a
+/// number whole, as C's `strtod` reads it; `None` where it is.
+fn read_as(raw: &str, v: f64) -> Option<String> {
+    let (_, used) = strtod(raw);
+    let rest = raw[used..].trim();
+    if used > 0 && rest.is_empty() {
+        return None;
+    }
+    Some(if used == 0 {
+        " (no number in front: PyTorch's strtod reads it as 0)".to_string()
+    } else {
+        let next: String = rest
+            .chars()
+            .take(1)
+            .map(crate::util::text::safe_char)
+            .collect();
+        format!(" (read as {v}: PyTorch's strtod stops at '{next}')")
+    })
+}
+
+/// C's `strtod` on `s`, as PyTorch reads its ratios: leading white space,
+/// a sign, then the longest decimal number (digits, a point, an exponent)
+/// or `inf`, `infinity`, `nan` in any case; the value and the bytes it
+/// took, (0.0, 0) where no number starts. Hexadecimal floats (`0x1p0`),
+/// which strtod also takes, are read up to the `x` (as 0).
+pub fn strtod(s: &str) -> (f64, usize) {
+    let b = s.as_bytes();
+    let mut i = b.iter().take_while(|c| c.is_ascii_whitespace()).count();
+    let start = i;
+    if matches!(b.get(i), Some(b'+' | b'-')) {
+        i += 1;
+    }
+    let word = s[i..].to_ascii_lowercase();
+    for (name, v) in [
+        ("infinity", f64::INFINITY),
+        ("inf", f64::INFINITY),
+        ("nan", f64::NAN),
+    ] {
+        if word.starts_with(name) {
+            let neg = b.get(start) == Some(&b'-');
+            return (if neg { -v } else { v }, i + name.len());
+        }
+    }
+    let digits = |from: usize| b[from..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let whole = digits(i);
+    let mut end = i + whole;
+    let mut frac = 0;
+    if b.get(end) == Some(&b'.') {
+        frac = digits(end + 1);
+        if whole + frac > 0 {
+            end += 1 + frac;
+        }
+    }
+    if whole + frac == 0 {
+        return (0.0, 0);
+    }
+    if matches!(b.get(end), Some(b'e' | b'E')) {
+        let mut j = end + 1;
+        if matches!(b.get(j), Some(b'+' | b'-')) {
+            j += 1;
+        }
+        let exp = digits(j);
+        if exp > 0 {
+            end = j + exp;
+        }
+    }
+    (s[start..end].parse().unwrap_or(0.0), end)
 }
