@@ -162,15 +162,18 @@ pub struct VmMemory {
 }
 
 impl VmMemory {
-    /// Activity Monitor's "Memory Used": app memory + wired + compressed,
-    /// and on macOS 26 the tag storage pages, which Activity Monitor is
-    /// reported to add (as public monitors that match it do); not yet
-    /// confirmed on a Mac, so `doctor` shows the figure as a row of its own.
+    /// Activity Monitor's "Memory Used": app memory + wired + compressed.
+    /// Not the tag storage pages of macOS 26, which public monitors add:
+    /// XNU's `host.c` (under `HAS_MTE`) takes only the tag-storage
+    /// pages that hold no tags out of `wire_count`; those storing tags stay
+    /// counted as wired, so adding the total likely counts them twice (up
+    /// to 1/32 of memory on M5 Macs). Until a Mac shows what Activity
+    /// Monitor counts, the figure is its own ([`VmMemory::tag_storage_bytes`],
+    /// a `doctor` row).
     pub fn used_bytes(&self) -> u64 {
         self.app_bytes
             .saturating_add(self.wired_bytes)
             .saturating_add(self.compressed_bytes)
-            .saturating_add(self.tag_storage_bytes.unwrap_or(0))
     }
 }
 

@@ -175,13 +175,13 @@ impl VmStat {
         self.bytes(self.anonymous.saturating_sub(self.purgeable))
     }
 
-    /// Activity Monitor's "Memory Used": app memory + wired + compressed
-    /// (+ tag storage where `vm_stat` prints it: the probe's formula).
+    /// Activity Monitor's "Memory Used": app memory + wired + compressed,
+    /// the probe's formula (tag storage, where `vm_stat` prints it, is not
+    /// added: see `VmMemory::used_bytes`).
     pub fn used_bytes(&self) -> Option<u64> {
         self.app_bytes()?
             .checked_add(self.wired_bytes()?)?
-            .checked_add(self.compressed_bytes()?)?
-            .checked_add(self.tag_storage_bytes().unwrap_or(Some(0))?)
+            .checked_add(self.compressed_bytes()?)
     }
 
     /// Tag storage in bytes; `None` where `vm_stat` printed no such line.

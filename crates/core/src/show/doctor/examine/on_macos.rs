@@ -248,9 +248,9 @@ pub(super) fn rows_macos(read: &MacRead, child: ChildInfo, a: &Snap, b: &Snap) -
         row(n::CHILD_FOOTPRINT, n::FOOTPRINT, footprint.clone(), tool_fp, fp_tol),
         row(n::CHILD_FOOTPRINT, n::TOP_MEM, footprint, top_fp, top_tol),
     ];
-    // macOS 26 on a Mac with memory tagging: the tag storage pages, which
-    // used memory now counts (docs/doctor.md); shown on their own until a
-    // Mac confirms Activity Monitor counts them so.
+    // macOS 26 on a Mac with memory tagging: the tag storage pages, shown
+    // on their own and not in used memory (docs/doctor.md): the pages that
+    // store tags are wired already.
     if let Reading::Value(Some(Some(tags))) = read.vm_stat.clone().map(|v| v.tag_storage_bytes()) {
         rows.push(info(
             n::TAG_STORAGE,
@@ -258,8 +258,9 @@ pub(super) fn rows_macos(read: &MacRead, child: ChildInfo, a: &Snap, b: &Snap) -
             Unit::Bytes,
             None,
             Reading::Value(tags as f64),
-            "counted in used memory, as Activity Monitor is reported to count it on macOS 26 \
-             (not yet confirmed on a Mac)",
+            "not in used memory: the pages storing tags are counted as wired (XNU host.c, \
+             HAS_MTE), so adding the total would count them twice; what Activity Monitor \
+             counts is not yet confirmed on a Mac",
         ));
     }
     rows.extend(gpu_and_swap_rows(read, a, b));
