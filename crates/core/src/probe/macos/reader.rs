@@ -148,6 +148,8 @@ pub struct NativeProbe {
     task_vm_buf: Vec<libc::integer_t>,
     /// The GPU's figures between ticks.
     gpu: GpuCache,
+    /// The IOAccelerator services, kept between reads.
+    accelerators: ffi::gpu::Accelerators,
     /// `hw.optional.arm64` is 1 (Apple Silicon, also under Rosetta): only
     /// there is Metal asked for its working set (see
     /// [`ffi::gpu::recommended_working_set`]).
@@ -238,6 +240,7 @@ impl NativeProbe {
             task_vm_count: parse_process::TASK_VM_INFO_REV7_COUNT,
             task_vm_buf: vec![0; TASK_VM_INFO_BUFFER],
             gpu: GpuCache::new(),
+            accelerators: ffi::gpu::Accelerators::default(),
             apple_silicon,
             tick: 0,
             full: FullTicks::default(),
@@ -252,10 +255,11 @@ impl NativeProbe {
     /// `iogpu.wired_limit_mb` changes (see [`GpuCache`]).
     fn gpu_figures(&mut self, refresh: bool) -> Option<GpuMemory> {
         let apple_silicon = self.apple_silicon;
+        let accelerators = &mut self.accelerators;
         self.gpu.get(
             Instant::now(),
             refresh,
-            || parse::gpu_memory(ffi::gpu::accelerator_statistics(&parse::GPU_KEYS)),
+            || parse::gpu_memory(accelerators.statistics(&parse::GPU_KEYS)),
             || {
                 let mut buf = [0u8; 8];
                 // Absent before macOS 14 and on Intel Macs: ENOENT.
