@@ -19,7 +19,7 @@
 //! | compressor, wired | `host_statistics64(HOST_VM_INFO64)`, `compressor_page_count` and `wire_count × vm.pagesize` |
 //! | physical memory, page size | `sysctl hw.memsize`, `hw.memsize_usable`, `vm.pagesize`, read once |
 //! | swap written | `swapouts × vm.pagesize` of the same `host_statistics64` answer |
-//! | GPU in use, allocated, the driver's part | "In use system memory", "Alloc system memory", "In use system memory (driver)" of each `IOAccelerator` service's `PerformanceStatistics` (`IOServiceGetMatchingServices` + `IORegistryEntryCreateCFProperties`), summed, at most once a second |
+//! | GPU in use, allocated, the driver's part | "In use system memory", "Alloc system memory", "In use system memory (driver)" of each `IOAccelerator` service's `PerformanceStatistics` (`IOServiceGetMatchingServices` once, then `IORegistryEntryCreateCFProperty` of that one key), summed, at most once a second |
 //! | GPU wired limit | `sysctl iogpu.wired_limit_mb` (0: the default; absent before macOS 14), with each registry read |
 //! | Metal's recommended working set | `recommendedMaxWorkingSetSize` of `MTLCreateSystemDefaultDevice()`, Apple Silicon only, read at the first sample and again when `iogpu.wired_limit_mb` changes |
 //!
