@@ -89,3 +89,26 @@ fn used_and_free_bytes_are_over_usable_memory() {
     };
     assert_eq!(nan.used_bytes(), 16 << 30);
 }
+
+/// macOS 26's tag storage is a figure of its own: written only where the
+/// kernel gave it, read back as written, and never part of used memory
+/// (its tag-holding pages are wired already).
+#[test]
+fn tag_storage_is_its_own_figure_written_only_when_present() {
+    let plain = SystemSample {
+        phys_bytes: 16 << 30,
+        memory_used_bytes: Some(6 << 30),
+        ..SystemSample::default()
+    };
+    let json = serde_json::to_value(plain).unwrap();
+    assert!(json.get("tag_storage_bytes").is_none(), "{json}");
+    let mte = SystemSample {
+        tag_storage_bytes: Some(512 << 20),
+        ..plain
+    };
+    let json = serde_json::to_string(&mte).unwrap();
+    assert!(json.contains("\"tag_storage_bytes\":536870912"), "{json}");
+    let back: SystemSample = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, mte);
+    assert_eq!(mte.used_bytes(), plain.used_bytes());
+}

@@ -49,6 +49,18 @@ pub struct SystemSample {
     /// less free memory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_used_bytes: Option<u64>,
+    /// macOS 26 on a Mac with memory tagging (MTE): the pages set aside
+    /// to store memory tags, `total_tag_storage_pages × page size` of
+    /// `host_statistics64(HOST_VM_INFO64)` revision 3
+    /// (`<mach/vm_statistics.h>`). Kept apart, not in
+    /// [`SystemSample::memory_used_bytes`]: XNU's `vm_stats`
+    /// (`osfmk/kern/host.c`, under `HAS_MTE`) takes only the tag-storage
+    /// pages holding no tags out of `wire_count`, so those storing tags are
+    /// in wired memory already and adding the total would likely count them
+    /// twice (up to 1/32 of memory). Absent on older kernels, on Linux and
+    /// in older traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag_storage_bytes: Option<u64>,
     /// macOS: app memory, anonymous pages less purgeable ones
     /// (`internal_page_count − purgeable_count`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

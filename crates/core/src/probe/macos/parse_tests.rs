@@ -921,7 +921,7 @@ fn swap_room_is_the_nearest_of_the_volume_the_files_and_the_pool() {
 /// declares it: revision 1, then `swapped_count` and the memory-tagging
 /// `u64`s from `total_tag_storage_pages` (byte 160) on, 62 `integer_t`.
 #[test]
-fn tag_storage_pages_of_revision_3_count_in_used_memory() {
+fn tag_storage_pages_of_revision_3_stay_out_of_used_memory() {
     let mut rev1 = vm_statistics64(&loaded_48gb_mac());
     rev1.truncate(HOST_VM_INFO64_COUNT);
     let without = vm_memory(&rev1, HOST_VM_INFO64_COUNT, PAGE).unwrap();

@@ -15,6 +15,7 @@
 //! | free % | `free_count` of `host_statistics64(HOST_VM_INFO64)` (it already holds the speculative pages: XNU `osfmk/kern/host.c`), % of `hw.memsize_usable` |
 //! | used (Activity Monitor's "Memory Used") | app (`internal_page_count − purgeable_count`) + `wire_count` + `compressor_page_count`, same answer |
 //! | cached files | `external_page_count + purgeable_count`, same answer |
+//! | tag storage (macOS 26, memory tagging) | `total_tag_storage_pages` of the same answer when the kernel fills revision 3; kept apart from used memory (its tag-holding pages are in `wire_count`) |
 //! | available % (the guard's gate) | `sysctl kern.memorystatus_level`: pages neither wired nor compressed, % of `hw.memsize_usable` |
 //! | compressor, wired | `host_statistics64(HOST_VM_INFO64)`, `compressor_page_count` and `wire_count × vm.pagesize` |
 //! | physical memory, page size | `sysctl hw.memsize`, `hw.memsize_usable`, `vm.pagesize`, read once |
@@ -323,6 +324,7 @@ impl NativeProbe {
             usable_bytes: self.usable_bytes,
             wired_bytes: vm.wired_bytes,
             memory_used_bytes: memory.map(|m| m.used_bytes()),
+            tag_storage_bytes: memory.and_then(|m| m.tag_storage_bytes),
             app_bytes: memory.map(|m| m.app_bytes),
             cached_bytes: memory.map(|m| m.cached_bytes),
             available_pct: Some(available_pct),

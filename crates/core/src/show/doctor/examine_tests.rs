@@ -33,6 +33,47 @@ fn snap(procs: Vec<ProcessSample>) -> Snap {
     (SystemSample::default(), procs)
 }
 
+/// What the tools said on a Mac: `vm_stat`, the GPU's registry and the
+/// wired limit as given, every other tool unread.
+fn mac_read(
+    vm_stat: Reading<macos::VmStat>,
+    gpu: Reading<crate::probe::GpuMemory>,
+    wired_limit_mb: Reading<u64>,
+) -> MacRead {
+    MacRead {
+        memsize: unread(),
+        vm_stat,
+        swapusage: unread(),
+        pressure: unread(),
+        child_footprint: unread(),
+        child_top: unread(),
+        gpu,
+        wired_limit_mb,
+        procs: Vec::new(),
+        others: 0,
+    }
+}
+
+/// A tool these tests leave unread.
+fn unread<T>() -> Reading<T> {
+    Reading::Unreadable("x".into())
+}
+
+/// The doctor's child in these tests: pid 9, one byte.
+const CHILD: ChildInfo = ChildInfo {
+    pid: 9,
+    size_bytes: 1,
+    inherited_bytes: 0,
+};
+
+/// The row of `figure` against `tool`.
+fn find_row(rows: &[Row], figure: &str, tool: &str) -> Row {
+    rows.iter()
+        .find(|r| r.figure == figure && r.tool_name == tool)
+        .unwrap_or_else(|| panic!("{figure} / {tool}"))
+        .clone()
+}
+
 #[test]
 fn other_users_processes_on_a_mac_are_counted_and_never_compared() {
     let p = |pid, footprint_bytes, readable| ProcessSample {
@@ -49,14 +90,6 @@ fn other_users_processes_on_a_mac_are_counted_and_never_compared() {
         p(9, 1, true),
     ]);
     let read = MacRead {
-        memsize: Reading::Unreadable("x".into()),
-        vm_stat: Reading::Unreadable("x".into()),
-        swapusage: Reading::Unreadable("x".into()),
-        pressure: Reading::Unreadable("x".into()),
-        child_footprint: Reading::Unreadable("x".into()),
-        child_top: Reading::Unreadable("x".into()),
-        gpu: Reading::Unreadable("x".into()),
-        wired_limit_mb: Reading::Unreadable("x".into()),
         procs: vec![(
             Pick {
                 pid: 3,
@@ -69,13 +102,9 @@ fn other_users_processes_on_a_mac_are_counted_and_never_compared() {
             }),
         )],
         others: 2,
+        ..mac_read(unread(), unread(), unread())
     };
-    let child = ChildInfo {
-        pid: 9,
-        size_bytes: 1,
-        inherited_bytes: 0,
-    };
-    let rows = rows_macos(&read, child, &a, &a);
+    let rows = rows_macos(&read, CHILD, &a, &a);
     let largest = rows
         .iter()
         .find(|r| r.figure == "largest readable process: p3 (pid 3)")
@@ -133,33 +162,18 @@ fn gpu_and_swap_written_rows_compare_the_probe_with_ioreg_sysctl_and_vm_stat() {
     // GPU's in-use figure moved too.
     let a = (sample(1190000000, 65000), Vec::new());
     let b = (sample(1210000000, 65600), Vec::new());
-    let read = |gpu_text: &str, limit: &str| MacRead {
-        memsize: Reading::Unreadable("x".into()),
-        vm_stat: Reading::Value(macos::parse_vm_stat(vm_stat).unwrap()),
-        swapusage: Reading::Unreadable("x".into()),
-        pressure: Reading::Unreadable("x".into()),
-        child_footprint: Reading::Unreadable("x".into()),
-        child_top: Reading::Unreadable("x".into()),
-        gpu: match crate::probe::macos::parse::gpu_memory(macos::parse_ioreg_accelerators(gpu_text))
-        {
-            Some(g) => Reading::Value(g),
-            None => Reading::Unreadable("cannot read ioreg's output".into()),
-        },
-        wired_limit_mb: Reading::Value(macos::parse_sysctl_u64(limit).unwrap()),
-        procs: Vec::new(),
-        others: 0,
+    let read = |gpu_text: &str, limit: &str| {
+        mac_read(
+            Reading::Value(macos::parse_vm_stat(vm_stat).unwrap()),
+            match crate::probe::macos::parse::gpu_memory(macos::parse_ioreg_accelerators(gpu_text))
+            {
+                Some(g) => Reading::Value(g),
+                None => Reading::Unreadable("cannot read ioreg's output".into()),
+            },
+            Reading::Value(macos::parse_sysctl_u64(limit).unwrap()),
+        )
     };
-    let child = ChildInfo {
-        pid: 9,
-        size_bytes: 1,
-        inherited_bytes: 0,
-    };
-    let find = |rows: &[Row], figure: &str, tool: &str| {
-        rows.iter()
-            .find(|r| r.figure == figure && r.tool_name == tool)
-            .unwrap_or_else(|| panic!("{figure} / {tool}"))
-            .clone()
-    };
+    let (child, find) = (CHILD, find_row);
     let rows = rows_macos(&read(ioreg, "57344\n"), child, &a, &b);
     let in_use = find(&rows, n::GPU_IN_USE, n::IOREG_IN_USE);
     assert_eq!(
@@ -255,4 +269,57 @@ fn the_second_sample_reads_every_process_the_first_listed() {
             .filter(|pid| watched.binary_search(pid).is_err())
             .collect::<Vec<_>>()
     );
+}
+
+/// macOS 26 on a Mac with memory tagging: `vm_stat`'s "Pages tag-storage"
+/// line is compared with the probe's own tag storage figure, on a row of
+/// its own that says why it is apart, and used memory leaves it out on
+/// both sides.
+#[test]
+fn tag_storage_has_a_row_of_its_own_beside_vm_stat_and_stays_out_of_used_memory() {
+    use super::super::Status;
+    use crate::show::doctor::names as n;
+    const PAGE: u64 = 16384;
+    let vm_stat = "Mach Virtual Memory Statistics: (page size of 16384 bytes)\n\
+        Pages free: 1000.\nPages speculative: 0.\nPages wired down: 3000.\nPages purgeable: 0.\n\
+        File-backed pages: 1000.\nAnonymous pages: 5000.\nPages occupied by compressor: 1000.\n\
+        Pages tag-storage: 2048.\nPages tag-storage holding tags: 2000.\n";
+    let used = (5000 + 3000 + 1000) * PAGE;
+    let sample = |tags: Option<u64>| SystemSample {
+        phys_bytes: 1 << 30,
+        memory_used_bytes: Some(used),
+        tag_storage_bytes: tags,
+        ..SystemSample::default()
+    };
+    let read = mac_read(
+        Reading::Value(macos::parse_vm_stat(vm_stat).unwrap()),
+        unread(),
+        unread(),
+    );
+    let mte = (sample(Some(2048 * PAGE)), Vec::new());
+    let rows = rows_macos(&read, CHILD, &mte, &mte);
+    let tags = find_row(&rows, n::TAG_STORAGE, n::VM_STAT_TAG_STORAGE);
+    assert_eq!(
+        (tags.status, tags.swapsight, tags.tool),
+        (
+            Status::Ok,
+            Some((2048 * PAGE) as f64),
+            Some((2048 * PAGE) as f64)
+        )
+    );
+    assert_eq!(
+        tags.note.as_deref(),
+        Some(super::on_macos::TAG_STORAGE_APART)
+    );
+    let used_row = find_row(&rows, n::USED_MEMORY, n::VM_STAT_USED);
+    assert_eq!(
+        (used_row.status, used_row.swapsight, used_row.tool),
+        (Status::Ok, Some(used as f64), Some(used as f64))
+    );
+    // A probe that gave no figure (an older kernel's answer): said so.
+    let plain = (sample(None), Vec::new());
+    let rows = rows_macos(&read, CHILD, &plain, &plain);
+    let tags = find_row(&rows, n::TAG_STORAGE, n::VM_STAT_TAG_STORAGE);
+    assert_eq!(tags.status, Status::Unreadable);
+    assert!(tags.note.unwrap().contains("no tag storage figure"));
 }

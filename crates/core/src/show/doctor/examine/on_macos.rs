@@ -192,6 +192,11 @@ fn gpu_and_swap_rows(read: &MacRead, a: &Snap, b: &Snap) -> Vec<Row> {
     rows
 }
 
+/// Why the tag storage row stands apart from used memory.
+pub(super) const TAG_STORAGE_APART: &str = "not in used memory: the pages storing tags are \
+    counted as wired (XNU host.c, HAS_MTE), so adding the total would likely count them twice; \
+    what Activity Monitor counts is not yet confirmed on a Mac";
+
 pub(super) fn rows_macos(read: &MacRead, child: ChildInfo, a: &Snap, b: &Snap) -> Vec<Row> {
     let row = |figure, tool_name, swapsight, tool, tolerance| {
         judge(figure, tool_name, Unit::Bytes, swapsight, tool, tolerance)
@@ -248,20 +253,24 @@ pub(super) fn rows_macos(read: &MacRead, child: ChildInfo, a: &Snap, b: &Snap) -
         row(n::CHILD_FOOTPRINT, n::FOOTPRINT, footprint.clone(), tool_fp, fp_tol),
         row(n::CHILD_FOOTPRINT, n::TOP_MEM, footprint, top_fp, top_tol),
     ];
-    // macOS 26 on a Mac with memory tagging: the tag storage pages, shown
-    // on their own and not in used memory (docs/doctor.md): the pages that
+    // macOS 26 on a Mac with memory tagging: the tag storage pages, a row
+    // of their own and not in used memory (docs/doctor.md): the pages that
     // store tags are wired already.
     if let Reading::Value(Some(Some(tags))) = read.vm_stat.clone().map(|v| v.tag_storage_bytes()) {
-        rows.push(info(
+        let mut row = row(
             n::TAG_STORAGE,
             n::VM_STAT_TAG_STORAGE,
-            Unit::Bytes,
-            None,
+            sys_opt(
+                a,
+                b,
+                |s| s.tag_storage_bytes,
+                "the probe gave no tag storage figure",
+            ),
             Reading::Value(tags as f64),
-            "not in used memory: the pages storing tags are counted as wired (XNU host.c, \
-             HAS_MTE), so adding the total would count them twice; what Activity Monitor \
-             counts is not yet confirmed on a Mac",
-        ));
+            exact,
+        );
+        row.note.get_or_insert_with(|| TAG_STORAGE_APART.into());
+        rows.push(row);
     }
     rows.extend(gpu_and_swap_rows(read, a, b));
     rows.extend(largest_rows(&read.procs, a, b, n::FOOTPRINT, |p| {
