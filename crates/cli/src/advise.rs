@@ -14,7 +14,9 @@ PYTORCH_MPS_HIGH_WATERMARK_RATIO × torch.mps.recommended_max_memory(). The defa
 puts that above physical memory, so a job that does not fit swaps instead of failing. advise \
 prints both ratios (high and low: the low one may not exceed the high one) that cap the pool \
 below where this machine (or the trace's) swaps. With a trace, it says whether the cap would \
-have stopped that run before its swap grew.
+have stopped that run before its swap grew. Where this shell already sets either ratio, it says \
+what PyTorch makes of it (read with C's strtod: '1.5x' is 1.5, a word is 0, no limit; a high ratio \
+under the low one, whose default is 1.4, makes PyTorch refuse to start MPS).
 
 On Linux, or any machine without MPS, it says so and exits 0 (unless --recommended-max is given).
 
@@ -55,6 +57,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         phys_bytes: host.phys_bytes,
         reserve_bytes: args.reserve,
         recommended_max_bytes: args.recommended_max,
+        high_ratio_set: crate::fit::ratio_as_set(swapsight::fit::MPS_RATIO_ENV),
+        low_ratio_set: crate::fit::ratio_as_set(swapsight::fit::MPS_LOW_RATIO_ENV),
     };
     swapsight::advise::check_input(&input)
         .map_err(|why| crate::exit::fail(crate::exit::USAGE, why))?;

@@ -170,7 +170,14 @@ fn figures() -> anyhow::Result<Figures> {
         system,
         scope,
         scope_unread,
-        mps_high_watermark_ratio: std::env::var(fit::MPS_RATIO_ENV).ok(),
-        mps_low_watermark_ratio: std::env::var(fit::MPS_LOW_RATIO_ENV).ok(),
+        mps_high_watermark_ratio: ratio_as_set(fit::MPS_RATIO_ENV),
+        mps_low_watermark_ratio: ratio_as_set(fit::MPS_LOW_RATIO_ENV),
     })
+}
+
+/// A watermark ratio's variable as this shell sets it. Bytes that are not
+/// UTF-8 are kept (replaced), not taken for "unset": PyTorch's `strtod`
+/// reads the number in front of them all the same.
+pub(crate) fn ratio_as_set(name: &str) -> Option<String> {
+    std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
 }

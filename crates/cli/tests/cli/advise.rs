@@ -3,15 +3,21 @@
 
 use super::util::*;
 
-#[test]
-fn a_mac_trace_gets_both_export_lines_and_the_check_of_the_run() {
-    let dir = TempDir::new("advise");
+/// The source's eager run (swapsight::synth) written as a trace in `dir`.
+fn eager_trace(dir: &TempDir) -> std::path::PathBuf {
     let eager = dir.join("eager.jsonl");
     std::fs::write(
         &eager,
         swapsight::synth::to_jsonl(&swapsight::synth::seed_eager()),
     )
     .unwrap();
+    eager
+}
+
+#[test]
+fn a_mac_trace_gets_both_export_lines_and_the_check_of_the_run() {
+    let dir = TempDir::new("advise");
+    let eager = eager_trace(&dir);
     let out = swapsight()
         .arg("advise")
         .arg(&eager)
@@ -98,4 +104,37 @@ fn figures_that_leave_no_room_are_one_line_and_exit_2() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
         assert!(stdout_of(&out).is_empty(), "{args:?}: no setting printed");
     }
+}
+
+/// The ratios the shell already sets reach the advice as PyTorch reads
+/// them (strtod): a word is said to be no limit, and a high ratio under
+/// the low one's default, the low one unset, is said to stop PyTorch —
+/// in the text and in the JSON's `set_here`.
+#[test]
+fn the_ratios_the_shell_sets_are_said_as_pytorch_reads_them() {
+    let dir = TempDir::new("advise-env");
+    let eager = eager_trace(&dir);
+    let advise = |high: &str| {
+        swapsight()
+            .arg("advise")
+            .arg(&eager)
+            .args(["--recommended-max", "40200960000", "--json"])
+            .env("PYTORCH_MPS_HIGH_WATERMARK_RATIO", high)
+            .env_remove("PYTORCH_MPS_LOW_WATERMARK_RATIO")
+            .output()
+            .unwrap()
+    };
+    let said = |out: &std::process::Output| {
+        assert!(out.status.success(), "{}", stderr_of(out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let said = v["set_here"].as_str().unwrap().to_owned();
+        assert!(v["text"].as_str().unwrap().contains(&said), "{v:#}");
+        said
+    };
+    let lots = said(&advise("lots"));
+    assert!(lots.contains("no limit on the MPS pool"), "{lots}");
+    let low = said(&advise("1.2"));
+    assert!(low.contains("PyTorch refuses to start MPS"), "{low}");
+    let x = said(&advise("1.5x"));
+    assert!(x.contains("PyTorch's strtod stops at 'x'"), "{x}");
 }

@@ -20,6 +20,7 @@
 
 use serde::Serialize;
 
+use crate::judge::fit::{mps_ratio, read_as, MPS_LOW_RATIO_ENV, MPS_RATIO_ENV};
 use crate::record::trace::{Header, Trace, TraceSample};
 use crate::util::units::signed_diff;
 
@@ -50,6 +51,11 @@ pub struct AdviceInput {
     pub reserve_bytes: Option<u64>,
     /// `torch.mps.recommended_max_memory()`, when known.
     pub recommended_max_bytes: Option<u64>,
+    /// `PYTORCH_MPS_HIGH_WATERMARK_RATIO` as this shell sets it, if it
+    /// does: what the job would run with instead of the advice.
+    pub high_ratio_set: Option<String>,
+    /// `PYTORCH_MPS_LOW_WATERMARK_RATIO` as this shell sets it, if it does.
+    pub low_ratio_set: Option<String>,
 }
 
 /// The run a trace recorded, as the advice judges it.
@@ -81,6 +87,11 @@ pub struct Advice {
     pub(crate) recommended_estimated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) run: Option<RunCheck>,
+    /// What PyTorch makes of the ratios this shell sets, where it sets
+    /// one: read as PyTorch reads them (`strtod`), so "1.5x" is 1.5, a
+    /// word is 0 (no limit), and a setting it refuses is said to be one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub set_here: Option<String>,
     /// The whole advice in words: `export` lines first.
     pub text: String,
 }
@@ -188,6 +199,7 @@ pub fn advise_alone(input: &AdviceInput) -> Advice {
             recommended_max_bytes: 0,
             recommended_estimated: false,
             run: None,
+            set_here: None,
             text: format!(
                 "no MPS watermark to set on {on}: PyTorch's MPS allocator runs on Apple Silicon Macs only (give --recommended-max to compute anyway)\n"
             ),
@@ -247,6 +259,10 @@ pub fn advise_alone(input: &AdviceInput) -> Advice {
     text += &format!(
         "The low ratio may not exceed the high one (its default 1.4 would fail at the first MPS use), so it is {low:.2} too. Set both before the first tensor reaches mps.\n"
     );
+    let set_here = set_here(input, rec, high);
+    if let Some(words) = &set_here {
+        text += &format!("\n{words}\n");
+    }
     Advice {
         applies: true,
         high_ratio: high,
@@ -256,8 +272,54 @@ pub fn advise_alone(input: &AdviceInput) -> Advice {
         recommended_max_bytes: rec,
         recommended_estimated: estimated,
         run: None,
+        set_here,
         text,
     }
+}
+
+/// What PyTorch makes of the ratios this shell sets (`None` where it sets
+/// neither), read as `swapsight fit` reads them ([`mps_ratio`]): a word
+/// there would otherwise look like a setting and be no limit at all, and
+/// a high ratio under the low one's default stops PyTorch before any cap.
+fn set_here(input: &AdviceInput, rec: u64, advised: f64) -> Option<String> {
+    let (high, low) = (
+        input.high_ratio_set.as_deref(),
+        input.low_ratio_set.as_deref(),
+    );
+    if high.is_none() && low.is_none() {
+        return None;
+    }
+    let shown = |name: &str, raw: Option<&str>| {
+        raw.map(|raw| format!("{name}='{}'", crate::util::text::clean(raw)))
+    };
+    let set: Vec<String> = [shown(MPS_RATIO_ENV, high), shown(MPS_LOW_RATIO_ENV, low)]
+        .into_iter()
+        .flatten()
+        .collect();
+    let said = set.join(" and ");
+    let read = |v: f64| high.and_then(|raw| read_as(raw, v)).unwrap_or_default();
+    Some(match mps_ratio(high, low) {
+        Err(why) => format!("This shell sets {said}: {why}."),
+        Ok(None) => format!(
+            "This shell sets {said}{}: a high ratio of 0, no limit on the MPS pool, so a job that does not fit swaps instead of raising out of memory. The export lines above replace it.",
+            read(0.0)
+        ),
+        Ok(Some((ratio, set))) => {
+            let cap = (ratio * rec as f64) as u64;
+            let unset = if set { "" } else { ", the high ratio unset (PyTorch's default)" };
+            let against = if ratio > advised {
+                format!("above the {advised:.2} advised: the pool may grow past where this machine swaps")
+            } else {
+                format!("at or below the {advised:.2} advised")
+            };
+            format!(
+                "This shell sets {said}{}{unset}: PyTorch caps the MPS pool at {ratio} × {} = {}, {against}.",
+                read(ratio),
+                gib(rec),
+                gib(cap)
+            )
+        }
+    })
 }
 
 /// The advice a UI adds to the detail of a process flagged as a false fit

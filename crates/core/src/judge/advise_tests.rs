@@ -9,6 +9,7 @@ fn mac(rec: Option<u64>, reserve: Option<u64>) -> AdviceInput {
         phys_bytes: 48 * G,
         reserve_bytes: reserve,
         recommended_max_bytes: rec,
+        ..AdviceInput::default()
     }
 }
 
@@ -130,4 +131,52 @@ fn inputs_that_leave_no_room_are_refused_not_clamped() {
         assert!(a.high_ratio >= 0.01);
         assert!(a.cap_bytes <= a.limit_bytes, "{rec:?} {reserve:?}: {a:?}");
     }
+}
+
+/// The ratios this shell already sets are read as PyTorch reads them
+/// (strtod, `init_allocator` in aten/src/ATen/mps/MPSAllocator.mm) and
+/// said: "1.5x" is 1.5, a word is 0 and no limit, and a high ratio under
+/// the low one's default (1.4) with no low ratio set stops PyTorch.
+#[test]
+fn the_ratios_this_shell_sets_are_read_as_pytorch_reads_them() {
+    let rec = (37.44 * GIB) as u64;
+    let with = |high: Option<&str>, low: Option<&str>| {
+        advise_alone(&AdviceInput {
+            high_ratio_set: high.map(str::to_owned),
+            low_ratio_set: low.map(str::to_owned),
+            ..mac(Some(rec), None)
+        })
+    };
+    assert_eq!(with(None, None).set_here, None);
+    let a = with(Some("1.5x"), None);
+    let said = a.set_here.clone().unwrap();
+    assert!(
+        said.contains("='1.5x' (read as 1.5: PyTorch's strtod stops at 'x'): PyTorch caps the MPS pool at 1.5 × 37.44 GiB"),
+        "{said}"
+    );
+    assert!(said.contains("above the 0.89 advised"), "{said}");
+    assert!(a.text.ends_with(&format!("{said}\n")), "{}", a.text);
+    let said = with(Some("lots"), None).set_here.unwrap();
+    assert!(
+        said.contains("no number in front: PyTorch's strtod reads it as 0"),
+        "{said}"
+    );
+    assert!(said.contains("no limit on the MPS pool"), "{said}");
+    let said = with(Some("1.2"), None).set_here.unwrap();
+    assert!(said.contains("PyTorch refuses to start MPS"), "{said}");
+    assert!(said.contains(MPS_LOW_RATIO_ENV), "{said}");
+    // Set as advise says, both: PyTorch takes it.
+    let said = with(Some("0.89"), Some("0.89")).set_here.unwrap();
+    assert!(said.contains("at or below the 0.89 advised"), "{said}");
+    // The low ratio alone: the high one is PyTorch's default.
+    let said = with(None, Some("1.0")).set_here.unwrap();
+    assert!(
+        said.contains(
+            "the high ratio unset (PyTorch's default): PyTorch caps the MPS pool at 1.7 ×"
+        ),
+        "{said}"
+    );
+    // Escape bytes are quoted back cleaned, never reaching the terminal.
+    let said = with(Some("\u{1b}[2J"), None).set_here.unwrap();
+    assert!(!said.contains('\u{1b}'), "{said}");
 }

@@ -34,7 +34,8 @@ mod settings;
 mod text;
 pub mod weights;
 
-pub use bounds::{bounds, mps_ratio};
+pub(crate) use bounds::read_as;
+pub use bounds::{bounds, mps_ratio, strtod};
 pub use past::{past_run, PastRun, PeakOf};
 pub use settings::{
     margin, settings, wired_keep, wired_limit_mb_for, WIRED_KEEP_DIVISOR, WIRED_KEEP_MIN,

@@ -259,7 +259,7 @@ pub fn mps_ratio(high: Option<&str>, low: Option<&str>) -> Result<Option<(f64, b
 
 /// " (read as 1.5: PyTorch's strtod stops at 'x')" where `raw` is not a
 /// number whole, as C's `strtod` reads it; `None` where it is.
-fn read_as(raw: &str, v: f64) -> Option<String> {
+pub(crate) fn read_as(raw: &str, v: f64) -> Option<String> {
     let (_, used) = strtod(raw);
     let rest = raw[used..].trim();
     if used > 0 && rest.is_empty() {
