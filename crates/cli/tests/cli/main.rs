@@ -33,3 +33,4 @@ mod report;
 #[cfg(target_os = "linux")]
 mod scope;
 mod serve;
+mod workflows;
