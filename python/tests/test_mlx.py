@@ -479,3 +479,21 @@ def test_an_mlx_still_importing_is_looked_at_again_once_it_is_whole(monkeypatch)
     half.get_peak_memory = lambda: 64 * MIB
     names = {name for name, _, _ in figures()}
     assert names == {"mlx.active", "mlx.cache", "mlx.peak", "mlx.held"}
+
+
+def test_mlx_held_is_said_to_be_what_the_cache_trigger_weighs_not_the_limit():
+    """watch_mlx's word on mlx.held agrees with docs/python.md: active +
+    cache is what MLX's Metal allocator weighs before it gives cached
+    buffers back; its memory limit's own check (eval waits) counts active
+    memory only, ``get_active_memory() > get_memory_limit()`` in
+    mlx/transforms.cpp."""
+    doc = " ".join(swapsight.watch_mlx.__doc__.split())
+    assert "memory limit counts" not in doc
+    assert "before it gives cached buffers back" in doc
+    assert "counts active memory only" in doc
+    docs = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "python.md")
+    if not os.path.exists(docs):
+        pytest.skip("docs/python.md is not beside the tests (an installed wheel)")
+    with open(docs, encoding="utf-8") as f:
+        row = next(line for line in f if line.startswith("| `mlx.held` |"))
+    assert "before it gives cached buffers back" in row
