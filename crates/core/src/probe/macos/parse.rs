@@ -57,8 +57,9 @@ pub const WIRE_COUNT_INDEX: usize = 3;
 /// which holds `compressor_page_count` and `wire_count` (`vm_stats`,
 /// `osfmk/kern/host.c`). Only macOS 26's `vm_stats` logs a count above its
 /// own `HOST_VM_INFO64_COUNT` (62: "host_statistics64() count is larger
-/// than expected"); xnu-11417's (macOS 15) has no such check. So neither
-/// 62 nor 38 is ever logged.
+/// than expected"); xnu-11417's (macOS 15) has no such check, and a kernel
+/// whose struct ends at revision 2 (40) makes it in DEVELOPMENT and DEBUG
+/// builds only. So neither 62 nor 38 is ever logged by a released kernel.
 pub const HOST_VM_INFO64_COUNT: usize = 38;
 
 /// The count of revision 3 of `vm_statistics64` (macOS 26): revision 2
