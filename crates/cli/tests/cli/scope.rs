@@ -73,6 +73,7 @@ fn a_filler_in_a_256_mib_cgroup_is_judged_against_its_limit() {
     );
     assert!(scope["limit_hits"].as_u64().unwrap() > 0, "{scope:#}");
     assert_eq!(scope["oom_kills"], 0);
+    assert!(r.get("swap_off").is_none(), "it swapped: {r:#}");
     // Judged against the limit: its memory is 256 MiB, and the filler's
     // footprint fills it while its swap grows — an overflow of the limit,
     // not a false fit (the host, 23 GB, was nearly all free).
@@ -153,7 +154,9 @@ fn a_filler_its_cgroup_oom_kills_is_reported_as_ended_so() {
             .contains("the cgroup's OOM killer ended the run"),
         "{p:#}"
     );
-    // A cgroup that may not swap has no swap to fill.
+    // A cgroup that may not swap has no swap to fill, and the report says
+    // a swap budget could not have been broken.
+    assert_eq!(r["swap_off"], "scope-swap-off", "{r:#}");
     let forecasts = r["forecasts"].as_array().unwrap();
     assert!(
         forecasts.iter().all(|o| o["limit"] != "swap-full"),
@@ -162,6 +165,12 @@ fn a_filler_its_cgroup_oom_kills_is_reported_as_ended_so() {
     let text = report_text(&trace);
     assert!(
         text.contains("ended by: the cgroup's OOM killer (1 process killed at "),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "swap could not grow: the run's cgroup allows it no swap (its swap limit is 0)"
+        ),
         "{text}"
     );
     eprintln!("--- report of a real cgroup OOM kill ---\n{text}");

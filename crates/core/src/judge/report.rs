@@ -26,6 +26,7 @@ pub use crate::step::caches;
 mod judge;
 mod process;
 pub mod scope;
+mod swap_off;
 mod text;
 pub use crate::step::written;
 
@@ -33,6 +34,7 @@ pub use judge::RunJudge;
 #[cfg(test)]
 use judge::{run_verdict, shown};
 use scope::ScopeSummary;
+pub use swap_off::SwapOff;
 
 /// One process's verdict and figures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -116,6 +118,10 @@ pub struct Report {
     pub swap_growth_bytes: i64,
     /// The growth the detector tolerates for this memory.
     pub swap_tolerance_bytes: u64,
+    /// Why swap could not grow in this run, where it could not: a swap
+    /// budget could not be broken, nor a false fit show as swap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swap_off: Option<SwapOff>,
     /// The lowest free memory of the run, in %.
     pub min_free_pct: f64,
     /// The recorded command, when the trace names one.

@@ -5,8 +5,9 @@
 
 use std::collections::HashMap;
 
-use super::process::{Carries, Stats};
+use super::process::{Carries, RunMemory, Stats};
 use super::scope::ScopeFold;
+use super::swap_off::SwapOffFold;
 use super::{by_phase, FootprintsSummary, ProcessReport, Report};
 use crate::probe::Sample;
 use crate::record::trace::{Header, ReadNotes, TraceSample};
@@ -41,6 +42,7 @@ pub struct RunJudge {
     forecast: Replay,
     scope: ScopeFold,
     written: WrittenFold,
+    swap_off: SwapOffFold,
 }
 
 impl RunJudge {
@@ -64,6 +66,7 @@ impl RunJudge {
             forecast: Replay::new(header.forecast.clone()),
             scope: ScopeFold::default(),
             written: WrittenFold::default(),
+            swap_off: SwapOffFold::new(&header.host.os),
         }
     }
 
@@ -77,6 +80,7 @@ impl RunJudge {
             .push(s.t_ms, s.system.pressure.as_ref(), scope_psi);
         self.forecast.push_in(s.t_ms, &s.system, s.scope.as_ref());
         self.written.push(s.t_ms, &s.system, s.scope.as_ref());
+        self.swap_off.push(&s.system, s.scope.as_ref());
         let run = self.note_run(s, &ts.watched);
         for p in &s.processes {
             let st = self
@@ -177,7 +181,11 @@ impl RunJudge {
                         true if oom_killed => Carries::OomKill(peak_share),
                         true => Carries::Tree,
                     };
-                    st.report(pid, &self.swap, phys, tolerance, cfg, carries)
+                    let memory = RunMemory {
+                        bytes: phys,
+                        cgroup_limit: scope.is_some(),
+                    };
+                    st.report(pid, &self.swap, memory, tolerance, cfg, carries)
                 })
                 .collect(),
         );
@@ -226,6 +234,7 @@ impl RunJudge {
             phys_bytes: phys,
             swap_growth_bytes: swap_growth,
             swap_tolerance_bytes: tolerance,
+            swap_off: self.swap_off.finish(),
             min_free_pct: min_free,
             command: self.command,
             scope,

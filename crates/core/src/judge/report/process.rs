@@ -204,7 +204,7 @@ impl Stats {
         &self,
         pid: u32,
         swap: &[(u64, u64)],
-        phys: u64,
+        memory: RunMemory,
         tolerance: u64,
         cfg: &DetectorConfig,
         carries: Carries,
@@ -246,7 +246,7 @@ impl Stats {
             peak_outside_footprint_bytes: self.outside,
             readable: self.readable,
             first_flag_ms: self.first_flag,
-            evidence: self.evidence_words(verdict, (from, to), phys, tolerance, carries),
+            evidence: self.evidence_words(verdict, (from, to), memory, tolerance, carries),
         }
     }
 
@@ -255,15 +255,24 @@ impl Stats {
         &self,
         verdict: State,
         span: (Option<u64>, Option<u64>),
-        phys: u64,
+        memory: RunMemory,
         tolerance: u64,
         carries: Carries,
     ) -> String {
         let growth = self.swap_growth();
+        let phys = memory.bytes.max(1);
+        // A cgroup's limit is said as one: "of 256 MB" read as the
+        // machine's memory beside the machine-wide swap it was judged by.
+        let (of, all_of) = match memory.cgroup_limit {
+            true => (
+                format!("the cgroup's {} limit", format_bytes(phys as i64)),
+                "its limit",
+            ),
+            false => (format_bytes(phys as i64), "memory"),
+        };
         let peak = format!(
-            "{} of {} ({:.0} %)",
+            "{} of {of} ({:.0} %)",
             format_bytes(self.peak_fp as i64),
-            format_bytes(phys as i64),
             self.peak_fp as f64 / phys as f64 * 100.0
         );
         let when = match span {
@@ -305,12 +314,12 @@ impl Stats {
                 share * 100.0
             ),
             (State::FalseFit, _) => format!(
-                "footprint peaked at {peak} while swap grew {}{when}; all footprints stayed at {:.0} % of memory: false fit — the footprint says it fits, swap says it does not{measured}",
+                "footprint peaked at {peak} while swap grew {}{when}; when swap peaked all footprints together were {:.0} % of {all_of}: false fit — the footprint says it fits, swap says it does not{measured}",
                 format_bytes(growth),
                 self.share_at_max_swap * 100.0
             ),
             (State::Overflow, _) => format!(
-                "footprint reached {peak} and swap grew {}{when}; all footprints at {:.0} % of memory: overflow — it did not fit, and the footprint shows it{measured}",
+                "footprint reached {peak} and swap grew {}{when}; when swap peaked all footprints together were {:.0} % of {all_of}: overflow — it did not fit, and the footprint shows it{measured}",
                 format_bytes(growth),
                 self.share_at_max_swap * 100.0
             ),
@@ -325,6 +334,15 @@ impl Stats {
             ),
         }
     }
+}
+
+/// The memory a run had, as its evidence names it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct RunMemory {
+    /// The host's memory, or its cgroup's limit.
+    pub bytes: u64,
+    /// `bytes` is a cgroup's limit.
+    pub cgroup_limit: bool,
 }
 
 /// What a process answers for beyond its own samples.

@@ -93,7 +93,7 @@ fn the_tree_carrier_of_a_run_its_cgroup_oom_killed_did_not_fit() {
     // The footprints filled the limit: overflow, said of the OOM killer.
     let oom = Carries::OomKill(0.99);
     assert_eq!(st.verdict(tolerance, &cfg, oom), State::Overflow);
-    let r = st.report(7, &[], 256 * MIB, tolerance, &cfg, oom);
+    let r = st.report(7, &[], cgroup_256_mib(), tolerance, &cfg, oom);
     assert!(
         r.evidence.contains(
             "the cgroup's OOM killer ended the run; all footprints at 99 % of its limit: overflow"
@@ -105,7 +105,7 @@ fn the_tree_carrier_of_a_run_its_cgroup_oom_killed_did_not_fit() {
     // a false fit, the OOM killer its evidence.
     let oom = Carries::OomKill(0.2);
     assert_eq!(st.verdict(tolerance, &cfg, oom), State::FalseFit);
-    let r = st.report(7, &[], 256 * MIB, tolerance, &cfg, oom);
+    let r = st.report(7, &[], cgroup_256_mib(), tolerance, &cfg, oom);
     assert!(
         r.evidence.contains("the OOM killer says it did not"),
         "{}",
@@ -129,4 +129,50 @@ fn growth_span_is_when_swap_went_from_a_tenth_to_nine_tenths_while_seen() {
     // Seen only in the first half: 90 % is never reached while it was seen.
     assert_eq!(growth_span(&swap, &[(0, 4)], 0, 900), (Some(1000), None));
     assert_eq!(growth_span(&swap, &[(0, 9)], 0, 0), (None, None));
+}
+
+fn cgroup_256_mib() -> RunMemory {
+    RunMemory {
+        bytes: 256 * MIB,
+        cgroup_limit: true,
+    }
+}
+
+#[test]
+fn a_cgroups_limit_is_named_as_one_and_the_two_shares_apart() {
+    let cfg = DetectorConfig::default();
+    let st = Stats {
+        swap_at_first: GIB_BASE,
+        max_swap: GIB_BASE + 640 * MIB,
+        peak_fp: 39 * MIB,
+        watched: true,
+        growth_by_state: [(State::FalseFit, 640 * MIB as i64)].into_iter().collect(),
+        ..Default::default()
+    };
+    let r = st.report(7, &[], cgroup_256_mib(), 128 * MIB, &cfg, Carries::Tree);
+    assert_eq!(r.verdict, State::FalseFit, "{}", r.evidence);
+    assert!(
+        r.evidence
+            .starts_with("footprint peaked at 39 MB of the cgroup's 256 MB limit (15 %)"),
+        "{}",
+        r.evidence
+    );
+    assert!(
+        r.evidence
+            .contains("when swap peaked all footprints together were 0 % of its limit"),
+        "{}",
+        r.evidence
+    );
+    let host = RunMemory {
+        bytes: 48 << 30,
+        cgroup_limit: false,
+    };
+    let r = st.report(7, &[], host, 128 * MIB, &cfg, Carries::Tree);
+    assert!(
+        r.evidence
+            .starts_with("footprint peaked at 39 MB of 48.0 GB (0 %)")
+            && r.evidence.contains("were 0 % of memory"),
+        "{}",
+        r.evidence
+    );
 }

@@ -46,6 +46,13 @@ impl Report {
             format_bytes(self.swap_tolerance_bytes as i64),
             self.min_free_pct
         );
+        if let Some(off) = self.swap_off {
+            let _ = writeln!(
+                out,
+                "swap could not grow: {}; a swap budget could not be broken, nor a false fit show as swap",
+                off.to_words()
+            );
+        }
         if self.scopes.len() > 1 {
             let _ = writeln!(
                 out,
