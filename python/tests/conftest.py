@@ -129,6 +129,19 @@ def in_ci():
 
 @pytest.fixture
 def real_swap():
+    """A swap file and a memory cgroup capped at 256 MiB that may swap: see
+    ``_real_swap``."""
+    yield from _real_swap("2048", "256")
+
+
+@pytest.fixture
+def real_swapless_cgroup():
+    """A memory cgroup capped at 256 MiB that may not swap (its swap limit
+    0), over the same swap file: see ``_real_swap``."""
+    yield from _real_swap("2048", "256", "no-cgroup-swap")
+
+
+def _real_swap(*args):
     """A swap file and a capped memory cgroup, made and removed by the
     testkit's ``swapsight-realswap`` (crates/testkit/src/bin: the same
     set-up as the Rust real-swap tests), whose path scripts/test puts in
@@ -147,7 +160,7 @@ def real_swap():
             pytest.fail(f"real-swap tests must run in CI, but: {why}")
         pytest.skip(f"real-swap test skipped outside CI: {why}")
     proc = subprocess.Popen(
-        [helper, "2048", "256"],
+        [helper, *args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -42,7 +42,8 @@ def test_a_footprint_over_its_limit_fails_with_the_evidence_and_the_trace(pytest
     out = result.stdout.str()
     result.stdout.fnmatch_lines(
         [
-            "*swapsight: footprint_limit: peak footprint * MB, over the limit of 16 MB*",
+            "*swapsight: footprint_limit: grew * MB from * MB at its start to * MB (in call), "
+            "limit 16 MB*",
             "*evidence: footprint peaked at *",
             "*trace: %s*test_mem.py_test_big.jsonl*" % traces,
             "*= swapsight: tests by peak footprint =*",
@@ -52,8 +53,8 @@ def test_a_footprint_over_its_limit_fails_with_the_evidence_and_the_trace(pytest
     # Largest first; the unmarked test is not recorded.
     rows = [l for l in out.splitlines() if re.search(r" peak .* swap ", l)]
     assert [r.split()[-1] for r in rows] == ["test_mem.py::test_big", "test_mem.py::test_small"], out
-    peak = re.search(r"peak footprint (\d+) MB", out)
-    assert peak and int(peak.group(1)) >= 64, out
+    grew = re.search(r"footprint_limit: grew (\d+) MB", out)
+    assert grew and int(grew.group(1)) >= 64, out
     assert sorted(p.name for p in traces.iterdir()) == [
         "test_mem.py_test_big.jsonl",
         "test_mem.py_test_small.jsonl",
@@ -162,6 +163,6 @@ def test_fill():
             "*swapsight: no_false_fit: the run was judged false fit*",
             "*evidence: *",
             "*trace: *test_fill.py_test_fill.jsonl*",
-            "* MB peak  * +* MB swap  false-fit     test_fill.py::test_fill",
+            "* MB peak * grew * +* MB swap  false-fit     test_fill.py::test_fill",
         ]
     )
