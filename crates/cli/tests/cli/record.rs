@@ -347,3 +347,43 @@ fn sampled_under_nofile(nofile: usize, children: usize) {
     );
     eprintln!("ulimit -n {nofile}: at most {most} stat descriptors; children per tick {sleeps:?}");
 }
+
+/// One writer per trace: a second `record -o` to a trace another recording
+/// is writing is refused in one line, before it empties the file, and the
+/// first recording's trace stays whole (its samples are read back).
+#[test]
+fn a_second_recording_to_the_same_trace_is_refused_and_the_first_kept() {
+    let dir = TempDir::new("one-writer");
+    let trace = dir.join("t.jsonl");
+    let mut first = swapsight()
+        .args(["record", "--interval", "100ms", "-o"])
+        .arg(&trace)
+        .args(["--", "sh", "-c", UNTIL_TWO_SAMPLES])
+        .env("T", &trace)
+        .spawn()
+        .unwrap();
+    // Until the first has written its header.
+    for _ in 0..600 {
+        if std::fs::metadata(&trace).is_ok_and(|m| m.len() > 0) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second = swapsight()
+        .args(["record", "-o"])
+        .arg(&trace)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(1), "{}", stderr_of(&second));
+    let err = stderr_of(&second);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("another recording is writing to this trace"),
+        "{err}"
+    );
+    assert_eq!(first.wait().unwrap().code(), Some(3));
+    let t = swapsight::trace::read(&trace).unwrap();
+    assert!(t.samples.len() >= 2, "{} samples", t.samples.len());
+    assert_eq!(t.notes().bad_lines, 0);
+}

@@ -325,7 +325,10 @@ impl Place {
     /// existing file is truncated only when it is this user's own with no
     /// other name (a hard link another user made to a file of ours would
     /// otherwise be emptied through it), and is made owner-only: a trace
-    /// holds command lines.
+    /// holds command lines. The file stays locked (`flock`, exclusive)
+    /// while the returned handle is open: a second recorder to the same
+    /// name (a nested `%%swapsight -o same.jsonl`, two `record -o`) is
+    /// refused before it truncates the first one's lines.
     pub fn create_owner_only(&self) -> io::Result<File> {
         if self.is_special() {
             return self.open_special();
@@ -359,9 +362,27 @@ impl Place {
                 ),
             ));
         }
+        lock_for_writing(&fd)?;
         rustix::fs::ftruncate(&fd, 0)?;
         rustix::fs::fchmod(&fd, Mode::from_raw_mode(0o600))?;
         Ok(File::from(fd))
+    }
+}
+
+/// Takes the trace's one writer's lock, or says who holds it. An `flock`
+/// belongs to the open file, so a second open in this same process is
+/// refused too; the kernel drops it when the last handle closes, a killed
+/// recorder's included.
+fn lock_for_writing(fd: &OwnedFd) -> io::Result<()> {
+    use rustix::fs::{flock, FlockOperation};
+    match flock(fd, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(()),
+        Err(rustix::io::Errno::WOULDBLOCK) => Err(io::Error::new(
+            io::ErrorKind::WouldBlock,
+            "another recording is writing to this trace (it holds the file's lock); \
+             record to another file, or stop that recording first",
+        )),
+        Err(e) => Err(e.into()),
     }
 }
 

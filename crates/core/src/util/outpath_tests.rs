@@ -166,6 +166,32 @@ fn a_trace_truncates_its_own_file_and_makes_it_owner_only() {
 }
 
 #[test]
+fn a_second_writer_to_a_trace_being_written_is_refused_and_its_lines_kept() {
+    let d = Dir::new("lock");
+    let path = d.join("t.jsonl");
+    let mut first = locate(&path).unwrap().create_owner_only().unwrap();
+    first.write_all(b"{\"type\":\"header\"}\n").unwrap();
+    let err = locate(&path)
+        .and_then(|p| p.create_owner_only())
+        .unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::WouldBlock, "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("another recording is writing to this trace"),
+        "{err}"
+    );
+    // Refused before it truncated: the first writer's line is whole.
+    first.write_all(b"{\"type\":\"sample\"}\n").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "{\"type\":\"header\"}\n{\"type\":\"sample\"}\n"
+    );
+    // Once the first is closed (or killed) the name is free again.
+    drop(first);
+    assert!(locate(&path).unwrap().create_owner_only().is_ok());
+}
+
+#[test]
 fn a_trace_never_empties_a_file_through_a_hard_link() {
     let d = Dir::new("hardlink");
     std::fs::write(d.join("precious"), "keep").unwrap();
