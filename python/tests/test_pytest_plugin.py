@@ -78,14 +78,16 @@ def test_the_ini_turns_it_on_and_gives_a_default_a_marker_overrides(pytester):
     pytester.makeini("[pytest]\nswapsight = true\nswapsight_footprint_limit = 16 MB\n")
     pytester.makepyfile(
         test_ini='''
-import pytest
+import time, pytest
 
 def test_default():
-    pass
+    data = b"\\x01" * (64 << 20)
+    time.sleep(0.4)
 
 @pytest.mark.footprint_limit("2 GB")
 def test_overridden():
-    pass
+    data = b"\\x01" * (64 << 20)
+    time.sleep(0.4)
 '''
     )
     result = run(pytester)
