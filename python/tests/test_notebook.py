@@ -85,7 +85,10 @@ def named_cells(folder):
             "print('not reached')",
             "raises-exception",
         ),
-        ("await-budget-after", "m._Tail._sample = real\nawait asyncio.sleep(0.01)\nprint('the loop lives')"),
+        (
+            "await-budget-after",
+            "m._Tail._sample = real\nawait asyncio.sleep(0.01)\nprint('the loop lives')",
+        ),
     ]
 
 
