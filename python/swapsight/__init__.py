@@ -28,6 +28,7 @@ Every name: docs/python.md.
 
 from typing import Any
 
+from ._chart import Chart
 from ._cli import BudgetExceeded, Error, advise, compare
 from ._counter import counter
 from ._fit import FitAnswer, FitBound, FitSetting, fit
@@ -52,6 +53,7 @@ __version__ = _version()
 
 __all__ = [
     "BudgetExceeded",
+    "Chart",
     "ENV_VAR",
     "Error",
     "FitAnswer",

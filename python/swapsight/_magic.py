@@ -14,10 +14,13 @@ figures into the cell's recording (``record(torch=True, mlx=True)``).
 """
 
 import ast
+import asyncio
 import contextvars
 import ctypes
+import inspect
 import json
 import os
+import re
 import shlex
 import signal
 import tempfile
@@ -32,6 +35,9 @@ from ._tables import format_bytes, parse_size
 
 #: How often the live line is redrawn and the budget checked, in seconds.
 REFRESH = 1.0
+#: How often the trace is looked at until its first sample, in seconds: the
+#: line appears then, not up to REFRESH later.
+FIRST_LOOK = 0.05
 
 
 class _Options:
@@ -107,6 +113,7 @@ class _Tail:
         self.footprint = 0
         self.peak = 0
         self.free_pct: Optional[float] = None
+        self.samples = 0
 
     def read(self) -> None:
         try:
@@ -126,6 +133,7 @@ class _Tail:
                     continue
 
     def _sample(self, s: Dict[str, Any]) -> None:
+        self.samples += 1
         system = s.get("sys") or {}
         swap = int(system.get("swap_used_bytes") or 0)
         if self.first_swap is None:
@@ -154,7 +162,10 @@ class _Cell:
         self._done = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._handle: Any = None
+        self._display: Callable[..., Any] = lambda *a, **k: None
         self._target = threading.get_ident()
+        #: How a crossed budget stops the cell, when not by _raise_in.
+        self.cancel: Optional[Callable[[], Any]] = None
 
     def line(self) -> str:
         words = [
@@ -173,16 +184,16 @@ class _Cell:
 
         display: Callable[..., Any] = ipython_display.display
 
+        self._display = display
         self.rec.start()
         self.started = time.monotonic()
-        self._handle = display(_Text(self.line()), display_id=True)
         # The kernel sends output to the cell the thread's context names.
         ctx = contextvars.copy_context()
         self._thread = threading.Thread(target=ctx.run, args=(self._watch,), daemon=True)
         self._thread.start()
 
     def _watch(self) -> None:
-        while not self._done.wait(REFRESH):
+        while not self._done.wait(REFRESH if self.tail.samples else FIRST_LOOK):
             self.tail.read()
             self._update()
             budget = self.opts.budget
@@ -192,11 +203,21 @@ class _Cell:
                     format_bytes(budget),
                     self.rec.path,
                 )
-                _raise_in(self._target, self.crossed)
+                if self.cancel is not None:
+                    self.cancel()
+                else:
+                    _raise_in(self._target, self.crossed)
 
     def _update(self) -> None:
+        # Drawn from the first sample on: before it, every figure would
+        # be a zero that was never measured.
+        if not self.tail.samples:
+            return
         try:
-            self._handle.update(_Text(self.line()))
+            if self._handle is None:
+                self._handle = self._display(_Text(self.line()), display_id=True)
+            else:
+                self._handle.update(_Text(self.line()))
         except Exception:
             pass  # a closed display is no reason to stop recording
 
@@ -268,7 +289,7 @@ def _raise_in(thread_id: int, message: str) -> None:
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), ctypes.py_object(exc))
 
 
-def _split_last(source: str) -> Tuple[Any, Optional[Any]]:
+def _split_last(source: str, flags: int = 0) -> Tuple[Any, Optional[Any]]:
     """The cell compiled as its statements and, when it ends in an
     expression, that expression apart: its value is the cell's result."""
     tree = ast.parse(source, "<swapsight cell>")
@@ -277,20 +298,31 @@ def _split_last(source: str) -> Tuple[Any, Optional[Any]]:
     if isinstance(end, ast.Expr):
         tree.body.pop()
         last = ast.Expression(end.value)
-    body = compile(tree, "<swapsight cell>", "exec")
-    return body, compile(last, "<swapsight cell>", "eval") if last is not None else None
+    body = compile(tree, "<swapsight cell>", "exec", flags)
+    return body, compile(last, "<swapsight cell>", "eval", flags) if last is not None else None
 
 
 _last: List[Optional[Report]] = [None]
 
 
-def run_cell(shell: Any, line: str, cell: str) -> Any:
-    """The ``%%swapsight`` magic: runs ``cell`` in the notebook's namespace
-    while recording it."""
+def _end(rec: _Cell) -> None:
+    """Stops the cell's recording and shows its report, also when the cell
+    raised."""
     from IPython import display as ipython_display
 
     display: Callable[..., Any] = ipython_display.display
 
+    report = rec.stop()
+    _last[0] = report
+    if report is not None:
+        display(report)
+    elif rec.rec.error:
+        display(_Text("swapsight: %s" % rec.rec.error))
+
+
+def run_cell(shell: Any, line: str, cell: str) -> Any:
+    """The ``%%swapsight`` magic: runs ``cell`` in the notebook's namespace
+    while recording it."""
     opts = _parse(line)
     body, last = _split_last(shell.transform_cell(cell))
     rec = _Cell(opts)
@@ -305,15 +337,79 @@ def run_cell(shell: Any, line: str, cell: str) -> Any:
             raise  # the user's own interrupt
         # The budget's: said once below, after the report.
     finally:
-        report = rec.stop()
-        _last[0] = report
-        if report is not None:
-            display(report)
-        elif rec.rec.error:
-            display(_Text("swapsight: %s" % rec.rec.error))
+        _end(rec)
     if rec.crossed:
         raise BudgetExceeded(rec.crossed)
     return value
+
+
+async def run_cell_async(shell: Any, line: str, cell: str) -> Any:
+    """``run_cell`` for a cell with a top-level ``await``: awaited where
+    IPython awaits such a cell, on the kernel's own event loop, so that the
+    cell's coroutines run with the ones earlier cells made. A budget
+    crossed cancels the cell's task (a signal or an exception thrown into
+    the loop would land in the loop, not in the cell): the cell stops at
+    its next ``await``."""
+    opts = _parse(line)
+    body, last = _split_last(shell.transform_cell(cell), ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    rec = _Cell(opts)
+    task = asyncio.current_task()
+    if task is not None:
+        loop = asyncio.get_running_loop()
+        rec.cancel = lambda: loop.call_soon_threadsafe(task.cancel)
+    rec.start()
+    value = None
+    try:
+        ran = eval(body, shell.user_ns)
+        if body.co_flags & inspect.CO_COROUTINE:
+            await ran
+        if last is not None:
+            value = eval(last, shell.user_ns)
+            if last.co_flags & inspect.CO_COROUTINE:
+                value = await value
+    except (BudgetExceeded, KeyboardInterrupt, asyncio.CancelledError):
+        if rec.crossed is None:
+            raise
+        uncancel = getattr(task, "uncancel", None)  # Python 3.11 on
+        if uncancel is not None:
+            uncancel()
+    finally:
+        _end(rec)
+    if rec.crossed:
+        raise BudgetExceeded(rec.crossed)
+    return value
+
+
+#: What a ``%%swapsight`` cell that awaits becomes: one expression awaited
+#: at the top level, which IPython (and the kernel) run as they run any
+#: cell that awaits, and whose value is the cell's.
+_AWAIT_CALL = (
+    "await __import__('swapsight._magic', fromlist=['run_cell_async'])"
+    ".run_cell_async(get_ipython(), %r, %r)\n"
+)
+
+
+def _await_transform(shell: Any) -> Callable[[List[str]], List[str]]:
+    """An input transformer for a ``%%swapsight`` cell with a top-level
+    ``await``. A cell magic is called as a plain function, from inside the
+    kernel's running event loop, where no coroutine can be run to its end;
+    so such a cell is rewritten before IPython sees it as a magic, and
+    IPython's own test (``should_run_async``: autoawait on, and the cell
+    compiles only as a coroutine) decides which cells those are."""
+
+    def transform(lines: List[str]) -> List[str]:
+        if not lines or not re.match(r"%%swapsight(\s|$)", lines[0]):
+            return lines
+        line = lines[0][len("%%swapsight"):].strip()
+        cell = "".join(lines[1:])
+        try:
+            awaits = shell.should_run_async(cell, transformed_cell=shell.transform_cell(cell))
+        except Exception:
+            return lines  # the magic says what is wrong with the cell
+        return [_AWAIT_CALL % (line, cell)] if awaits else lines
+
+    setattr(transform, "swapsight", True)
+    return transform
 
 
 def last_report(shell: Any, line: str) -> Optional[Report]:
@@ -333,4 +429,7 @@ def load_ipython_extension(ipython: Any) -> None:
         return last_report(ipython, line)
 
     ipython.register_magic_function(swapsight_magic, "cell", "swapsight")
+    cleanup = ipython.input_transformers_cleanup
+    if not any(getattr(t, "swapsight", False) for t in cleanup):
+        cleanup.append(_await_transform(ipython))
     ipython.register_magic_function(swapsight_last, "line", "swapsight_last")

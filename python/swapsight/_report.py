@@ -1,15 +1,18 @@
 """Report: a run's report, ``swapsight report --json`` of its trace, as
 Python, text, a pandas table, a chart and Jupyter's HTML."""
 
-import html
 import importlib
 import json
 import os
-import tempfile
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, TypeVar, Union, overload
 
+from ._chart import Chart, draw_svg
 from ._cli import Error, _run, _run_json
-from ._tables import flat_rows, format_bytes, format_figure
+from ._html import report_html
+from ._tables import flat_rows
+
+#: A path as given: returned as it came.
+PathT = TypeVar("PathT", str, "os.PathLike[str]")
 from ._writer import _log
 
 
@@ -19,7 +22,7 @@ class Report:
     ``.verdict`` (``"fits"``, ``"overflow"``, ``"false-fit"``,
     ``"hidden-memory"``), ``.phases`` and ``.processes`` (lists of dicts, as
     in the JSON), ``.counters``, ``.to_dict()``, ``.to_pandas()``,
-    ``.plot(path)``; ``str()`` is the report as ``swapsight report`` prints
+    ``.plot(path)`` (``.plot()``: the chart inline); ``str()`` is the report as ``swapsight report`` prints
     it, and Jupyter shows a table and the chart.
     """
 
@@ -68,20 +71,39 @@ class Report:
             raise Error("to_pandas() needs pandas: pip install pandas") from None
         return pandas.DataFrame(flat_rows(self._data.get(table, [])))
 
+    @overload
     def plot(
         self,
-        path: Union[str, "os.PathLike[str]"],
+        path: None = None,
         processes: Optional[int] = None,
         size: Optional[Sequence[int]] = None,
-    ) -> Union[str, "os.PathLike[str]"]:
+    ) -> Chart: ...
+
+    @overload
+    def plot(
+        self,
+        path: PathT,
+        processes: Optional[int] = None,
+        size: Optional[Sequence[int]] = None,
+    ) -> PathT: ...
+
+    def plot(
+        self,
+        path: Optional[PathT] = None,
+        processes: Optional[int] = None,
+        size: Optional[Sequence[int]] = None,
+    ) -> Union[Chart, PathT]:
         """Draws the run (``swapsight plot``) to ``path`` (``.png`` or
-        ``.svg``); returns ``path``."""
-        args = ["plot", self.trace, "-o", path]
+        ``.svg``) and returns ``path``; with no path, returns the chart as
+        a :class:`Chart`, which a notebook shows inline."""
+        args: List[str] = [self.trace]
         if processes is not None:
             args += ["--processes", str(processes)]
         if size is not None:
             args += ["--size", "%dx%d" % tuple(size)]
-        _run(args, "plot")
+        if path is None:
+            return Chart(draw_svg(args), self.trace)
+        _run(["plot"] + args + ["-o", os.fspath(path)], "plot")
         return path
 
     @property
@@ -111,94 +133,13 @@ class Report:
         p.text(str(self).rstrip("\n"))
 
     def _repr_html_(self) -> str:
-        def esc(v: Any) -> str:
-            return html.escape(str(v), quote=True)
-
-        out = [
-            "<div><p><b>%s</b> &mdash; %s</p>"
-            % (esc(str(self.verdict).upper()), esc(self._data.get("summary", "")))
-        ]
-        run_counters = self.counters
-        if run_counters:
-            out.append(
-                "<p>counters: %s</p>"
-                % esc(
-                    "; ".join(
-                        "%s peak %s, last %s"
-                        % (
-                            c.get("name"),
-                            format_figure(c.get("peak"), c.get("unit")),
-                            format_figure(c.get("last"), c.get("unit")),
-                        )
-                        for c in run_counters
-                    )
-                )
-            )
-        rows = self.phases
-        if rows:
-            out.append(
-                "<table><tr><th>phase</th><th>start s</th><th>duration s</th>"
-                "<th>peak footprint</th><th>swap growth</th><th>min free %</th>"
-                "<th>counters</th><th>verdict</th></tr>"
-            )
-            for r in rows:
-                counters = "; ".join(
-                    "%s peak %s, last %s"
-                    % (
-                        c.get("name"),
-                        format_figure(c.get("peak"), c.get("unit")),
-                        format_figure(c.get("last"), c.get("unit")),
-                    )
-                    for c in r.get("counters", [])
-                )
-                out.append(
-                    "<tr><td>%s</td><td>%.1f</td><td>%.1f</td><td>%s</td><td>%s</td>"
-                    "<td>%.0f</td><td>%s</td><td>%s</td></tr>"
-                    % (
-                        esc(r.get("name")),
-                        r.get("start_ms", 0) / 1000,
-                        r.get("duration_ms", 0) / 1000,
-                        esc(format_bytes(r.get("peak_footprint_bytes", 0))),
-                        esc(format_bytes(r.get("swap_growth_bytes", 0))),
-                        r.get("min_free_pct", 0),
-                        esc(counters),
-                        esc(r.get("verdict")),
-                    )
-                )
-            out.append("</table>")
-        out.append(
-            "<table><tr><th>process</th><th>pid</th><th>peak footprint</th>"
-            "<th>swap growth</th><th>verdict</th></tr>"
-        )
-        for p in self.processes:
-            out.append(
-                "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>"
-                % (
-                    esc(p.get("name")),
-                    esc(p.get("pid")),
-                    esc(format_bytes(p.get("peak_footprint_bytes", 0))),
-                    esc(format_bytes(p.get("swap_growth_bytes", 0))),
-                    esc(p.get("verdict")),
-                )
-            )
-        out.append("</table>")
-        chart = self._svg()
-        if chart:
-            out.append(chart)
-        out.append("</div>")
-        return "".join(out)
+        return report_html(self._data, self._svg())
 
     def _svg(self) -> str:
         """The chart as inline SVG (swapsight's own, escaped as it draws
         it), or "" when it cannot be drawn."""
         try:
-            with tempfile.TemporaryDirectory() as d:
-                path = os.path.join(d, "run.svg")
-                self.plot(path)
-                with open(path, encoding="utf-8") as f:
-                    svg = f.read()
+            return draw_svg([self.trace])
         except Exception as e:
             _log.debug("swapsight: no chart for %s: %s", self.trace, e)
             return ""
-        start = svg.find("<svg")
-        return svg[start:] if start >= 0 else ""

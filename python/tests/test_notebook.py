@@ -9,6 +9,7 @@ import re
 
 import nbformat
 import pytest
+import chromium
 from conftest import REPO, in_ci
 from nbclient import NotebookClient
 
@@ -33,6 +34,66 @@ def text_of(output):
     if output.get("output_type") == "error":
         return "%s: %s" % (output["ename"], output["evalue"])
     return output.get("data", {}).get("text/plain", "")
+
+
+def named_cells(folder):
+    """(name, source, tags...) of the cells the tests below find by name."""
+    fill = str(folder / "fill.jsonl")
+    return [
+        ("plot", "import swapsight\nswapsight.Report.of(%r).plot()" % fill),
+        ("plot-size", "swapsight.Report.of(%r).plot(size=(640, 360))" % fill),
+        ("plot-path", "swapsight.Report.of(%r).plot(%r)" % (fill, str(folder / "fill.png"))),
+        # Every object the magic draws with a display id is its live line,
+        # first drawn then: kept, to see what that first draw said.
+        (
+            "spy-live-line",
+            "import IPython.display as ipd\n"
+            "real_display, first_draws = ipd.display, []\n"
+            "def spy(*objs, **kw):\n"
+            "    if kw.get('display_id'):\n"
+            "        first_draws.append(repr(objs[0]))\n"
+            "    return real_display(*objs, **kw)\n"
+            "ipd.display = spy",
+        ),
+        ("live-line", "%%swapsight --interval 100ms\nimport time\ntime.sleep(0.8)"),
+        ("first-draws", "ipd.display = real_display\nprint(first_draws)"),
+        # A future of the kernel's own loop, made by an earlier cell: a
+        # cell run on another loop could not await it.
+        (
+            "loop-future",
+            "import asyncio\n"
+            "kernel_loop = asyncio.get_running_loop()\n"
+            "made_before = kernel_loop.create_future()\n"
+            "kernel_loop.call_later(0.3, made_before.set_result, 'from an earlier cell')",
+        ),
+        (
+            "await",
+            "%%swapsight --interval 100ms -o " + str(folder / "await.jsonl") + "\n"
+            "import swapsight\n"
+            "with swapsight.phase('wait'):\n"
+            "    got = await made_before\n"
+            "    await asyncio.sleep(0.5)\n"
+            "print(got, asyncio.get_running_loop() is kernel_loop)\n"
+            "await asyncio.sleep(0) or 42",
+        ),
+        ("await-budget-stand-in", "m._Tail._sample = grown"),
+        (
+            "await-budget",
+            "%%swapsight --budget 2G\n"
+            "for _ in range(200):\n"
+            "    await asyncio.sleep(0.05)\n"
+            "print('not reached')",
+            "raises-exception",
+        ),
+        (
+            "await-budget-after",
+            "m._Tail._sample = real\nawait asyncio.sleep(0.01)\nprint('the loop lives')",
+        ),
+    ]
+
+
+def outputs_of(nb, name):
+    return nb.cells[nb.named[name]].outputs
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +154,11 @@ def notebook(tmp_path_factory):
                 "time.sleep(1.2)"
             )
         )
+    # Cells found by name, not place: the MLX cell above comes and goes.
+    nb.named = {}
+    for name, source, *tags in named_cells(folder):
+        nb.named[name] = len(nb.cells)
+        nb.cells.append(cell(source, *tags))
     NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
     nbformat.write(nb, str(folder / "magic.ipynb"))
     nb.folder = folder
@@ -222,3 +288,97 @@ def test_a_budget_crossed_on_real_swap_stops_a_cell_waiting_on_its_child(real_sw
     assert re.match(r"swap grew \d+ MB, past the cell's budget of 128 MB", errors[0]["evalue"]), texts
     took = int(re.search(r"stopped after (\d+) s", text_of(nb.cells[2].outputs[0])).group(1))
     assert took < 40, texts
+
+
+def test_plot_with_no_path_shows_the_chart_inline(notebook):
+    (out,) = outputs_of(notebook, "plot")
+    assert out.output_type == "execute_result", text_of(out)
+    svg = out["data"]["image/svg+xml"]
+    assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>"), svg[:200]
+    # Scaled to the output's width, never cut off by it.
+    assert re.search(r'<svg[^>]*\sviewBox="0 0 1200 675"', svg), svg[:200]
+    assert re.search(r'<svg[^>]*max-width:100%', svg), svg[:200]
+    assert text_of(out).startswith("<swapsight.Chart of "), text_of(out)
+    (sized,) = outputs_of(notebook, "plot-size")
+    assert re.search(r'<svg[^>]*\swidth="640" height="360"', sized["data"]["image/svg+xml"])
+
+
+def test_plot_with_a_path_still_returns_the_path(notebook):
+    (out,) = outputs_of(notebook, "plot-path")
+    assert text_of(out) == repr(str(notebook.folder / "fill.png"))
+    assert (notebook.folder / "fill.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_live_line_is_first_drawn_at_the_first_sample(notebook):
+    (out,) = outputs_of(notebook, "first-draws")
+    draws = eval(text_of(out))
+    assert len(draws) == 1, draws
+    # The kernel's own footprint: never 0 once a sample has measured it.
+    footprint = draws[0].split("footprint ")[1].split(" (")[0]
+    assert footprint != "0 KB", draws
+    assert not [o for o in outputs_of(notebook, "live-line") if o.output_type == "error"]
+
+
+def test_a_cell_with_top_level_await_runs_on_the_kernels_loop(notebook):
+    outs = outputs_of(notebook, "await")
+    texts = [text_of(o) for o in outs]
+    assert not [o for o in outs if o.output_type == "error"], texts
+    assert "from an earlier cell True\n" in texts, texts
+    report = [t for t in texts if t.startswith("verdict: ")]
+    assert len(report) == 1 and "wait" in report[0], texts
+    assert outs[-1].output_type == "execute_result" and text_of(outs[-1]) == "42", texts
+
+
+def test_a_budget_crossed_stops_a_cell_at_its_await(notebook):
+    outs = outputs_of(notebook, "await-budget")
+    texts = [text_of(o) for o in outs]
+    assert not any(line == "not reached" for t in texts for line in t.splitlines()), texts
+    errors = [o for o in outs if o.output_type == "error"]
+    assert [e["ename"] for e in errors] == ["BudgetExceeded"], texts
+    assert errors[0]["evalue"].startswith("swap grew 3.0 GB, past the cell's budget of 2.0 GB"), texts
+    assert any(t.startswith("verdict: ") for t in texts), texts
+    assert [text_of(o) for o in outputs_of(notebook, "await-budget-after")] == ["the loop lives\n"]
+
+
+def report_html(notebook):
+    """The HTML the kernel sent for the first recorded cell's report."""
+    (html,) = [
+        o["data"]["text/html"]
+        for o in notebook.cells[1].outputs
+        if "swapsight-report" in o.get("data", {}).get("text/html", "")
+    ]
+    return html
+
+
+def test_the_reports_chart_fits_a_1000_px_page(notebook):
+    box = chromium.layout(report_html(notebook), width=1000)
+    out, svg = box["out"], box["svg"]
+    assert box["viewport"] == 1000, box
+    assert svg is not None, box
+    # All of the chart inside the output area, scaled, not cropped: its
+    # height follows its width as its viewBox says.
+    assert out["left"] <= svg["left"] and svg["right"] <= out["right"] + 0.5, box
+    want = svg["width"] * box["svgBox"][1] / box["svgBox"][0]
+    assert abs(svg["height"] - want) < 2, box
+    assert box["scrollWidth"] <= 1000, box
+    assert all(t["right"] <= out["right"] + 0.5 for t in box["tables"]), box
+    assert box["numbers"] and set(box["numbers"]) == {"right"}, box
+
+
+def test_the_reports_tables_take_the_themes_colours(notebook):
+    # JupyterLab's dark theme: light text on a dark page, and its variables.
+    dark = (
+        "body{background:rgb(17,17,17);color:rgb(210,210,210);"
+        "--jp-border-color1:rgb(97,97,97);--jp-border-color2:rgb(66,66,66)}"
+    )
+    box = chromium.layout(report_html(notebook), width=1000, style=dark)
+    colours = box["colours"]
+    assert colours, box
+    for c in colours:
+        # The page's text colour, but for a verdict's own (JupyterLab's
+        # success and error colours).
+        if not {"good", "bad"} & set(c["class"].split()):
+            assert c["color"] == "rgb(210, 210, 210)", c
+        # No background of its own: none, or a faint stripe over the page's.
+        assert c["background"].startswith("rgba("), c
+    assert {c["border"] for c in colours if c["tag"] == "TD"} == {"rgb(66, 66, 66)"}, colours

@@ -1,6 +1,7 @@
 """How a Report shows its figures: bytes as the command line writes them,
 other units with their unit, and tables with nothing nested."""
 
+import re
 import sys
 import time
 import types
@@ -75,3 +76,27 @@ def test_to_pandas_columns_are_plain(counted, monkeypatch):
     assert load["counter_peak:weights:bytes"] == 300 << 20
     assert load["counter_last:queue:items"] == 3
     assert {"name", "unit", "peak", "last"} <= set(counted.to_pandas("counters")[0])
+
+
+def phase_rows(html):
+    return [row for row in re.findall(r"<tr>(.*?)</tr>", html) if "<td" in row]
+
+
+def test_a_phase_no_sample_fell_in_says_so_in_the_html(tmp_path):
+    # As `swapsight report --json` gives them: the short phase has the
+    # figures of its neighbouring samples and a verdict, but no sample.
+    phase = {"start_ms": 146, "peak_footprint_bytes": 212 << 20, "swap_growth_bytes": 0,
+             "min_free_pct": 96.0, "verdict": "fits"}
+    data = {
+        "verdict": "fits",
+        "summary": "fits",
+        "phases": [
+            dict(phase, name="quick", duration_ms=0, samples=0),
+            dict(phase, name="long", duration_ms=1471, samples=3),
+        ],
+        "processes": [],
+    }
+    quick, long = phase_rows(swapsight.Report(data, tmp_path / "none.jsonl")._repr_html_())
+    assert "not sampled" in quick and "not judged" in quick, quick
+    assert "212 MB" not in quick and "fits" not in quick, quick
+    assert "212 MB" in long and "fits" in long and "not sampled" not in long, long
