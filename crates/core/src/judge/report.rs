@@ -249,6 +249,7 @@ pub fn report(trace: &Trace, cfg: Option<DetectorConfig>) -> Report {
     let last_ms = trace.samples.last().map_or(0, |s| s.sample.t_ms);
     let mut fold = ReportFold::spans(trace.header(), cfg, &trace.marks, last_ms);
     trace.samples.iter().for_each(|s| fold.push_sample(s));
+    trace.marks.iter().for_each(|m| fold.note_mark(m.t_ms));
     trace.events.iter().for_each(|e| fold.push_event(e));
     trace.counters.iter().for_each(|c| fold.push_counter(c));
     // The spans were known first: never a second pass.

@@ -249,3 +249,57 @@ fn the_gpu_in_use_beside_the_footprints_names_what_they_do_not_explain() {
     assert!(!g.gpu_explains(), "{g:?}");
     assert!(!r.to_text().contains("held by the GPU"));
 }
+
+/// A phase no sample fell in says so rather than showing the sample
+/// before it as its own, and a phase that ends after the last sample (a
+/// command that exits between ticks) is inside the run's span, in both
+/// ways a report is folded.
+#[test]
+fn a_phase_without_a_sample_says_so_and_the_run_spans_its_phases() {
+    let mut trace = crate::synth::seed_offload();
+    let t = |i: usize| trace.samples[i].sample.t_ms;
+    let (gap, end_ms) = (t(1) - t(0), t(trace.samples.len() - 1));
+    assert!(gap >= 10, "samples {gap} ms apart");
+    let mark = |t_ms, name: &str, end| crate::record::trace::Mark {
+        t_ms,
+        name: name.into(),
+        end,
+    };
+    let (quick, long) = (t(1) + 1, t(1) + gap / 2);
+    trace.marks = vec![
+        mark(quick, "quick", false),
+        mark(long, "quick", true),
+        mark(long, "long", false),
+        mark(end_ms + 1500, "long", true),
+    ];
+    let r = report(&trace, None);
+    let row = |name: &str| r.phases.iter().find(|p| p.name == name).unwrap();
+    assert_eq!(row("quick").samples, 0);
+    let text = r.to_text();
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("quick"))
+        .unwrap();
+    assert!(
+        line.contains("not sampled: no sample fell in it") && !line.contains("fits"),
+        "{line}"
+    );
+    let long_end = row("long").start_ms + row("long").duration_ms;
+    assert_eq!(long_end, end_ms + 1500);
+    assert_eq!(r.duration_ms, long_end - t(0), "the run covers its phases");
+
+    // Streamed, the marks come as records among the samples.
+    let mut fold = ReportFold::streaming(trace.header(), None);
+    let mut marks = trace.marks.iter().peekable();
+    for s in &trace.samples {
+        while let Some(m) = marks.next_if(|m| m.t_ms <= s.sample.t_ms) {
+            fold.push(Record::Mark(m.clone()));
+        }
+        fold.push(Record::Sample(s.clone()));
+    }
+    marks.for_each(|m| fold.push(Record::Mark(m.clone())));
+    let streamed = fold
+        .finish(&trace.notes())
+        .or_second_pass(trace.samples.iter().cloned());
+    assert_eq!(streamed.duration_ms, r.duration_ms);
+}

@@ -420,6 +420,17 @@ pub fn to_text(rows: &[PhaseRow]) -> String {
         "pressure"
     );
     for r in rows {
+        if r.samples == 0 {
+            // Its figures would be the sample before it: said as not its own.
+            let _ = writeln!(
+                out,
+                "{:<width$}  {:>8}  {:>8}  not sampled: no sample fell in it (shorter than the interval), not judged",
+                r.name,
+                secs(r.start_ms),
+                secs(r.duration_ms),
+            );
+            continue;
+        }
         let _ = writeln!(
             out,
             "{:<width$}  {:>8}  {:>8}  {:>12}  {:>11}  {:>12}  {:>6.0} %  {:>11}  {:>8}  {}",

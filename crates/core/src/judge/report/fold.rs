@@ -79,6 +79,7 @@ impl ReportFold {
             }
             Record::Event(e) => self.push_event(&e),
             Record::Mark(m) => {
+                self.run.note_mark(m.t_ms);
                 let kept = self.marks.marks.len();
                 self.marks.push(m);
                 if let (Some(m), Some(t)) = (self.marks.marks.get(kept), self.table.as_mut()) {
@@ -103,6 +104,11 @@ impl ReportFold {
     /// Takes an event of the run.
     pub fn push_event(&mut self, e: &Event) {
         self.run.note_event(e);
+    }
+
+    /// Takes the time of a phase mark (the run's span covers its phases).
+    pub fn note_mark(&mut self, t_ms: u64) {
+        self.run.note_mark(t_ms);
     }
 
     /// Takes a counter point.

@@ -36,6 +36,9 @@ pub struct RunJudge {
     peak_readable: u64,
     first_ms: Option<u64>,
     last_ms: u64,
+    /// The latest phase mark: a phase may end after the last sample (a
+    /// command that exits between ticks), and the run's span covers it.
+    last_mark_ms: u64,
     /// (t, swap in use) of every sample, for "when it grew".
     swap: Vec<(u64, u64)>,
     pressure: PressureFold,
@@ -61,6 +64,7 @@ impl RunJudge {
             peak_readable: 0,
             first_ms: None,
             last_ms: 0,
+            last_mark_ms: 0,
             swap: Vec::new(),
             pressure: PressureFold::new(header.pressure.clone()),
             forecast: Replay::new(header.forecast.clone()),
@@ -95,6 +99,11 @@ impl RunJudge {
                 st.note_state(state, evidence.hidden_bytes, run.swap_delta, s.t_ms);
             }
         }
+    }
+
+    /// Takes the time of a phase mark of the run.
+    pub fn note_mark(&mut self, t_ms: u64) {
+        self.last_mark_ms = self.last_mark_ms.max(t_ms);
     }
 
     /// Takes an event of the run: an `oom-kill` the recorder saw at its last
@@ -227,9 +236,9 @@ impl RunJudge {
         Report {
             verdict,
             summary,
-            duration_ms: self
-                .first_ms
-                .map_or(0, |first| self.last_ms.saturating_sub(first)),
+            duration_ms: self.first_ms.map_or(0, |first| {
+                self.last_ms.max(self.last_mark_ms).saturating_sub(first)
+            }),
             samples: self.swap.len(),
             phys_bytes: phys,
             swap_growth_bytes: swap_growth,
