@@ -12,7 +12,8 @@ use crate::exit;
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "The chart: footprint lines of the watched and largest processes, swap growth as \
-a filled area, free memory (dashed, right axis), and the stretches the live detector flagged as false \
+a filled area (where the trace watched a tree, other processes only where the report suspects them; \
+--all-processes for the largest), free memory (dashed, right axis), and the stretches the live detector flagged as false \
 fit, overflow or hidden memory shaded behind them. Memory in GB (1 GB = 1024³ bytes), time in seconds \
 from the first sample.
 
@@ -33,6 +34,10 @@ pub struct Args {
     /// Image size in pixels
     #[arg(long, value_name = "WxH", default_value = "1200x675", value_parser = size)]
     pub size: (u32, u32),
+    /// Beside a watched tree, lines for the largest other processes too (by default only
+    /// those the report suspects of a false fit or an overflow get one)
+    #[arg(long)]
+    pub all_processes: bool,
 }
 
 /// The formats `plot` draws, by the output's extension.
@@ -81,6 +86,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         width: args.size.0,
         height: args.size.1,
         processes: args.processes,
+        all_processes: args.all_processes,
     };
     // Streamed: the report and the time range in one pass, the lines
     // (thinned to the chart's width) in the next.

@@ -231,6 +231,7 @@ pub fn plot_target(bytes: &[u8]) -> Result<(), String> {
         width: plot::MIN_SIDE,
         height: plot::MIN_SIDE,
         processes: 3,
+        all_processes: false,
     };
     match measure(|| plot::svg(&t, &r, &opts)) {
         Ok(svg) => ensure!(svg.starts_with("<svg"), "not an SVG: {svg:.100}"),

@@ -332,7 +332,18 @@ impl ProcessPicker {
     /// The watched tree first, then the others, each group by peak
     /// footprint (largest first); at most `n`.
     pub fn top(self, n: usize) -> Vec<Picked> {
+        self.top_with(n, |_| true)
+    }
+
+    /// [`ProcessPicker::top`], where a process outside a watched tree is
+    /// taken only when `other` says so: a recording of a notebook's kernel
+    /// charts the kernel, not the machine's largest processes (another
+    /// user's compiler). A trace that watched nothing takes every process.
+    pub fn top_with(self, n: usize, other: impl Fn(&Picked) -> bool) -> Vec<Picked> {
         let mut all: Vec<Picked> = self.by_pid.into_values().collect();
+        if all.iter().any(|p| p.watched) {
+            all.retain(|p| p.watched || other(p));
+        }
         all.sort_by(|a, b| {
             b.watched
                 .cmp(&a.watched)

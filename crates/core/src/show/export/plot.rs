@@ -31,7 +31,7 @@ mod style;
 mod title;
 
 pub(crate) use super::decimate::{decimate, Decimator};
-use data::{chart_data, ChartData, ChartLines, ChartScan};
+use data::{chart_data, ChartData, ChartLines, ChartScan, LinePick};
 use legend::{draw_legend, legend_entries, legend_rows};
 pub(crate) use render::{draw_err, register_fonts, render_picture, Picture, FAMILY};
 pub(crate) use style::*;
@@ -55,6 +55,10 @@ pub struct PlotOptions {
     pub height: u32,
     /// Footprint lines for this many processes (watched first).
     pub processes: usize,
+    /// Where the trace watched a tree: lines for processes outside it too,
+    /// by peak footprint. Off, only those the report suspects (not judged
+    /// fits) get one beside the tree.
+    pub all_processes: bool,
 }
 
 impl Default for PlotOptions {
@@ -63,6 +67,7 @@ impl Default for PlotOptions {
             width: 1200,
             height: 675,
             processes: 5,
+            all_processes: false,
         }
     }
 }
@@ -122,7 +127,7 @@ impl Chart {
     /// The chart of a whole trace, every point kept until drawn.
     pub fn of(trace: &Trace, report: &Report, opts: &PlotOptions) -> Chart {
         Chart {
-            data: chart_data(trace, report, opts.processes),
+            data: chart_data(trace, report, LinePick::of(report, opts)),
             header: trace.header.clone(),
             report: report.clone(),
         }
@@ -139,7 +144,8 @@ impl Chart {
     ) -> Result<Chart, TraceError> {
         let mut scan = ChartScan::default();
         let report = crate::judge::report::report_stream(reader, None, |r| scan.push(r))?;
-        let mut lines = ChartLines::new(scan, opts.processes, Some(opts.width as usize));
+        let pick = LinePick::of(&report, opts);
+        let mut lines = ChartLines::new(scan, pick, Some(opts.width as usize));
         if report.samples > 0 {
             reader.rewind()?;
             while let Some(record) = reader.next_record()? {

@@ -26,6 +26,7 @@ fn export_plot_png_has_requested_size_and_many_colours() {
         width: 900,
         height: 500,
         processes: 4,
+        all_processes: false,
     };
     let bytes = png(&t, &r, &opts).unwrap();
     let (w, h, rgb) = decode(&bytes);
@@ -58,6 +59,7 @@ fn a_sample_out_of_order_at_the_time_limit_stays_on_the_chart() {
         width: MIN_SIDE,
         height: MIN_SIDE,
         processes: 3,
+        all_processes: false,
     };
     assert!(svg(&t, &r, &opts).unwrap().starts_with("<svg"));
     let (w, h, _) = decode(&png(&t, &r, &opts).unwrap());
@@ -111,6 +113,7 @@ fn export_plot_rejects_silly_sizes() {
         width: 10,
         height: 500,
         processes: 5,
+        all_processes: false,
     };
     let e = png(&t, &r, &opts).unwrap_err();
     assert!(
@@ -130,6 +133,7 @@ fn export_plot_handles_a_single_sample_and_no_processes() {
         width: 400,
         height: 320,
         processes: 5,
+        all_processes: false,
     };
     let (w, h, _) = decode(&png(&t, &r, &opts).unwrap());
     assert_eq!((w, h), (400, 320));

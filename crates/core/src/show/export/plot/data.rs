@@ -59,7 +59,7 @@ pub(crate) const COUNTER_LINES: usize = 4;
 
 /// The chart of `trace` with the `processes` largest processes, every
 /// point kept.
-pub(crate) fn chart_data(trace: &Trace, report: &Report, processes: usize) -> ChartData {
+pub(crate) fn chart_data(trace: &Trace, report: &Report, pick: LinePick) -> ChartData {
     let mut scan = ChartScan::default();
     for s in &trace.samples {
         scan.sample(s);
@@ -73,11 +73,42 @@ pub(crate) fn chart_data(trace: &Trace, report: &Report, processes: usize) -> Ch
         dropped: trace.marks_dropped,
     };
     let interval_ms = trace.header.as_ref().map(|h| h.interval_ms);
-    let mut lines = ChartLines::new(scan, processes, None);
+    let mut lines = ChartLines::new(scan, pick, None);
     for s in &trace.samples {
         lines.push(s);
     }
     lines.finish(report, interval_ms)
+}
+
+/// Which processes get a footprint line: at most `n`, the watched tree
+/// first; beside it, where `others` is given, only those pids.
+#[derive(Debug, Clone, Default)]
+pub struct LinePick {
+    n: usize,
+    others: Option<Vec<u32>>,
+}
+
+impl LinePick {
+    /// The options' pick: beside a watched tree, the processes the report
+    /// does not judge fits (a false fit's or an overflow's suspect), or
+    /// every process with `all_processes`.
+    pub fn of(report: &Report, opts: &super::PlotOptions) -> Self {
+        let suspects = report
+            .processes
+            .iter()
+            .filter(|p| !p.watched && p.verdict != crate::step::detect::State::Fits)
+            .map(|p| p.pid);
+        LinePick {
+            n: opts.processes,
+            others: (!opts.all_processes).then(|| suspects.collect()),
+        }
+    }
+
+    /// `n` lines, any process beside the watched tree.
+    #[cfg(test)]
+    pub(crate) fn all(n: usize) -> Self {
+        LinePick { n, others: None }
+    }
 }
 
 /// The first pass of a chart over a streamed trace: its time range, the
@@ -201,13 +232,15 @@ pub struct ChartLines {
 }
 
 impl ChartLines {
-    pub fn new(mut scan: ChartScan, processes: usize, buckets: Option<usize>) -> Self {
+    pub fn new(mut scan: ChartScan, pick: LinePick, buckets: Option<usize>) -> Self {
         let (t0, swap0) = scan.first.unwrap_or((0, 0));
         // The latest sample, not the last: a sample out of order (a damaged
         // trace) must not land outside the chart, where plotters' pixel
         // arithmetic overflows.
         let x_max = (scan.latest_ms.saturating_sub(t0) as f64 / 1000.0).max(1.0);
-        let picked = std::mem::take(&mut scan.picker).top(processes);
+        let picked = std::mem::take(&mut scan.picker).top_with(pick.n, |p| {
+            pick.others.as_ref().map_or(true, |o| o.contains(&p.pid))
+        });
         let lines = picked
             .iter()
             .map(|p| ProcessLine {

@@ -5,7 +5,7 @@ use crate::synth;
 #[test]
 fn curves_start_at_zero_and_follow_every_sample() {
     let t = synth::seed_offload();
-    let d = chart_data(&t, &report(&t, None), 4);
+    let d = chart_data(&t, &report(&t, None), LinePick::all(4));
     assert_eq!(d.growth.len(), t.samples.len());
     assert_eq!(d.free.len(), t.samples.len());
     assert_eq!(d.growth[0], (0.0, 0.0));
@@ -23,7 +23,7 @@ fn curves_start_at_zero_and_follow_every_sample() {
 fn the_range_holds_every_line_and_the_states_are_shaded() {
     let t = synth::seed_offload();
     let r = report(&t, None);
-    let d = chart_data(&t, &r, 3);
+    let d = chart_data(&t, &r, LinePick::all(3));
     assert!(!d.series.is_empty() && d.series.len() <= 3);
     let top = d
         .series
@@ -54,7 +54,7 @@ fn the_range_holds_every_line_and_the_states_are_shaded() {
 fn a_process_missing_from_a_sample_breaks_its_line() {
     let mut t = synth::seed_offload();
     let r = report(&t, None);
-    let whole = chart_data(&t, &r, 1).series[0].clone();
+    let whole = chart_data(&t, &r, LinePick::all(1)).series[0].clone();
     assert_eq!(whole.segments.len(), 1);
     assert!(whole.segments[0].len() > 4);
     let label = whole.label;
@@ -66,7 +66,7 @@ fn a_process_missing_from_a_sample_breaks_its_line() {
         .sample
         .processes
         .retain(|p| p.pid != watched_pid);
-    let d = chart_data(&t, &r, 1);
+    let d = chart_data(&t, &r, LinePick::all(1));
     assert_eq!(d.series[0].segments.len(), 2);
     assert_eq!(d.series[0].segments[0].len(), 2);
 }
@@ -81,13 +81,16 @@ fn a_scoped_run_draws_its_limit_within_the_range() {
             ..Default::default()
         });
     }
-    let d = chart_data(&t, &report(&t, None), 3);
+    let d = chart_data(&t, &report(&t, None), LinePick::all(3));
     let (y, words) = d.limit.clone().expect("the limit line");
     assert_eq!(y, 64.0 * (1u64 << 30) as f64 / GB);
     assert_eq!(words, "cgroup limit 64 GiB");
     assert!(d.y_max >= y, "{} < {y}", d.y_max);
     let t = synth::seed_staged();
-    assert_eq!(chart_data(&t, &report(&t, None), 3).limit, None);
+    assert_eq!(
+        chart_data(&t, &report(&t, None), LinePick::all(3)).limit,
+        None
+    );
 }
 
 #[test]
@@ -110,7 +113,7 @@ fn byte_counters_are_lines_on_the_memory_axis_and_other_units_are_not() {
         t.counters
             .push(point(1000, &format!("c{n}"), 100.0 * GB, "bytes"));
     }
-    let d = chart_data(&t, &report(&t, None), 2);
+    let d = chart_data(&t, &report(&t, None), LinePick::all(2));
     let labels: Vec<&str> = d.counters.iter().map(|s| s.label.as_str()).collect();
     assert_eq!(
         labels,
@@ -152,7 +155,7 @@ fn a_counter_written_once_is_held_to_the_end_of_its_phase_or_of_the_run() {
     };
     t.marks = vec![mark(1000, "load", false), mark(3000, "load", true)];
     t.counters = vec![point(2000, "in_load"), point(4000, "after")];
-    let d = chart_data(&t, &report(&t, None), 1);
+    let d = chart_data(&t, &report(&t, None), LinePick::all(1));
     assert_eq!(d.counters.len(), 2);
     assert_eq!(
         d.counters[0].segments,
@@ -189,7 +192,7 @@ fn pressure_above_normal_is_kept_as_stretches_by_level() {
         s.sample.system.pressure = None;
     }
     let x = |i: usize| (t.samples[i].sample.t_ms - t.samples[0].sample.t_ms) as f64 / 1000.0;
-    let d = chart_data(&t, &report(&t, None), 2);
+    let d = chart_data(&t, &report(&t, None), LinePick::all(2));
     assert_eq!(
         d.pressure,
         [
@@ -204,7 +207,43 @@ fn pressure_above_normal_is_kept_as_stretches_by_level() {
     for s in &mut plain.samples {
         s.sample.system.pressure = None;
     }
-    assert!(chart_data(&plain, &report(&plain, None), 2)
+    assert!(chart_data(&plain, &report(&plain, None), LinePick::all(2))
         .pressure
         .is_empty());
+}
+
+/// A recording of a notebook's kernel charts the kernel: beside a watched
+/// tree another process (another user's compiler, larger than anything
+/// watched) gets a line only when the report suspects it, or when every
+/// process is asked for.
+#[test]
+fn beside_a_watched_tree_only_a_suspect_gets_a_line_unless_all_are_asked() {
+    let mut t = synth::seed_offload();
+    for s in &mut t.samples {
+        s.sample.processes.push(crate::probe::ProcessSample {
+            pid: 4242,
+            name: "rustc".into(),
+            footprint_bytes: 40 << 30,
+            ..Default::default()
+        });
+    }
+    let mut r = report(&t, None);
+    let opts = super::super::PlotOptions::default();
+    let all = super::super::PlotOptions {
+        all_processes: true,
+        ..opts.clone()
+    };
+    let has_rustc = |d: &ChartData| d.series.iter().any(|s| s.label.contains("rustc"));
+    let mut suspect = r.processes.iter().find(|p| p.watched).unwrap().clone();
+    r.processes.retain(|p| p.pid != 4242);
+    assert!(!has_rustc(&chart_data(&t, &r, LinePick::of(&r, &opts))));
+    let d = chart_data(&t, &r, LinePick::of(&r, &all));
+    assert!(has_rustc(&d));
+    assert!(d.series[0].label.contains("(watched)"), "watched first");
+    // Judged a suspect by the report: its line is back.
+    suspect.pid = 4242;
+    suspect.watched = false;
+    suspect.verdict = crate::step::detect::State::Overflow;
+    r.processes.push(suspect);
+    assert!(has_rustc(&chart_data(&t, &r, LinePick::of(&r, &opts))));
 }
