@@ -115,6 +115,37 @@ def _setting(s: Dict[str, Any]) -> FitSetting:
     )
 
 
+#: What a loader reads (``swapsight fit`` counts these): a missing name with
+#: one of these endings was meant as a file.
+_WEIGHTS = (".safetensors", ".gguf", ".bin", ".pt", ".pth", ".npz", ".json")
+
+
+def _refuse_a_missing_target(target: str, is_path: bool) -> None:
+    """Raises the one line for a target that names nothing here, said as
+    what it looks like. The command line takes a word that starts with a
+    digit or "." for a size, and any other for a path, so that
+    ``./no/such/dir`` was "an invalid size" and ``lots`` "cannot read lots"
+    (crates/cli/src/fit.rs ``model``): the other way round."""
+    if os.path.lexists(target):
+        return
+    text = target.strip()
+    size_like = text[:1].isdigit() or (text[:1] == "." and text[1:2].isdigit())
+    path_like = (
+        is_path
+        or "/" in text
+        or os.sep in text
+        or text.startswith(("~", "."))
+        or text.lower().endswith(_WEIGHTS)
+    )
+    if path_like and not size_like:
+        raise Error("swapsight: cannot read %s: No such file or directory" % target)
+    if not size_like:
+        raise Error(
+            "swapsight: invalid size '%s': expected a number with a unit, like 8G or 512M; "
+            "no file or folder has that name either" % text
+        )
+
+
 def fit(
     path_or_size: Union[str, int, "os.PathLike[str]"],
     from_trace: Optional[Union[str, "os.PathLike[str]"]] = None,
@@ -143,6 +174,7 @@ def fit(
         target = str(path_or_size)
     else:
         target = os.path.expanduser(os.fspath(path_or_size))
+        _refuse_a_missing_target(target, isinstance(path_or_size, os.PathLike))
     args: List[str] = [_binary(), "fit", "--json"]
     if from_trace is not None:
         args += ["--from", os.path.expanduser(os.fspath(from_trace))]
