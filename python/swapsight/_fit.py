@@ -5,9 +5,14 @@ import json
 import os
 import subprocess
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Literal, Optional, Tuple, Union
 
 from ._cli import Error, _binary, _env, _first_line
+
+#: ``swapsight fit``'s answers, as its JSON writes them (``Verdict`` in
+#: crates/core/src/judge/fit.rs), by exit code.
+FitVerdict = Literal["fits", "fits-only-by-swapping", "does-not-fit"]
+FIT_VERDICTS: Tuple[FitVerdict, ...] = ("fits", "fits-only-by-swapping", "does-not-fit")
 
 #: The exit codes of ``swapsight fit`` that are answers: fits, fits only by
 #: swapping, does not fit. Its failures (3 bad arguments, 4 no answer) are
@@ -52,7 +57,7 @@ class FitAnswer:
     as the command exits. ``raw`` is the whole JSON object (the counted
     files, a past run's figures)."""
 
-    verdict: str
+    verdict: "FitVerdict"
     exit_code: int
     model_bytes: int
     needed_bytes: int
@@ -75,8 +80,9 @@ class FitAnswer:
     def from_json(cls, obj: Dict[str, Any]) -> "FitAnswer":
         """The answer from ``swapsight fit --json``'s object."""
         try:
+            verdict = FIT_VERDICTS[FIT_VERDICTS.index(obj["verdict"])]
             return cls(
-                verdict=str(obj["verdict"]),
+                verdict=verdict,
                 exit_code=int(obj["exit_code"]),
                 model_bytes=int(obj["model_bytes"]),
                 needed_bytes=int(obj["needed_bytes"]),

@@ -162,11 +162,11 @@ class record:
         self._interval_arg = _interval_arg(interval)
         if path is None:
             path = time.strftime("swapsight-%Y%m%d-%H%M%S.jsonl")
-        self.path = os.path.abspath(os.fspath(path))
-        self.interval = interval
-        self.top = top
-        self.torch = torch
-        self.mlx = mlx
+        self.path: str = os.path.abspath(os.fspath(path))
+        self.interval: Union[str, float] = interval
+        self.top: int = top
+        self.torch: bool = torch
+        self.mlx: bool = mlx
         self.report: Optional[Report] = None
         self.error: Optional[str] = None
         #: The recorder's pid while it runs.
