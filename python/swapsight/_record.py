@@ -145,6 +145,9 @@ class record:
     something went wrong (the recorder was killed), ``.error``, logged once.
     ``torch=True`` also runs :func:`watch_torch` while recording,
     ``mlx=True`` :func:`watch_mlx` (both may); each stops with the recording.
+    Without ``path`` the trace is ``swapsight-YYYYMMDD-HHMMSS.jsonl`` in the
+    current folder (``.path``). ``interval`` is a number of seconds (0.01 to
+    3600) or the recorder's duration (``"250ms"``).
     """
 
     def __init__(
