@@ -197,6 +197,11 @@ class Watch:
 
 #: A lock per kind, held by the one thread calling that framework.
 _calls: Dict[str, threading.Lock] = {}
+
+if hasattr(os, "register_at_fork"):
+    # A forked child has none of its parent's threads: a lock one of them
+    # held (a call that blocks) would keep the child's watches waiting.
+    os.register_at_fork(after_in_child=_calls.clear)
 #: How often a thread waiting for its turn looks whether it was stopped.
 _TURN_LOOK = 0.05
 

@@ -132,3 +132,46 @@ def test_keyboard_interrupt_or_system_exit_in_a_framework_call_is_said_once(
     logged = [r.getMessage() for r in caplog.records if r.name == "swapsight"]
     assert logged == ["swapsight: watch_mlx stopped reading mlx: %s (logged once)" % said]
     assert counters_in(mark_file.read_lines()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_a_forked_child_samples_though_its_parent_is_stuck_in_a_call(mark_file, monkeypatch, tmp_path):
+    # The child has no copy of the parent's stuck thread, only of the lock
+    # it holds: its watches must not wait on that lock forever.
+    gate, entered = threading.Event(), threading.Event()
+
+    def stuck():
+        entered.set()
+        gate.wait(30)
+        return 1
+
+    mlx_module(monkeypatch, stuck)
+    parent = swapsight.watch_mlx(interval=0.1)
+    try:
+        assert entered.wait(5)
+        child_mark = tmp_path / "child-mark"
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            code = 1
+            try:
+                os.environ["SWAPSIGHT_MARK"] = str(child_mark)
+                sys.modules["mlx.core"].get_active_memory = lambda: 7
+                swapsight.watch_mlx(interval=0.1)
+                if wait_for(lambda: child_mark.exists() and child_mark.read_text(), timeout=10):
+                    code = 0
+            finally:
+                os._exit(code)
+        until = time.monotonic() + 20
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done or time.monotonic() > until:
+                break
+            time.sleep(0.02)
+        if not done:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        assert done and status == 0, "the child's watch never sampled"
+        assert counters_in(child_mark.read_text().splitlines())[0] == ("mlx.active", 7.0, "bytes")
+    finally:
+        parent.stop()
+        gate.set()
