@@ -16,7 +16,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Tuple, Type, TypeVar, overload
 
 from ._names import _PREFIX, cached_clean, cached_clean_text, clean_name, clean_text
-from ._writer import _warn_once, mark_path, write_line
+from ._writer import _warn_once, mark_path, warn_once, write_line
 
 #: A phase entered in this context: the phase, its path as the names joined
 #: ("load/unet", cut where the cleaning stops reading), and that path cleaned,
@@ -55,15 +55,18 @@ def _no_phase(what: str, name: object) -> None:
         text = clean_text(name)
     except Exception:  # a str() that raises
         text = ""
+    # A mistake in one name, not in the mark file: the other phases are
+    # marked, and a later problem with the file is still said.
     if text:
-        _warn_once(
+        warn_once(
+            "phase-name-line",
             "swapsight: %s %r: a phase name cannot start with '/' or '#counter ' "
             "(the recorder reads such a line as the end of a phase or a counter)",
             what,
             name,
         )
     else:
-        _warn_once("swapsight: %s %r: the name is blank", what, name)
+        warn_once("phase-name-blank", "swapsight: %s %r: the name is blank", what, name)
 
 
 class Phase:
