@@ -179,13 +179,12 @@ class Watch:
                 return True
             self._in_call = True
         try:
-            figures = self._figures()
+            lines = [counter_line(name, value, unit) for name, value, unit in self._figures()]
         except BaseException as e:  # KeyboardInterrupt, SystemExit: no traceback, no silent end
             _said_why(self.kind, e)
             return False
         finally:
             self._in_call = False
-        lines = [counter_line(name, value, unit) for name, value, unit in figures]
         with self._turn:
             if self._stop.is_set() or not self._path:
                 return True
@@ -202,6 +201,7 @@ if hasattr(os, "register_at_fork"):
     # A forked child has none of its parent's threads: a lock one of them
     # held (a call that blocks) would keep the child's watches waiting.
     os.register_at_fork(after_in_child=_calls.clear)
+
 #: How often a thread waiting for its turn looks whether it was stopped.
 _TURN_LOOK = 0.05
 
