@@ -34,7 +34,7 @@ from ._counter import counter
 from ._fit import FitAnswer, FitBound, FitSetting, fit
 from ._generated import ENV_VAR, MAX_NAME_CHARS
 from ._names import clean_name
-from ._phase import end_phase, mark, phase
+from ._phase import Phase, end_phase, mark, phase
 from ._record import record
 from ._report import Report
 from ._watch import MlxWatch, TorchWatch, watch_mlx, watch_torch
@@ -61,6 +61,7 @@ __all__ = [
     "FitSetting",
     "MAX_NAME_CHARS",
     "MlxWatch",
+    "Phase",
     "Report",
     "TorchWatch",
     "__version__",

@@ -5,7 +5,7 @@ what these functions return: one source for the figures."""
 import json
 import os
 import subprocess
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, TypedDict, Union
 
 from ._generated import ENV_VAR
 
@@ -87,11 +87,42 @@ def compare(
     return result
 
 
+class AdviceRun(TypedDict):
+    """What advise() made of a trace's run (``RunCheck`` in
+    crates/core/src/judge/advise.rs)."""
+
+    needed_bytes: int
+    over_cap_ms: Optional[int]
+    swap_grew_ms: Optional[int]
+    stopped_before_swap: bool
+    words: str
+
+
+class _Advice(TypedDict):
+    applies: bool
+    high_ratio: float
+    low_ratio: float
+    cap_bytes: int
+    limit_bytes: int
+    recommended_max_bytes: int
+    recommended_estimated: bool
+    text: str
+
+
+class Advice(_Advice, total=False):
+    """``swapsight advise --json``'s object (``Advice`` in
+    crates/core/src/judge/advise.rs): ``run`` only with a trace,
+    ``set_here`` only where this shell sets a ratio."""
+
+    run: AdviceRun
+    set_here: str
+
+
 def advise(
     trace: Optional[Union[str, "os.PathLike[str]"]] = None,
     reserve: Optional[Union[str, int]] = None,
     recommended_max: Optional[Union[str, int]] = None,
-) -> Dict[str, Any]:
+) -> Advice:
     """``swapsight advise [TRACE] --json``: the PyTorch MPS watermark ratios
     that make a job fail before the Mac swaps, as a dict. ``reserve`` and
     ``recommended_max`` are sizes (``"8G"``) or bytes."""
@@ -102,5 +133,5 @@ def advise(
         args += ["--reserve", str(reserve)]
     if recommended_max is not None:
         args += ["--recommended-max", str(recommended_max)]
-    result: Dict[str, Any] = _run_json(args + ["--json"], "advise")
+    result: Advice = _run_json(args + ["--json"], "advise")
     return result

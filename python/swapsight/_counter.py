@@ -8,17 +8,19 @@ unit characters from _generated.py); the recorder writes it to the trace as a
 ``{"type":"counter",...}`` line at that instant, keeping at most 50 values a
 second apart from the marks (the rest are counted in a ``counters-dropped``
 event). Without a running recording every call does
-nothing; nothing here ever raises into the pipeline (a problem is logged once
-on the ``swapsight`` logger).
+nothing; nothing here ever raises into the pipeline (each kind of mistake, a
+bad unit, a bool, a value that is no number, not finite or too large, a
+blank name, is logged once on the ``swapsight`` logger).
 """
 
 import math
 import re
-from typing import Any, Optional
+import reprlib
+from typing import Any, Optional, Tuple
 
 from ._generated import COUNTER_PREFIX, MAX_COUNTER_VALUE, MAX_UNIT_CHARS, UNIT_CHARS
 from ._names import cached_clean_text, clean_text
-from ._writer import _warn_once, mark_path, write_line
+from ._writer import mark_path, warn_once, write_line
 
 #: The largest magnitude a counter value may have: 2^53 (what a double and
 #: the web UI hold exactly as an integer).
@@ -71,28 +73,57 @@ def counter_line(name: object, value: Any, unit: object = "bytes") -> Optional[s
     return _PREFIX + figure + " " + unit + " " + text
 
 
+def _why_not(name: object, value: Any, unit: object) -> Tuple[str, str]:
+    """Why ``counter_line(name, value, unit)`` gave no line: the kind of
+    mistake (each is logged once) and its one line. Only on the slow path,
+    after a counter was refused."""
+    if not isinstance(unit, str) or not _UNIT.match(str.__str__(unit)):
+        return "unit", "the unit %s is not 1 to %d of A-Z a-z 0-9 _ %% / . -" % (
+            reprlib.repr(unit),
+            MAX_UNIT_CHARS,
+        )
+    if isinstance(value, bool):
+        return "bool", "the value %s is a bool, not a number" % reprlib.repr(value)
+    try:
+        figure = float(value) if not isinstance(value, int) else None
+    except Exception:  # float() refused it: a str that is no number, None, …
+        why = "the value %s is not a number (an int or what float() takes)"
+        return "number", why % reprlib.repr(value)
+    if figure is not None and not math.isfinite(figure):
+        return "finite", "the value %s is not finite" % reprlib.repr(value)
+    try:
+        within = _figure(value) is not None
+    except Exception:  # a float() or abs() of its own that raises
+        within = True
+    if not within:
+        return "range", "the value %s is beyond 2**53 either way" % reprlib.repr(value)
+    try:
+        clean_text(name)
+    except Exception:
+        return "name", "the name's str() raised"
+    return "name", "the name is blank once cleaned"
+
+
 def counter(name: object, value: Any, unit: object = "bytes") -> None:
     """Writes ``value`` of counter ``name`` into the running recording now:
     ``swapsight.counter("queue", len(q), unit="items")``. Without a
-    recording it does nothing; a bad value or unit is dropped and logged
-    once. Never raises, never blocks."""
+    recording it does nothing; a bad value or unit is dropped, each kind of
+    mistake logged once. Never raises, never blocks."""
     path = mark_path()
     if not path:
         return
     try:
         line = counter_line(name, value, unit)
-    except Exception as e:  # a float() or str() that raises
-        _warn_once("swapsight: counter %r not written: %s", name, e)
-        return
+    except Exception:  # a float() or str() that raises
+        line = None
     if line is None:
-        _warn_once(
-            "swapsight: counter %r not written: the name is empty, the unit %r is "
-            "not 1 to %d of A-Z a-z 0-9 _ %% / . -, or the value %r is not a "
-            "finite number within 2**53",
-            name,
-            unit,
-            MAX_UNIT_CHARS,
-            value,
-        )
+        try:
+            kind, why = _why_not(name, value, unit)
+            # Formatted here: logging formats later, and a repr() that
+            # raises there prints a traceback instead of the line.
+            text = "swapsight: counter %s not written: %s" % (reprlib.repr(name), why)
+        except Exception:  # a repr() that raises: never into the pipeline
+            kind, text = "repr", "swapsight: a counter was not written (its repr() raised)"
+        warn_once("counter-" + kind, "%s", text)
         return
     write_line(path, line)

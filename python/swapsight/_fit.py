@@ -5,9 +5,14 @@ import json
 import os
 import subprocess
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Literal, Optional, Tuple, Union
 
 from ._cli import Error, _binary, _env, _first_line
+
+#: ``swapsight fit``'s answers, as its JSON writes them (``Verdict`` in
+#: crates/core/src/judge/fit.rs), by exit code.
+FitVerdict = Literal["fits", "fits-only-by-swapping", "does-not-fit"]
+FIT_VERDICTS: Tuple[FitVerdict, ...] = ("fits", "fits-only-by-swapping", "does-not-fit")
 
 #: The exit codes of ``swapsight fit`` that are answers: fits, fits only by
 #: swapping, does not fit. Its failures (3 bad arguments, 4 no answer) are
@@ -52,7 +57,7 @@ class FitAnswer:
     as the command exits. ``raw`` is the whole JSON object (the counted
     files, a past run's figures)."""
 
-    verdict: str
+    verdict: "FitVerdict"
     exit_code: int
     model_bytes: int
     needed_bytes: int
@@ -75,8 +80,9 @@ class FitAnswer:
     def from_json(cls, obj: Dict[str, Any]) -> "FitAnswer":
         """The answer from ``swapsight fit --json``'s object."""
         try:
+            verdict = FIT_VERDICTS[FIT_VERDICTS.index(obj["verdict"])]
             return cls(
-                verdict=str(obj["verdict"]),
+                verdict=verdict,
                 exit_code=int(obj["exit_code"]),
                 model_bytes=int(obj["model_bytes"]),
                 needed_bytes=int(obj["needed_bytes"]),
@@ -115,6 +121,37 @@ def _setting(s: Dict[str, Any]) -> FitSetting:
     )
 
 
+#: What a loader reads (``swapsight fit`` counts these): a missing name with
+#: one of these endings was meant as a file.
+_WEIGHTS = (".safetensors", ".gguf", ".bin", ".pt", ".pth", ".npz", ".json")
+
+
+def _refuse_a_missing_target(target: str, is_path: bool) -> None:
+    """Raises the one line for a target that names nothing here, said as
+    what it looks like. The command line takes a word that starts with a
+    digit or "." for a size, and any other for a path, so that
+    ``./no/such/dir`` was "an invalid size" and ``lots`` "cannot read lots"
+    (crates/cli/src/fit.rs ``model``): the other way round."""
+    if os.path.lexists(target):
+        return
+    text = target.strip()
+    size_like = text[:1].isdigit() or (text[:1] == "." and text[1:2].isdigit())
+    path_like = (
+        is_path
+        or "/" in text
+        or os.sep in text
+        or text.startswith(("~", "."))
+        or text.lower().endswith(_WEIGHTS)
+    )
+    if path_like and not size_like:
+        raise Error("swapsight: cannot read %s: No such file or directory" % target)
+    if not size_like:
+        raise Error(
+            "swapsight: invalid size '%s': expected a number with a unit, like 8G or 512M; "
+            "no file or folder has that name either" % text
+        )
+
+
 def fit(
     path_or_size: Union[str, int, "os.PathLike[str]"],
     from_trace: Optional[Union[str, "os.PathLike[str]"]] = None,
@@ -143,6 +180,7 @@ def fit(
         target = str(path_or_size)
     else:
         target = os.path.expanduser(os.fspath(path_or_size))
+        _refuse_a_missing_target(target, isinstance(path_or_size, os.PathLike))
     args: List[str] = [_binary(), "fit", "--json"]
     if from_trace is not None:
         args += ["--from", os.path.expanduser(os.fspath(from_trace))]

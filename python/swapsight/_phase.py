@@ -13,15 +13,15 @@ import contextvars
 import functools
 import inspect
 from types import TracebackType
-from typing import Any, Callable, Literal, Optional, Tuple, Type, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Tuple, Type, TypeVar, overload
 
 from ._names import _PREFIX, cached_clean, cached_clean_text, clean_name, clean_text
-from ._writer import _warn_once, mark_path, write_line
+from ._writer import _warn_once, mark_path, warn_once, write_line
 
 #: A phase entered in this context: the phase, its path as the names joined
 #: ("load/unet", cut where the cleaning stops reading), and that path cleaned,
 #: the line that marks it. Kept so that entering and leaving clean nothing.
-_Entry = Tuple["phase", str, str]
+_Entry = Tuple["Phase", str, str]
 # The phases entered in this context, outermost first.
 _STACK: "contextvars.ContextVar[Tuple[_Entry, ...]]" = contextvars.ContextVar(
     "swapsight_phases", default=()
@@ -40,7 +40,7 @@ def _joined(parent: str, name: str) -> Tuple[str, str]:
     return raw, cached_clean_text(raw)
 
 
-def _entry(stack: "Tuple[_Entry, ...]", p: "phase") -> _Entry:
+def _entry(stack: "Tuple[_Entry, ...]", p: "Phase") -> _Entry:
     """``p`` entered on top of ``stack``."""
     name = p._name or p.name
     if not stack:
@@ -55,18 +55,21 @@ def _no_phase(what: str, name: object) -> None:
         text = clean_text(name)
     except Exception:  # a str() that raises
         text = ""
+    # A mistake in one name, not in the mark file: the other phases are
+    # marked, and a later problem with the file is still said.
     if text:
-        _warn_once(
+        warn_once(
+            "phase-name-line",
             "swapsight: %s %r: a phase name cannot start with '/' or '#counter ' "
             "(the recorder reads such a line as the end of a phase or a counter)",
             what,
             name,
         )
     else:
-        _warn_once("swapsight: %s %r: the name is blank", what, name)
+        warn_once("phase-name-blank", "swapsight: %s %r: the name is blank", what, name)
 
 
-class phase:
+class Phase:
     """A phase of the pipeline: ``with phase("denoise"):`` or
     ``@phase("denoise")`` on a function, coroutine function, generator
     function or async generator function (a bare ``@phase`` names the phase
@@ -80,7 +83,7 @@ class phase:
 
     def __new__(cls, name: Any) -> Any:
         # A bare @phase on a function: the phase is named after it.
-        if callable(name) and not isinstance(name, (str, bytes, phase)):
+        if callable(name) and not isinstance(name, (str, bytes, Phase)):
             fn = name
             label = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "?")
             label = str(label).rpartition("<locals>.")[2]
@@ -109,7 +112,7 @@ class phase:
     def __repr__(self) -> str:
         return "swapsight.phase(%r)" % (self.name,)
 
-    def __enter__(self) -> "phase":
+    def __enter__(self) -> "Phase":
         path = mark_path()
         if not path:
             return self
@@ -179,7 +182,25 @@ class phase:
         return functools.wraps(fn)(wrapper)  # type: ignore[return-value]
 
 
-def _left(stack: "Tuple[_Entry, ...]", p: phase) -> "Optional[Tuple[_Entry, ...]]":
+if TYPE_CHECKING:
+    # What type checkers see: mypy takes a class's call to give an instance
+    # whatever __new__ says, so a bare @phase, which gives the function back,
+    # is typed through a function's overloads. At run time phase is the class.
+    @overload
+    def phase(name: _F) -> _F: ...  # type: ignore[overload-overlap]
+
+    @overload
+    def phase(name: object) -> Phase: ...
+
+    def phase(name: object) -> Any:
+        """A phase of the pipeline (:class:`Phase`), or with a function as
+        ``name`` (a bare ``@phase``) that function, wrapped."""
+
+else:
+    phase = Phase
+
+
+def _left(stack: "Tuple[_Entry, ...]", p: Phase) -> "Optional[Tuple[_Entry, ...]]":
     """``stack`` without ``p``'s innermost entry (a recursive function enters
     the same phase again), or None when ``p`` is not in it. What was entered
     after it and not left (a suspended generator's phase) stays, its paths

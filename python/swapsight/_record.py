@@ -11,6 +11,7 @@ whose process is gone (the kernel died, the notebook restarted) ends by itself.
 """
 
 import atexit
+import numbers
 import os
 import select
 import signal
@@ -18,7 +19,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from typing import IO, Any, List, Literal, Optional, Tuple, Union
+from typing import IO, Any, Dict, List, Literal, Optional, Tuple, Union
 
 from ._cli import Error, _binary, _env
 from ._generated import ENV_VAR
@@ -38,6 +39,31 @@ STOP_TIMEOUT = 15.0
 _routes: List[Tuple["record", str]] = []
 _before_routes: Optional[str] = None
 _routes_lock = threading.Lock()
+# The traces this process's recordings write, by real path: two recorders
+# appending to one trace interleave their lines into a file neither can
+# read back. (Another process's recorder is the command line's to refuse.)
+_writing: Dict[str, "record"] = {}
+
+
+def _claim(rec: "record") -> str:
+    """Takes ``rec``'s trace for it; raises Error when a recording of this
+    process, not stopped yet, writes it."""
+    key = os.path.realpath(rec.path)
+    with _routes_lock:
+        other = _writing.get(key)
+        if other is not None and other is not rec:
+            raise Error(
+                "cannot record to %s: another recording in this process writes it "
+                "until its stop() (a record() inside another to the same path)" % rec.path
+            )
+        _writing[key] = rec
+    return key
+
+
+def _release(rec: "record") -> None:
+    with _routes_lock:
+        for key in [k for k, r in _writing.items() if r is rec]:
+            del _writing[key]
 
 
 def _route_marks(rec: "record", path: str) -> None:
@@ -66,6 +92,33 @@ def _unroute_marks(rec: "record") -> None:
             os.environ[ENV_VAR] = back
 
 
+#: The recorder's range of intervals, in seconds (MIN_INTERVAL and
+#: MAX_INTERVAL in crates/cli/src/args.rs): a number outside it is refused
+#: here, in seconds as it was given, not as the milliseconds passed on.
+MIN_SECONDS = 0.01
+MAX_SECONDS = 3600.0
+
+
+def _interval_arg(interval: object) -> str:
+    """``--interval``'s argument for ``interval``: a string as it is (the
+    recorder says what is wrong with it), a number of seconds in
+    milliseconds. Raises TypeError or ValueError naming it."""
+    if isinstance(interval, str):
+        return interval
+    if isinstance(interval, bool) or not isinstance(interval, numbers.Real):
+        raise TypeError(
+            "swapsight.record: the interval %r is neither a number of seconds nor a "
+            "duration like '500ms'" % (interval,)
+        )
+    seconds = float(interval)
+    if not MIN_SECONDS <= seconds <= MAX_SECONDS:  # NaN too
+        raise ValueError(
+            "swapsight.record: the interval %r is not a number of seconds from %g to %g"
+            % (interval, MIN_SECONDS, MAX_SECONDS)
+        )
+    return "%.3fms" % (seconds * 1000)
+
+
 def _describe(returncode: Optional[int]) -> str:
     if returncode is not None and returncode < 0:
         try:
@@ -92,23 +145,31 @@ class record:
     something went wrong (the recorder was killed), ``.error``, logged once.
     ``torch=True`` also runs :func:`watch_torch` while recording,
     ``mlx=True`` :func:`watch_mlx` (both may); each stops with the recording.
+    Without ``path`` the trace is ``swapsight-YYYYMMDD-HHMMSS.jsonl`` in the
+    current folder (``.path``). ``interval`` is a number of seconds (0.01 to
+    3600) or the recorder's duration (``"250ms"``).
     """
 
     def __init__(
         self,
         path: Optional[Union[str, "os.PathLike[str]"]] = None,
-        interval: str = "500ms",
+        interval: Union[str, float] = "500ms",
         top: int = 10,
         torch: bool = False,
         mlx: bool = False,
     ) -> None:
+        for name, flag in (("torch", torch), ("mlx", mlx)):
+            # "yes" or "no" would both turn the watch on.
+            if not isinstance(flag, bool):
+                raise TypeError("swapsight.record: %s is True or False, not %r" % (name, flag))
+        self._interval_arg = _interval_arg(interval)
         if path is None:
             path = time.strftime("swapsight-%Y%m%d-%H%M%S.jsonl")
-        self.path = os.path.abspath(os.fspath(path))
-        self.interval = interval
-        self.top = top
-        self.torch = torch
-        self.mlx = mlx
+        self.path: str = os.path.abspath(os.fspath(path))
+        self.interval: Union[str, float] = interval
+        self.top: int = top
+        self.torch: bool = torch
+        self.mlx: bool = mlx
         self.report: Optional[Report] = None
         self.error: Optional[str] = None
         #: The recorder's pid while it runs.
@@ -145,11 +206,19 @@ class record:
             "-o",
             self.path,
             "--interval",
-            str(self.interval),
+            self._interval_arg,
             "--top",
             str(self.top),
             "--print-mark-path",
         ]
+        _claim(self)
+        try:
+            return self._start(argv)
+        except BaseException:
+            _release(self)
+            raise
+
+    def _start(self, argv: List[str]) -> "record":
         self._stderr = tempfile.TemporaryFile()
         try:
             proc = subprocess.Popen(
@@ -256,6 +325,7 @@ class record:
         for watch in watches:
             watch.stop()
         _unroute_marks(self)
+        _release(self)
         problems = []
         if proc.poll() is None:
             try:

@@ -4,7 +4,19 @@ Python, text, a pandas table, a chart and Jupyter's HTML."""
 import importlib
 import json
 import os
-from typing import Any, Dict, List, Optional, Sequence, TypeVar, Union, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Dict,
+    List,
+    Literal,
+    Optional,
+    Sequence,
+    Tuple,
+    TypeVar,
+    Union,
+    overload,
+)
 
 from ._chart import Chart, draw_svg
 from ._cli import Error, _run, _run_json
@@ -14,6 +26,15 @@ from ._tables import flat_rows
 #: A path as given: returned as it came.
 PathT = TypeVar("PathT", str, "os.PathLike[str]")
 from ._writer import _log
+
+if TYPE_CHECKING:
+    # pandas is optional: where it is typed (pandas-stubs), to_pandas() is a
+    # DataFrame to the checker; elsewhere it is Any, as pandas itself is.
+    import pandas  # type: ignore[import-not-found, import-untyped, unused-ignore]
+
+#: A run's verdict, worst last: crates/core/src/step/detect.rs ``State``.
+Verdict = Literal["fits", "hidden-memory", "overflow", "false-fit"]
+VERDICTS: Tuple[Verdict, ...] = ("fits", "hidden-memory", "overflow", "false-fit")
 
 
 class Report:
@@ -37,8 +58,15 @@ class Report:
         return cls(_run_json(["report", "--json", trace], "report"), trace)
 
     @property
-    def verdict(self) -> Optional[str]:
-        return self._data.get("verdict")
+    def verdict(self) -> Verdict:
+        """``"fits"``, ``"hidden-memory"``, ``"overflow"`` or ``"false-fit"``.
+        Raises :class:`Error` for a report without one of them (never one
+        ``swapsight report --json`` printed)."""
+        found = self._data.get("verdict")
+        for verdict in VERDICTS:
+            if found == verdict:
+                return verdict
+        raise Error("the report of %s has no verdict swapsight knows: %r" % (self.trace, found))
 
     @property
     def phases(self) -> List[Dict[str, Any]]:
@@ -57,7 +85,9 @@ class Report:
         whole: Dict[str, Any] = json.loads(json.dumps(self._data))
         return whole
 
-    def to_pandas(self, table: str = "phases") -> Any:
+    def to_pandas(
+        self, table: Literal["phases", "processes", "counters"] = "phases"
+    ) -> "pandas.DataFrame":
         """``table`` (``"phases"``, ``"processes"`` or ``"counters"``) as a
         pandas DataFrame, one plain column per figure (``pressure_peak``,
         ``counter_peak:NAME:UNIT``: nothing nested). Needs pandas (not a
@@ -120,11 +150,11 @@ class Report:
             return "swapsight report of %s: %s" % (self.trace, e)
 
     def __repr__(self) -> str:
-        return "<swapsight.Report %s: %s, %d phases, %d processes>" % (
+        return "<swapsight.Report %s: %s, %s, %s>" % (
             self.trace,
-            self.verdict,
-            len(self.phases),
-            len(self.processes),
+            self._data.get("verdict"),
+            _count(len(self.phases), "phase"),
+            _count(len(self.processes), "process", "processes"),
         )
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
@@ -143,3 +173,8 @@ class Report:
         except Exception as e:
             _log.debug("swapsight: no chart for %s: %s", self.trace, e)
             return ""
+
+
+def _count(n: int, one: str, many: Optional[str] = None) -> str:
+    """``1 phase``, ``2 phases``."""
+    return "%d %s" % (n, one if n == 1 else many or one + "s")

@@ -5,11 +5,15 @@ A :class:`Watch` is a daemon thread that calls its *figures* function every
 ``interval`` seconds and writes the ``(name, value, unit)`` triples it
 returns through the mark file, as :func:`swapsight.counter` would. It stops
 on ``.stop()``, when the recording ends (the recorder unlinks its
-registration beside the mark file) or with the program. The figures
+registration beside the mark file), when its recorder is gone without a
+word (killed outright: _registration.py) or with the program. ``.stop()``
+never waits for a framework call that has not returned, and one thread of
+a kind at a time calls its framework, so a call that blocks leaves one
+thread waiting on it, not one per watch started since. The figures
 functions read only a framework the program imported itself
-(``sys.modules``): nothing here imports torch or MLX. If one raises, the
-watch stops reading that framework and logs it once; nothing reaches the
-program. One watch of each kind runs per recording (a second call under the
+(``sys.modules``): nothing here imports torch or MLX. If one raises
+(KeyboardInterrupt and SystemExit too), the watch stops reading that
+framework and logs it once; nothing reaches the program. One watch of each kind runs per recording (a second call under the
 same recording returns the running one); a torch watch and an MLX watch may
 run together, and a recording started inside another (a notebook cell's
 inside a longer one) gets watches of its own, leaving the outer one's be.
@@ -23,7 +27,8 @@ import warnings
 from typing import Any, Callable, Dict, List, Literal, Optional, Set, Tuple, Type, TypeVar, Union
 
 from ._counter import counter_line
-from ._writer import _warn_once, mark_path, write_line
+from ._registration import Registration
+from ._writer import mark_path, warn_once, write_line
 
 #: A counter to write now: (name, value, unit).
 Figure = Tuple[str, Any, str]
@@ -95,13 +100,15 @@ class Watch:
         self._figures: Figures = figures if figures is not None else _nothing
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
-        # The recorder unlinks its registration when the recording ends;
-        # then the watch ends too.
-        self._registration: Optional[str] = None
-        if path:
-            reg = os.path.join(os.path.dirname(os.fsdecode(path)), "trace")
-            if os.path.exists(reg):
-                self._registration = reg
+        # Held while the thread decides to call the framework or writes a
+        # sample: stop() takes it, so that nothing is written after it
+        # returns, and knows whether the thread is inside a call (which it
+        # must not wait for: a framework call may never return).
+        self._turn = threading.Lock()
+        self._in_call = False
+        # The watch ends with its recording, also one whose recorder was
+        # killed outright (its mark file would grow on, in RAM under /run).
+        self._recording = Registration(path)
 
     def _start(self) -> None:
         self._thread = threading.Thread(
@@ -111,13 +118,19 @@ class Watch:
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        """Whether it still samples: started, not stopped, its recording
+        still there."""
+        return self._thread is not None and self._thread.is_alive() and not self._stop.is_set()
 
     def stop(self, timeout: float = 2.0) -> None:
-        """Stops sampling; waits up to ``timeout`` seconds for the thread."""
-        self._stop.set()
+        """Stops sampling: nothing is written after it returns. Waits up to
+        ``timeout`` seconds for the thread to end, but never for a framework
+        call that has not returned (the thread ends when it does)."""
+        with self._turn:
+            self._stop.set()
+            in_call = self._in_call
         t = self._thread
-        if t is not None and t is not threading.current_thread():
+        if t is not None and t is not threading.current_thread() and not in_call:
             t.join(timeout)
         self._forget()
 
@@ -137,23 +150,78 @@ class Watch:
         return False
 
     def _run(self) -> None:
+        try:
+            self._sample()
+        except BaseException as e:  # a thread's SystemExit ends it silently
+            _said_why(self.kind, e)
+        finally:
+            self._forget()
+
+    def _sample(self) -> None:
+        # One thread of a kind inside the framework at a time: a call that
+        # blocks holds up the watches started after it, not one new thread
+        # stuck per watch_mlx() call.
+        with _lock:
+            calls = _calls.setdefault(self.kind, threading.Lock())
         failed = False
-        while not self._stop.is_set():
-            if self._registration and not os.path.exists(self._registration):
-                break
-            if not failed:
+        while not self._stop.is_set() and self._recording.goes_on():
+            if not failed and _take(calls, self._stop):
                 try:
-                    for name, value, unit in self._figures():
-                        line = counter_line(name, value, unit)
-                        if line is not None and self._path:
-                            write_line(self._path, line)
-                except Exception as e:
-                    failed = True
-                    _warn_once(
-                        "swapsight: watch_%s stopped reading %s: %s", self.kind, self.kind, e
-                    )
+                    failed = not self._sample_once()
+                finally:
+                    calls.release()
             self._stop.wait(self.interval)
-        self._forget()
+
+    def _sample_once(self) -> bool:
+        """One sample written; False when the framework failed (logged)."""
+        with self._turn:
+            if self._stop.is_set():
+                return True
+            self._in_call = True
+        try:
+            lines = [counter_line(name, value, unit) for name, value, unit in self._figures()]
+        except BaseException as e:  # KeyboardInterrupt, SystemExit: no traceback, no silent end
+            _said_why(self.kind, e)
+            return False
+        finally:
+            self._in_call = False
+        with self._turn:
+            if self._stop.is_set() or not self._path:
+                return True
+            for line in lines:
+                if line is not None:
+                    write_line(self._path, line)
+        return True
+
+
+#: A lock per kind, held by the one thread calling that framework.
+_calls: Dict[str, threading.Lock] = {}
+
+if hasattr(os, "register_at_fork"):
+    # A forked child has none of its parent's threads: a lock one of them
+    # held (a call that blocks) would keep the child's watches waiting.
+    os.register_at_fork(after_in_child=_calls.clear)
+
+#: How often a thread waiting for its turn looks whether it was stopped.
+_TURN_LOOK = 0.05
+
+
+def _take(lock: threading.Lock, stop: threading.Event) -> bool:
+    """``lock``, once free; False when ``stop`` came first."""
+    while not stop.is_set():
+        if lock.acquire(timeout=_TURN_LOOK):
+            return True
+    return False
+
+
+def _said_why(kind: str, e: BaseException) -> None:
+    warn_once(
+        "watch-" + kind,
+        "swapsight: watch_%s stopped reading %s: %s",
+        kind,
+        kind,
+        "%s: %s" % (type(e).__name__, e) if str(e) else type(e).__name__,
+    )
 
 
 def _start_watch(
@@ -179,7 +247,7 @@ def _start_watch(
         try:
             watch._start()
         except Exception as e:  # no thread to be had
-            _warn_once("swapsight: watch_%s could not start: %s", kind, e)
+            warn_once("start-" + kind, "swapsight: watch_%s could not start: %s", kind, e)
             return watch
         _running[(kind, path)] = watch
         return watch

@@ -29,7 +29,7 @@ import os
 import stat
 import threading
 import time
-from typing import Any, Callable, Optional, Tuple, Union
+from typing import Any, Callable, Optional, Set, Tuple, Union
 
 from ._generated import ENV_VAR
 
@@ -43,9 +43,13 @@ _FLAGS = (
     | getattr(os, "O_CLOEXEC", 0)
 )
 _warned = False
+#: The kinds of mistake already logged by warn_once().
+_said: Set[str] = set()
 
 
 def _warn_once(message: str, *args: Any) -> None:
+    """Logs a problem with the mark file itself, once: after it, phase marks
+    are skipped too, as the message says."""
     global _warned
     if _warned:
         return
@@ -54,6 +58,19 @@ def _warn_once(message: str, *args: Any) -> None:
         _log.warning(
             message + " (phase marks are skipped; logged once)", *args
         )
+    except Exception:  # a broken logging setup must not reach the pipeline
+        pass
+
+
+def warn_once(kind: str, message: str, *args: Any) -> None:
+    """Logs ``message`` the first time a mistake of ``kind`` happens. Each
+    kind has its own once: a bad counter value must neither silence a later
+    bad unit nor claim that phase marks are skipped (they are not)."""
+    if kind in _said:
+        return
+    _said.add(kind)
+    try:
+        _log.warning(message + " (logged once)", *args)
     except Exception:  # a broken logging setup must not reach the pipeline
         pass
 

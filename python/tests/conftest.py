@@ -97,6 +97,7 @@ def mark_file(tmp_path, monkeypatch):
     path = tmp_path / "mark"
     monkeypatch.setenv("SWAPSIGHT_MARK", str(path))
     monkeypatch.setattr(swapsight._writer, "_warned", False)
+    monkeypatch.setattr(swapsight._writer, "_said", set())
 
     class Marks:
         def __init__(self):
@@ -116,6 +117,7 @@ def no_recorder(monkeypatch):
 
     monkeypatch.delenv("SWAPSIGHT_MARK", raising=False)
     monkeypatch.setattr(swapsight._writer, "_warned", False)
+    monkeypatch.setattr(swapsight._writer, "_said", set())
 
 
 def which_python(version):

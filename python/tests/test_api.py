@@ -261,6 +261,19 @@ def test_blank_names(mark_file, caplog):
     assert mark_file.read_lines() == ["?", "/?"]
 
 
+def test_a_blank_name_neither_says_marks_are_skipped_nor_hides_a_file_problem(mark_file, caplog, tmp_path, monkeypatch):
+    caplog.set_level(logging.WARNING, logger="swapsight")
+    swapsight.mark("\n")
+    swapsight.mark("load")
+    monkeypatch.setenv("SWAPSIGHT_MARK", str(tmp_path / "gone" / "mark"))
+    swapsight.mark("decode")
+    logged = [r.getMessage() for r in caplog.records if r.name == "swapsight"]
+    assert mark_file.read_lines() == ["load"]
+    assert len(logged) == 2, logged
+    assert logged[0] == "swapsight: mark '\\n': the name is blank (logged once)"
+    assert "cannot open the mark file" in logged[1] and "phase marks are skipped" in logged[1]
+
+
 def test_a_name_with_surrogates_or_a_bad_str_never_raises(mark_file):
     class Bad:
         def __str__(self):

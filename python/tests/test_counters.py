@@ -31,23 +31,52 @@ def test_a_counter_is_one_line_in_the_mark_file(mark_file):
     ]
 
 
-def test_bad_counters_are_dropped_and_logged_once(mark_file, caplog):
+def test_each_kind_of_bad_counter_is_dropped_and_logged_once(mark_file, caplog):
+    # One line per kind of mistake, each said once: a first bad value must
+    # not hide a later bad unit, and none claims phase marks are skipped.
     caplog.set_level(logging.WARNING, logger="swapsight")
     for name, value, unit in [
         ("x", float("nan"), "bytes"),
         ("x", float("inf"), "bytes"),
         ("x", 2**60, "bytes"),
+        ("x", -(2**60), "bytes"),
         ("x", 1, "by tes"),
         ("x", 1, "a-unit-far-too-long"),
         ("   ", 1, "bytes"),
         ("x", True, "bytes"),
         ("x", "not a number", "bytes"),
+        ("x", "", "bytes"),
+        ("x", None, "bytes"),
         ("x", object(), "bytes"),
     ]:
         swapsight.counter(name, value, unit=unit)
     assert mark_file.read_lines() == []
-    warnings = [r for r in caplog.records if r.name == "swapsight"]
-    assert len(warnings) == 1, warnings
+    logged = [r.getMessage() for r in caplog.records if r.name == "swapsight"]
+    assert logged == [
+        "swapsight: counter 'x' not written: the value nan is not finite (logged once)",
+        "swapsight: counter 'x' not written: the value 1152921504606846976 is beyond "
+        "2**53 either way (logged once)",
+        "swapsight: counter 'x' not written: the unit 'by tes' is not 1 to 16 of "
+        "A-Z a-z 0-9 _ % / . - (logged once)",
+        "swapsight: counter '   ' not written: the name is blank once cleaned (logged once)",
+        "swapsight: counter 'x' not written: the value True is a bool, not a number (logged once)",
+        "swapsight: counter 'x' not written: the value 'not a number' is not a number "
+        "(an int or what float() takes) (logged once)",
+    ], logged
+
+
+def test_a_bad_counter_leaves_phases_and_later_counters_alone(mark_file, caplog):
+    # counter("q", "lots") once logged "phase marks are skipped" and then
+    # hid every later mistake: the phases still work, and say so by working.
+    caplog.set_level(logging.WARNING, logger="swapsight")
+    swapsight.counter("q", "lots")
+    with swapsight.phase("load"):
+        swapsight.counter("q", 3, unit="items")
+    swapsight.counter("q", float("nan"))
+    assert mark_file.read_lines() == ["load", "#counter 3 items q", "/load"]
+    logged = [r.getMessage() for r in caplog.records if r.name == "swapsight"]
+    assert len(logged) == 2 and not any("phase marks are skipped" in m for m in logged), logged
+    assert "'lots' is not a number" in logged[0] and "nan is not finite" in logged[1]
 
 
 def test_a_number_is_written_as_the_number_it_holds(mark_file, caplog):
@@ -102,7 +131,10 @@ def test_a_number_is_written_as_the_number_it_holds(mark_file, caplog):
         "#counter 4 bytes c",
         "#counter 2.5 bytes d",
     ]
-    assert len([r for r in caplog.records if r.name == "swapsight"]) == 1
+    logged = [r.getMessage() for r in caplog.records if r.name == "swapsight"]
+    assert len(logged) == 2, "one line each: the value past 2**53, the unit"
+    assert "beyond 2**53" in logged[0] and "the unit" in logged[1]
+    assert not any("\n" in m for m in logged), "no forged line in the log either"
 
 
 def test_without_a_recorder_a_counter_does_nothing(no_recorder, tmp_path):

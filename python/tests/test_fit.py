@@ -3,6 +3,7 @@ on a folder of sparse files laid out as Hugging Face lays a model out, a
 size, a past run's trace and bad input."""
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -109,6 +110,23 @@ def test_no_answer_raises_the_command_lines_one_line(tmp_path, monkeypatch):
     with pytest.raises(swapsight.Error) as e:
         swapsight.fit("4K", from_trace=bad)
     assert "not a swapsight trace header" in str(e.value)
+    # A missing path is said as one, a word as a size (the command line
+    # said them the other way round).
+    monkeypatch.chdir(tmp_path)
+    for path in ("./no/such/dir", "no/such/dir", "~/no-such-model-here", "model.gguf"):
+        with pytest.raises(swapsight.Error) as e:
+            swapsight.fit(path)
+        shown = os.path.expanduser(path)
+        assert str(e.value) == "swapsight: cannot read %s: No such file or directory" % shown
+    with pytest.raises(swapsight.Error) as e:
+        swapsight.fit("lots")
+    assert str(e.value) == (
+        "swapsight: invalid size 'lots': expected a number with a unit, like 8G or 512M; "
+        "no file or folder has that name either"
+    )
+    # A word that names a file here is that file.
+    hf_folder(tmp_path / "lots")
+    assert swapsight.fit("lots").model_bytes == 100 * MIB
     # A path starting with "-" is a path, not a flag.
     dash = hf_folder(tmp_path / "-dash")
     monkeypatch.chdir(tmp_path)

@@ -100,3 +100,41 @@ def test_a_phase_no_sample_fell_in_says_so_in_the_html(tmp_path):
     assert "not sampled" in quick and "not judged" in quick, quick
     assert "212 MB" not in quick and "fits" not in quick, quick
     assert "212 MB" in long and "fits" in long and "not sampled" not in long, long
+
+
+@pytest.mark.parametrize("verdict", ["fits", "hidden-memory", "overflow", "false-fit"])
+def test_a_verdict_is_one_of_the_four(tmp_path, verdict):
+    # Typed as a Literal of these: what the Rust State serializes to.
+    assert swapsight.Report({"verdict": verdict}, tmp_path / "t.jsonl").verdict == verdict
+
+
+@pytest.mark.parametrize("data", [{}, {"verdict": "FITS"}, {"verdict": None}])
+def test_a_report_without_a_known_verdict_says_so(tmp_path, data):
+    report = swapsight.Report(data, tmp_path / "t.jsonl")
+    with pytest.raises(swapsight.Error) as e:
+        report.verdict
+    assert str(e.value) == "the report of %s has no verdict swapsight knows: %r" % (
+        tmp_path / "t.jsonl",
+        data.get("verdict"),
+    )
+    assert repr(report).endswith(": %s, 0 phases, 0 processes>" % data.get("verdict"))
+
+
+def test_the_repr_counts_one_phase_and_one_process_in_the_singular(tmp_path):
+    report = swapsight.Report(
+        {"verdict": "fits", "phases": [{"name": "load"}], "processes": [{"name": "python"}]},
+        tmp_path / "t.jsonl",
+    )
+    assert repr(report) == "<swapsight.Report %s: fits, 1 phase, 1 process>" % (tmp_path / "t.jsonl")
+
+
+def test_a_fit_answer_with_an_unknown_verdict_is_an_error():
+    from swapsight._fit import FIT_VERDICTS
+
+    assert FIT_VERDICTS == ("fits", "fits-only-by-swapping", "does-not-fit")
+    with pytest.raises(swapsight.Error, match="cannot read"):
+        swapsight.FitAnswer.from_json(
+            {"verdict": "fits only by swapping", "exit_code": 1, "model_bytes": 1,
+             "needed_bytes": 1, "summary": "", "bounds": [], "skipped": [],
+             "settings": [], "notes": []}
+        )
