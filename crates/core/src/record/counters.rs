@@ -113,11 +113,12 @@ pub fn to_text(rows: &[CounterRow]) -> String {
     rows.iter()
         .map(|r| {
             format!(
-                "{}: peak {}, last {} ({} values)\n",
+                "{}: peak {}, last {} ({} value{})\n",
                 r.name,
                 figure(r.peak, &r.unit),
                 figure(r.last, &r.unit),
-                r.points
+                r.points,
+                if r.points == 1 { "" } else { "s" }
             )
         })
         .collect()

@@ -68,6 +68,11 @@ fn each_phase_gets_the_peak_and_last_of_its_own_points() {
         "{}",
         to_text(&run)
     );
+    assert!(
+        to_text(&run).ends_with("other: peak 1 items, last 1 items (1 value)\n"),
+        "{}",
+        to_text(&run)
+    );
 }
 
 #[test]

@@ -283,9 +283,13 @@ pub(super) fn rows_macos(read: &MacRead, child: ChildInfo, a: &Snap, b: &Snap) -
             Unit::Bytes,
             None,
             Reading::Unreadable(format!(
-                "{} processes belong to other users: macOS shows their footprint only to \
+                "{} belong{} to other users: macOS shows their footprint only to \
                  root, to swapsight and footprint alike (run as root to compare them)",
-                read.others
+                match read.others {
+                    1 => "1 process".to_string(),
+                    n => format!("{n} processes"),
+                },
+                if read.others == 1 { "s" } else { "" }
             )),
             "",
         ));
