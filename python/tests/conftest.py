@@ -129,6 +129,33 @@ def in_ci():
     return os.environ.get("CI") in ("true", "1")
 
 
+#: crates/testkit/src/realswap.rs: SWAP_LOCK_FILE and SWAP_LOCK_HELD_BY_ENV.
+SWAP_LOCK = "/var/tmp/swapsight-test-swap.lock"
+SWAP_LOCK_HELD_BY = "SWAPSIGHT_SWAP_LOCK_HELD_BY"
+
+
+@pytest.fixture(scope="module")
+def quiet_memory():
+    """The machine's memory to this module alone: the testkit's swap lock,
+    which the Rust tests that judge system-wide figures hold (a freed copy
+    is not hidden memory: the kernel's anonymous memory must fall with the
+    footprint). A module whose tests allocate hundreds of MB or start a
+    browser takes it, so that its memory never lands in their windows
+    (once, in CI, another lane's allocations made a freed 768 MiB copy look
+    477 MB hidden). The realswap helpers its tests start are told it is
+    theirs (their parent's pid), or they would wait on it forever."""
+    import fcntl
+
+    fd = os.open(SWAP_LOCK, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.environ[SWAP_LOCK_HELD_BY] = str(os.getpid())
+        yield
+    finally:
+        os.environ.pop(SWAP_LOCK_HELD_BY, None)
+        os.close(fd)
+
+
 @pytest.fixture
 def real_swap():
     """A swap file and a memory cgroup capped at 256 MiB that may swap: see

@@ -16,6 +16,10 @@ from nbclient import NotebookClient
 from swapsight import Error
 from swapsight._magic import _parse
 
+# Kernels, 64 MiB cells and a browser: the machine's memory to this module
+# alone (conftest.py's quiet_memory).
+pytestmark = pytest.mark.usefixtures("quiet_memory")
+
 #: The kernel runs this interpreter (the test venv's), where
 #: python/requirements-test.txt installs MLX's CPU backend.
 HAVE_MLX = importlib.util.find_spec("mlx") is not None

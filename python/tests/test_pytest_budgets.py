@@ -12,6 +12,9 @@ import sys
 import pytest
 
 pytest_plugins = ["pytester"]
+# Hundreds of MB allocated and freed: the machine's memory to this module
+# alone (conftest.py's quiet_memory).
+pytestmark = pytest.mark.usefixtures("quiet_memory")
 
 
 def run(pytester, *args):

@@ -8,6 +8,9 @@ import pytest
 from conftest import REPO
 
 pytest_plugins = ["pytester"]
+# Hundreds of MB allocated and freed: the machine's memory to this module
+# alone (conftest.py's quiet_memory).
+pytestmark = pytest.mark.usefixtures("quiet_memory")
 
 BIG = '''
 import time
