@@ -119,17 +119,26 @@ class Judged:
         self.problems: List[str] = []
         #: Budgets that could not be broken here, in words.
         self.unbreakable: List[str] = []
+        #: The test's own line running when its process peaked.
+        self.line: Optional[str] = None
 
     @property
     def growth(self) -> int:
         return self.peak - (self.start or 0)
 
 
-def judge(budget: Budget, data: Dict[str, Any], start: Optional[int], shared: int) -> Judged:
+def judge(
+    budget: Budget,
+    data: Dict[str, Any],
+    start: Optional[int],
+    shared: int,
+    line: Optional[str] = None,
+) -> Judged:
     """The test's figures against its budget. ``shared``: how many pytest
     processes ran tests beside it (xdist), which machine-wide swap counts
-    too."""
+    too; ``line``: the test's line running when its process peaked."""
     j = Judged(data, start)
+    j.line = line
     if budget.swap is not None and j.swap > budget.swap:
         line = "swap_budget: swap grew %s, past the budget of %s" % (
             format_bytes(j.swap),
@@ -156,8 +165,11 @@ def judge(budget: Budget, data: Dict[str, Any], start: Optional[int], shared: in
 
 def _footprint_problems(budget: Budget, j: Judged) -> List[str]:
     assert budget.footprint is not None
-    at = peak_phase(j.data)
-    where = " (in %s)" % at if at else ""
+    phase_name = peak_phase(j.data)
+    where = " (in %s" % phase_name if phase_name else ""
+    if j.line:
+        where += ("; " if where else " (") + "%s was running at the peak" % j.line
+    where += ")" if where else ""
     if budget.footprint_of == "peak" or j.start is None:
         if j.peak <= budget.footprint:
             return []

@@ -34,6 +34,7 @@ from typing import Any, Dict, Generator, List, Optional
 import pytest
 
 from . import _pytest_budget as budgets
+from ._pytest_line import PeakLine
 from ._cli import Error
 from ._phase import phase
 from ._record import record
@@ -219,9 +220,11 @@ class SwapsightPlugin:
         if started is None:
             # The footprint the test starts from is the first sample's.
             _wait_for_samples(trace, want=1)
+        peak_line = PeakLine(str(item.path)).start() if budget.footprint is not None else None
         try:
             reports = runtestprotocol(item, nextitem=nextitem, log=False)
         finally:
+            line = peak_line.stop() if peak_line is not None else None
             self._recording = None
             if started is None:
                 _wait_for_samples(trace)
@@ -238,7 +241,7 @@ class SwapsightPlugin:
                 # killer may have ended the recorder at the peak.
                 problems.append("swapsight's recording of this test ended early: %s" % rec.error)
             judged = budgets.judge(
-                budget, report.to_dict(), budgets.start_footprint(trace), self.shared
+                budget, report.to_dict(), budgets.start_footprint(trace), self.shared, line
             )
             problems += judged.problems
             if tracked:

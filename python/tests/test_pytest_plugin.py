@@ -45,7 +45,7 @@ def test_a_footprint_over_its_limit_fails_with_the_evidence_and_the_trace(pytest
     out = result.stdout.str()
     result.stdout.fnmatch_lines(
         [
-            "*swapsight: footprint_limit: grew * MB from * MB at its start to * MB (in call), "
+            "*swapsight: footprint_limit: grew * MB from * MB at its start to * MB (in call; *), "
             "limit 16 MB*",
             "*evidence: footprint peaked at *",
             "*trace: %s*test_mem.py_test_big.jsonl*" % traces,
