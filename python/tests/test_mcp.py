@@ -71,7 +71,7 @@ def record(tmp_path, name, *command):
     return trace
 
 
-def test_the_official_client_lists_and_calls_every_tool(tmp_path):
+def test_the_official_client_lists_and_calls_every_tool(tmp_path, tmp_path_factory):
     runs = tmp_path / "runs"
     runs.mkdir()
     first = record(runs, "first.jsonl", "sleep", "0.5")
@@ -79,7 +79,7 @@ def test_the_official_client_lists_and_calls_every_tool(tmp_path):
     model = tmp_path / "model"
     model.mkdir()
     (model / "model.safetensors").write_bytes(b"\0" * (1 << 20))
-    outside = tmp_path.parent / "outside.jsonl"
+    outside = tmp_path_factory.mktemp("outside") / "outside.jsonl"
     outside.write_bytes(first.read_bytes())
 
     async def body(session, tools):
@@ -106,7 +106,7 @@ def test_the_official_client_lists_and_calls_every_tool(tmp_path):
         assert recent["total"] == 2 and {r["name"] for r in recent["runs"]} == {
             "first.jsonl", "second.jsonl"}, recent
         why = await refused(session, "report", {"trace": str(outside)})
-        assert "is outside the allowed roots (" in why and str(tmp_path) in why, why
+        assert "is outside the allowed roots (" in why and str(tmp_path.resolve()) in why, why
         why = await refused(session, "fit", {"model": "/etc"})
         assert "is outside the allowed roots" in why, why
 
