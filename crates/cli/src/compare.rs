@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use swapsight::compare::{compare, RowFold, TableFormat, MAX_RUNS, MIN_RUNS};
-use swapsight::export::compare_plot::SeriesBuilder;
+use swapsight::compare::{compare, RowFold, RunRow, TableFormat, MAX_RUNS, MIN_RUNS};
+use swapsight::export::compare_plot::{RunSeries, SeriesBuilder};
 use swapsight::export::ExportFormat;
 use swapsight::trace::Record;
 
@@ -75,14 +75,33 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )),
         None => None,
     };
-    // Each trace streams, once: its report, its row and its chart's lines
-    // (thinned to the chart's width as they come) in the same pass. What is
-    // held per run is its row and its lines, never its samples.
+    let (rows, series) = fold_runs(&args.traces, &args.label, image.is_some())?;
+    let cmp = compare(rows);
+    if let Some((path, fmt)) = image {
+        let (w, h) = PLOT_SIZE;
+        let bytes = swapsight::export::compare_plot::render_series(&series, &cmp, w, h, fmt)?;
+        crate::output::write_file(path, |out| Ok(out.write_all(&bytes)?))?;
+    }
+    crate::exit::print_stdout(&cmp.render(args.format))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Each trace's row, and its chart's lines when `plot`, named by `labels`
+/// in order (else the file's stem). Each trace streams, once: its report,
+/// its row and its chart's lines (thinned to the chart's width as they
+/// come) in the same pass. What is held per run is its row and its lines,
+/// never its samples. `swapsight mcp`'s compare tool reads runs this way too.
+pub(crate) fn fold_runs(
+    traces: &[PathBuf],
+    labels: &[String],
+    plot: bool,
+) -> anyhow::Result<(Vec<RunRow>, Vec<RunSeries>)> {
+    let n = traces.len();
     let mut series = Vec::with_capacity(n);
     let mut rows = Vec::with_capacity(n);
-    for (i, path) in args.traces.iter().enumerate() {
+    for (i, path) in traces.iter().enumerate() {
         let mut reader = crate::input::open_trace(path)?;
-        let label = args.label.get(i).cloned().unwrap_or_else(|| {
+        let label = labels.get(i).cloned().unwrap_or_else(|| {
             path.file_stem().map_or_else(
                 || path.display().to_string(),
                 |s| s.to_string_lossy().into_owned(),
@@ -90,9 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         });
         let mut fold = RowFold::for_header(reader.header());
         let watching = reader.header().watching();
-        let mut lines = image
-            .is_some()
-            .then(|| SeriesBuilder::new(PLOT_SIZE.0, watching));
+        let mut lines = plot.then(|| SeriesBuilder::new(PLOT_SIZE.0, watching));
         let report = swapsight::report::report_stream(&mut reader, None, |r| {
             fold.push(r);
             if let (Some(b), Record::Sample(s)) = (lines.as_mut(), r) {
@@ -105,12 +122,5 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             series.push(b.finish(fold.boundaries()));
         }
     }
-    let cmp = compare(rows);
-    if let Some((path, fmt)) = image {
-        let (w, h) = PLOT_SIZE;
-        let bytes = swapsight::export::compare_plot::render_series(&series, &cmp, w, h, fmt)?;
-        crate::output::write_file(path, |out| Ok(out.write_all(&bytes)?))?;
-    }
-    crate::exit::print_stdout(&cmp.render(args.format))?;
-    Ok(ExitCode::SUCCESS)
+    Ok((rows, series))
 }

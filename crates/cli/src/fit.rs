@@ -119,7 +119,7 @@ fn answer(args: &Args) -> anyhow::Result<ExitCode> {
 
 /// A path that is there, else a size; a word that is neither is said as
 /// what it looks like.
-fn model(target: &OsString) -> anyhow::Result<Model> {
+pub(crate) fn model(target: &OsString) -> anyhow::Result<Model> {
     let path = Path::new(target);
     let text = target.to_str();
     let looks_like_size = text
@@ -144,7 +144,7 @@ fn model(target: &OsString) -> anyhow::Result<Model> {
     Ok(Model::Files(weights))
 }
 
-fn past(path: &Path) -> anyhow::Result<fit::PastRun> {
+pub(crate) fn past(path: &Path) -> anyhow::Result<fit::PastRun> {
     let mut reader = crate::input::open_trace(path)?;
     let run = fit::past_run(&mut reader, &path.display().to_string())?;
     crate::input::done(path, run.samples, reader.notes(), "size a fit from")?;
@@ -153,7 +153,7 @@ fn past(path: &Path) -> anyhow::Result<fit::PastRun> {
 
 /// This machine's figures now: a live sample, this process's cgroup, and
 /// PyTorch's watermark ratio as this shell sets it.
-fn figures() -> anyhow::Result<Figures> {
+pub(crate) fn figures() -> anyhow::Result<Figures> {
     let mut probe = swapsight::probe::native().context("cannot start the memory probe")?;
     let host = probe
         .host()

@@ -16,6 +16,7 @@ mod fit;
 mod guard;
 mod input;
 mod mark;
+mod mcp;
 mod output;
 mod plot;
 mod process;
@@ -87,6 +88,8 @@ enum Command {
     Serve(serve::Args),
     /// Set swapsight's figures beside the OS's own tools and say where they disagree.
     Doctor(doctor::Args),
+    /// Answer an assistant over MCP (stdio): read-only memory, fit and trace tools.
+    Mcp(mcp::Args),
 }
 
 fn main() -> ExitCode {
@@ -108,6 +111,7 @@ fn main() -> ExitCode {
         Command::Advise(a) => advise::run(a),
         Command::Fit(a) => fit::run(a),
         Command::Doctor(a) => doctor::run(a),
+        Command::Mcp(a) => mcp::run(a),
     };
     match result {
         Ok(code) => code,

@@ -85,7 +85,7 @@ pub struct Args {
 
 /// Whose command lines the session shows ([`LiveConfig::commands_of`]):
 /// serve's own user's, unless every user's are asked for.
-fn commands_of(show_all: bool) -> Option<u32> {
+pub(crate) fn commands_of(show_all: bool) -> Option<u32> {
     // SAFETY: geteuid takes nothing and cannot fail.
     (!show_all).then(|| unsafe { libc::geteuid() })
 }

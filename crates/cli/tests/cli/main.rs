@@ -16,6 +16,7 @@ mod hidden_real;
 mod large;
 mod layout;
 mod marks;
+mod mcp;
 mod names;
 #[cfg(target_os = "linux")]
 mod phases_real;
