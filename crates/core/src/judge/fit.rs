@@ -29,7 +29,9 @@ use crate::probe::{Scope, SystemSample};
 use crate::util::units::format_bytes;
 
 mod bounds;
+mod need;
 mod past;
+pub mod plan;
 mod settings;
 mod text;
 pub mod weights;
@@ -37,6 +39,7 @@ pub mod weights;
 pub(crate) use bounds::read_as;
 pub use bounds::{bounds, mps_ratio, strtod};
 pub use past::{past_run, PastRun, PeakOf};
+pub use plan::{Context, Input, Largest, LargestAt, NeedId, NeedLine, Runtime, PLAN_VERSION};
 pub use settings::{
     margin, settings, wired_keep, wired_limit_mb_for, WIRED_KEEP_DIVISOR, WIRED_KEEP_MIN,
 };
@@ -246,6 +249,8 @@ pub struct Setting {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Answer {
+    /// The plan's version ([`PLAN_VERSION`]).
+    pub version: u32,
     /// Fits, fits only by swapping, or does not fit.
     pub verdict: Verdict,
     /// 0 fits, 1 fits only by swapping, 2 does not fit.
@@ -259,6 +264,15 @@ pub struct Answer {
     pub model_bytes: u64,
     /// The model as it was given: a folder or file counted, or a size.
     pub model: Model,
+    /// The context judged and the choices the need rests on; `null` where
+    /// the model's files say nothing of its layers (a size given).
+    pub context: Option<Context>,
+    /// What the model's need is made of, line by line; Σ is the model's
+    /// need (`needed_bytes` unless a past run's peak is larger).
+    pub need: Vec<NeedLine>,
+    /// The largest context under each bound; `null` where the need does
+    /// not grow with the context (no description of the model's layers).
+    pub largest_context: Option<Largest>,
     /// A past run of the pipeline, where one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub past_run: Option<PastRun>,
@@ -312,7 +326,9 @@ pub fn verdict(bounds: &[Bound]) -> Verdict {
 /// The answer for `model` (and a past run of the same pipeline) on `f`.
 pub fn answer(model: Model, past: Option<PastRun>, f: &Figures) -> Answer {
     let model_bytes = model.bytes();
-    let need = needed(model_bytes, past.as_ref());
+    let lines = vec![need::weights_line(&model)];
+    let own = crate::util::units::saturating_sum(lines.iter().map(|l| l.bytes));
+    let need = needed(own, past.as_ref());
     let (bounds, skipped) = bounds(f, need);
     let verdict = verdict(&bounds);
     let (settings, mut notes) = settings(need, f, &bounds);
@@ -331,12 +347,16 @@ pub fn answer(model: Model, past: Option<PastRun>, f: &Figures) -> Answer {
     }
     let summary = text::summary(verdict, need, &bounds);
     Answer {
+        version: PLAN_VERSION,
         verdict,
         exit_code: verdict.exit_code(),
         summary,
         needed_bytes: need,
         model_bytes,
         model,
+        context: None,
+        need: lines,
+        largest_context: None,
         past_run: past,
         bounds,
         skipped,
