@@ -29,6 +29,7 @@ use crate::probe::{Scope, SystemSample};
 use crate::util::units::format_bytes;
 
 mod bounds;
+pub mod model;
 mod need;
 mod past;
 pub mod plan;
