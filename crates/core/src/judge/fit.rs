@@ -29,16 +29,20 @@ use crate::probe::{Scope, SystemSample};
 use crate::util::units::format_bytes;
 
 mod bounds;
+mod kv;
 pub mod model;
 mod need;
 mod past;
 pub mod plan;
 mod settings;
 mod text;
+mod text_plan;
 pub mod weights;
 
 pub(crate) use bounds::read_as;
 pub use bounds::{bounds, mps_ratio, strtod};
+pub use kv::KvDtype;
+pub use need::Ask;
 pub use past::{past_run, PastRun, PeakOf};
 pub use plan::{Context, Input, Largest, LargestAt, NeedId, NeedLine, Runtime, PLAN_VERSION};
 pub use settings::{
@@ -131,15 +135,6 @@ pub enum Model {
     },
     /// A model's files, counted.
     Files(Weights),
-}
-
-impl Model {
-    pub(crate) fn bytes(&self) -> u64 {
-        match self {
-            Model::Size { bytes, .. } => *bytes,
-            Model::Files(w) => w.bytes,
-        }
-    }
 }
 
 /// Which bound.
@@ -324,15 +319,62 @@ pub fn verdict(bounds: &[Bound]) -> Verdict {
         .unwrap_or(Verdict::Fits)
 }
 
-/// The answer for `model` (and a past run of the same pipeline) on `f`.
+/// The answer for `model` (and a past run of the same pipeline) on `f`,
+/// on its weights alone.
 pub fn answer(model: Model, past: Option<PastRun>, f: &Figures) -> Answer {
-    let model_bytes = model.bytes();
-    let lines = vec![need::weights_line(&model)];
+    plan(model, &Described::default(), past, f, &Ask::default())
+}
+
+/// What the model's files say besides their size ([`model::describe`],
+/// [`model::sum_safetensors`]).
+#[derive(Debug, Clone, Default)]
+pub struct Described {
+    /// The description of its layers, where one was read.
+    pub description: Option<model::Description>,
+    /// Σ of its safetensors headers and how many, where every one read.
+    pub tensors: Option<(model::safetensors::TensorSum, usize)>,
+    /// What could not be read, and what that leaves out.
+    pub notes: Vec<String>,
+}
+
+/// The answer for `model` as its files describe it, at the context and
+/// with the choices `ask` makes (each unmade one by default), and a past
+/// run of the same pipeline, on `f`.
+pub fn plan(
+    model: Model,
+    described: &Described,
+    past: Option<PastRun>,
+    f: &Figures,
+    ask: &Ask,
+) -> Answer {
+    let d = described.description.as_ref();
+    let sizer = need::Sizer::new(&model, d, described.tensors, ask, &f.os);
+    let context = sizer.context(ask.context);
+    let source = if context.asked {
+        "--context"
+    } else {
+        "default: a short context (--context to change)"
+    };
+    let lines = sizer.lines(context.tokens, source);
+    let model_bytes = lines.first().map_or(0, |l| l.bytes);
     let own = crate::util::units::saturating_sum(lines.iter().map(|l| l.bytes));
     let need = needed(own, past.as_ref());
     let (bounds, skipped) = bounds(f, need);
     let verdict = verdict(&bounds);
     let (settings, mut notes) = settings(need, f, &bounds);
+    notes.splice(0..0, described.notes.iter().cloned());
+    let largest = d.map(|_| sizer.largest(&bounds));
+    match (d, sizer.model_max()) {
+        (None, _) if ask.context.is_some() => notes.push(
+            "--context: nothing describes the model's layers (no config.json or GGUF metadata): judged on its weights alone".into(),
+        ),
+        (Some(_), Some((max, from))) if context.tokens > max => notes.push(format!(
+            "{} tokens is past the model's own maximum, {} ({from})",
+            kv::thousands(context.tokens),
+            kv::thousands(max)
+        )),
+        _ => {}
+    }
     if let Some(p) = &past {
         if p.peak_footprint_bytes == 0 {
             notes.push(format!(
@@ -355,9 +397,9 @@ pub fn answer(model: Model, past: Option<PastRun>, f: &Figures) -> Answer {
         needed_bytes: need,
         model_bytes,
         model,
-        context: None,
+        context: d.map(|_| context),
         need: lines,
-        largest_context: None,
+        largest_context: largest,
         past_run: past,
         bounds,
         skipped,

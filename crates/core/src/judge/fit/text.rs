@@ -163,6 +163,10 @@ impl Answer {
             };
             let _ = writeln!(out, "needs {}: {why}", gb(self.needed_bytes));
         }
+        super::text_plan::need_lines(&mut out, self.context.as_ref(), &self.need);
+        if let Some(l) = &self.largest_context {
+            super::text_plan::largest_line(&mut out, l, &self.bounds);
+        }
         let _ = writeln!(out, "\nbounds (needs {}):", gb(self.needed_bytes));
         let mut framework = None;
         for b in &self.bounds {
