@@ -26,7 +26,12 @@ pub const CANNOT_ANSWER: u8 = 4;
 #[command(
     after_help = "Counts what a loader would read — *.safetensors (only the shards \
 model.safetensors.index.json names, when it is there), *.gguf, *.bin, *.pt, *.pth, *.npz — by \
-the size of each file, and holds it against each bound this machine puts on memory:
+the tensors their headers list (else by each file's size); adds the KV cache at the context \
+(layers, KV heads and head dim from config.json or the GGUF's metadata; sliding-window, latent \
+and linear layers as the config says) and the runtime's prefill buffers; each line is printed \
+with its formula and the file its figures came from. Without --context: a short context \
+(4,096 tokens) and the largest context under each bound. The need is held against each bound \
+this machine puts on memory:
 
   physical memory, the cgroup's limit (Linux)    above it: does not fit
   free memory now, free in the cgroup now         above it: fits only by swapping
@@ -49,6 +54,8 @@ Exit codes:
 
 Examples:
   swapsight fit ~/models/Llama-3.1-8B-Instruct        a model's folder (HF layout)
+  swapsight fit ~/models/Llama-3.1-8B-Instruct --context 128k --runtime mlx
+  swapsight fit model-Q4_K_M.gguf --context 32k --parallel 4 --kv-dtype q8_0
   swapsight fit ~/.cache/huggingface/hub/models--meta-llama--Llama-3.1-8B-Instruct
   swapsight fit model-Q4_K_M.gguf
   swapsight fit 40G                                   a size: 40G, 512MiB, 8GiB or bytes
@@ -65,9 +72,47 @@ pub struct Args {
     /// A past run of the same pipeline (a trace of `swapsight record`): its peak footprint
     #[arg(long, value_name = "TRACE")]
     pub from: Option<PathBuf>,
+    /// Tokens per sequence to judge at (8192, or 8k = 8,192, 128k = 131,072); without it, a short context and the largest that fits
+    #[arg(long, value_name = "TOKENS", value_parser = tokens)]
+    pub context: Option<u64>,
+    /// Sequences held at once (a server's slots, a batch)
+    #[arg(long, value_name = "P", value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub parallel: Option<u64>,
+    /// The KV cache's type: f16, bf16, f32, q8_0, q4_0, or mlx-q8, mlx-q4[:GROUP] (MLX's quantized cache)
+    #[arg(long, value_name = "TYPE", value_parser = fit::KvDtype::parse)]
+    pub kv_dtype: Option<fit::KvDtype>,
+    /// The runtime whose cache and buffers to count: mlx, llama.cpp or torch (default: llama.cpp for a GGUF, mlx on macOS, torch elsewhere)
+    #[arg(long, value_name = "RUNTIME", value_parser = runtime)]
+    pub runtime: Option<fit::Runtime>,
     /// Print one JSON object instead of text
     #[arg(long)]
     pub json: bool,
+}
+
+/// The most tokens `--context` takes: past any model's context.
+const MAX_CONTEXT: u64 = 1 << 30;
+
+/// `8192`, `8k` (8,192: a context's k is 1,024 tokens, as `128k` is
+/// 131,072).
+fn tokens(s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let (digits, scale) = match t.strip_suffix('k') {
+        Some(d) => (d, 1024),
+        None => (t.as_str(), 1),
+    };
+    let n = digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .ok_or_else(|| "a count of tokens, like 8192 or 8k".to_string())?;
+    if !(1..=MAX_CONTEXT).contains(&n) {
+        return Err(format!("must be between 1 and {MAX_CONTEXT} tokens"));
+    }
+    Ok(n)
+}
+
+fn runtime(s: &str) -> Result<fit::Runtime, String> {
+    fit::Runtime::parse(s).ok_or_else(|| "one of mlx, llama.cpp, torch".to_string())
 }
 
 /// Whether this command line is `swapsight fit …`: its argument errors
@@ -103,11 +148,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn answer(args: &Args) -> anyhow::Result<ExitCode> {
     let model = model(&args.target)?;
+    let described = match &model {
+        Model::Files(w) => describe(Path::new(&args.target), w),
+        Model::Size { .. } => fit::Described::default(),
+    };
     let past = match &args.from {
         Some(path) => Some(past(path)?),
         None => None,
     };
-    let answer = fit::answer(model, past, &figures()?);
+    let ask = fit::Ask {
+        context: args.context,
+        parallel: args.parallel,
+        kv_dtype: args.kv_dtype.clone(),
+        runtime: args.runtime,
+    };
+    let answer = fit::plan(model, &described, past, &figures()?, &ask);
     let text = if args.json {
         serde_json::to_string_pretty(&answer)? + "\n"
     } else {
@@ -142,6 +197,26 @@ fn model(target: &OsString) -> anyhow::Result<Model> {
     let weights = fit::count_weights(path, WalkLimits::default())
         .map_err(|e| fail(CANNOT_ANSWER, e.to_string()))?;
     Ok(Model::Files(weights))
+}
+
+/// What the model's own files say: its layers (config.json or a GGUF's
+/// metadata) and its tensors (the safetensors headers).
+fn describe(path: &Path, w: &fit::Weights) -> fit::Described {
+    let (description, mut notes) = fit::model::describe(path, w);
+    let tensors = match fit::model::sum_safetensors(path, w) {
+        Ok(t) => t,
+        Err(why) => {
+            notes.push(format!(
+                "{why}: the weights are counted by their files' length"
+            ));
+            None
+        }
+    };
+    fit::Described {
+        description,
+        tensors,
+        notes,
+    }
 }
 
 fn past(path: &Path) -> anyhow::Result<fit::PastRun> {

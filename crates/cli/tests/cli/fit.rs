@@ -384,3 +384,6 @@ fn in_a_256_mib_cgroup_the_limit_is_the_memory() {
         "does not fit: needs 512 MB, above cgroup memory limit (256 MB)"
     );
 }
+
+#[path = "fit_context.rs"]
+mod context;

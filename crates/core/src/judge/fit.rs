@@ -388,7 +388,8 @@ pub fn plan(
             ));
         }
     }
-    let summary = text::summary(verdict, need, &bounds);
+    let tokens = d.map(|_| context.tokens);
+    let summary = text::summary(verdict, need, tokens, &bounds);
     Answer {
         version: PLAN_VERSION,
         verdict,

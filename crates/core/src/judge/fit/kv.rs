@@ -111,8 +111,8 @@ pub struct KvAsk<'a> {
     pub tokens: (u64, &'a str),
     /// Sequences, and where that came from.
     pub parallel: (u64, &'a str),
-    /// The KV dtype, and where it came from.
-    pub dtype: (&'a KvDtype, &'a str),
+    /// The KV dtype, the file or flag it came from, and the field.
+    pub dtype: (&'a KvDtype, &'a str, &'a str),
     /// The runtime: it decides how a uniform window and MLA are kept.
     pub runtime: Runtime,
 }
@@ -123,7 +123,7 @@ impl KvAsk<'_> {
             "kv_dtype",
             &self.dtype.0.name,
             self.dtype.1,
-            "",
+            self.dtype.2,
         ));
         inputs.push(Input::num("tokens", tokens, self.tokens.1, ""));
         inputs.push(Input::num("parallel", self.parallel.0, self.parallel.1, ""));

@@ -23,7 +23,7 @@ pub struct Ask {
 
 /// The search for the largest context stops here where the model does
 /// not say its own maximum.
-const SEARCH_CAP: u64 = 1 << 24;
+pub(crate) const SEARCH_CAP: u64 = 1 << 24;
 /// mlx-lm's `generate_step` prefills in steps of this many tokens
 /// (`prefill_step_size`).
 const MLX_PREFILL_STEP: u64 = 2048;
@@ -36,7 +36,8 @@ pub struct Sizer<'a> {
     d: Option<&'a Description>,
     weights: NeedLine,
     runtime: (Runtime, String),
-    kv: (KvDtype, String),
+    /// The KV dtype, the file or flag it came from, and the field.
+    kv: (KvDtype, String, String),
     parallel: (u64, &'static str),
 }
 
@@ -55,32 +56,35 @@ impl<'a> Sizer<'a> {
             (Some(r), _) => (r, "--runtime".to_string()),
             (None, Some(d)) if d.gguf => (
                 Runtime::LlamaCpp,
-                "default: a GGUF is llama.cpp's format (--runtime to change)".into(),
+                "default: a GGUF is llama.cpp's format; --runtime to change".into(),
             ),
             (None, _) if os == "macos" => (
                 Runtime::Mlx,
-                "default on macOS: mlx-lm (--runtime llama.cpp|torch to change)".into(),
+                "default on macOS: mlx-lm; --runtime llama.cpp|torch to change".into(),
             ),
             (None, _) => (
                 Runtime::Torch,
-                "default off macOS: transformers on PyTorch (--runtime mlx|llama.cpp to change)"
+                "default off macOS: transformers on PyTorch; --runtime mlx|llama.cpp to change"
                     .into(),
             ),
         };
         let dtype = d.and_then(|d| d.dtype.as_ref());
         let kv = match (&ask.kv_dtype, runtime.0, dtype) {
-            (Some(k), _, _) => (k.clone(), "--kv-dtype".to_string()),
+            (Some(k), _, _) => (k.clone(), "--kv-dtype".to_string(), String::new()),
             (None, Runtime::LlamaCpp, _) => (
                 KvDtype::parse("f16").expect("a known dtype"),
                 "default: llama.cpp's --cache-type-k/v f16".into(),
+                String::new(),
             ),
             (None, _, Some(t)) if KvDtype::parse(&t.value).is_ok() => (
                 KvDtype::parse(&t.value).expect("checked"),
-                format!("{}: {}", t.source, t.key),
+                t.source.clone(),
+                t.key.clone(),
             ),
             (None, _, _) => (
                 KvDtype::parse("f16").expect("a known dtype"),
-                "default: f16 (the model's dtype was not read)".into(),
+                "default: f16, the model's dtype was not read".into(),
+                String::new(),
             ),
         };
         let parallel = match ask.parallel {
@@ -113,7 +117,7 @@ impl<'a> Sizer<'a> {
             &KvAsk {
                 tokens: (tokens, source),
                 parallel: (self.parallel.0, self.parallel.1),
-                dtype: (&self.kv.0, &self.kv.1),
+                dtype: (&self.kv.0, &self.kv.1, &self.kv.2),
                 runtime: self.runtime.0,
             },
         ));
@@ -138,7 +142,11 @@ impl<'a> Sizer<'a> {
             asked: asked.is_some(),
             parallel: self.parallel.0,
             kv_dtype: self.kv.0.name.clone(),
-            kv_dtype_source: self.kv.1.clone(),
+            kv_dtype_source: if self.kv.2.is_empty() {
+                self.kv.1.clone()
+            } else {
+                format!("{}: {}", self.kv.1, self.kv.2)
+            },
             runtime: self.runtime.0,
             runtime_source: self.runtime.1.clone(),
         }
@@ -282,11 +290,11 @@ fn runtime_line(d: &Description, runtime: Runtime, tokens: u64, source: &str) ->
         ),
         Runtime::LlamaCpp => (
             tokens.min(LLAMA_UBATCH),
-            "llama.cpp's n_ubatch",
+            "llama.cpp's n_ubatch, in f32",
             4,
             tokens.min(LLAMA_UBATCH),
         ),
-        Runtime::Torch => (tokens, "the whole prompt at once", act, 1),
+        Runtime::Torch => (tokens, "transformers prefills the prompt at once", act, 1),
     };
     let width = inter
         .value
@@ -303,19 +311,27 @@ fn runtime_line(d: &Description, runtime: Runtime, tokens: u64, source: &str) ->
     if let Some(v) = &d.vocab {
         inputs.push(v.input("vocab"));
     }
+    let logits_said = if logit_rows == 1 {
+        format!(
+            "{} vocab × f32 4 B (the last token's logits)",
+            thousands(vocab)
+        )
+    } else {
+        format!(
+            "{} × {} vocab × f32 4 B (logits)",
+            thousands(logit_rows),
+            thousands(vocab)
+        )
+    };
     Some(NeedLine {
         id: NeedId::Runtime,
         name: "runtime",
         bytes,
         formula: format!(
-            "{} for {}: {} tokens ({rows_said}) × (2 × {} + 4 × {}) × {act} B + {} × {} vocab × f32 4 B (logits)",
-            runtime.name(),
-            if runtime == Runtime::Torch { "transformers" } else { "one prefill chunk" },
+            "{} tokens ({rows_said}) × (2 × {} intermediate + 4 × {} hidden) × {act} B + {logits_said}",
             thousands(rows),
             thousands(inter.value),
             thousands(hidden.value),
-            logit_rows,
-            thousands(vocab)
         ),
         inputs,
     })

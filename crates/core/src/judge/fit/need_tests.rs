@@ -78,7 +78,10 @@ fn llama_31_8b_at_128k_needs_16_gib_of_kv_cache_and_does_not_fit_in_23_gb() {
         ("config.json", Some("num_key_value_heads"))
     );
     let dtype = kv.inputs.iter().find(|i| i.name == "kv_dtype").unwrap();
-    assert_eq!(dtype.source, "config.json: torch_dtype");
+    assert_eq!(
+        (dtype.source.as_str(), dtype.key.as_deref()),
+        ("config.json", Some("torch_dtype"))
+    );
     assert_eq!(a.verdict, Verdict::DoesNotFit, "{}", a.to_text());
     assert_eq!(a.model_bytes, LLAMA_WEIGHTS);
     let sum: u64 = a.need.iter().map(|l| l.bytes).sum();

@@ -28,7 +28,7 @@ fn joined(bounds: &[&Bound]) -> String {
 
 /// `fits only by swapping: needs 12.0 GB, above free memory now (9.1 GB),
 /// within physical memory (23.5 GB)`.
-pub fn summary(verdict: Verdict, need: u64, bounds: &[Bound]) -> String {
+pub fn summary(verdict: Verdict, need: u64, tokens: Option<u64>, bounds: &[Bound]) -> String {
     let general: Vec<&Bound> = bounds.iter().filter(|b| b.framework.is_none()).collect();
     let over: Vec<&Bound> = general.iter().copied().filter(|b| b.over).collect();
     let hard_within = general
@@ -36,7 +36,10 @@ pub fn summary(verdict: Verdict, need: u64, bounds: &[Bound]) -> String {
         .copied()
         .filter(|b| !b.over && b.if_over == IfOver::DoesNotFit)
         .min_by_key(|b| b.bytes);
-    let head = format!("{}: needs {}", verdict.label(), gb(need));
+    let at = tokens.map_or(String::new(), |t| {
+        format!(" at {} tokens", super::kv::thousands(t))
+    });
+    let head = format!("{}: needs {}{at}", verdict.label(), gb(need));
     match verdict {
         Verdict::Fits => match general.iter().min_by_key(|b| b.bytes) {
             Some(b) => format!(

@@ -61,6 +61,7 @@ pub fn need_lines(out: &mut String, context: Option<&Context>, lines: &[NeedLine
     }
 }
 
+/// The tightest bound of a kind: `up to 38,646 tokens`, and its name.
 fn class(largest: &Largest, bounds: &[Bound], over: IfOver) -> Option<(String, &'static str)> {
     let (at, b) = largest
         .bounds
@@ -71,9 +72,12 @@ fn class(largest: &Largest, bounds: &[Bound], over: IfOver) -> Option<(String, &
     let said = match (at.tokens, at.at_model_max) {
         (None, _) => "at no context (the weights alone are over it)".to_string(),
         (Some(t), true) => format!("to its whole {} tokens", thousands(t)),
+        (Some(t), false) if t >= super::need::SEARCH_CAP => {
+            format!("beyond {} tokens", thousands(t))
+        }
         (Some(t), false) => format!("up to {} tokens", thousands(t)),
     };
-    Some((format!("{said} ({})", b.name), b.name))
+    Some((said, b.name))
 }
 
 /// `context: fits up to 41,234 tokens before swapping (free memory now);
@@ -81,11 +85,11 @@ fn class(largest: &Largest, bounds: &[Bound], over: IfOver) -> Option<(String, &
 /// 131,072 (config.json: max_position_embeddings)`.
 pub fn largest_line(out: &mut String, largest: &Largest, bounds: &[Bound]) {
     let mut parts = Vec::new();
-    if let Some((s, _)) = class(largest, bounds, IfOver::Swaps) {
-        parts.push(format!("fits {s} before swapping"));
+    if let Some((s, name)) = class(largest, bounds, IfOver::Swaps) {
+        parts.push(format!("fits {s} before swapping ({name})"));
     }
-    if let Some((s, _)) = class(largest, bounds, IfOver::DoesNotFit) {
-        parts.push(format!("{s} within memory"));
+    if let Some((s, name)) = class(largest, bounds, IfOver::DoesNotFit) {
+        parts.push(format!("{s} within {name}"));
     }
     match (&largest.model_max_tokens, &largest.model_max_source) {
         (Some(m), Some(from)) => parts.push(format!(

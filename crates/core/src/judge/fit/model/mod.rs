@@ -197,8 +197,23 @@ fn counted(root: &Path, rel: &str) -> PathBuf {
 
 /// The description of the weights counted at `root`: a GGUF's metadata
 /// where one was counted, else the `config.json` beside the first file
-/// counted; with notes on what could not be read.
+/// counted; with notes on what could not be read. One that does not say
+/// the model's layers is none: nothing grows with the context then.
 pub fn describe(root: &Path, w: &Weights) -> (Option<Description>, Vec<String>) {
+    let (d, mut notes) = describe_any(root, w);
+    match d {
+        Some(d) if d.layers.is_none() || d.kv_heads.is_none() => {
+            notes.push(format!(
+                "{} does not say the model's layers and KV heads: the KV cache is not counted",
+                d.source
+            ));
+            (None, notes)
+        }
+        d => (d, notes),
+    }
+}
+
+fn describe_any(root: &Path, w: &Weights) -> (Option<Description>, Vec<String>) {
     let mut notes = Vec::new();
     let Some(first) = w.files.first() else {
         return (None, notes);
