@@ -140,9 +140,14 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    answer(&args).map_err(|e| match e.downcast_ref::<Fail>() {
-        Some(f) if f.code == BAD_ARGUMENTS || f.code == CANNOT_ANSWER => e,
-        _ => fail(CANNOT_ANSWER, format!("{e:#}")),
+    // Every failure's words are cleaned: a path or size given can carry
+    // escape sequences, and some errors quote them as given.
+    answer(&args).map_err(|e| {
+        let code = match e.downcast_ref::<Fail>() {
+            Some(f) if f.code == BAD_ARGUMENTS => BAD_ARGUMENTS,
+            _ => CANNOT_ANSWER,
+        };
+        fail(code, swapsight::text::clean(&format!("{e:#}")).into_owned())
     })
 }
 
@@ -172,14 +177,23 @@ fn answer(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(answer.exit_code))
 }
 
+/// A word meant as a size, not a name: it starts as a number does (a
+/// digit, a point, a sign), or is a number word C's `strtod` takes (`nan`,
+/// `inf`, `infinity`).
+fn looks_like_size(t: &str) -> bool {
+    let t = t.trim();
+    let first = t.chars().next();
+    let word = t.trim_start_matches(['+', '-']).to_ascii_lowercase();
+    first.is_some_and(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+'))
+        || ["nan", "inf", "infinity"].contains(&word.as_str())
+}
+
 /// A path that is there, else a size; a word that is neither is said as
 /// what it looks like.
 fn model(target: &OsString) -> anyhow::Result<Model> {
     let path = Path::new(target);
     let text = target.to_str();
-    let looks_like_size = text
-        .and_then(|t| t.trim_start().chars().next())
-        .is_some_and(|c| c.is_ascii_digit() || c == '.');
+    let looks_like_size = text.is_some_and(looks_like_size);
     if std::fs::symlink_metadata(path).is_err() && looks_like_size {
         let given = text.unwrap_or_default().trim();
         let bytes = crate::args::size(given).map_err(|why| {
@@ -240,7 +254,9 @@ fn figures() -> anyhow::Result<Figures> {
         Ok(scope) => (scope, None),
         Err(e) => (None, Some(e.to_string())),
     };
+    let macos_version = (host.os == "macos").then(macos_version).flatten();
     Ok(Figures {
+        macos_version,
         os: host.os,
         system,
         scope,
@@ -248,6 +264,19 @@ fn figures() -> anyhow::Result<Figures> {
         mps_high_watermark_ratio: ratio_as_set(fit::MPS_RATIO_ENV),
         mps_low_watermark_ratio: ratio_as_set(fit::MPS_LOW_RATIO_ENV),
     })
+}
+
+/// `14.5`, as `sysctl kern.osproductversion` says it; `None` where it
+/// does not answer in a word.
+fn macos_version() -> Option<String> {
+    let out = std::process::Command::new("/usr/sbin/sysctl")
+        .args(["-n", "kern.osproductversion"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !v.is_empty() && v.len() < 32).then_some(v)
 }
 
 /// A watermark ratio's variable as this shell sets it. Bytes that are not

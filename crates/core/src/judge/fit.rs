@@ -14,7 +14,7 @@
 //! | GPU wired limit (macOS) | fits only by swapping | [`GpuMemory::wired_limit_bytes`](crate::probe::GpuMemory::wired_limit_bytes) |
 //! | Metal's recommended working set (macOS) | fits only by swapping | `recommendedMaxWorkingSetSize` |
 //! | PyTorch's MPS high watermark (macOS) | PyTorch raises out of memory | `PYTORCH_MPS_HIGH_WATERMARK_RATIO` × the recommended working set |
-//! | MLX's memory limit (macOS) | MLX waits, then allocates past it | 1.5 × the recommended working set, MLX's default |
+//! | MLX's memory limit (macOS) | MLX waits, then allocates past it | MLX's default: the lesser of 1.5 × the recommended working set and 0.95 × memory |
 //!
 //! The two framework bounds are shown with their own answer and do not set
 //! the verdict: swapsight cannot tell which framework will load the model.
@@ -46,7 +46,8 @@ pub use need::Ask;
 pub use past::{past_run, PastRun, PeakOf};
 pub use plan::{Context, Input, Largest, LargestAt, NeedId, NeedLine, Runtime, PLAN_VERSION};
 pub use settings::{
-    margin, settings, wired_keep, wired_limit_mb_for, WIRED_KEEP_DIVISOR, WIRED_KEEP_MIN,
+    margin, settings, wired_keep, wired_limit_mb_for, wired_sysctl, WIRED_KEEP_DIVISOR,
+    WIRED_KEEP_MIN,
 };
 pub use weights::{count_weights, LeftOut, WalkLimits, WeightFile, Weights, WeightsError};
 
@@ -66,8 +67,11 @@ pub const MPS_DEFAULT_LOW_RATIO: f64 = 1.4;
 pub const MPS_LOW_RATIO_ENV: &str = "PYTORCH_MPS_LOW_WATERMARK_RATIO";
 /// MLX's default memory limit, × Metal's recommended working set
 /// (`mx.set_memory_limit`: "When metal is available the memory limit
-/// defaults to 1.5 times the maximum recommended working set size").
+/// defaults to 1.5 times the maximum recommended working set size")…
 pub const MLX_LIMIT_SHARE: f64 = 1.5;
+/// …and at most this share of memory: `block_limit_ = min(1.5 ×
+/// max_rec_size, 0.95 × memsize)` (`mlx/backend/metal/allocator.cpp`).
+pub const MLX_LIMIT_RAM_SHARE: f64 = 0.95;
 const GIB: u64 = 1 << 30;
 const MIB: u64 = 1 << 20;
 
@@ -117,6 +121,9 @@ pub struct Figures {
     pub scope_unread: Option<String>,
     /// `PYTORCH_MPS_HIGH_WATERMARK_RATIO` as set, if it is.
     pub mps_high_watermark_ratio: Option<String>,
+    /// The macOS version (`14.5`), where read: the wired-limit setting's
+    /// name changed at macOS 14.
+    pub macos_version: Option<String>,
     /// `PYTORCH_MPS_LOW_WATERMARK_RATIO` as set, if it is: a high ratio
     /// under the low one makes PyTorch refuse to start.
     pub mps_low_watermark_ratio: Option<String>,
@@ -157,8 +164,9 @@ pub enum BoundId {
     /// `PYTORCH_MPS_HIGH_WATERMARK_RATIO` × the recommended working set
     /// (macOS, PyTorch only).
     MpsHighWatermark,
-    /// MLX's default limit, [`MLX_LIMIT_SHARE`] × the recommended working
-    /// set (macOS, MLX only).
+    /// MLX's default limit, the lesser of [`MLX_LIMIT_SHARE`] × the
+    /// recommended working set and [`MLX_LIMIT_RAM_SHARE`] × memory
+    /// (macOS, MLX only).
     MlxMemoryLimit,
 }
 
