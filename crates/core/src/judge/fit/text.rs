@@ -123,10 +123,16 @@ fn model_lines(out: &mut String, model: &Model) {
                 );
             }
             if !w.missing.is_empty() {
+                let more = w.missing.len().saturating_sub(LISTED);
+                let more = if more > 0 {
+                    format!(" and {more} more (--json lists them)")
+                } else {
+                    String::new()
+                };
                 let _ = writeln!(
                     out,
-                    "  missing: {} (named by the index, not there: a loader would fail)",
-                    w.missing.join(", ")
+                    "  missing: {}{more} (named by the index, not there: a loader would fail)",
+                    w.missing[..w.missing.len().min(LISTED)].join(", ")
                 );
             }
         }
