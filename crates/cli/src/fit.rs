@@ -22,9 +22,8 @@ pub const BAD_ARGUMENTS: u8 = 3;
 /// cannot be read, a trace with no sample, the probe failing.
 pub const CANNOT_ANSWER: u8 = 4;
 
-#[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Counts what a loader would read — *.safetensors (only the shards \
+/// `--help`'s text after the flags, less where the details are.
+const HELP: &str = "Counts what a loader would read — *.safetensors (only the shards \
 model.safetensors.index.json names, when it is there), *.gguf, *.bin, *.pt, *.pth, *.npz — by \
 the tensors their headers list (else by each file's size); adds the KV cache at the context \
 (layers, KV heads and head dim from config.json or the GGUF's metadata; sliding-window, latent \
@@ -61,10 +60,29 @@ Examples:
   swapsight fit 40G                                   a size: 40G, 512MiB, 8GiB or bytes
   swapsight fit ./sdxl --from last-run.jsonl          with a past run's peak
   swapsight fit ./model && python generate.py         run only when it fits without swap
-  swapsight fit ./model --json | jq .verdict
+  swapsight fit ./model --json | jq .verdict";
 
-Details: docs/fit.md"
-)]
+/// `--help`'s text after the flags: [`HELP`] and where the details are.
+fn after_help() -> String {
+    format!("{HELP}\n\nDetails: {}", docs_url("fit.md"))
+}
+
+/// Where a page of the docs is for this build: the release workflow sets
+/// `SWAPSIGHT_REPO` (owner/name, as `GITHUB_REPOSITORY`) so a wheel or a
+/// tarball, which carry no docs/, points at the page of its own version;
+/// a build without it names the page in the source.
+pub fn docs_url(page: &str) -> String {
+    match option_env!("SWAPSIGHT_REPO").filter(|r| !r.is_empty()) {
+        Some(repo) => format!(
+            "https://github.com/{repo}/blob/v{}/docs/{page}",
+            env!("CARGO_PKG_VERSION")
+        ),
+        None => format!("docs/{page} in swapsight's source repository (this build was made without SWAPSIGHT_REPO)"),
+    }
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = after_help())]
 pub struct Args {
     /// A model file or folder, or a size (8G, 512MiB, bytes)
     #[arg(value_name = "PATH|SIZE")]

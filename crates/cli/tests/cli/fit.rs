@@ -217,6 +217,14 @@ fn bad_input_is_one_line_and_its_own_exit_code() {
     let text = stdout_of(&help);
     assert!(text.contains("Exit codes:\n  0  fits\n  1  fits only by swapping\n  2  does not fit\n  3  bad arguments"), "{text}");
     assert!(text.contains("swapsight fit 40G"), "{text}");
+    // A wheel has no docs/: the details are a URL (a release build) or
+    // said to be in the source, never a bare local path.
+    assert!(!text.contains("Details: docs/fit.md\n"), "{text}");
+    assert!(
+        text.contains("Details: https://github.com/")
+            || text.contains("Details: docs/fit.md in swapsight's source repository"),
+        "{text}"
+    );
 }
 
 /// A trace written by hand as docs/trace-format.md lays it out: a command
