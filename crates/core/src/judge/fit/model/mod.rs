@@ -202,9 +202,13 @@ fn counted(root: &Path, rel: &str) -> PathBuf {
 pub fn describe(root: &Path, w: &Weights) -> (Option<Description>, Vec<String>) {
     let (d, mut notes) = describe_any(root, w);
     match d {
-        Some(d) if d.layers.is_none() || d.kv_heads.is_none() => {
+        Some(d)
+            if d.layers.is_none()
+                || d.kv_heads.is_none()
+                || (d.key_dim.is_none() && d.mla.is_none()) =>
+        {
             notes.push(format!(
-                "{} does not say the model's layers and KV heads: the KV cache is not counted",
+                "{} does not say the model's layers, KV heads and head dim: the KV cache is not counted",
                 d.source
             ));
             (None, notes)
