@@ -62,7 +62,7 @@ fn llama_31_8b_at_its_128k_context_needs_16_gib_of_kv_cache() {
     };
     assert_eq!(
         input("layers"),
-        serde_json::json!({"name": "layers", "value": 32, "source": "config.json", "key": "every layer full attention"})
+        serde_json::json!({"name": "layers", "value": 32, "source": "config.json", "key": "num_hidden_layers"})
     );
     assert_eq!(input("kv_heads")["key"], "num_key_value_heads");
     assert_eq!(input("tokens")["source"], "--context");

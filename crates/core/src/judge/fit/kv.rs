@@ -149,7 +149,15 @@ pub fn kv_lines(d: &Description, ask: &KvAsk) -> Vec<NeedLine> {
     let uniform_kept = k.uniform_window && ask.runtime != Runtime::Torch;
     let full = k.full + if uniform_kept { k.sliding } else { 0 };
     let sliding = if uniform_kept { 0 } else { k.sliding };
-    let layers = |n: u64| Field::new(n, &kinds.source, kinds.key.clone());
+    // The layer count's field, and the one that split the layers by kind
+    // where they are not all full attention.
+    let count_key = d.layers.as_ref().map_or("", |l| l.key.as_str());
+    let key = if k.sliding == 0 && k.linear == 0 {
+        count_key.to_string()
+    } else {
+        format!("{count_key}, {}", kinds.key)
+    };
+    let layers = |n: u64| Field::new(n, &kinds.source, key.clone());
     if full > 0 {
         if let Some(line) = full_line(d, ask, &layers(full), kv_heads, uniform_kept) {
             out.push(line);
