@@ -131,6 +131,14 @@ fn the_largest_context_is_the_last_token_count_under_each_bound() {
         text.contains("the model's own maximum is 131,072 (config.json: max_position_embeddings)"),
         "{text}"
     );
+    // Past the model's own maximum: said.
+    let a = on_linux(&d, GIB, &ask(200_000, Runtime::Mlx));
+    assert!(
+        a.notes.iter().any(|n| n
+            == "200,000 tokens is past the model's own maximum, 131,072 (config.json: max_position_embeddings)"),
+        "{:?}",
+        a.notes
+    );
     // Weights alone over a bound: no context fits under it.
     let a = on_linux(&d, 40 * GIB, &Ask::default());
     assert!(a
