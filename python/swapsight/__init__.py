@@ -31,7 +31,7 @@ from typing import Any
 from ._chart import Chart
 from ._cli import BudgetExceeded, Error, advise, compare
 from ._counter import counter
-from ._fit import FitAnswer, FitBound, FitSetting, fit
+from ._fit import FitAnswer, FitBound, FitNeed, FitSetting, fit
 from ._generated import ENV_VAR, MAX_NAME_CHARS
 from ._names import clean_name
 from ._phase import Phase, end_phase, mark, phase
@@ -58,6 +58,7 @@ __all__ = [
     "Error",
     "FitAnswer",
     "FitBound",
+    "FitNeed",
     "FitSetting",
     "MAX_NAME_CHARS",
     "MlxWatch",

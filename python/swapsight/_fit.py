@@ -51,6 +51,21 @@ class FitSetting:
 
 
 @dataclass(frozen=True)
+class FitNeed:
+    """One line of what the run needs (fit's JSON ``need``): ``id``
+    (``weights``, ``kv-cache``, ``runtime``, ``past-run``), ``name``, its
+    ``bytes`` at the context judged, the ``formula`` with its figures, and
+    each figure's ``inputs`` (``name``, ``value``, ``source``: the file or
+    flag it came from, ``key``: its field there)."""
+
+    id: str
+    name: str
+    bytes: int
+    formula: str
+    inputs: Tuple[Dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
 class FitAnswer:
     """``swapsight fit``'s answer. ``verdict`` is ``fits``,
     ``fits-only-by-swapping`` or ``does-not-fit``; ``exit_code`` 0, 1 or 2,
@@ -67,6 +82,16 @@ class FitAnswer:
     settings: Tuple[FitSetting, ...]
     notes: Tuple[str, ...]
     raw: Dict[str, Any] = field(repr=False, compare=False)
+    #: The need, line by line: the weights, the KV cache at the context
+    #: judged, the runtime's own buffers (a past run's peak where it is more).
+    need: Tuple[FitNeed, ...] = ()
+    #: The context judged: ``tokens``, ``asked`` (given, or fit's short
+    #: default), ``parallel``, ``kv_dtype``, ``runtime``, each with where it
+    #: came from; None for a size.
+    context: Optional[Dict[str, Any]] = None
+    #: The largest context under each bound (``bounds``: ``id``,
+    #: ``tokens``) and the model's own maximum; None where it is not known.
+    largest_context: Optional[Dict[str, Any]] = None
 
     @property
     def fits(self) -> bool:
@@ -94,9 +119,26 @@ class FitAnswer:
                 settings=tuple(_setting(s) for s in obj["settings"]),
                 notes=tuple(str(n) for n in obj["notes"]),
                 raw=obj,
+                need=tuple(_need(n) for n in obj.get("need") or ()),
+                context=_object(obj.get("context")),
+                largest_context=_object(obj.get("largest_context")),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise Error("swapsight fit printed an answer this module cannot read: %r" % e) from None
+
+
+def _need(n: Dict[str, Any]) -> FitNeed:
+    return FitNeed(
+        id=str(n["id"]),
+        name=str(n.get("name", n["id"])),
+        bytes=int(n["bytes"]),
+        formula=str(n.get("formula", "")),
+        inputs=tuple(dict(i) for i in n.get("inputs") or ()),
+    )
+
+
+def _object(value: Any) -> Optional[Dict[str, Any]]:
+    return dict(value) if isinstance(value, dict) else None
 
 
 def _bound(b: Dict[str, Any]) -> FitBound:
@@ -155,6 +197,10 @@ def _refuse_a_missing_target(target: str, is_path: bool) -> None:
 def fit(
     path_or_size: Union[str, int, "os.PathLike[str]"],
     from_trace: Optional[Union[str, "os.PathLike[str]"]] = None,
+    context: Optional[Union[int, str]] = None,
+    parallel: Optional[int] = None,
+    kv_dtype: Optional[str] = None,
+    runtime: Optional[str] = None,
 ) -> FitAnswer:
     """Will this model fit, before loading it: ``swapsight fit … --json``.
 
@@ -162,7 +208,13 @@ def fit(
     as a loader reads them), a size (``"8G"``, ``"512MiB"``) or a number of
     bytes. ``from_trace`` is a past run of the same pipeline (a trace of
     ``swapsight record`` or ``swapsight.record()``): its peak footprint is
-    the need where it is more than the weights. Raises :class:`Error` with
+    the need where it is more than the weights. ``context`` (tokens:
+    ``8192`` or ``"8k"``), ``parallel``, ``kv_dtype`` (``"bf16"``,
+    ``"q8_0"``, ``"mlx-q4"``, …) and ``runtime`` (``"mlx"``,
+    ``"llama.cpp"``, ``"torch"``) are the command's ``--context``,
+    ``--parallel``, ``--kv-dtype`` and ``--runtime``: without a context
+    the answer is at a short one, with the largest that fits under each
+    bound in ``largest_context``. Raises :class:`Error` with
     the command line's one line when there is no answer (a bad size, a
     path or trace that cannot be read)::
 
@@ -184,6 +236,17 @@ def fit(
     args: List[str] = [_binary(), "fit", "--json"]
     if from_trace is not None:
         args += ["--from", os.path.expanduser(os.fspath(from_trace))]
+    for flag, value in (
+        ("--context", context),
+        ("--parallel", parallel),
+        ("--kv-dtype", kv_dtype),
+        ("--runtime", runtime),
+    ):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise TypeError("%s: a number or a word, not %r" % (flag[2:].replace("-", "_"), value))
+        args += [flag, str(value)]
     # After "--": a path that starts with "-" is still a path.
     args += ["--", target]
     try:

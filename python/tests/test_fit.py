@@ -134,3 +134,38 @@ def test_no_answer_raises_the_command_lines_one_line(tmp_path, monkeypatch):
     with pytest.raises(TypeError):
         swapsight.fit(True)
     assert dash.exists()
+
+
+LLAMA_CONFIG = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+    "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32,
+    "num_key_value_heads": 8, "head_dim": 128, "max_position_embeddings": 131072,
+    "vocab_size": 128256, "torch_dtype": "bfloat16",
+}
+
+
+def test_the_need_grows_with_the_context_asked_as_the_command_says(tmp_path):
+    # Llama-3.1-8B's config over 1 GiB of sparse weights: at its 128k
+    # context the KV cache alone is 32 × 8 × 128 × 2 × 2 B × 131,072 = 16 GiB.
+    root = tmp_path / "llama"
+    root.mkdir()
+    (root / "config.json").write_text(json.dumps(LLAMA_CONFIG))
+    sparse(root / "model.safetensors", GIB)
+    long = swapsight.fit(root, context="128k", runtime="mlx", kv_dtype="bf16", parallel=1)
+    assert long.context is not None and long.context["tokens"] == 131072, long.raw
+    kv = next(n for n in long.need if n.id == "kv-cache")
+    assert isinstance(kv, swapsight.FitNeed)
+    assert kv.bytes == 16 * GIB, kv
+    assert {"name": "layers", "value": 32, "source": "config.json",
+            "key": "num_hidden_layers"} in kv.inputs, kv.inputs
+    assert long.needed_bytes >= GIB + 16 * GIB
+    # Without a context: a short one, and the largest under each bound.
+    short = swapsight.fit(root)
+    assert short.context is not None and short.context["asked"] is False
+    assert short.largest_context is not None
+    assert short.largest_context["model_max_tokens"] == 131072
+    assert {b["id"] for b in short.largest_context["bounds"]} >= {"memory", "free-now"}
+    with pytest.raises(swapsight.Error, match="context"):
+        swapsight.fit(root, context="lots")
+    with pytest.raises(TypeError):
+        swapsight.fit(root, context=True)  # type: ignore[arg-type]

@@ -22,11 +22,15 @@ pub const BAD_ARGUMENTS: u8 = 3;
 /// cannot be read, a trace with no sample, the probe failing.
 pub const CANNOT_ANSWER: u8 = 4;
 
-#[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Counts what a loader would read — *.safetensors (only the shards \
+/// `--help`'s text after the flags, less where the details are.
+const HELP: &str = "Counts what a loader would read — *.safetensors (only the shards \
 model.safetensors.index.json names, when it is there), *.gguf, *.bin, *.pt, *.pth, *.npz — by \
-the size of each file, and holds it against each bound this machine puts on memory:
+the tensors their headers list (else by each file's size); adds the KV cache at the context \
+(layers, KV heads and head dim from config.json or the GGUF's metadata; sliding-window, latent \
+and linear layers as the config says) and the runtime's prefill buffers; each line is printed \
+with its formula and the file its figures came from. Without --context: a short context \
+(4,096 tokens) and the largest context under each bound. The need is held against each bound \
+this machine puts on memory:
 
   physical memory, the cgroup's limit (Linux)    above it: does not fit
   free memory now, free in the cgroup now         above it: fits only by swapping
@@ -49,15 +53,36 @@ Exit codes:
 
 Examples:
   swapsight fit ~/models/Llama-3.1-8B-Instruct        a model's folder (HF layout)
+  swapsight fit ~/models/Llama-3.1-8B-Instruct --context 128k --runtime mlx
+  swapsight fit model-Q4_K_M.gguf --context 32k --parallel 4 --kv-dtype q8_0
   swapsight fit ~/.cache/huggingface/hub/models--meta-llama--Llama-3.1-8B-Instruct
   swapsight fit model-Q4_K_M.gguf
   swapsight fit 40G                                   a size: 40G, 512MiB, 8GiB or bytes
   swapsight fit ./sdxl --from last-run.jsonl          with a past run's peak
   swapsight fit ./model && python generate.py         run only when it fits without swap
-  swapsight fit ./model --json | jq .verdict
+  swapsight fit ./model --json | jq .verdict";
 
-Details: docs/fit.md"
-)]
+/// `--help`'s text after the flags: [`HELP`] and where the details are.
+fn after_help() -> String {
+    format!("{HELP}\n\nDetails: {}", docs_url("fit.md"))
+}
+
+/// Where a page of the docs is for this build: the release workflow sets
+/// `SWAPSIGHT_REPO` (owner/name, as `GITHUB_REPOSITORY`) so a wheel or a
+/// tarball, which carry no docs/, points at the page of its own version;
+/// a build without it names the page in the source.
+pub fn docs_url(page: &str) -> String {
+    match option_env!("SWAPSIGHT_REPO").filter(|r| !r.is_empty()) {
+        Some(repo) => format!(
+            "https://github.com/{repo}/blob/v{}/docs/{page}",
+            env!("CARGO_PKG_VERSION")
+        ),
+        None => format!("docs/{page} in swapsight's source repository (this build was made without SWAPSIGHT_REPO)"),
+    }
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = after_help())]
 pub struct Args {
     /// A model file or folder, or a size (8G, 512MiB, bytes)
     #[arg(value_name = "PATH|SIZE")]
@@ -65,9 +90,47 @@ pub struct Args {
     /// A past run of the same pipeline (a trace of `swapsight record`): its peak footprint
     #[arg(long, value_name = "TRACE")]
     pub from: Option<PathBuf>,
+    /// Tokens per sequence to judge at (8192, or 8k = 8,192, 128k = 131,072); without it, a short context and the largest that fits
+    #[arg(long, value_name = "TOKENS", value_parser = tokens)]
+    pub context: Option<u64>,
+    /// Sequences held at once (a server's slots, a batch)
+    #[arg(long, value_name = "P", value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub parallel: Option<u64>,
+    /// The KV cache's type: f16, bf16, f32, q8_0, q4_0, or mlx-q8, mlx-q4[:GROUP] (MLX's quantized cache)
+    #[arg(long, value_name = "TYPE", value_parser = fit::KvDtype::parse)]
+    pub kv_dtype: Option<fit::KvDtype>,
+    /// The runtime whose cache and buffers to count: mlx, llama.cpp or torch (default: llama.cpp for a GGUF, mlx on macOS, torch elsewhere)
+    #[arg(long, value_name = "RUNTIME", value_parser = runtime)]
+    pub runtime: Option<fit::Runtime>,
     /// Print one JSON object instead of text
     #[arg(long)]
     pub json: bool,
+}
+
+/// The most tokens `--context` takes: past any model's context.
+const MAX_CONTEXT: u64 = 1 << 30;
+
+/// `8192`, `8k` (8,192: a context's k is 1,024 tokens, as `128k` is
+/// 131,072).
+pub(crate) fn tokens(s: &str) -> Result<u64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let (digits, scale) = match t.strip_suffix('k') {
+        Some(d) => (d, 1024),
+        None => (t.as_str(), 1),
+    };
+    let n = digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .ok_or_else(|| "a count of tokens, like 8192 or 8k".to_string())?;
+    if !(1..=MAX_CONTEXT).contains(&n) {
+        return Err(format!("must be between 1 and {MAX_CONTEXT} tokens"));
+    }
+    Ok(n)
+}
+
+pub(crate) fn runtime(s: &str) -> Result<fit::Runtime, String> {
+    fit::Runtime::parse(s).ok_or_else(|| "one of mlx, llama.cpp, torch".to_string())
 }
 
 /// Whether this command line is `swapsight fit …`: its argument errors
@@ -95,19 +158,34 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    answer(&args).map_err(|e| match e.downcast_ref::<Fail>() {
-        Some(f) if f.code == BAD_ARGUMENTS || f.code == CANNOT_ANSWER => e,
-        _ => fail(CANNOT_ANSWER, format!("{e:#}")),
+    // Every failure's words are cleaned: a path or size given can carry
+    // escape sequences, and some errors quote them as given.
+    answer(&args).map_err(|e| {
+        let code = match e.downcast_ref::<Fail>() {
+            Some(f) if f.code == BAD_ARGUMENTS => BAD_ARGUMENTS,
+            _ => CANNOT_ANSWER,
+        };
+        fail(code, swapsight::text::clean(&format!("{e:#}")).into_owned())
     })
 }
 
 fn answer(args: &Args) -> anyhow::Result<ExitCode> {
     let model = model(&args.target)?;
+    let described = match &model {
+        Model::Files(w) => describe(Path::new(&args.target), w),
+        Model::Size { .. } => fit::Described::default(),
+    };
     let past = match &args.from {
         Some(path) => Some(past(path)?),
         None => None,
     };
-    let answer = fit::answer(model, past, &figures()?);
+    let ask = fit::Ask {
+        context: args.context,
+        parallel: args.parallel,
+        kv_dtype: args.kv_dtype.clone(),
+        runtime: args.runtime,
+    };
+    let answer = fit::plan(model, &described, past, &figures()?, &ask);
     let text = if args.json {
         serde_json::to_string_pretty(&answer)? + "\n"
     } else {
@@ -117,14 +195,23 @@ fn answer(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(answer.exit_code))
 }
 
+/// A word meant as a size, not a name: it starts as a number does (a
+/// digit, a point, a sign), or is a number word C's `strtod` takes (`nan`,
+/// `inf`, `infinity`).
+pub(crate) fn looks_like_size(t: &str) -> bool {
+    let t = t.trim();
+    let first = t.chars().next();
+    let word = t.trim_start_matches(['+', '-']).to_ascii_lowercase();
+    first.is_some_and(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+'))
+        || ["nan", "inf", "infinity"].contains(&word.as_str())
+}
+
 /// A path that is there, else a size; a word that is neither is said as
 /// what it looks like.
 pub(crate) fn model(target: &OsString) -> anyhow::Result<Model> {
     let path = Path::new(target);
     let text = target.to_str();
-    let looks_like_size = text
-        .and_then(|t| t.trim_start().chars().next())
-        .is_some_and(|c| c.is_ascii_digit() || c == '.');
+    let looks_like_size = text.is_some_and(looks_like_size);
     if std::fs::symlink_metadata(path).is_err() && looks_like_size {
         let given = text.unwrap_or_default().trim();
         let bytes = crate::args::size(given).map_err(|why| {
@@ -142,6 +229,26 @@ pub(crate) fn model(target: &OsString) -> anyhow::Result<Model> {
     let weights = fit::count_weights(path, WalkLimits::default())
         .map_err(|e| fail(CANNOT_ANSWER, e.to_string()))?;
     Ok(Model::Files(weights))
+}
+
+/// What the model's own files say: its layers (config.json or a GGUF's
+/// metadata) and its tensors (the safetensors headers).
+pub(crate) fn describe(path: &Path, w: &fit::Weights) -> fit::Described {
+    let (description, mut notes) = fit::model::describe(path, w);
+    let tensors = match fit::model::sum_safetensors(path, w) {
+        Ok(t) => t,
+        Err(why) => {
+            notes.push(format!(
+                "{why}: the weights are counted by their files' length"
+            ));
+            None
+        }
+    };
+    fit::Described {
+        description,
+        tensors,
+        notes,
+    }
 }
 
 pub(crate) fn past(path: &Path) -> anyhow::Result<fit::PastRun> {
@@ -165,7 +272,9 @@ pub(crate) fn figures() -> anyhow::Result<Figures> {
         Ok(scope) => (scope, None),
         Err(e) => (None, Some(e.to_string())),
     };
+    let macos_version = (host.os == "macos").then(macos_version).flatten();
     Ok(Figures {
+        macos_version,
         os: host.os,
         system,
         scope,
@@ -173,6 +282,19 @@ pub(crate) fn figures() -> anyhow::Result<Figures> {
         mps_high_watermark_ratio: ratio_as_set(fit::MPS_RATIO_ENV),
         mps_low_watermark_ratio: ratio_as_set(fit::MPS_LOW_RATIO_ENV),
     })
+}
+
+/// `14.5`, as `sysctl kern.osproductversion` says it; `None` where it
+/// does not answer in a word.
+fn macos_version() -> Option<String> {
+    let out = std::process::Command::new("/usr/sbin/sysctl")
+        .args(["-n", "kern.osproductversion"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !v.is_empty() && v.len() < 32).then_some(v)
 }
 
 /// A watermark ratio's variable as this shell sets it. Bytes that are not

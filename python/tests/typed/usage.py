@@ -19,7 +19,7 @@ from typing import (
 )
 
 import swapsight
-from swapsight import FitAnswer, FitBound, FitSetting, MlxWatch, Report, TorchWatch
+from swapsight import FitAnswer, FitBound, FitNeed, FitSetting, MlxWatch, Report, TorchWatch
 
 
 def load() -> bytes:
@@ -169,6 +169,11 @@ def answers() -> None:
         assert_type(b.bytes, int)
     swapsight.fit(8 << 30)
     swapsight.fit("8G", from_trace="last-run.jsonl")
+    long = swapsight.fit("./model", context="8k", parallel=2, kv_dtype="q8_0", runtime="mlx")
+    for n in long.need:
+        assert_type(n, FitNeed)
+        assert_type(n.bytes, int)
+    assert_type(long.largest_context, Optional[Dict[str, Any]])
     runs = swapsight.compare(["eager.jsonl", "offload.jsonl"], labels=["eager", "offload"])
     assert_type(runs, Dict[str, Any])
     advice = swapsight.advise("run.jsonl", recommended_max="40G")

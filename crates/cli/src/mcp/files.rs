@@ -32,6 +32,14 @@ pub fn fit_input() -> Value {
     allowed roots), or a size like 40G, 512MiB or bytes"},
             "from": {"type": "string", "description": "A past run of the same pipeline (a \
     trace): its peak footprint is the need where it is more than the weights"},
+            "context": {"type": ["integer", "string"], "description": "Tokens per sequence to \
+    judge at (8192, or \"8k\"); without it, a short context and the largest that fits under \
+    each bound"},
+            "parallel": {"type": "integer", "minimum": 1, "maximum": 65536,
+    "description": "Sequences held at once"},
+            "kv_dtype": {"type": "string", "description": "The KV cache's type: f16, bf16, f32, \
+    q8_0, q4_0, mlx-q8, mlx-q4[:GROUP]"},
+            "runtime": {"type": "string", "enum": ["mlx", "llama.cpp", "torch"]},
         },
         "additionalProperties": false,
     })
@@ -113,35 +121,66 @@ fn said(e: anyhow::Error) -> String {
     format!("{e:#}")
 }
 
-/// Whether `s` reads as a size (a digit or `.` first), as `swapsight fit`
-/// tells one from a path.
-fn looks_like_size(s: &str) -> bool {
-    s.trim_start()
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_digit() || c == '.')
-}
-
 pub fn fit(tools: &Tools, args: &Map<String, Value>) -> Answer {
-    only(args, &["model", "from"])?;
+    only(
+        args,
+        &[
+            "model", "from", "context", "parallel", "kv_dtype", "runtime",
+        ],
+    )?;
     let target = required(args, "model")?;
     // A size where no file has that name (fit's own rule); any other
     // argument is a path, and must be inside the roots.
-    let is_size = looks_like_size(target) && std::fs::symlink_metadata(target).is_err();
+    let is_size = crate::fit::looks_like_size(target) && std::fs::symlink_metadata(target).is_err();
     let model = if is_size {
         OsString::from(target)
     } else {
         tools.roots.check(target)?.into_os_string()
     };
+    let described = std::path::PathBuf::from(&model);
     let model = crate::fit::model(&model).map_err(said)?;
+    let described = match &model {
+        swapsight::fit::Model::Files(w) => crate::fit::describe(&described, w),
+        swapsight::fit::Model::Size { .. } => swapsight::fit::Described::default(),
+    };
     let past = match string(args, "from")? {
         Some(p) => Some(crate::fit::past(&tools.roots.check(p)?).map_err(said)?),
         None => None,
     };
     let figures = crate::fit::figures().map_err(said)?;
-    let answer = swapsight::fit::answer(model, past, &figures);
+    let answer = swapsight::fit::plan(model, &described, past, &figures, &fit_ask(args)?);
     let value = serde_json::to_value(&answer).map_err(|e| e.to_string())?;
     Ok((cap(&answer.to_text(), MAX_TEXT), bounded(value)))
+}
+
+/// fit's `--context`, `--parallel`, `--kv-dtype` and `--runtime`, read as
+/// the command line reads them.
+fn fit_ask(args: &Map<String, Value>) -> Result<swapsight::fit::Ask, String> {
+    let named = |key: &str, why: String| format!("'{key}': {why}");
+    let context = match args.get("context") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => {
+            Some(crate::fit::tokens(&n.to_string()).map_err(|w| named("context", w))?)
+        }
+        Some(Value::String(s)) => Some(crate::fit::tokens(s).map_err(|w| named("context", w))?),
+        Some(_) => return Err("'context' must be a number of tokens or a string like 8k".into()),
+    };
+    let parallel = match args.get("parallel") {
+        None | Some(Value::Null) => None,
+        Some(_) => Some(count(args, "parallel", (1, 65536, 1))?),
+    };
+    let kv_dtype = string(args, "kv_dtype")?
+        .map(|s| swapsight::fit::KvDtype::parse(s).map_err(|w| named("kv_dtype", w)))
+        .transpose()?;
+    let runtime = string(args, "runtime")?
+        .map(|s| crate::fit::runtime(s).map_err(|w| named("runtime", w)))
+        .transpose()?;
+    Ok(swapsight::fit::Ask {
+        context,
+        parallel,
+        kv_dtype,
+        runtime,
+    })
 }
 
 pub fn report(tools: &Tools, args: &Map<String, Value>) -> Answer {

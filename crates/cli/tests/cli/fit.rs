@@ -7,15 +7,15 @@ use std::process::Output;
 
 use super::util::*;
 
-const GIB: u64 = 1 << 30;
+pub(super) const GIB: u64 = 1 << 30;
 
-fn sparse(dir: &Path, rel: &str, len: u64) {
+pub(super) fn sparse(dir: &Path, rel: &str, len: u64) {
     let path = dir.join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::File::create(&path).unwrap().set_len(len).unwrap();
 }
 
-fn index(shards: &[&str]) -> String {
+pub(super) fn index(shards: &[&str]) -> String {
     let map: Vec<String> = shards
         .iter()
         .enumerate()
@@ -27,7 +27,7 @@ fn index(shards: &[&str]) -> String {
     )
 }
 
-const SHARDS: [&str; 3] = [
+pub(super) const SHARDS: [&str; 3] = [
     "model-00001-of-00003.safetensors",
     "model-00002-of-00003.safetensors",
     "model-00003-of-00003.safetensors",
@@ -35,7 +35,7 @@ const SHARDS: [&str; 3] = [
 
 /// An HF model folder of sparse shards: 40 + 40 + 20 MiB, small enough to
 /// fit on any machine the tests run on.
-fn hf_folder(dir: &Path) {
+pub(super) fn hf_folder(dir: &Path) {
     std::fs::write(dir.join("config.json"), "{\"model_type\": \"llama\"}").unwrap();
     std::fs::write(dir.join("tokenizer.json"), "{}").unwrap();
     sparse(dir, SHARDS[0], 40 * MIB);
@@ -44,11 +44,11 @@ fn hf_folder(dir: &Path) {
     std::fs::write(dir.join("model.safetensors.index.json"), index(&SHARDS)).unwrap();
 }
 
-fn fit(args: &[&str]) -> Output {
+pub(super) fn fit(args: &[&str]) -> Output {
     swapsight().arg("fit").args(args).output().unwrap()
 }
 
-fn fit_json(args: &[&str]) -> (Option<i32>, serde_json::Value) {
+pub(super) fn fit_json(args: &[&str]) -> (Option<i32>, serde_json::Value) {
     let out = swapsight()
         .arg("fit")
         .args(args)
@@ -62,7 +62,7 @@ fn fit_json(args: &[&str]) -> (Option<i32>, serde_json::Value) {
 
 /// The exit code is the verdict, and the verdict is what the answer's own
 /// bounds say.
-fn consistent(code: Option<i32>, v: &serde_json::Value) {
+pub(super) fn consistent(code: Option<i32>, v: &serde_json::Value) {
     let over = |what: &str| {
         v["bounds"]
             .as_array()
@@ -217,6 +217,14 @@ fn bad_input_is_one_line_and_its_own_exit_code() {
     let text = stdout_of(&help);
     assert!(text.contains("Exit codes:\n  0  fits\n  1  fits only by swapping\n  2  does not fit\n  3  bad arguments"), "{text}");
     assert!(text.contains("swapsight fit 40G"), "{text}");
+    // A wheel has no docs/: the details are a URL (a release build) or
+    // said to be in the source, never a bare local path.
+    assert!(!text.contains("Details: docs/fit.md\n"), "{text}");
+    assert!(
+        text.contains("Details: https://github.com/")
+            || text.contains("Details: docs/fit.md in swapsight's source repository"),
+        "{text}"
+    );
 }
 
 /// A trace written by hand as docs/trace-format.md lays it out: a command
@@ -384,3 +392,9 @@ fn in_a_256_mib_cgroup_the_limit_is_the_memory() {
         "does not fit: needs 512 MB, above cgroup memory limit (256 MB)"
     );
 }
+
+#[path = "fit_context.rs"]
+pub(super) mod context;
+
+#[path = "fit_hostile.rs"]
+mod hostile;

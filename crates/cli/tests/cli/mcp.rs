@@ -123,6 +123,9 @@ fn an_assistant_lists_the_tools_and_calls_each_on_real_files() {
     let model = dir.join("model");
     std::fs::create_dir_all(&model).unwrap();
     std::fs::write(model.join("model.safetensors"), vec![0u8; 1 << 20]).unwrap();
+    let llama = dir.join("llama");
+    std::fs::create_dir_all(&llama).unwrap();
+    super::fit::context::llama_folder(&llama);
     let mut s = Server::start(
         dir.path(),
         &["--recordings", runs.to_str().unwrap(), "--allow", "."],
@@ -178,6 +181,23 @@ fn an_assistant_lists_the_tools_and_calls_each_on_real_files() {
     assert_eq!(fit["verdict"], "fits", "{fit}");
     let size = s.call("fit", json!({"model": "1P"}));
     assert_eq!(structured(&size)["verdict"], "does-not-fit");
+    // The context asked, as `fit --context 128k --runtime mlx` is: the KV
+    // cache of Llama-3.1-8B at 131,072 tokens is 16 GiB, from config.json.
+    let long = s.call(
+        "fit",
+        json!({"model": "llama", "context": "128k", "runtime": "mlx", "kv_dtype": "bf16"}),
+    );
+    let long = structured(&long);
+    assert_eq!(long["context"]["tokens"], 131072, "{long}");
+    let kv = long["need"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["id"] == "kv-cache")
+        .unwrap_or_else(|| panic!("no kv-cache line: {long}"));
+    assert_eq!(kv["bytes"], 16u64 << 30, "{kv}");
+    let bad = s.call("fit", json!({"model": "llama", "context": "lots"}));
+    assert_eq!(bad["isError"], true, "{bad}");
 
     let report = s.call("report", json!({"trace": "runs/offload.jsonl"}));
     assert_eq!(structured(&report)["verdict"], "false-fit");

@@ -14,7 +14,7 @@
 //! | GPU wired limit (macOS) | fits only by swapping | [`GpuMemory::wired_limit_bytes`](crate::probe::GpuMemory::wired_limit_bytes) |
 //! | Metal's recommended working set (macOS) | fits only by swapping | `recommendedMaxWorkingSetSize` |
 //! | PyTorch's MPS high watermark (macOS) | PyTorch raises out of memory | `PYTORCH_MPS_HIGH_WATERMARK_RATIO` × the recommended working set |
-//! | MLX's memory limit (macOS) | MLX waits, then allocates past it | 1.5 × the recommended working set, MLX's default |
+//! | MLX's memory limit (macOS) | MLX waits, then allocates past it | MLX's default: the lesser of 1.5 × the recommended working set and 0.95 × memory |
 //!
 //! The two framework bounds are shown with their own answer and do not set
 //! the verdict: swapsight cannot tell which framework will load the model.
@@ -29,16 +29,25 @@ use crate::probe::{Scope, SystemSample};
 use crate::util::units::format_bytes;
 
 mod bounds;
+mod kv;
+pub mod model;
+mod need;
 mod past;
+pub mod plan;
 mod settings;
 mod text;
+mod text_plan;
 pub mod weights;
 
 pub(crate) use bounds::read_as;
 pub use bounds::{bounds, mps_ratio, strtod};
+pub use kv::KvDtype;
+pub use need::Ask;
 pub use past::{past_run, PastRun, PeakOf};
+pub use plan::{Context, Input, Largest, LargestAt, NeedId, NeedLine, Runtime, PLAN_VERSION};
 pub use settings::{
-    margin, settings, wired_keep, wired_limit_mb_for, WIRED_KEEP_DIVISOR, WIRED_KEEP_MIN,
+    margin, settings, wired_keep, wired_limit_mb_for, wired_sysctl, WIRED_KEEP_DIVISOR,
+    WIRED_KEEP_MIN,
 };
 pub use weights::{count_weights, LeftOut, WalkLimits, WeightFile, Weights, WeightsError};
 
@@ -58,8 +67,11 @@ pub const MPS_DEFAULT_LOW_RATIO: f64 = 1.4;
 pub const MPS_LOW_RATIO_ENV: &str = "PYTORCH_MPS_LOW_WATERMARK_RATIO";
 /// MLX's default memory limit, × Metal's recommended working set
 /// (`mx.set_memory_limit`: "When metal is available the memory limit
-/// defaults to 1.5 times the maximum recommended working set size").
+/// defaults to 1.5 times the maximum recommended working set size")…
 pub const MLX_LIMIT_SHARE: f64 = 1.5;
+/// …and at most this share of memory: `block_limit_ = min(1.5 ×
+/// max_rec_size, 0.95 × memsize)` (`mlx/backend/metal/allocator.cpp`).
+pub const MLX_LIMIT_RAM_SHARE: f64 = 0.95;
 const GIB: u64 = 1 << 30;
 const MIB: u64 = 1 << 20;
 
@@ -109,6 +121,9 @@ pub struct Figures {
     pub scope_unread: Option<String>,
     /// `PYTORCH_MPS_HIGH_WATERMARK_RATIO` as set, if it is.
     pub mps_high_watermark_ratio: Option<String>,
+    /// The macOS version (`14.5`), where read: the wired-limit setting's
+    /// name changed at macOS 14.
+    pub macos_version: Option<String>,
     /// `PYTORCH_MPS_LOW_WATERMARK_RATIO` as set, if it is: a high ratio
     /// under the low one makes PyTorch refuse to start.
     pub mps_low_watermark_ratio: Option<String>,
@@ -127,15 +142,6 @@ pub enum Model {
     },
     /// A model's files, counted.
     Files(Weights),
-}
-
-impl Model {
-    pub(crate) fn bytes(&self) -> u64 {
-        match self {
-            Model::Size { bytes, .. } => *bytes,
-            Model::Files(w) => w.bytes,
-        }
-    }
 }
 
 /// Which bound.
@@ -158,8 +164,9 @@ pub enum BoundId {
     /// `PYTORCH_MPS_HIGH_WATERMARK_RATIO` × the recommended working set
     /// (macOS, PyTorch only).
     MpsHighWatermark,
-    /// MLX's default limit, [`MLX_LIMIT_SHARE`] × the recommended working
-    /// set (macOS, MLX only).
+    /// MLX's default limit, the lesser of [`MLX_LIMIT_SHARE`] × the
+    /// recommended working set and [`MLX_LIMIT_RAM_SHARE`] × memory
+    /// (macOS, MLX only).
     MlxMemoryLimit,
 }
 
@@ -246,6 +253,8 @@ pub struct Setting {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Answer {
+    /// The plan's version ([`PLAN_VERSION`]).
+    pub version: u32,
     /// Fits, fits only by swapping, or does not fit.
     pub verdict: Verdict,
     /// 0 fits, 1 fits only by swapping, 2 does not fit.
@@ -259,6 +268,15 @@ pub struct Answer {
     pub model_bytes: u64,
     /// The model as it was given: a folder or file counted, or a size.
     pub model: Model,
+    /// The context judged and the choices the need rests on; `null` where
+    /// the model's files say nothing of its layers (a size given).
+    pub context: Option<Context>,
+    /// What the model's need is made of, line by line; Σ is the model's
+    /// need (`needed_bytes` unless a past run's peak is larger).
+    pub need: Vec<NeedLine>,
+    /// The largest context under each bound; `null` where the need does
+    /// not grow with the context (no description of the model's layers).
+    pub largest_context: Option<Largest>,
     /// A past run of the pipeline, where one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub past_run: Option<PastRun>,
@@ -309,13 +327,62 @@ pub fn verdict(bounds: &[Bound]) -> Verdict {
         .unwrap_or(Verdict::Fits)
 }
 
-/// The answer for `model` (and a past run of the same pipeline) on `f`.
+/// The answer for `model` (and a past run of the same pipeline) on `f`,
+/// on its weights alone.
 pub fn answer(model: Model, past: Option<PastRun>, f: &Figures) -> Answer {
-    let model_bytes = model.bytes();
-    let need = needed(model_bytes, past.as_ref());
+    plan(model, &Described::default(), past, f, &Ask::default())
+}
+
+/// What the model's files say besides their size ([`model::describe`],
+/// [`model::sum_safetensors`]).
+#[derive(Debug, Clone, Default)]
+pub struct Described {
+    /// The description of its layers, where one was read.
+    pub description: Option<model::Description>,
+    /// Σ of its safetensors headers and how many, where every one read.
+    pub tensors: Option<(model::safetensors::TensorSum, usize)>,
+    /// What could not be read, and what that leaves out.
+    pub notes: Vec<String>,
+}
+
+/// The answer for `model` as its files describe it, at the context and
+/// with the choices `ask` makes (each unmade one by default), and a past
+/// run of the same pipeline, on `f`.
+pub fn plan(
+    model: Model,
+    described: &Described,
+    past: Option<PastRun>,
+    f: &Figures,
+    ask: &Ask,
+) -> Answer {
+    let d = described.description.as_ref();
+    let sizer = need::Sizer::new(&model, d, described.tensors, ask, &f.os);
+    let context = sizer.context(ask.context);
+    let source = if context.asked {
+        "--context"
+    } else {
+        "default: a short context (--context to change)"
+    };
+    let lines = sizer.lines(context.tokens, source);
+    let model_bytes = lines.first().map_or(0, |l| l.bytes);
+    let own = crate::util::units::saturating_sum(lines.iter().map(|l| l.bytes));
+    let need = needed(own, past.as_ref());
     let (bounds, skipped) = bounds(f, need);
     let verdict = verdict(&bounds);
     let (settings, mut notes) = settings(need, f, &bounds);
+    notes.splice(0..0, described.notes.iter().cloned());
+    let largest = d.map(|_| sizer.largest(&bounds));
+    match (d, sizer.model_max()) {
+        (None, _) if ask.context.is_some() => notes.push(
+            "--context: nothing describes the model's layers (no config.json or GGUF metadata): judged on its weights alone".into(),
+        ),
+        (Some(_), Some((max, from))) if context.tokens > max => notes.push(format!(
+            "{} tokens is past the model's own maximum, {} ({from})",
+            kv::thousands(context.tokens),
+            kv::thousands(max)
+        )),
+        _ => {}
+    }
     if let Some(p) = &past {
         if p.peak_footprint_bytes == 0 {
             notes.push(format!(
@@ -329,14 +396,19 @@ pub fn answer(model: Model, past: Option<PastRun>, f: &Figures) -> Answer {
             ));
         }
     }
-    let summary = text::summary(verdict, need, &bounds);
+    let tokens = d.map(|_| context.tokens);
+    let summary = text::summary(verdict, need, tokens, &bounds);
     Answer {
+        version: PLAN_VERSION,
         verdict,
         exit_code: verdict.exit_code(),
         summary,
         needed_bytes: need,
         model_bytes,
         model,
+        context: d.map(|_| context),
+        need: lines,
+        largest_context: largest,
         past_run: past,
         bounds,
         skipped,

@@ -3,8 +3,9 @@
 //! here, with why.
 
 use super::{
-    free_now, gb, is_macos, Bound, BoundId, Figures, Framework, IfOver, Skipped, MLX_LIMIT_SHARE,
-    MPS_DEFAULT_HIGH_RATIO, MPS_DEFAULT_LOW_RATIO, MPS_LOW_RATIO_ENV, MPS_MAX_RATIO, MPS_RATIO_ENV,
+    free_now, gb, is_macos, Bound, BoundId, Figures, Framework, IfOver, Skipped,
+    MLX_LIMIT_RAM_SHARE, MLX_LIMIT_SHARE, MPS_DEFAULT_HIGH_RATIO, MPS_DEFAULT_LOW_RATIO,
+    MPS_LOW_RATIO_ENV, MPS_MAX_RATIO, MPS_RATIO_ENV,
 };
 use crate::probe::GpuMemory;
 
@@ -194,11 +195,18 @@ fn gpu(l: &mut List, f: &Figures) {
         }
         Err(why) => l.skip(BoundId::MpsHighWatermark, why),
     }
+    let by_set = (MLX_LIMIT_SHARE * rec as f64) as u64;
+    let by_ram = (MLX_LIMIT_RAM_SHARE * f.system.phys_bytes as f64) as u64;
+    let which = if by_ram < by_set {
+        format!("{MLX_LIMIT_RAM_SHARE} × memory, below {MLX_LIMIT_SHARE} × the recommended working set ({})", gb(by_set))
+    } else {
+        format!("{MLX_LIMIT_SHARE} × the recommended working set, below {MLX_LIMIT_RAM_SHARE} × memory ({})", gb(by_ram))
+    };
     l.bound(
         BoundId::MlxMemoryLimit,
-        (MLX_LIMIT_SHARE * rec as f64) as u64,
+        by_set.min(by_ram),
         format!(
-            "MLX's default, {MLX_LIMIT_SHARE} × the recommended working set (mx.set_memory_limit); a limit the program sets is not seen here"
+            "MLX's default, {which} (mlx/backend/metal/allocator.cpp); a limit the program sets is not seen here"
         ),
         IfOver::Swaps,
         Some(Framework::Mlx),
@@ -325,3 +333,7 @@ pub fn strtod(s: &str) -> (f64, usize) {
     }
     (s[start..end].parse().unwrap_or(0.0), end)
 }
+
+#[cfg(test)]
+#[path = "bounds_tests.rs"]
+mod tests;

@@ -42,6 +42,34 @@ pub fn wired_limit_mb_for(needed: u64, phys: u64) -> Result<u64, String> {
     Ok(mb.min(most / MIB))
 }
 
+/// The sysctl that sets the GPU wired limit to `mb` MiB on this macOS, and
+/// the one that puts back the default: `iogpu.wired_limit_mb` from macOS
+/// 14; macOS 13 had `debug.iogpu.wired_limit`, in bytes; before, none.
+/// `Err` with why where no form is known.
+pub fn wired_sysctl(macos_version: Option<&str>, mb: u64) -> Result<(String, String), String> {
+    let bytes = mb.saturating_mul(MIB);
+    let Some(v) = macos_version else {
+        return Err(format!(
+            "the macOS version was not read, so the wired-limit setting is not printed: on macOS 14 and later sudo sysctl iogpu.wired_limit_mb={mb}, on macOS 13 sudo sysctl debug.iogpu.wired_limit={bytes}"
+        ));
+    };
+    let major: Option<u32> = v.trim().split('.').next().and_then(|m| m.parse().ok());
+    match major {
+        Some(m) if m >= 14 => Ok((
+            format!("sudo sysctl iogpu.wired_limit_mb={mb}"),
+            "sudo sysctl iogpu.wired_limit_mb=0".into(),
+        )),
+        Some(13) => Ok((
+            format!("sudo sysctl debug.iogpu.wired_limit={bytes}"),
+            "sudo sysctl debug.iogpu.wired_limit=0".into(),
+        )),
+        _ => Err(format!(
+            "macOS {} has no GPU wired-limit setting swapsight knows (iogpu.wired_limit_mb is macOS 14 and later; debug.iogpu.wired_limit, in bytes, macOS 13)",
+            crate::util::text::clean(v.trim())
+        )),
+    }
+}
+
 /// The settings that lift the bounds the need is over, where one can, with
 /// their risk; and notes where none can.
 pub fn settings(needed: u64, f: &Figures, bounds: &[Bound]) -> (Vec<Setting>, Vec<String>) {
@@ -66,12 +94,13 @@ pub fn settings(needed: u64, f: &Figures, bounds: &[Bound]) -> (Vec<Setting>, Ve
         .filter(|id| over(*id).is_some())
         .collect();
     if !gpu_over.is_empty() {
-        match wired_limit_mb_for(needed, phys) {
-            Ok(mb) => {
+        let mb = wired_limit_mb_for(needed, phys);
+        match mb.and_then(|mb| wired_sysctl(f.macos_version.as_deref(), mb).map(|s| (mb, s))) {
+            Ok((mb, (line, reset))) => {
                 let bytes = mb.saturating_mul(MIB);
                 out.push(Setting {
                     lifts: gpu_over,
-                    line: format!("sudo sysctl iogpu.wired_limit_mb={mb}"),
+                    line,
                     effect: format!(
                         "lets the GPU wire {} ({} and a margin of {}); Metal's recommended working set follows it (antirez/ds4 #893: 112 GiB with iogpu.wired_limit_mb=114688)",
                         gb(bytes),
@@ -79,7 +108,7 @@ pub fn settings(needed: u64, f: &Figures, bounds: &[Bound]) -> (Vec<Setting>, Ve
                         gb(bytes.saturating_sub(needed))
                     ),
                     risk: format!(
-                        "leaves {} to macOS and every other app: wiring too much freezes a Mac (16 GB Macs froze with a model wired, exo #1672); it lasts until a reboot, and sudo sysctl iogpu.wired_limit_mb=0 puts back the default",
+                        "leaves {} to macOS and every other app: wiring too much freezes a Mac (16 GB Macs froze with a model wired, exo #1672); it lasts until a reboot, and {reset} puts back the default",
                         gb(phys.saturating_sub(bytes))
                     ),
                 });

@@ -28,7 +28,7 @@ fn joined(bounds: &[&Bound]) -> String {
 
 /// `fits only by swapping: needs 12.0 GB, above free memory now (9.1 GB),
 /// within physical memory (23.5 GB)`.
-pub fn summary(verdict: Verdict, need: u64, bounds: &[Bound]) -> String {
+pub fn summary(verdict: Verdict, need: u64, tokens: Option<u64>, bounds: &[Bound]) -> String {
     let general: Vec<&Bound> = bounds.iter().filter(|b| b.framework.is_none()).collect();
     let over: Vec<&Bound> = general.iter().copied().filter(|b| b.over).collect();
     let hard_within = general
@@ -36,7 +36,10 @@ pub fn summary(verdict: Verdict, need: u64, bounds: &[Bound]) -> String {
         .copied()
         .filter(|b| !b.over && b.if_over == IfOver::DoesNotFit)
         .min_by_key(|b| b.bytes);
-    let head = format!("{}: needs {}", verdict.label(), gb(need));
+    let at = tokens.map_or(String::new(), |t| {
+        format!(" at {} tokens", super::kv::thousands(t))
+    });
+    let head = format!("{}: needs {}{at}", verdict.label(), gb(need));
     match verdict {
         Verdict::Fits => match general.iter().min_by_key(|b| b.bytes) {
             Some(b) => format!(
@@ -120,10 +123,16 @@ fn model_lines(out: &mut String, model: &Model) {
                 );
             }
             if !w.missing.is_empty() {
+                let more = w.missing.len().saturating_sub(LISTED);
+                let more = if more > 0 {
+                    format!(" and {more} more (--json lists them)")
+                } else {
+                    String::new()
+                };
                 let _ = writeln!(
                     out,
-                    "  missing: {} (named by the index, not there: a loader would fail)",
-                    w.missing.join(", ")
+                    "  missing: {}{more} (named by the index, not there: a loader would fail)",
+                    w.missing[..w.missing.len().min(LISTED)].join(", ")
                 );
             }
         }
@@ -162,6 +171,10 @@ impl Answer {
                 "the model, at or above the past run's peak".into()
             };
             let _ = writeln!(out, "needs {}: {why}", gb(self.needed_bytes));
+        }
+        super::text_plan::need_lines(&mut out, self.context.as_ref(), &self.need);
+        if let Some(l) = &self.largest_context {
+            super::text_plan::largest_line(&mut out, l, &self.bounds);
         }
         let _ = writeln!(out, "\nbounds (needs {}):", gb(self.needed_bytes));
         let mut framework = None;

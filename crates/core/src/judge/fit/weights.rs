@@ -39,8 +39,12 @@ use crate::util::text::clean;
 mod hf;
 mod kinds;
 use hf::{hf_cache_snapshot, index_kind, read_index, ByKind};
+pub(crate) use kinds::not_a_file as not_a_file_word;
 pub use kinds::WEIGHT_EXTENSIONS;
 use kinds::{file_id, is_split_gguf, is_training_state, not_a_file, weights_ext};
+
+/// Notes of one kind said one by one; past it, how many more.
+const NOTED: usize = 10;
 
 /// How far the walk goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -342,15 +346,27 @@ impl Walk {
             let shards = read_index(path, &shown_index, self.limits.max_index_bytes)?;
             let entry = named.entry(kind).or_default();
             entry.indexes.push(name.clone());
+            let mut outside = 0usize;
             for s in shards {
                 if s.contains(['/', '\\']) || s == ".." {
-                    self.note(format!(
-                        "{shown_index} names {}, outside its folder: not counted",
-                        clean(&s)
-                    ));
+                    // A hostile index can name a million: the first few
+                    // are said, the rest counted.
+                    outside += 1;
+                    if outside <= NOTED {
+                        self.note(format!(
+                            "{shown_index} names {}, outside its folder: not counted",
+                            clean(&s)
+                        ));
+                    }
                 } else {
                     entry.shards.insert(s);
                 }
+            }
+            if outside > NOTED {
+                self.note(format!(
+                    "{shown_index} names {} more shards outside its folder: not counted",
+                    outside - NOTED
+                ));
             }
             self.out.indexes.push(shown_index);
         }
@@ -443,3 +459,7 @@ impl Walk {
 #[cfg(test)]
 #[path = "weights_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "weights/hostile_tests.rs"]
+mod hostile_tests;

@@ -9,24 +9,24 @@ use swapsight_testkit::TempDir;
 
 use super::*;
 
-const GIB: u64 = 1 << 30;
+pub(super) const GIB: u64 = 1 << 30;
 const MIB: u64 = 1 << 20;
 
 /// A sparse file of `len` bytes at `dir/rel` (folders made as needed).
-fn sparse(dir: &Path, rel: &str, len: u64) {
+pub(super) fn sparse(dir: &Path, rel: &str, len: u64) {
     let path = dir.join(rel);
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::File::create(&path).unwrap().set_len(len).unwrap();
 }
 
-fn write(dir: &Path, rel: &str, text: &str) {
+pub(super) fn write(dir: &Path, rel: &str, text: &str) {
     let path = dir.join(rel);
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(path, text).unwrap();
 }
 
 /// An index whose `weight_map` names `shards` (two tensors each).
-fn index(shards: &[&str]) -> String {
+pub(super) fn index(shards: &[&str]) -> String {
     let entries: Vec<String> = shards
         .iter()
         .enumerate()
@@ -43,14 +43,14 @@ fn index(shards: &[&str]) -> String {
     )
 }
 
-const SHARDS: [&str; 3] = [
+pub(super) const SHARDS: [&str; 3] = [
     "model-00001-of-00003.safetensors",
     "model-00002-of-00003.safetensors",
     "model-00003-of-00003.safetensors",
 ];
 
 /// An HF model folder: config, tokenizer, three shards and their index.
-fn hf_folder(dir: &Path) {
+pub(super) fn hf_folder(dir: &Path) {
     write(dir, "config.json", "{\"model_type\": \"llama\"}");
     write(dir, "tokenizer.json", "{}");
     write(dir, "generation_config.json", "{}");
@@ -64,7 +64,7 @@ fn names(w: &Weights) -> Vec<&str> {
     w.files.iter().map(|f| f.path.as_str()).collect()
 }
 
-fn count(dir: &Path) -> Weights {
+pub(super) fn count(dir: &Path) -> Weights {
     count_weights(dir, WalkLimits::default()).unwrap()
 }
 
@@ -251,7 +251,7 @@ fn a_diffusers_pipeline_counts_its_parts() {
 
 /// HF's cache: models--org--name/{blobs,refs,snapshots}; each snapshot's
 /// files are links into blobs/.
-fn hf_cache(dir: &Path) -> std::path::PathBuf {
+pub(super) fn hf_cache(dir: &Path) -> std::path::PathBuf {
     let repo = dir.join("models--org--tiny");
     let rev = "0123456789abcdef0123456789abcdef01234567";
     write(&repo, "refs/main", rev);

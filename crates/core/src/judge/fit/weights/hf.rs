@@ -35,7 +35,8 @@ pub fn read_index(path: &Path, shown_as: &str, cap: u64) -> Result<BTreeSet<Stri
         path: shown_as.to_string(),
         why,
     };
-    let file = fs::File::open(path).map_err(|e| bad(format!("cannot be read: {e}")))?;
+    let (file, _) = crate::judge::fit::model::open_regular(path)
+        .map_err(|e| bad(format!("cannot be read: {e}")))?;
     let mut text = Vec::new();
     file.take(cap.saturating_add(1))
         .read_to_end(&mut text)
@@ -58,6 +59,11 @@ pub fn read_index(path: &Path, shown_as: &str, cap: u64) -> Result<BTreeSet<Stri
         .collect())
 }
 
+/// A folder itself, not a link to one.
+fn real_dir(p: &Path) -> bool {
+    fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
+}
+
 /// Where to start in a Hugging Face cache folder (`models--org--name`,
 /// holding `snapshots/` and `refs/`): the snapshot `refs/main` names, or
 /// the only one; else the folder itself.
@@ -66,17 +72,39 @@ pub fn hf_cache_snapshot(path: &Path, notes: &mut Vec<String>) -> (PathBuf, Path
     if !path.join("blobs").is_dir() || !snapshots.is_dir() {
         return (path.to_path_buf(), PathBuf::new());
     }
+    // The cache's snapshots are folders of links to blobs; a snapshot (or
+    // snapshots/ itself) that is a link to a folder would take the walk
+    // anywhere (`snapshots -> /`), so it is not followed.
+    if !real_dir(&snapshots) {
+        notes.push("snapshots/ links to a folder elsewhere: not followed".into());
+        return (path.to_path_buf(), PathBuf::new());
+    }
     let mut main = String::new();
-    if let Ok(f) = fs::File::open(path.join("refs").join("main")) {
+    let refs = path.join("refs").join("main");
+    match crate::judge::fit::model::open_regular(&refs) {
         // A commit hash: 40 hex digits; anything longer is not one.
-        let _ = f.take(256).read_to_string(&mut main);
+        Ok((f, _)) => {
+            let _ = f.take(256).read_to_string(&mut main);
+        }
+        Err(e) if fs::symlink_metadata(&refs).is_ok() => {
+            notes.push(format!("refs/main not read ({e})"));
+        }
+        Err(_) => {}
     }
     let main = main.trim();
     let named = (!main.is_empty()
         && !main.contains(['/', '\\'])
         && main != ".."
-        && snapshots.join(main).is_dir())
+        && main != "."
+        && real_dir(&snapshots.join(main)))
     .then(|| main.to_string());
+    if named.is_none() && !main.is_empty() {
+        let rev = crate::util::text::clean(main);
+        notes.push(format!(
+            "refs/main names '{}', not a snapshot folder of this cache: not followed",
+            rev.chars().take(80).collect::<String>()
+        ));
+    }
     let only = || {
         let revs: Vec<_> = fs::read_dir(&snapshots)
             .ok()?

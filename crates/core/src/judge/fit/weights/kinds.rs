@@ -18,7 +18,7 @@ const TRAINING_STATE: [&str; 6] = [
 ];
 
 /// What a path that is neither a file nor a folder is, for a note.
-pub(super) fn not_a_file(t: &fs::FileType) -> &'static str {
+pub(crate) fn not_a_file(t: &fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
