@@ -9,7 +9,7 @@
 //!
 //! Every length is checked against the bytes there before it is used, so a
 //! hostile count ends the read, not the process; arrays nest at most
-//! [`MAX_DEPTH`] deep.
+//! `MAX_DEPTH` (3) deep.
 
 use std::collections::BTreeMap;
 
