@@ -74,8 +74,9 @@ fn http(
     method: &str,
     path: &str,
     headers: &[(&str, &str)],
-    body: &str,
+    body: impl AsRef<[u8]>,
 ) -> Result<(u16, String), String> {
+    let body = body.as_ref();
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
         .map_err(|e| format!("connect {addr}: {e}"))?;
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
@@ -83,8 +84,9 @@ fn http(
     for (k, v) in headers {
         req.push_str(&format!("{k}: {v}\r\n"));
     }
-    req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    req.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
     s.write_all(req.as_bytes())
+        .and_then(|()| s.write_all(body))
         .map_err(|e| format!("send to {addr}: {e}"))?;
     let mut raw = Vec::new();
     s.take(64 << 20)
@@ -182,6 +184,11 @@ struct Prometheus {
 
 impl Prometheus {
     fn start(config: &str) -> Prometheus {
+        Prometheus::start_with(config, &[])
+    }
+
+    /// [`Prometheus::start`] with more flags.
+    fn start_with(config: &str, flags: &[&str]) -> Prometheus {
         let dir = TempDir::new("prometheus");
         std::fs::write(dir.join("prometheus.yml"), config).unwrap();
         let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
@@ -196,6 +203,7 @@ impl Prometheus {
                 dir.join("data").display()
             ))
             .arg(format!("--web.listen-address={addr}"))
+            .args(flags)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
@@ -830,4 +838,53 @@ fn sigterm_finishes_the_recording_and_logs_one_line_each_way() {
     // The trace reads back whole.
     let report = report_json(&path);
     assert_eq!(report["samples"].as_u64(), Some(samples as u64), "{report}");
+}
+
+/// Remote write 1.0 as a real Prometheus receives it (issue 51 §1, its
+/// wire format first): the series a scrape of `serve` reads, parsed from
+/// the exposition text, encoded and snappy-compressed by
+/// `swapsight::export::remote_write`, POSTed to `/api/v1/write` and queried
+/// back by name and label; a body that is not a write request is refused.
+#[test]
+fn remote_write_bodies_reach_a_real_prometheus_by_name_and_label() {
+    if skip_unless_ci("the Prometheus test", prometheus_missing()).is_none() {
+        return;
+    }
+    use swapsight::export::remote_write;
+    let p = Prometheus::start_with("global: {}\n", &["--web.enable-remote-write-receiver"]);
+    let text = "# TYPE swapsight_free_ratio gauge\nswapsight_free_ratio 0.42\n\
+                swapsight_process_footprint_bytes{pid=\"7\",name=\"py \\\"x\\\"\"} 1048576\n";
+    let extra = [
+        ("instance".to_string(), "laptop-1".to_string()),
+        ("job".to_string(), "swapsight".to_string()),
+    ];
+    let series = remote_write::parse(text, &extra);
+    assert_eq!(series.len(), 2, "{series:?}");
+    let now_ms = (unix_now() * 1000.0) as i64;
+    let headers = [
+        ("Content-Encoding", "snappy"),
+        ("Content-Type", "application/x-protobuf"),
+        ("X-Prometheus-Remote-Write-Version", "0.1.0"),
+    ];
+    let (status, answer) = http(
+        p.addr,
+        "POST",
+        "/api/v1/write",
+        &headers,
+        remote_write::body(&series, now_ms),
+    )
+    .unwrap();
+    assert_eq!(status, 204, "{answer}\n{}", p.log());
+    assert_eq!(
+        p.value(r#"swapsight_free_ratio{instance="laptop-1",job="swapsight"}"#),
+        Some(0.42)
+    );
+    let rows = p.query(r#"swapsight_process_footprint_bytes{name="py \"x\""}"#);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["metric"]["pid"], "7");
+    assert_eq!(rows[0]["value"][1], "1048576");
+    // Not snappy: the receiver says so with a 400, which a pusher must
+    // take as this batch's fault, not the receiver's.
+    let (status, _) = http(p.addr, "POST", "/api/v1/write", &headers, b"not snappy").unwrap();
+    assert_eq!(status, 400);
 }

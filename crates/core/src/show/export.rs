@@ -25,6 +25,7 @@ pub mod perfetto;
 #[cfg(feature = "plot")]
 pub mod plot;
 pub mod prometheus;
+pub mod remote_write;
 
 pub use formats::{ExportFormat, ExportOptions};
 
