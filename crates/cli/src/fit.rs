@@ -171,10 +171,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn answer(args: &Args) -> anyhow::Result<ExitCode> {
     let model = model(&args.target)?;
-    let described = match &model {
-        Model::Files(w) => describe(Path::new(&args.target), w),
-        Model::Size { .. } => fit::Described::default(),
-    };
+    let described = fit::Described::of(&model, Path::new(&args.target));
     let past = match &args.from {
         Some(path) => Some(past(path)?),
         None => None,
@@ -229,26 +226,6 @@ pub(crate) fn model(target: &OsString) -> anyhow::Result<Model> {
     let weights = fit::count_weights(path, WalkLimits::default())
         .map_err(|e| fail(CANNOT_ANSWER, e.to_string()))?;
     Ok(Model::Files(weights))
-}
-
-/// What the model's own files say: its layers (config.json or a GGUF's
-/// metadata) and its tensors (the safetensors headers).
-pub(crate) fn describe(path: &Path, w: &fit::Weights) -> fit::Described {
-    let (description, mut notes) = fit::model::describe(path, w);
-    let tensors = match fit::model::sum_safetensors(path, w) {
-        Ok(t) => t,
-        Err(why) => {
-            notes.push(format!(
-                "{why}: the weights are counted by their files' length"
-            ));
-            None
-        }
-    };
-    fit::Described {
-        description,
-        tensors,
-        notes,
-    }
 }
 
 pub(crate) fn past(path: &Path) -> anyhow::Result<fit::PastRun> {

@@ -137,12 +137,9 @@ pub fn fit(tools: &Tools, args: &Map<String, Value>) -> Answer {
     } else {
         tools.roots.check(target)?.into_os_string()
     };
-    let described = std::path::PathBuf::from(&model);
+    let path = std::path::PathBuf::from(&model);
     let model = crate::fit::model(&model).map_err(said)?;
-    let described = match &model {
-        swapsight::fit::Model::Files(w) => crate::fit::describe(&described, w),
-        swapsight::fit::Model::Size { .. } => swapsight::fit::Described::default(),
-    };
+    let described = swapsight::fit::Described::of(&model, &path);
     let past = match string(args, "from")? {
         Some(p) => Some(crate::fit::past(&tools.roots.check(p)?).map_err(said)?),
         None => None,

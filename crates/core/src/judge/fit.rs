@@ -345,6 +345,32 @@ pub struct Described {
     pub notes: Vec<String>,
 }
 
+impl Described {
+    /// What `model`'s own files at `path` say: its layers (config.json or
+    /// a GGUF's metadata) and its tensors (the safetensors headers); a size
+    /// says nothing. The command line and the MCP tool read it alike.
+    pub fn of(model: &Model, path: &std::path::Path) -> Described {
+        let Model::Files(w) = model else {
+            return Described::default();
+        };
+        let (description, mut notes) = model::describe(path, w);
+        let tensors = match model::sum_safetensors(path, w) {
+            Ok(t) => t,
+            Err(why) => {
+                notes.push(format!(
+                    "{why}: the weights are counted by their files' length"
+                ));
+                None
+            }
+        };
+        Described {
+            description,
+            tensors,
+            notes,
+        }
+    }
+}
+
 /// The answer for `model` as its files describe it, at the context and
 /// with the choices `ask` makes (each unmade one by default), and a past
 /// run of the same pipeline, on `f`.
