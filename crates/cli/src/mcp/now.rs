@@ -146,15 +146,6 @@ fn bytes(b: u64) -> String {
     format_bytes(i64::try_from(b).unwrap_or(i64::MAX))
 }
 
-/// Used memory: the OS's figure where it gives one, else physical less free.
-fn used_bytes(s: &Snapshot) -> u64 {
-    let sys = &s.system;
-    sys.memory_used_bytes.unwrap_or_else(|| {
-        let free = (sys.phys_bytes as f64 * sys.free_pct / 100.0) as u64;
-        sys.phys_bytes.saturating_sub(free)
-    })
-}
-
 pub fn memory_now(tools: &Tools, args: &Map<String, Value>) -> Answer {
     only(args, &["processes"])?;
     let n = count(args, "processes", PROCESSES)? as usize;
@@ -175,7 +166,7 @@ pub fn memory_now(tools: &Tools, args: &Map<String, Value>) -> Answer {
         "Free {:.0} % of {}, used {}, swap {} in use ({} since the start); state {}",
         sys.free_pct,
         bytes(sys.phys_bytes),
-        bytes(used_bytes(&s)),
+        bytes(s.system.used_bytes()),
         bytes(sys.swap_used_bytes),
         format_bytes(s.view.swap_growth_bytes),
         s.state,
@@ -204,7 +195,7 @@ pub fn memory_now(tools: &Tools, args: &Map<String, Value>) -> Answer {
         "state": full["state"],
         "title": s.title,
         "system": full["system"],
-        "used_bytes": used_bytes(&s),
+        "used_bytes": s.system.used_bytes(),
         "view": full["view"],
         "forecast": full["forecast"],
         "process_count": s.process_count,
