@@ -42,6 +42,9 @@ test('a false fit live: low free memory, swap climbing, the gap growing', () => 
   assert.match(f.gap.title, /^used 40.0 GB − readable footprints 20.0 GB\nwired 4.0 GB\n/);
   assert.equal(f.gap.flag, true);
   assert.deepEqual(f.count, { text: '412', sub: 'footprints 39 % of RAM' });
+  // Linux: the share counts each footprint's own VmSwap, and says so.
+  const linux = { ...snapshot, view: { ...snapshot.view, gap: { ...snapshot.view.gap, held_bytes: 22 * GIB } } };
+  assert.deepEqual(liveFigures(linux).count, { text: '412', sub: 'footprints 39 % of RAM with their swap' });
   assert.equal(f.phase, 'phase: denoise');
 });
 

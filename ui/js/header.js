@@ -50,7 +50,7 @@ export function liveFigures(s) {
     },
     compressed: comp > 0 ? bytes(comp) : null,
     gap: withCaches(liveGap(view), s.caches),
-    count: { text: String(s.process_count), sub: share ? `footprints ${Math.round(share * 100)} % of RAM` : '' },
+    count: { text: String(s.process_count), sub: share ? `footprints ${Math.round(share * 100)} % of RAM${view.gap && view.gap.held_bytes > view.gap.footprints_bytes ? ' with their swap' : ''}` : '' },
     phase: s.phase ? `phase: ${s.phase}` : null,
     pressure: livePressure(sys.pressure),
     trouble: nearestTrouble(s.forecast),

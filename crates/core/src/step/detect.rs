@@ -25,7 +25,9 @@
 //!   process whose figures the OS denied (`readable: false`) never is.
 //! - **overflow** when the footprints of all readable processes reach
 //!   `overflow_share` of physical memory (Activity Monitor would show it);
-//!   **false fit** when they leave clear room. Unreadable processes count 0,
+//!   **false fit** when they leave clear room. A footprint counts with the
+//!   process's own swap where the OS keeps that outside it (Linux `VmSwap`;
+//!   a macOS footprint holds its compressed memory already). Unreadable processes count 0,
 //!   so the share is a lower bound; [`FootprintGap`] says how much of used
 //!   memory the readable footprints cover.
 //! - **hidden memory**: a footprint fell by at least the drop threshold within
@@ -161,7 +163,9 @@ pub struct SystemView {
     /// scope's where a limit binds.
     pub swap_growth_bytes: i64,
     pub(crate) swap_tolerance_bytes: u64,
-    /// Readable footprints over physical memory: a lower bound.
+    /// Readable footprints, with their own swap where the OS keeps it
+    /// outside them ([`FootprintGap::held_bytes`]), over physical memory: a
+    /// lower bound.
     pub footprints_share: f64,
     pub(crate) worst: State,
     /// Used memory against the footprints that explain it.
@@ -322,7 +326,9 @@ impl Detector {
         }
         let swap = swap_window(&self.sys, now, self.cfg.swap_tolerance_for(phys), &self.cfg);
         // Unreadable processes count 0: a lower bound of the footprints.
-        let footprints_share = gap.footprints_bytes as f64 / phys as f64;
+        // Their own swap counts where a footprint leaves it out (Linux
+        // VmSwap): a filler the kernel pages out holds what it held.
+        let footprints_share = gap.held_bytes as f64 / phys as f64;
         TickFigures {
             now,
             phys_bytes: phys,
@@ -416,7 +422,8 @@ struct TickFigures {
     /// System swap growth since the baseline.
     swap_growth_bytes: i64,
     gap: FootprintGap,
-    /// Readable footprints over physical memory: a lower bound.
+    /// Readable footprints with their own swap ([`FootprintGap::held_bytes`])
+    /// over physical memory: a lower bound.
     footprints_share: f64,
     /// What swap that grew means at this share: overflow or false fit.
     swap_verdict: State,
@@ -445,6 +452,10 @@ impl TickFigures {
             footprint_bytes: p.footprint_bytes,
             phys_bytes: self.phys_bytes,
             footprints_share: self.footprints_share,
+            footprints_swap_bytes: self
+                .gap
+                .held_bytes
+                .saturating_sub(self.gap.footprints_bytes),
             swap_growth_window_bytes: self.swap.growth_window_bytes,
             swap_growth_bytes: self.swap_growth_bytes,
             window_ms,

@@ -1099,3 +1099,49 @@ fn swap_that_lands_in_steps_climbs_and_one_burst_over_ticks_does_not() {
     let burst = |i: u64| GIB + i.saturating_sub(20).min(3) * 100 * MIB;
     assert_eq!(false_fit_at(80, burst), None);
 }
+
+/// A Linux filler whose pages the kernel pushes to swap: resident 12 GiB of
+/// 16 GiB falling 100 MiB a tick to 8 GiB while its `VmSwap` rises as much
+/// and swap climbs with it. `vm_swap` says whether the OS gave `VmSwap`.
+fn paged_out_filler(vm_swap: bool) -> Detector {
+    let (d, _) = run(40, &[9], |i| {
+        let moved = i * 100 * MIB;
+        let mut filler = proc(9, 12 * GIB - moved, i * 50);
+        filler.swap_bytes = vm_swap.then_some(moved);
+        (moved, 30.0, vec![filler])
+    });
+    d
+}
+
+#[test]
+fn a_footprint_the_kernel_pages_out_still_holds_its_swap_so_it_is_an_overflow() {
+    // At the end resident is 8.1 GiB (51 % < overflow_share) but the filler
+    // holds 12 GiB (75 %): RssAnon leaves out VmSwap, a macOS footprint
+    // would not, and the share means the same on both.
+    let d = paged_out_filler(true);
+    let a = d.assessment(9).unwrap();
+    assert_eq!(a.state, State::Overflow, "{a:?}");
+    assert!(
+        (a.evidence.footprints_share - 0.75).abs() < 0.01,
+        "{:?}",
+        a.evidence
+    );
+    assert_eq!(a.evidence.footprints_swap_bytes, 39 * 100 * MIB);
+    let words = a.evidence.describe(a.state);
+    assert!(
+        words.contains(
+            "all footprints, with their 3.8 GB of swap (VmSwap), 75 % of memory: overflow"
+        ),
+        "{words}"
+    );
+    assert_eq!(d.system().gap.held_bytes, 12 * GIB);
+    assert_eq!(d.system().gap.footprints_bytes, 12 * GIB - 39 * 100 * MIB);
+    // The same run with VmSwap withheld (the inference alone, as on a
+    // process whose figures are denied): the resident share is all it has,
+    // a lower bound, and it says false fit.
+    let d = paged_out_filler(false);
+    let a = d.assessment(9).unwrap();
+    assert_eq!(a.state, State::FalseFit, "{a:?}");
+    assert_eq!(a.evidence.footprints_swap_bytes, 0);
+    assert!(!a.evidence.describe(a.state).contains("VmSwap"));
+}

@@ -32,8 +32,11 @@ pub struct RunJudge {
     prev_swap: Option<u64>,
     min_free: f64,
     footprints: Option<FootprintsSummary>,
-    /// Σ readable footprints, peak: the machine's share when no process explains the swap.
-    peak_readable: u64,
+    /// Σ readable footprints with their own swap ([`FootprintGap::held_bytes`]),
+    /// peak: the machine's share when no process explains the swap.
+    ///
+    /// [`FootprintGap::held_bytes`]: crate::step::detect::FootprintGap::held_bytes
+    peak_held: u64,
     first_ms: Option<u64>,
     last_ms: u64,
     /// The latest phase mark: a phase may end after the last sample (a
@@ -61,7 +64,7 @@ impl RunJudge {
             prev_swap: None,
             min_free: f64::INFINITY,
             footprints: None,
-            peak_readable: 0,
+            peak_held: 0,
             first_ms: None,
             last_ms: 0,
             last_mark_ms: 0,
@@ -93,7 +96,7 @@ impl RunJudge {
                 .or_insert_with(|| Stats::new(p, s.t_ms, run.swap));
             st.watched |= ts.watched.contains(&p.pid);
             st.note_sample(p, s.t_ms, run.free_pct, run.index);
-            st.note_swap(run.swap, run.footprints_share, p.footprint_bytes);
+            st.note_swap(run.swap, run.footprints_share, run.footprints_swap);
             st.note_ledgers(p, s.t_ms, run.page_size);
             if let Some((state, evidence)) = self.detector.state_of(p.pid) {
                 st.note_state(state, evidence.hidden_bytes, run.swap_delta, s.t_ms);
@@ -148,7 +151,7 @@ impl RunJudge {
         self.prev_swap = Some(swap);
         self.min_free = self.min_free.min(system.free_pct);
         let gap = judged.gap;
-        self.peak_readable = self.peak_readable.max(gap.footprints_bytes);
+        self.peak_held = self.peak_held.max(gap.held_bytes);
         self.footprints
             .get_or_insert_with(|| FootprintsSummary::starting_at(&gap))
             .note(&gap, s.t_ms);
@@ -156,7 +159,8 @@ impl RunJudge {
             index,
             swap,
             swap_delta,
-            footprints_share: gap.footprints_bytes as f64 / phys as f64,
+            footprints_share: gap.held_bytes as f64 / phys as f64,
+            footprints_swap: gap.held_bytes.saturating_sub(gap.footprints_bytes),
             free_pct: system.free_pct,
             page_size: if system.page_size > 0 {
                 system.page_size
@@ -180,7 +184,7 @@ impl RunJudge {
         let scopes = self.scope.finish_all();
         let scope = super::scope::worst(&scopes).cloned();
         let oom_killed = scope.as_ref().is_some_and(|s| s.oom_kills > 0);
-        let peak_share = self.peak_readable as f64 / phys as f64;
+        let peak_share = self.peak_held as f64 / phys as f64;
         let processes = shown(
             self.stats
                 .iter()
@@ -279,8 +283,11 @@ struct RunSample {
     swap: u64,
     /// Swap growth since the previous sample (0 when it fell).
     swap_delta: i64,
-    /// Readable footprints over physical memory.
+    /// Readable footprints with their own swap (Linux `VmSwap`) over
+    /// physical memory: what tells overflow from false fit.
     footprints_share: f64,
+    /// The swap that share counts beside the footprints.
+    footprints_swap: u64,
     /// Free memory in % (the scope's where a cgroup limits the run).
     free_pct: f64,
     page_size: u64,

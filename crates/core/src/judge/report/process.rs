@@ -42,7 +42,8 @@ pub(super) struct Stats {
     readable: bool,
     first_flag: Option<u64>,
     share_at_max_swap: f64,
-    fp_at_max_swap: u64,
+    /// The swap (Linux `VmSwap`) that share counts beside the footprints.
+    swap_in_share_at_max_swap: u64,
     max_swap: u64,
 }
 
@@ -96,13 +97,13 @@ impl Stats {
         }
     }
 
-    /// The footprints' share and its own footprint when system swap was at
-    /// its highest so far.
-    pub(super) fn note_swap(&mut self, swap: u64, footprints_share: f64, footprint_bytes: u64) {
+    /// The footprints' share when system swap was at its highest so far,
+    /// and the swap of theirs (`footprints_swap`) it counts.
+    pub(super) fn note_swap(&mut self, swap: u64, footprints_share: f64, footprints_swap: u64) {
         if swap >= self.max_swap {
             self.max_swap = swap;
             self.share_at_max_swap = footprints_share;
-            self.fp_at_max_swap = footprint_bytes;
+            self.swap_in_share_at_max_swap = footprints_swap;
         }
     }
 
@@ -304,6 +305,15 @@ impl Stats {
                 .filter(|&r| r >= 1.0)
                 .map(|r| format!("; swap-ins peaked at {r:.0} pages/s"))
                 .unwrap_or_default();
+        // On Linux the share counts each footprint's own swap (VmSwap),
+        // which a footprint there leaves out: say so where it did.
+        let together = match self.swap_in_share_at_max_swap {
+            0 => "all footprints together".to_string(),
+            s => format!(
+                "all footprints with their {} of swap (VmSwap) together",
+                format_bytes(s as i64)
+            ),
+        };
         match (verdict, self.oom_share(tolerance, carries)) {
             (State::FalseFit, Some(share)) => format!(
                 "footprint peaked at {peak} when the cgroup's OOM killer ended the run; all footprints stayed at {:.0} % of its limit: false fit — the footprint says it fits, the OOM killer says it did not{measured}",
@@ -314,12 +324,12 @@ impl Stats {
                 share * 100.0
             ),
             (State::FalseFit, _) => format!(
-                "footprint peaked at {peak} while swap grew {}{when}; when swap peaked all footprints together were {:.0} % of {all_of}: false fit — the footprint says it fits, swap says it does not{measured}",
+                "footprint peaked at {peak} while swap grew {}{when}; when swap peaked {together} were {:.0} % of {all_of}: false fit — the footprint says it fits, swap says it does not{measured}",
                 format_bytes(growth),
                 self.share_at_max_swap * 100.0
             ),
             (State::Overflow, _) => format!(
-                "footprint reached {peak} and swap grew {}{when}; when swap peaked all footprints together were {:.0} % of {all_of}: overflow — it did not fit, and the footprint shows it{measured}",
+                "footprint reached {peak} and swap grew {}{when}; when swap peaked {together} were {:.0} % of {all_of}: overflow — it did not fit, and the footprint shows it{measured}",
                 format_bytes(growth),
                 self.share_at_max_swap * 100.0
             ),

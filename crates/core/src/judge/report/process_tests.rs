@@ -176,3 +176,28 @@ fn a_cgroups_limit_is_named_as_one_and_the_two_shares_apart() {
         r.evidence
     );
 }
+
+#[test]
+fn the_share_at_the_swap_peak_says_when_it_counts_the_footprints_own_swap() {
+    let cfg = DetectorConfig::default();
+    let mut st = Stats {
+        swap_at_first: GIB_BASE,
+        peak_fp: 254 * MIB,
+        watched: true,
+        growth_by_state: [(State::Overflow, 600 * MIB as i64)].into_iter().collect(),
+        ..Default::default()
+    };
+    // Resident 156 MiB and 568 MiB in VmSwap when swap peaked: 283 % of
+    // the limit, the filler's own memory.
+    st.note_swap(GIB_BASE + 600 * MIB, 724.0 / 256.0, 568 * MIB);
+    st.note_swap(GIB_BASE + 100 * MIB, 0.1, 0);
+    let r = st.report(7, &[], cgroup_256_mib(), 128 * MIB, &cfg, Carries::Tree);
+    assert_eq!(r.verdict, State::Overflow, "{}", r.evidence);
+    assert!(
+        r.evidence.contains(
+            "when swap peaked all footprints with their 568 MB of swap (VmSwap) together were 283 % of its limit: overflow"
+        ),
+        "{}",
+        r.evidence
+    );
+}

@@ -14,8 +14,14 @@ pub struct Evidence {
     pub footprint_bytes: u64,
     /// Physical memory, or the scope's limit where one binds.
     pub phys_bytes: u64,
-    /// All processes' footprints over physical memory.
+    /// All readable processes' footprints, with their own swap where the
+    /// OS keeps it outside them (Linux `VmSwap`), over physical memory.
     pub footprints_share: f64,
+    /// The swap `footprints_share` counts beside the footprints (Linux
+    /// `VmSwap` of the readable processes); 0 on macOS, whose footprints
+    /// hold their swapped memory already.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub footprints_swap_bytes: u64,
     /// System swap growth over the window.
     pub swap_growth_window_bytes: i64,
     /// System swap growth since the baseline (detector start or reset).
@@ -109,13 +115,20 @@ impl Evidence {
         } else {
             String::new()
         };
+        let all = match self.footprints_swap_bytes {
+            0 => "all footprints".to_string(),
+            s => format!(
+                "all footprints, with their {} of swap (VmSwap),",
+                format_bytes(s as i64)
+            ),
+        };
         match state {
             State::FalseFit => format!(
-                "{fp} while {swap}; all footprints {:.0} % of memory{cover}: false fit{why}",
+                "{fp} while {swap}; {all} {:.0} % of memory{cover}: false fit{why}",
                 self.footprints_share * 100.0
             ),
             State::Overflow => format!(
-                "{fp} while {swap}; all footprints {:.0} % of memory: overflow{why}",
+                "{fp} while {swap}; {all} {:.0} % of memory: overflow{why}",
                 self.footprints_share * 100.0
             ),
             State::HiddenMemory if self.hidden_bytes == 0 => format!(
@@ -143,6 +156,10 @@ impl Evidence {
             ),
         }
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn pct(part: u64, whole: u64) -> f64 {

@@ -14,6 +14,14 @@ pub struct FootprintGap {
     pub used_bytes: u64,
     /// Sum of the readable processes' footprints.
     pub footprints_bytes: u64,
+    /// What the readable processes hold, resident or swapped: their
+    /// footprints plus their own swap where the OS keeps it outside the
+    /// footprint (Linux `VmSwap`; a macOS footprint already counts its
+    /// compressed memory, in RAM or swapped out). The footprints' share of
+    /// memory, which tells overflow from false fit, is taken of this, so it
+    /// means on Linux what it means on a Mac: a filler whose resident pages
+    /// the kernel pushes to swap still holds them.
+    pub held_bytes: u64,
     /// `used_bytes − footprints_bytes`: memory no readable footprint
     /// explains — the kernel, drivers and GPU, other users' processes,
     /// memory outside footprints. Negative when footprints hold much
@@ -114,6 +122,7 @@ pub fn footprint_gap<'a>(
             continue;
         }
         gap.footprints_bytes = gap.footprints_bytes.saturating_add(p.footprint_bytes);
+        gap.held_bytes = gap.held_bytes.saturating_add(p.owned_bytes());
         gap.outside_footprint_bytes = gap
             .outside_footprint_bytes
             .saturating_add(p.outside_footprint_bytes.unwrap_or(0));
