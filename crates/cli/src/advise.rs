@@ -31,7 +31,7 @@ pub struct Args {
     /// Memory kept for the OS, other apps and what the job holds outside the MPS pool [default: 30 % of memory]
     #[arg(long, value_name = "SIZE", value_parser = crate::args::size, allow_hyphen_values = true)]
     pub reserve: Option<u64>,
-    /// torch.mps.recommended_max_memory(), in bytes or a size [default: estimated, 78 % of memory]
+    /// torch.mps.recommended_max_memory(), in bytes or a size [default: on a Mac, Metal's figure as read now (the one torch returns); with a trace or no figure, estimated at 78 % of memory]
     #[arg(long, value_name = "SIZE", value_parser = crate::args::size, allow_hyphen_values = true)]
     pub recommended_max: Option<u64>,
     /// Print one JSON object instead of text
@@ -44,19 +44,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(p) => Some(crate::input::open_trace(p)?),
         None => None,
     };
-    let host = match &reader {
-        Some(r) => r.header().host.clone(),
-        None => swapsight::probe::native()
-            .context("cannot start the memory probe")?
-            .host()
-            .context("cannot read the host's memory facts")?,
+    let (host, metal) = match &reader {
+        Some(r) => (r.header().host.clone(), None),
+        None => this_mac()?,
     };
+    // Given beats read: the user may advise for another Mac's figure.
+    let read_from_metal = args.recommended_max.is_none() && metal.is_some();
     let input = AdviceInput {
         os: host.os.clone(),
         hostname: host.hostname.clone(),
         phys_bytes: host.phys_bytes,
         reserve_bytes: args.reserve,
-        recommended_max_bytes: args.recommended_max,
+        recommended_max_bytes: args.recommended_max.or(metal),
+        recommended_read_from_metal: read_from_metal,
         high_ratio_set: crate::fit::ratio_as_set(swapsight::fit::MPS_RATIO_ENV),
         low_ratio_set: crate::fit::ratio_as_set(swapsight::fit::MPS_LOW_RATIO_ENV),
     };
@@ -85,4 +85,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     crate::exit::print_stdout(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// This machine's facts, and on a Mac Metal's recommended working set as
+/// the probe reads it (what `torch.mps.recommended_max_memory()` returns):
+/// only a whole sample reads the GPU.
+fn this_mac() -> anyhow::Result<(swapsight::probe::HostInfo, Option<u64>)> {
+    let mut probe = swapsight::probe::native().context("cannot start the memory probe")?;
+    let host = probe
+        .host()
+        .context("cannot read the host's memory facts")?;
+    if host.os != "macos" {
+        return Ok((host, None));
+    }
+    let metal = probe
+        .sample()
+        .ok()
+        .and_then(|(system, _)| system.gpu)
+        .and_then(|g| g.recommended_working_set_bytes);
+    Ok((host, metal))
 }

@@ -51,6 +51,10 @@ pub struct AdviceInput {
     pub reserve_bytes: Option<u64>,
     /// `torch.mps.recommended_max_memory()`, when known.
     pub recommended_max_bytes: Option<u64>,
+    /// `recommended_max_bytes` was read from Metal on this Mac (the probe's
+    /// `recommendedMaxWorkingSetSize`, the figure torch's call returns),
+    /// not given by the user.
+    pub recommended_read_from_metal: bool,
     /// `PYTORCH_MPS_HIGH_WATERMARK_RATIO` as this shell sets it, if it
     /// does: what the job would run with instead of the advice.
     pub high_ratio_set: Option<String>,
@@ -241,6 +245,11 @@ pub fn advise_alone(input: &AdviceInput) -> Advice {
             "torch.mps.recommended_max_memory() is about {} here ({:.0} % of memory, as on the source's 48 GB Mac); for the exact figure run\n  {READ_RECOMMENDED}\nand pass it with --recommended-max.\n",
             gib(rec),
             RECOMMENDED_SHARE * 100.0
+        )
+    } else if input.recommended_read_from_metal {
+        format!(
+            "torch.mps.recommended_max_memory() is {} ({rec} bytes), read from Metal on this Mac (recommendedMaxWorkingSetSize, the figure it returns).\n",
+            gib(rec)
         )
     } else {
         format!(

@@ -180,3 +180,29 @@ fn the_ratios_this_shell_sets_are_read_as_pytorch_reads_them() {
     let said = with(Some("\u{1b}[2J"), None).set_here.unwrap();
     assert!(!said.contains('\u{1b}'), "{said}");
 }
+
+#[test]
+fn a_figure_read_from_metal_is_used_and_said_to_be_read_not_estimated() {
+    // The probe's recommendedMaxWorkingSetSize on a 48 GB Mac: 83.3 %, not
+    // the 78 % estimate.
+    let rec = 42_949_672_960;
+    let read = advise_alone(&AdviceInput {
+        recommended_read_from_metal: true,
+        ..mac(Some(rec), None)
+    });
+    assert!(!read.recommended_estimated);
+    assert_eq!(read.recommended_max_bytes, rec);
+    assert!(
+        read.text.contains(&format!(
+            "torch.mps.recommended_max_memory() is 40.00 GiB ({rec} bytes), read from Metal on this Mac"
+        )),
+        "{}",
+        read.text
+    );
+    let estimated = advise_alone(&mac(None, None));
+    assert!(estimated.recommended_estimated);
+    assert!(
+        estimated.high_ratio > read.high_ratio,
+        "a larger figure, a lower ratio"
+    );
+}

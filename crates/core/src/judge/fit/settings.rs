@@ -160,6 +160,7 @@ fn mps_setting(needed: u64, rec: u64, f: &Figures) -> Result<Setting, String> {
         os: f.os.clone(),
         phys_bytes: f.system.phys_bytes,
         recommended_max_bytes: Some(rec),
+        recommended_read_from_metal: true,
         ..AdviceInput::default()
     });
     let risk = if ratio > safe.high_ratio {

@@ -479,14 +479,19 @@ impl Grower {
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
-        // Until Python waits on stdin: its resident pages stand still (a
-        // probe started before would find it idle, then moving).
+        // Until Python waits on stdin: it is Python (`python3` on PATH may
+        // be a shell script that execs it, pyenv's shim, which a loaded
+        // machine showed standing still as `bash`) and its resident pages
+        // stand still (a probe started before would find it idle, then
+        // moving).
         let statm = format!("/proc/{}/statm", child.id());
+        let comm = format!("/proc/{}/comm", child.id());
         let mut last = String::new();
-        for _ in 0..100 {
+        for _ in 0..200 {
             std::thread::sleep(std::time::Duration::from_millis(50));
             let now = std::fs::read_to_string(&statm).unwrap_or_default();
-            if now == last {
+            let python = std::fs::read_to_string(&comm).is_ok_and(|c| c.starts_with("python"));
+            if python && now == last {
                 break;
             }
             last = now;

@@ -323,3 +323,40 @@ fn tag_storage_has_a_row_of_its_own_beside_vm_stat_and_stays_out_of_used_memory(
     assert_eq!(tags.status, Status::Unreadable);
     assert!(tags.note.unwrap().contains("no tag storage figure"));
 }
+
+#[test]
+fn the_working_set_metal_gave_is_a_row_of_its_own_and_its_absence_is_said() {
+    use super::super::Status;
+    use crate::show::doctor::names as n;
+    let snap = |ws: Option<u64>| {
+        (
+            SystemSample {
+                phys_bytes: 48 << 30,
+                gpu: Some(crate::probe::GpuMemory {
+                    recommended_working_set_bytes: ws,
+                    ..Default::default()
+                }),
+                ..SystemSample::default()
+            },
+            Vec::new(),
+        )
+    };
+    let read = mac_read(unread(), unread(), unread());
+    let rec = 40_200_960_000u64;
+    let read_it = snap(Some(rec));
+    let rows = rows_macos(&read, CHILD, &read_it, &read_it);
+    let ws = find_row(&rows, n::GPU_WORKING_SET, n::METAL_WORKING_SET);
+    assert_eq!(
+        (ws.status, ws.swapsight, ws.tool),
+        (Status::Info, Some(rec as f64), Some(rec as f64))
+    );
+    assert!(ws.note.unwrap().contains("78 % of memory"));
+    let none = snap(None);
+    let rows = rows_macos(&read, CHILD, &none, &none);
+    let ws = find_row(&rows, n::GPU_WORKING_SET, n::METAL_WORKING_SET);
+    assert_eq!((ws.status, ws.swapsight), (Status::Unreadable, None));
+    assert_eq!(
+        ws.note.as_deref(),
+        Some(super::on_macos::WORKING_SET_UNREAD)
+    );
+}

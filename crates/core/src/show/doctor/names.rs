@@ -30,6 +30,8 @@ pub const GPU_ALLOC: &str = "GPU allocated";
 pub const GPU_WIRED_LIMIT: &str = "GPU wired limit (as set)";
 /// Bytes written to swap since boot.
 pub const SWAP_WRITTEN: &str = "swap written";
+/// Metal's `recommendedMaxWorkingSetSize` of the default device.
+pub const GPU_WORKING_SET: &str = "GPU recommended working set";
 
 pub(crate) const SYSCTL_MEMSIZE: &str = "sysctl hw.memsize";
 /// `vm_stat` by Activity Monitor's formula: app memory + wired + compressed.
@@ -54,5 +56,7 @@ pub const IOREG_IN_USE: &str = "ioreg -c IOAccelerator (In use system memory)";
 pub const IOREG_ALLOC: &str = "ioreg -c IOAccelerator (Alloc system memory)";
 /// `sysctl -n iogpu.wired_limit_mb`, in bytes.
 pub const SYSCTL_WIRED_LIMIT: &str = "sysctl -n iogpu.wired_limit_mb";
+/// Metal itself: no command-line tool prints the working set.
+pub const METAL_WORKING_SET: &str = "Metal (MTLDevice recommendedMaxWorkingSetSize)";
 /// `vm_stat`: Swapouts × its page size.
 pub const VM_STAT_SWAPOUTS: &str = "vm_stat (Swapouts × page size)";

@@ -135,6 +135,13 @@ fn find_accelerators() -> Vec<IoObject> {
     all
 }
 
+// Without CoreGraphics linked, `MTLCreateSystemDefaultDevice` returns nil in
+// a process that does not draw — the CLI and the wheel's binary; the app
+// links it through AppKit (Apple's docs of the function; objc2-metal's
+// crate docs).
+#[link(name = "CoreGraphics", kind = "framework")]
+extern "C" {}
+
 /// Metal's `recommendedMaxWorkingSetSize` of `MTLCreateSystemDefaultDevice()`
 /// (the device is released on return); `None` without a Metal device.
 ///

@@ -192,6 +192,32 @@ fn gpu_and_swap_rows(read: &MacRead, a: &Snap, b: &Snap) -> Vec<Row> {
     rows
 }
 
+/// Metal's recommended working set as the probe read it: a row of its own,
+/// so a Mac shows whether it was read (`fit`'s working-set bound, MLX's
+/// limit and `advise` size from it). No tool prints it to compare.
+pub(super) fn working_set_row(b: &Snap) -> Row {
+    let ws = b.0.gpu.and_then(|g| g.recommended_working_set_bytes);
+    let phys = b.0.phys_bytes.max(1);
+    info(
+        n::GPU_WORKING_SET,
+        n::METAL_WORKING_SET,
+        Unit::Bytes,
+        ws.map(|w| w as f64),
+        match ws {
+            Some(w) => Reading::Value(w as f64),
+            None => Reading::Unreadable(WORKING_SET_UNREAD.into()),
+        },
+        &format!(
+            "read from Metal, {:.0} % of memory: what fit's working-set bound, MLX's memory limit and advise start from",
+            ws.unwrap_or(0) as f64 / phys as f64 * 100.0
+        ),
+    )
+}
+
+/// Why the working set row has no figure.
+pub(super) const WORKING_SET_UNREAD: &str = "Metal gave no default device (an Intel Mac, \
+    or no GPU): fit has no working-set bound, advise estimates 78 % of memory";
+
 /// Why the tag storage row stands apart from used memory.
 pub(super) const TAG_STORAGE_APART: &str = "not in used memory: the pages storing tags are \
     counted as wired (XNU host.c, HAS_MTE), so adding the total would likely count them twice; \
@@ -273,6 +299,7 @@ pub(super) fn rows_macos(read: &MacRead, child: ChildInfo, a: &Snap, b: &Snap) -
         rows.push(row);
     }
     rows.extend(gpu_and_swap_rows(read, a, b));
+    rows.push(working_set_row(b));
     rows.extend(largest_rows(&read.procs, a, b, n::FOOTPRINT, |p| {
         printed_value(p, Tolerance::new(4.0 * MIB, 2.0))
     }));
