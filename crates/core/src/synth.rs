@@ -8,6 +8,7 @@ use crate::step::detect::DetectorConfig;
 use crate::step::monitor::Monitor;
 
 mod busy;
+pub mod gguf;
 pub use busy::{busy_samples_for, busy_trace, write_busy};
 
 const GB: f64 = (1u64 << 30) as f64;

@@ -5,6 +5,7 @@
 //! `scripts/fuzz` for as long as asked.
 
 pub mod alloc;
+pub mod models;
 pub mod mutate;
 pub mod targets;
 
@@ -154,6 +155,14 @@ pub fn run(target: &'static str, budget: Budget, seed: [u8; 32]) -> Run {
             seed,
             |s: &String| (targets::units_target(s), s.len()),
             |s: &String| s.as_bytes().to_vec(),
+        ),
+        "model" => fuzz(
+            target,
+            models::model_bytes(),
+            budget,
+            seed,
+            |(kind, b): &(models::Kind, Vec<u8>)| (targets::model_target(*kind, b), b.len()),
+            |(_, b): &(models::Kind, Vec<u8>)| b.clone(),
         ),
         "text" => fuzz(
             target,

@@ -211,7 +211,7 @@ pub enum Mutation {
     },
 }
 
-fn mutation() -> impl Strategy<Value = Mutation> {
+pub fn mutation() -> impl Strategy<Value = Mutation> {
     prop_oneof![
         3 => (any::<Index>(), 0u8..8).prop_map(|(at, bit)| Mutation::FlipBit { at, bit }),
         1 => any::<Index>().prop_map(|at| Mutation::Truncate { at }),

@@ -19,7 +19,7 @@ use crate::alloc::measure;
 use crate::cli_args;
 
 /// The targets, in the order the runner takes them.
-pub const ALL: [&str; 8] = [
+pub const ALL: [&str; 9] = [
     "trace",
     "report",
     "csv",
@@ -28,6 +28,7 @@ pub const ALL: [&str; 8] = [
     "plot",
     "units",
     "text",
+    "model",
 ];
 
 macro_rules! ensure {
@@ -332,3 +333,79 @@ pub fn text_target(s: &str, ordinary: bool) -> Result<(), String> {
 #[cfg(test)]
 #[path = "targets_tests.rs"]
 mod tests;
+
+/// A model's file as `fit` reads it (`kind` says which reader): a
+/// rejection is one line; what is read gives a plan at two contexts whose
+/// need does not shrink as the context grows, and whose words are each one
+/// line.
+pub fn model_target(kind: crate::models::Kind, bytes: &[u8]) -> Result<(), String> {
+    use crate::models::Kind;
+    use swapsight::fit::model::{self, safetensors};
+    let mut described = swapsight::fit::Described::default();
+    match kind {
+        Kind::Config => match measure(|| model::config::from_config(bytes, "config.json")) {
+            Ok(d) => described.description = Some(d),
+            Err(why) => return one_line("a config's rejection", &why),
+        },
+        Kind::Safetensors => {
+            let len = bytes.len() as u64;
+            let header = measure(|| safetensors::header_len(bytes.get(..8).unwrap_or(bytes), len));
+            let n = match header {
+                Ok(n) => n,
+                Err(why) => return one_line("a safetensors rejection", &why),
+            };
+            ensure!(
+                n.saturating_add(8) <= len,
+                "a header of {n} bytes past the file's {len}"
+            );
+            let json = &bytes[8..8 + n as usize];
+            match measure(|| safetensors::sum_header(json, len - 8 - n)) {
+                Ok(sum) => described.tensors = Some((sum, 1)),
+                Err(why) => return one_line("a safetensors rejection", &why),
+            }
+        }
+        Kind::Gguf => match measure(|| model::gguf::read_metadata(bytes)) {
+            Ok(m) => {
+                described.description = Some(measure(|| model::from_gguf_metadata(&m, "m.gguf")))
+            }
+            Err(model::gguf::GgufError::Bad(why)) => return one_line("a GGUF rejection", &why),
+            Err(model::gguf::GgufError::Truncated) => return Ok(()),
+        },
+    }
+    let figures = swapsight::fit::Figures {
+        os: "linux".into(),
+        system: swapsight::SystemSample {
+            phys_bytes: 64 << 30,
+            free_pct: 50.0,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let plan_at = |tokens: u64| {
+        let ask = swapsight::fit::Ask {
+            context: Some(tokens),
+            ..Default::default()
+        };
+        let model = swapsight::fit::Model::Size {
+            bytes: 4 << 30,
+            given: "4G".into(),
+        };
+        measure(|| swapsight::fit::plan(model, &described, None, &figures, &ask))
+    };
+    let (short, long) = (plan_at(1024), plan_at(65536));
+    ensure!(
+        long.needed_bytes >= short.needed_bytes,
+        "the need shrank from {} at 1k to {} at 64k",
+        short.needed_bytes,
+        long.needed_bytes
+    );
+    for a in [&short, &long] {
+        one_line("a plan's summary", &a.summary)?;
+        for l in &a.need {
+            one_line("a need line's formula", &l.formula)?;
+        }
+        let json = serde_json::to_string(a).map_err(|e| format!("plan JSON: {e}"))?;
+        all_clean(&json)?;
+    }
+    Ok(())
+}

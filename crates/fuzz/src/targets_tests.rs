@@ -31,3 +31,21 @@ fn the_text_target_holds_for_ordinary_and_planted_text() {
         Ok(())
     );
 }
+
+#[test]
+fn every_model_seed_is_read_and_planned_not_rejected() {
+    use swapsight::fit::model;
+    for (kind, bytes) in crate::models::seeds() {
+        assert_eq!(model_target(kind, &bytes), Ok(()), "{kind:?}");
+        // A seed is a good file: its reader takes it (the mutants start
+        // from something read, not from a rejection).
+        let read = match kind {
+            crate::models::Kind::Config => model::config::from_config(&bytes, "c").is_ok(),
+            crate::models::Kind::Gguf => model::gguf::read_metadata(&bytes).is_ok(),
+            crate::models::Kind::Safetensors => {
+                model::safetensors::header_len(&bytes[..8], bytes.len() as u64).is_ok()
+            }
+        };
+        assert!(read, "{kind:?} seed refused");
+    }
+}

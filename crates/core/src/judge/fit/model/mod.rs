@@ -15,6 +15,7 @@ use super::Weights;
 pub mod config;
 pub mod gguf;
 mod gguf_describe;
+pub use gguf_describe::describe as from_gguf_metadata;
 pub mod safetensors;
 
 /// The largest `config.json` read: real ones are a few KB.

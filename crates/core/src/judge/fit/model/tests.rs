@@ -65,58 +65,10 @@ fn a_hostile_safetensors_header_is_refused_with_why() {
     }
 }
 
-/// GGUF v3 bytes: the magic, version, counts, then each key/value pair.
-struct Gguf(Vec<u8>);
-
-impl Gguf {
-    fn new(version: u32, pairs: u64) -> Gguf {
-        let mut b = b"GGUF".to_vec();
-        b.extend(version.to_le_bytes());
-        b.extend(0u64.to_le_bytes());
-        b.extend(pairs.to_le_bytes());
-        Gguf(b)
-    }
-    fn key(&mut self, k: &str, ty: u32) -> &mut Self {
-        self.0.extend((k.len() as u64).to_le_bytes());
-        self.0.extend(k.as_bytes());
-        self.0.extend(ty.to_le_bytes());
-        self
-    }
-    fn u32(&mut self, k: &str, v: u32) -> &mut Self {
-        self.key(k, 4);
-        self.0.extend(v.to_le_bytes());
-        self
-    }
-    fn string(&mut self, k: &str, v: &str) -> &mut Self {
-        self.key(k, 8);
-        self.0.extend((v.len() as u64).to_le_bytes());
-        self.0.extend(v.as_bytes());
-        self
-    }
-    fn strings(&mut self, k: &str, vs: &[&str]) -> &mut Self {
-        self.key(k, 9);
-        self.0.extend(8u32.to_le_bytes());
-        self.0.extend((vs.len() as u64).to_le_bytes());
-        for v in vs {
-            self.0.extend((v.len() as u64).to_le_bytes());
-            self.0.extend(v.as_bytes());
-        }
-        self
-    }
-}
+use crate::synth::gguf::Gguf;
 
 fn llama_gguf() -> Vec<u8> {
-    let mut g = Gguf::new(3, 9);
-    g.string("general.architecture", "llama")
-        .u32("llama.block_count", 32)
-        .u32("llama.attention.head_count", 32)
-        .u32("llama.attention.head_count_kv", 8)
-        .u32("llama.embedding_length", 4096)
-        .u32("llama.feed_forward_length", 14336)
-        .u32("llama.context_length", 131072)
-        .u32("general.file_type", 15)
-        .strings("tokenizer.ggml.tokens", &["<s>", "a", "b"]);
-    g.0
+    crate::synth::gguf::llama_31_8b()
 }
 
 #[test]
