@@ -21,6 +21,7 @@ use std::time::Duration;
 use anyhow::Context;
 use swapsight::live::{Live, LiveConfig};
 
+mod answer;
 mod files;
 mod now;
 mod protocol;
@@ -82,7 +83,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "swapsight mcp: serving on stdio; paths allowed under {}",
         roots.shown()
     );
-    let tools = tools::Tools {
+    let tools = answer::Tools {
         live,
         roots,
         recordings: dir,

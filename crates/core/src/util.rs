@@ -4,8 +4,10 @@
 //! - [`units`]: sizes and durations, parsed and written.
 //! - [`text`]: text from outside, cleaned once.
 //! - [`outpath`]: files written without following a planted link.
+//! - [`inpath`]: files read without waiting on a FIFO by their name.
 
 pub mod bell;
+pub mod inpath;
 pub mod outpath;
 pub mod text;
 pub mod units;

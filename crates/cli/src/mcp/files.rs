@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use swapsight::compare::{compare as compare_runs, TableFormat, MAX_RUNS, MIN_RUNS};
 use swapsight::recordings;
 
-use super::tools::{bounded, cap, count, only, string, Answer, Tools, MAX_ITEMS, MAX_TEXT};
+use super::answer::{bounded, cap, count, only, string, Answer, Tools, MAX_ITEMS, MAX_TEXT};
 
 /// Recordings recent_runs lists by default, and at most.
 const RUNS: (u64, u64, u64) = (1, MAX_ITEMS as u64, 20);

@@ -11,7 +11,7 @@ use swapsight::live::Snapshot;
 use swapsight::units::format_bytes;
 use swapsight::State;
 
-use super::tools::{cap, count, only, Answer, Tools};
+use super::answer::{cap, count, only, Answer, Tools};
 
 /// Processes memory_now lists by default, and at most.
 const PROCESSES: (u64, u64, u64) = (1, 50, 10);

@@ -13,7 +13,8 @@ use std::io::{self, BufRead, Write};
 
 use serde_json::{json, Map, Value};
 
-use super::tools::{CallError, Tools};
+use super::answer::Tools;
+use super::tools::CallError;
 
 /// The longest request line read (1 MiB); a longer one is answered with an
 /// error and skipped.

@@ -39,7 +39,6 @@ use crate::util::text::clean;
 mod hf;
 mod kinds;
 use hf::{hf_cache_snapshot, index_kind, read_index, ByKind};
-pub(crate) use kinds::not_a_file as not_a_file_word;
 pub use kinds::WEIGHT_EXTENSIONS;
 use kinds::{file_id, is_split_gguf, is_training_state, not_a_file, weights_ext};
 

@@ -143,33 +143,7 @@ pub struct Description {
     pub gguf: bool,
 }
 
-/// A regular file, opened non-blocking so that a FIFO or a device by the
-/// name is refused rather than waited on; with its length.
-pub fn open_regular(path: &Path) -> std::io::Result<(fs::File, u64)> {
-    let mut opts = fs::OpenOptions::new();
-    opts.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.custom_flags(libc::O_NONBLOCK);
-    }
-    let file = opts.open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            if meta.is_dir() {
-                "a folder, not a file".to_string()
-            } else {
-                format!(
-                    "{}, not a file",
-                    super::weights::not_a_file_word(&meta.file_type())
-                )
-            },
-        ));
-    }
-    Ok((file, meta.len()))
-}
+pub use crate::util::inpath::open_regular;
 
 /// Up to `cap` bytes of a regular file from its start; `Err` with why.
 pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, String> {

@@ -35,8 +35,8 @@ pub fn read_index(path: &Path, shown_as: &str, cap: u64) -> Result<BTreeSet<Stri
         path: shown_as.to_string(),
         why,
     };
-    let (file, _) = crate::judge::fit::model::open_regular(path)
-        .map_err(|e| bad(format!("cannot be read: {e}")))?;
+    let (file, _) =
+        crate::util::inpath::open_regular(path).map_err(|e| bad(format!("cannot be read: {e}")))?;
     let mut text = Vec::new();
     file.take(cap.saturating_add(1))
         .read_to_end(&mut text)
@@ -81,7 +81,7 @@ pub fn hf_cache_snapshot(path: &Path, notes: &mut Vec<String>) -> (PathBuf, Path
     }
     let mut main = String::new();
     let refs = path.join("refs").join("main");
-    match crate::judge::fit::model::open_regular(&refs) {
+    match crate::util::inpath::open_regular(&refs) {
         // A commit hash: 40 hex digits; anything longer is not one.
         Ok((f, _)) => {
             let _ = f.take(256).read_to_string(&mut main);

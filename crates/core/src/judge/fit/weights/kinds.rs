@@ -17,24 +17,7 @@ const TRAINING_STATE: [&str; 6] = [
     "rng_state",
 ];
 
-/// What a path that is neither a file nor a folder is, for a note.
-pub(crate) fn not_a_file(t: &fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a FIFO";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-        if t.is_block_device() || t.is_char_device() {
-            return "a device";
-        }
-    }
-    let _ = t;
-    "neither a file nor a folder"
-}
+pub(crate) use crate::util::inpath::not_a_file;
 
 /// The weights ending of `name` (lower case), if it has one.
 pub(super) fn weights_ext(name: &str) -> Option<&'static str> {
