@@ -325,9 +325,8 @@ impl Detector {
             self.sys.pop_front();
         }
         let swap = swap_window(&self.sys, now, self.cfg.swap_tolerance_for(phys), &self.cfg);
-        // Unreadable processes count 0: a lower bound of the footprints.
-        // Their own swap counts where a footprint leaves it out (Linux
-        // VmSwap): a filler the kernel pages out holds what it held.
+        // Unreadable processes count 0: a lower bound. Own swap counts
+        // where a footprint leaves it out (Linux VmSwap).
         let footprints_share = gap.held_bytes as f64 / phys as f64;
         TickFigures {
             now,
@@ -422,8 +421,7 @@ struct TickFigures {
     /// System swap growth since the baseline.
     swap_growth_bytes: i64,
     gap: FootprintGap,
-    /// Readable footprints with their own swap ([`FootprintGap::held_bytes`])
-    /// over physical memory: a lower bound.
+    /// [`FootprintGap::held_bytes`] over physical memory: a lower bound.
     footprints_share: f64,
     /// What swap that grew means at this share: overflow or false fit.
     swap_verdict: State,
@@ -452,10 +450,7 @@ impl TickFigures {
             footprint_bytes: p.footprint_bytes,
             phys_bytes: self.phys_bytes,
             footprints_share: self.footprints_share,
-            footprints_swap_bytes: self
-                .gap
-                .held_bytes
-                .saturating_sub(self.gap.footprints_bytes),
+            footprints_swap_bytes: self.gap.footprints_swap_bytes(),
             swap_growth_window_bytes: self.swap.growth_window_bytes,
             swap_growth_bytes: self.swap_growth_bytes,
             window_ms,

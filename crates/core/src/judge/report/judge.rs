@@ -160,7 +160,7 @@ impl RunJudge {
             swap,
             swap_delta,
             footprints_share: gap.held_bytes as f64 / phys as f64,
-            footprints_swap: gap.held_bytes.saturating_sub(gap.footprints_bytes),
+            footprints_swap: gap.footprints_swap_bytes(),
             free_pct: system.free_pct,
             page_size: if system.page_size > 0 {
                 system.page_size

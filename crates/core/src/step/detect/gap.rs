@@ -49,6 +49,11 @@ pub struct FootprintGap {
 }
 
 impl FootprintGap {
+    /// The swap `held_bytes` counts beside the footprints (Linux `VmSwap`).
+    pub fn footprints_swap_bytes(&self) -> u64 {
+        self.held_bytes.saturating_sub(self.footprints_bytes)
+    }
+
     /// GPU memory in use that no footprint counts: the GPU's in-use memory
     /// less the graphics memory the readable footprints already hold (their
     /// `ledger_tag_graphics` parts, [`FootprintGap::gpu_bytes`]). Absent
