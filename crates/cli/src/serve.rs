@@ -81,6 +81,8 @@ pub struct Args {
     /// hides other users' processes (hidepid)
     #[arg(long)]
     pub show_all_commands: bool,
+    #[command(flatten)]
+    pub push: crate::push::PushArgs,
 }
 
 /// Whose command lines the session shows ([`LiveConfig::commands_of`]):
@@ -141,6 +143,8 @@ pub struct Options {
     /// Connections served at once (lowered to fit the open-file limit);
     /// at the cap the oldest one is closed when idle.
     pub max_connections: usize,
+    /// The push's own series, added to `/metrics` when `--push` is on.
+    pub push: Option<crate::push::Metrics>,
 }
 
 impl Default for Options {
@@ -155,6 +159,7 @@ impl Default for Options {
             header_timeout: Duration::from_secs(10),
             write_timeout: Duration::from_secs(10),
             max_connections: 512,
+            push: None,
         }
     }
 }
@@ -175,6 +180,7 @@ pub struct App {
     pub router: Router,
     shutdown: watch::Sender<bool>,
     limits: conn::Limits,
+    state: State,
 }
 
 impl App {
@@ -185,6 +191,18 @@ impl App {
         let tx = self.shutdown.clone();
         move || {
             let _ = tx.send(true);
+        }
+    }
+
+    /// The exposition `/metrics` serves, but for the push's own series
+    /// (the push adds them itself): what `--push` sends. `None` before
+    /// the first tick.
+    pub fn exposition(&self) -> impl FnMut() -> Option<String> + Send + 'static {
+        let state = Arc::clone(&self.state);
+        move || {
+            let mut text = state.live.prometheus(state.opts.metrics_processes)?;
+            state.hub.write_metrics(&mut text);
+            Some(text)
         }
     }
 }
@@ -238,11 +256,12 @@ pub fn app(live: Arc<Live>, opts: Options) -> anyhow::Result<App> {
             auth::guard,
         ))
         .layer(axum::middleware::from_fn(assets::common_headers))
-        .with_state(state);
+        .with_state(Arc::clone(&state));
     Ok(App {
         router,
         shutdown: tx,
         limits,
+        state,
     })
 }
 
@@ -267,6 +286,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ),
         ));
     }
+    let mut pusher = args.push.config()?.map(crate::push::Pusher::new);
     let dir = args
         .recordings
         .unwrap_or_else(swapsight::recordings::default_recordings_dir);
@@ -286,9 +306,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Arc::clone(&live),
         Options {
             token: token.clone(),
+            push: pusher.as_ref().map(crate::push::Pusher::metrics),
             ..Options::default()
         },
     )?;
+    if let Some(p) = pusher.as_mut() {
+        p.start(app.exposition());
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("swapsight-serve")
@@ -297,6 +321,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     runtime.block_on(serve(app, args.addr, token.is_some().then_some(from)))?;
     // Handlers still rendering an export are not waited for.
     runtime.shutdown_timeout(Duration::from_secs(1));
+    if let Some(p) = pusher {
+        p.finish();
+    }
     eprintln!("{}", signal::finish(&live));
     Ok(ExitCode::SUCCESS)
 }
