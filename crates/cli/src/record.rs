@@ -21,7 +21,9 @@ Examples:
   swapsight record -- python generate.py
   swapsight record -o offload.jsonl --interval 250ms -- python generate.py --offload
   swapsight record --pid 4242            watch a process that is already running
-  swapsight record                       the whole machine, until Ctrl-C"
+  swapsight record                       the whole machine, until Ctrl-C
+  swapsight record --push https://mimir.example/api/v1/push -- python generate.py
+                                         and send the series to Prometheus as it runs (docs/serve.md)"
 )]
 pub struct Args {
     #[command(flatten)]

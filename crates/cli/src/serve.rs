@@ -58,7 +58,13 @@ port would read the others' (--show-all-commands shows them all, passwords in ar
 Examples:
   swapsight serve                                    http://127.0.0.1:7878/
   swapsight serve --addr 127.0.0.1:9100 --recordings ./runs
-  SWAPSIGHT_TOKEN=$(openssl rand -hex 16) swapsight serve --addr 0.0.0.0:7878"
+  SWAPSIGHT_TOKEN=$(openssl rand -hex 16) swapsight serve --addr 0.0.0.0:7878
+  swapsight serve --push https://mimir.example/api/v1/push --push-auth-file ~/.config/swapsight/push-auth
+
+--push sends what /metrics serves to a remote-write receiver (docs/serve.md, \"Push\"): from a \
+laptop nothing can scrape. While the receiver is away, up to --push-queue samples wait in memory \
+and are retried with backoff; past that the oldest are dropped and counted \
+(swapsight_push_dropped_samples_total)."
 )]
 pub struct Args {
     /// Address to listen on (port 0 picks a free one); a non-loopback
