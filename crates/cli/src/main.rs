@@ -20,6 +20,7 @@ mod mcp;
 mod output;
 mod plot;
 mod process;
+mod push;
 mod record;
 mod report;
 mod serve;

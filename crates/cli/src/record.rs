@@ -21,7 +21,9 @@ Examples:
   swapsight record -- python generate.py
   swapsight record -o offload.jsonl --interval 250ms -- python generate.py --offload
   swapsight record --pid 4242            watch a process that is already running
-  swapsight record                       the whole machine, until Ctrl-C"
+  swapsight record                       the whole machine, until Ctrl-C
+  swapsight record --push https://mimir.example/api/v1/push -- python generate.py
+                                         and send the series to Prometheus as it runs (docs/serve.md)"
 )]
 pub struct Args {
     #[command(flatten)]
@@ -34,6 +36,8 @@ pub struct Args {
     /// program that records itself (Python's swapsight.record())
     #[arg(long)]
     pub print_mark_path: bool,
+    #[command(flatten)]
+    pub push: crate::push::PushArgs,
     /// Command to run and watch
     #[arg(last = true, value_name = "CMD ARGS")]
     pub command: Vec<String>,
@@ -42,6 +46,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     session::check_command(&args.command)?;
     args.recording.check()?;
+    let pusher = args.push.config()?.map(crate::push::Pusher::new);
     if let Some(pid) = args.pid {
         process::ensure_pid_exists(pid)?;
     }
@@ -89,6 +94,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 
     let (sampler, ticks) = session::start_sampler(probe, args.recording.interval, &header, ringer);
+    let pusher = pusher.map(|mut p| {
+        p.start(exposition(sampler.subscribe(4)));
+        p
+    });
     let status = StatusLine::new();
     let started = Instant::now();
     // A trace that cannot be written (a full disk) does not abandon the
@@ -134,6 +143,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         trace.scope_look(sampler.scope_now().as_ref());
     }
     let sampler_result = sampler.stop();
+    if let Some(p) = pusher {
+        p.finish();
+    }
     trace.finish_marks(Instant::now());
     status.clear();
     let ran = Ran {
@@ -219,6 +231,23 @@ impl Ran<'_> {
                 ));
             }
         })
+    }
+}
+
+/// What `--push` sends: the exposition of the newest tick (as `serve`'s
+/// `/metrics` renders it), from a subscription of the push's own, so the
+/// sampler never waits on it (a full subscription loses ticks instead).
+fn exposition(
+    ticks: std::sync::mpsc::Receiver<std::sync::Arc<swapsight::Tick>>,
+) -> impl FnMut() -> Option<String> + Send + 'static {
+    use swapsight::export::prometheus::{render, Snapshot, DEFAULT_MAX_PROCESSES};
+    let mut latest = None;
+    move || {
+        while let Ok(tick) = ticks.try_recv() {
+            latest = Some(tick);
+        }
+        let tick = latest.as_ref()?;
+        Some(render(&Snapshot::from_tick(tick), DEFAULT_MAX_PROCESSES))
     }
 }
 

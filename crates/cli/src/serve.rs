@@ -58,7 +58,13 @@ port would read the others' (--show-all-commands shows them all, passwords in ar
 Examples:
   swapsight serve                                    http://127.0.0.1:7878/
   swapsight serve --addr 127.0.0.1:9100 --recordings ./runs
-  SWAPSIGHT_TOKEN=$(openssl rand -hex 16) swapsight serve --addr 0.0.0.0:7878"
+  SWAPSIGHT_TOKEN=$(openssl rand -hex 16) swapsight serve --addr 0.0.0.0:7878
+  swapsight serve --push https://mimir.example/api/v1/push --push-auth-file ~/.config/swapsight/push-auth
+
+--push sends what /metrics serves to a remote-write receiver (docs/serve.md, \"Push\"): from a \
+laptop nothing can scrape. While the receiver is away, up to --push-queue samples wait in memory \
+and are retried with backoff; past that the oldest are dropped and counted \
+(swapsight_push_dropped_samples_total)."
 )]
 pub struct Args {
     /// Address to listen on (port 0 picks a free one); a non-loopback
@@ -81,6 +87,8 @@ pub struct Args {
     /// hides other users' processes (hidepid)
     #[arg(long)]
     pub show_all_commands: bool,
+    #[command(flatten)]
+    pub push: crate::push::PushArgs,
 }
 
 /// Whose command lines the session shows ([`LiveConfig::commands_of`]):
@@ -141,6 +149,8 @@ pub struct Options {
     /// Connections served at once (lowered to fit the open-file limit);
     /// at the cap the oldest one is closed when idle.
     pub max_connections: usize,
+    /// The push's own series, added to `/metrics` when `--push` is on.
+    pub push: Option<crate::push::Metrics>,
 }
 
 impl Default for Options {
@@ -155,6 +165,7 @@ impl Default for Options {
             header_timeout: Duration::from_secs(10),
             write_timeout: Duration::from_secs(10),
             max_connections: 512,
+            push: None,
         }
     }
 }
@@ -175,6 +186,7 @@ pub struct App {
     pub router: Router,
     shutdown: watch::Sender<bool>,
     limits: conn::Limits,
+    state: State,
 }
 
 impl App {
@@ -185,6 +197,18 @@ impl App {
         let tx = self.shutdown.clone();
         move || {
             let _ = tx.send(true);
+        }
+    }
+
+    /// The exposition `/metrics` serves, but for the push's own series
+    /// (the push adds them itself): what `--push` sends. `None` before
+    /// the first tick.
+    pub fn exposition(&self) -> impl FnMut() -> Option<String> + Send + 'static {
+        let state = Arc::clone(&self.state);
+        move || {
+            let mut text = state.live.prometheus(state.opts.metrics_processes)?;
+            state.hub.write_metrics(&mut text);
+            Some(text)
         }
     }
 }
@@ -238,11 +262,12 @@ pub fn app(live: Arc<Live>, opts: Options) -> anyhow::Result<App> {
             auth::guard,
         ))
         .layer(axum::middleware::from_fn(assets::common_headers))
-        .with_state(state);
+        .with_state(Arc::clone(&state));
     Ok(App {
         router,
         shutdown: tx,
         limits,
+        state,
     })
 }
 
@@ -267,6 +292,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ),
         ));
     }
+    let mut pusher = args.push.config()?.map(crate::push::Pusher::new);
     let dir = args
         .recordings
         .unwrap_or_else(swapsight::recordings::default_recordings_dir);
@@ -286,9 +312,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Arc::clone(&live),
         Options {
             token: token.clone(),
+            push: pusher.as_ref().map(crate::push::Pusher::metrics),
             ..Options::default()
         },
     )?;
+    if let Some(p) = pusher.as_mut() {
+        p.start(app.exposition());
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("swapsight-serve")
@@ -297,6 +327,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     runtime.block_on(serve(app, args.addr, token.is_some().then_some(from)))?;
     // Handlers still rendering an export are not waited for.
     runtime.shutdown_timeout(Duration::from_secs(1));
+    if let Some(p) = pusher {
+        p.finish();
+    }
     eprintln!("{}", signal::finish(&live));
     Ok(ExitCode::SUCCESS)
 }

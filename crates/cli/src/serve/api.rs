@@ -363,6 +363,9 @@ pub async fn metrics(State(s): State<AppState>) -> ApiResult<Response> {
     let n = s.opts.metrics_processes;
     let mut text = first(&s, || s.live.prometheus(n)).await?;
     s.hub.write_metrics(&mut text);
+    if let Some(push) = &s.opts.push {
+        push.write(&mut text);
+    }
     Ok((
         [(
             header::CONTENT_TYPE,

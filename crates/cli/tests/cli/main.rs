@@ -27,6 +27,8 @@ mod pressure_real;
 #[cfg(target_os = "linux")]
 mod prometheus;
 #[cfg(target_os = "linux")]
+mod push;
+#[cfg(target_os = "linux")]
 mod realswap;
 mod record;
 mod recording_flags;

@@ -30,7 +30,7 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn unix_now() -> f64 {
+pub(super) fn unix_now() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -38,7 +38,7 @@ fn unix_now() -> f64 {
 }
 
 /// Why Prometheus cannot run here, if it cannot.
-fn prometheus_missing() -> Option<String> {
+pub(super) fn prometheus_missing() -> Option<String> {
     ["prometheus", "promtool"]
         .iter()
         .find(|b| which(b).is_none())
@@ -56,7 +56,7 @@ fn free_port() -> u16 {
 }
 
 /// Query-string encoding: everything but the unreserved characters.
-fn encode(s: &str) -> String {
+pub(super) fn encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
@@ -69,7 +69,7 @@ fn encode(s: &str) -> String {
 
 /// One HTTP/1.0 request (the answer ends with the connection, no chunks);
 /// `(status, body)`. Bounded in time and size.
-fn http(
+pub(super) fn http(
     addr: SocketAddr,
     method: &str,
     path: &str,
@@ -105,14 +105,14 @@ fn http(
 }
 
 /// A `swapsight serve` on a free loopback port; killed on drop.
-struct Serve {
+pub(super) struct Serve {
     child: Child,
-    addr: SocketAddr,
+    pub(super) addr: SocketAddr,
     stderr: Arc<Mutex<String>>,
 }
 
 impl Serve {
-    fn start(args: &[&str], envs: &[(&str, &str)]) -> Serve {
+    pub(super) fn start(args: &[&str], envs: &[(&str, &str)]) -> Serve {
         let mut argv = vec!["serve", "--addr", "127.0.0.1:0"];
         argv.extend_from_slice(args);
         Serve::start_argv(&argv, envs)
@@ -152,7 +152,7 @@ impl Serve {
         }
     }
 
-    fn metrics(&self, token: Option<&str>) -> String {
+    pub(super) fn metrics(&self, token: Option<&str>) -> String {
         let auth = token.map(|t| format!("Bearer {t}"));
         let headers: Vec<(&str, &str)> =
             auth.iter().map(|a| ("Authorization", a.as_str())).collect();
@@ -161,7 +161,7 @@ impl Serve {
         body
     }
 
-    fn stderr(&self) -> String {
+    pub(super) fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
     }
 }
@@ -176,10 +176,13 @@ impl Drop for Serve {
 }
 
 /// A Prometheus with its own data dir, config and port; killed on drop.
-struct Prometheus {
+pub(super) struct Prometheus {
     child: Child,
-    addr: SocketAddr,
+    pub(super) addr: SocketAddr,
     dir: TempDir,
+    flags: Vec<String>,
+    /// `Authorization` of every request (a `--web.config.file` with users).
+    auth: Option<String>,
 }
 
 impl Prometheus {
@@ -188,48 +191,82 @@ impl Prometheus {
     }
 
     /// [`Prometheus::start`] with more flags.
-    fn start_with(config: &str, flags: &[&str]) -> Prometheus {
+    pub(super) fn start_with(config: &str, flags: &[&str]) -> Prometheus {
+        Prometheus::start_as(config, flags, None)
+    }
+
+    /// [`Prometheus::start_with`], asking with `auth` (an `Authorization`
+    /// value) when its web config wants users.
+    pub(super) fn start_as(config: &str, flags: &[&str], auth: Option<&str>) -> Prometheus {
         let dir = TempDir::new("prometheus");
         std::fs::write(dir.join("prometheus.yml"), config).unwrap();
         let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
-        let log = std::fs::File::create(dir.join("prometheus.log")).unwrap();
-        let child = Command::new("prometheus")
-            .arg(format!(
-                "--config.file={}",
-                dir.join("prometheus.yml").display()
-            ))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.join("data").display()
-            ))
-            .arg(format!("--web.listen-address={addr}"))
-            .args(flags)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start prometheus");
-        let p = Prometheus { child, addr, dir };
-        let until = Instant::now() + Duration::from_secs(60);
-        while !matches!(http(p.addr, "GET", "/-/ready", &[], ""), Ok((200, _))) {
-            assert!(
-                Instant::now() < until,
-                "prometheus not ready in 60 s:\n{}",
-                p.log()
-            );
-            std::thread::sleep(Duration::from_millis(250));
-        }
+        let mut argv = vec![
+            format!("--config.file={}", dir.join("prometheus.yml").display()),
+            format!("--storage.tsdb.path={}", dir.join("data").display()),
+            format!("--web.listen-address={addr}"),
+        ];
+        argv.extend(flags.iter().map(|f| f.to_string()));
+        let child = spawn_prometheus(&dir, &argv);
+        let p = Prometheus {
+            child,
+            addr,
+            dir,
+            flags: argv,
+            auth: auth.map(str::to_string),
+        };
+        p.wait_ready();
         p
     }
 
-    fn log(&self) -> String {
+    fn wait_ready(&self) {
+        let until = Instant::now() + Duration::from_secs(60);
+        loop {
+            match http(self.addr, "GET", "/-/ready", &self.headers(), "") {
+                Ok((200, _)) => return,
+                _ => assert!(
+                    Instant::now() < until,
+                    "prometheus not ready in 60 s:\n{}",
+                    self.log()
+                ),
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+
+    fn headers(&self) -> Vec<(&str, &str)> {
+        self.auth
+            .iter()
+            .map(|a| ("Authorization", a.as_str()))
+            .collect()
+    }
+
+    /// Stops it as a service manager does (SIGTERM: the WAL is flushed)
+    /// and waits for it to exit.
+    pub(super) fn stop(&mut self) {
+        // SAFETY: kill only sends a signal to the child this owns.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let until = Instant::now() + Duration::from_secs(30);
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < until, "prometheus did not stop in 30 s");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Starts it again on the same port and storage, after [`Prometheus::stop`].
+    pub(super) fn restart(&mut self) {
+        self.child = spawn_prometheus(&self.dir, &self.flags);
+        self.wait_ready();
+    }
+
+    pub(super) fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("prometheus.log")).unwrap_or_default()
     }
 
     /// `data` of an API call, which must answer `success`.
-    fn api(&self, path: &str) -> Value {
-        let (st, body) =
-            http(self.addr, "GET", path, &[], "").unwrap_or_else(|e| panic!("{e}\n{}", self.log()));
+    pub(super) fn api(&self, path: &str) -> Value {
+        let (st, body) = http(self.addr, "GET", path, &self.headers(), "")
+            .unwrap_or_else(|e| panic!("{e}\n{}", self.log()));
         let v: Value =
             serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}"));
         assert!(st == 200 && v["status"] == "success", "{path}: {st} {body}");
@@ -237,13 +274,13 @@ impl Prometheus {
     }
 
     /// The result of an instant query (a vector's samples, a matrix's series).
-    fn query(&self, q: &str) -> Vec<Value> {
+    pub(super) fn query(&self, q: &str) -> Vec<Value> {
         let data = self.api(&format!("/api/v1/query?query={}", encode(q)));
         data["result"].as_array().cloned().unwrap_or_default()
     }
 
     /// The single value of an instant query, `None` when it has no sample.
-    fn value(&self, q: &str) -> Option<f64> {
+    pub(super) fn value(&self, q: &str) -> Option<f64> {
         let r = self.query(q);
         assert!(r.len() <= 1, "{q} has {} series: {r:?}", r.len());
         r.first()
@@ -278,6 +315,23 @@ impl Prometheus {
     }
 }
 
+/// Prometheus with `argv`, logging into `dir`'s prometheus.log (appended
+/// to: a restart keeps the first run's words).
+fn spawn_prometheus(dir: &TempDir, argv: &[String]) -> Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("prometheus.log"))
+        .unwrap();
+    Command::new("prometheus")
+        .args(argv)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("start prometheus")
+}
+
 impl Drop for Prometheus {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -286,7 +340,11 @@ impl Drop for Prometheus {
 }
 
 /// Polls `ready` every 500 ms until it holds; panics with `why()` after `limit`.
-fn wait_until(limit: Duration, mut ready: impl FnMut() -> bool, why: impl FnOnce() -> String) {
+pub(super) fn wait_until(
+    limit: Duration,
+    mut ready: impl FnMut() -> bool,
+    why: impl FnOnce() -> String,
+) {
     let until = Instant::now() + limit;
     while !ready() {
         if Instant::now() >= until {

@@ -96,21 +96,44 @@ fn labels_of(mut rest: &str) -> Option<Vec<(String, String)>> {
 
 /// The `WriteRequest` of `series` at `timestamp_ms`, protobuf-encoded.
 pub fn encode(series: &[Series], timestamp_ms: i64) -> Vec<u8> {
+    encode_moments(&[(timestamp_ms, series)])
+}
+
+/// The `WriteRequest` of several moments, each `(timestamp_ms, series)`,
+/// oldest first: each series once, with its samples in the moments' order
+/// (a receiver takes a series' samples in time order only, and one
+/// `TimeSeries` per series keeps the labels from being sent again).
+pub fn encode_moments(moments: &[(i64, &[Series])]) -> Vec<u8> {
+    type Labels = [(String, String)];
+    let mut order: Vec<&Labels> = Vec::new();
+    let mut samples: std::collections::HashMap<&Labels, Vec<(f64, i64)>> =
+        std::collections::HashMap::new();
+    for &(at, series) in moments {
+        for s in series {
+            let list = samples.entry(&s.labels).or_insert_with(|| {
+                order.push(&s.labels);
+                Vec::new()
+            });
+            list.push((s.value, at));
+        }
+    }
     let mut out = Vec::new();
-    for s in series {
+    for labels in order {
         let mut ts = Vec::new();
-        for (name, value) in &s.labels {
+        for (name, value) in labels {
             let mut label = Vec::new();
             bytes_field(&mut label, 1, name.as_bytes());
             bytes_field(&mut label, 2, value.as_bytes());
             bytes_field(&mut ts, 1, &label);
         }
-        let mut sample = Vec::new();
-        sample.push(1 << 3 | 1); // field 1, 64-bit
-        sample.extend_from_slice(&s.value.to_le_bytes());
-        varint(&mut sample, 2 << 3); // field 2, varint
-        varint(&mut sample, timestamp_ms as u64);
-        bytes_field(&mut ts, 2, &sample);
+        for &(value, at) in samples.get(labels).map_or(&[][..], Vec::as_slice) {
+            let mut sample = Vec::new();
+            sample.push(1 << 3 | 1); // field 1, 64-bit
+            sample.extend_from_slice(&value.to_le_bytes());
+            varint(&mut sample, 2 << 3); // field 2, varint
+            varint(&mut sample, at as u64);
+            bytes_field(&mut ts, 2, &sample);
+        }
         bytes_field(&mut out, 1, &ts);
     }
     out
@@ -119,10 +142,19 @@ pub fn encode(series: &[Series], timestamp_ms: i64) -> Vec<u8> {
 /// The body a receiver takes: [`encode`], snappy-compressed (block
 /// format, not framed: the spec's).
 pub fn body(series: &[Series], timestamp_ms: i64) -> Vec<u8> {
-    let raw = encode(series, timestamp_ms);
+    compress(&encode(series, timestamp_ms))
+}
+
+/// [`encode_moments`], snappy-compressed: the body of one request that
+/// carries several moments (a queue's backlog).
+pub fn body_of_moments(moments: &[(i64, &[Series])]) -> Vec<u8> {
+    compress(&encode_moments(moments))
+}
+
+fn compress(raw: &[u8]) -> Vec<u8> {
     // Compressing a buffer in memory fails only past snappy's 4 GiB limit.
     snap::raw::Encoder::new()
-        .compress_vec(&raw)
+        .compress_vec(raw)
         .unwrap_or_default()
 }
 
@@ -210,5 +242,41 @@ mod tests {
             snap::raw::Decoder::new().decompress_vec(&body).unwrap(),
             want
         );
+    }
+
+    #[test]
+    fn moments_put_each_series_once_with_its_samples_oldest_first() {
+        let named = |name: &str, value: f64| Series {
+            labels: vec![("__name__".into(), name.into())],
+            value,
+        };
+        let first = [named("up", 1.0), named("down", 0.0)];
+        let second = [named("up", 2.0)];
+        let got = encode_moments(&[(100, &first[..]), (120, &second[..])]);
+        // Timestamps below 128 are one-byte varints.
+        let field = |tag: u8, bytes: &[u8]| {
+            let mut f = vec![tag, bytes.len() as u8];
+            f.extend_from_slice(bytes);
+            f
+        };
+        let label = |name: &str| {
+            let mut l = field(0x0a, b"__name__");
+            l.extend(field(0x12, name.as_bytes()));
+            field(0x0a, &l)
+        };
+        let sample = |v: f64, t: u8| {
+            let mut s = vec![0x09];
+            s.extend_from_slice(&v.to_le_bytes());
+            s.extend_from_slice(&[0x10, t]);
+            field(0x12, &s)
+        };
+        let mut up = label("up");
+        up.extend(sample(1.0, 100));
+        up.extend(sample(2.0, 120));
+        let mut down = label("down");
+        down.extend(sample(0.0, 100));
+        let mut want = field(0x0a, &up);
+        want.extend(field(0x0a, &down));
+        assert_eq!(got, want);
     }
 }
