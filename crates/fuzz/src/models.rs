@@ -70,6 +70,17 @@ pub fn seeds() -> Vec<(Kind, Vec<u8>)> {
         .u32("gemma3.attention.sliding_window", 1024)
         .u32("gemma3.context_length", 32768);
     out.push((Kind::Gguf, gemma.0));
+    let mut hybrid = Gguf::new(3, 8);
+    hybrid
+        .string("general.architecture", "granitehybrid")
+        .u32("granitehybrid.block_count", 4)
+        .u32s("granitehybrid.attention.head_count_kv", &[0, 0, 0, 4])
+        .u32("granitehybrid.embedding_length", 1536)
+        .u32("granitehybrid.ssm.conv_kernel", 4)
+        .u32("granitehybrid.ssm.state_size", 128)
+        .u32("granitehybrid.ssm.group_count", 1)
+        .u32("granitehybrid.ssm.inner_size", 3072);
+    out.push((Kind::Gguf, hybrid.0));
     out
 }
 

@@ -100,9 +100,46 @@ pub fn describe(m: &BTreeMap<String, Value>, source: &str) -> Description {
             v_dim: None,
         });
     }
-    d.kinds = kinds(&arch, &d, source);
+    d.kinds = per_layer_kinds(m, &arch, &d, source).or_else(|| kinds(&arch, &d, source));
     d.recurrent = ssm(&count);
     d
+}
+
+/// A hybrid's layers from its per-layer KV head counts: llama.cpp writes
+/// `attention.head_count_kv` as an array, one count per block, 0 for a
+/// recurrent (state-space or linear-attention) block (Jamba, Granite 4.0
+/// hybrids, Nemotron-H, Falcon-H1, LFM2). Taking the array's largest count
+/// for every block would count each recurrent block as attention.
+fn per_layer_kinds(
+    m: &BTreeMap<String, Value>,
+    arch: &str,
+    d: &Description,
+    source: &str,
+) -> Option<Field<LayerKinds>> {
+    let key = format!("{arch}.attention.head_count_kv");
+    let Some(Value::Array { len, ints }) = m.get(&key) else {
+        return None;
+    };
+    let layers = d.layers.as_ref()?.value;
+    // Every block's count read, one per block, else the array says nothing
+    // sure of which is which.
+    if *len != layers || ints.len() as u64 != layers {
+        return None;
+    }
+    let recurrent = ints.iter().filter(|&&n| n == 0).count() as u64;
+    if recurrent == 0 {
+        return None;
+    }
+    let k = LayerKinds {
+        full: layers - recurrent,
+        linear: recurrent,
+        ..LayerKinds::default()
+    };
+    Some(Field::new(
+        k,
+        source,
+        format!("{key} (per block: {recurrent} of {layers} are 0, recurrent)"),
+    ))
 }
 
 /// llama.cpp keeps a window for Gemma 2 (every other layer) and Gemma 3
@@ -133,21 +170,41 @@ fn kinds(arch: &str, d: &Description, source: &str) -> Option<Field<LayerKinds>>
     Some(Field::new(k, source, how))
 }
 
+/// A state-space block's fixed state as llama.cpp keeps it: the SSM state,
+/// `d_inner × d_state` (Mamba-2: heads × head dim × state, the same
+/// product), and the convolution's last `d_conv − 1` inputs, `d_inner`
+/// wide, and under Mamba-2 also its B and C, `2 × groups × d_state`
+/// (`ssm.group_count`; llama.cpp's `n_embd_r`, src/llama-hparams.cpp).
 fn ssm(count: &dyn Fn(&str) -> Option<Field<u64>>) -> Option<Recurrent> {
     let inner = count("ssm.inner_size")?;
     let state = count("ssm.state_size")?;
     let conv = count("ssm.conv_kernel")?;
+    let groups = count("ssm.group_count").filter(|g| g.value > 0);
+    let bc = match &groups {
+        Some(g) => g.value.checked_mul(state.value)?.checked_mul(2)?,
+        None => 0,
+    };
+    let width = inner.value.checked_add(bc)?;
+    let conv_words = match &groups {
+        Some(g) => format!(
+            "({} d_inner + 2 × {} groups × {} state)",
+            inner.value, g.value, state.value
+        ),
+        None => format!("{} d_inner", inner.value),
+    };
+    let mut inputs = vec![
+        inner.input("d_inner"),
+        state.input("d_state"),
+        conv.input("d_conv"),
+    ];
+    inputs.extend(groups.as_ref().map(|g| g.input("groups")));
     Some(Recurrent {
         state_elements: inner.value.checked_mul(state.value)?,
-        conv_elements: inner.value.checked_mul(conv.value.saturating_sub(1))?,
+        conv_elements: width.checked_mul(conv.value.saturating_sub(1))?,
         formula: format!(
-            "{} d_inner × {} state f32 + ({} − 1) × {} d_inner",
-            inner.value, state.value, conv.value, inner.value
+            "{} d_inner × {} state f32 + ({} − 1) × {conv_words}",
+            inner.value, state.value, conv.value
         ),
-        inputs: vec![
-            inner.input("d_inner"),
-            state.input("d_state"),
-            conv.input("d_conv"),
-        ],
+        inputs,
     })
 }

@@ -240,3 +240,44 @@ fn a_fifo_by_a_models_file_name_is_refused_not_waited_on() {
         .contains("a folder"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_hybrids_per_layer_kv_heads_say_which_blocks_are_recurrent() {
+    // As llama.cpp writes Granite 4.0-H (granitehybrid): head_count_kv one
+    // per block, 0 for a Mamba-2 block, and the ssm keys with a group count.
+    let mut g = Gguf::new(3, 9);
+    g.string("general.architecture", "granitehybrid")
+        .u32("granitehybrid.block_count", 8)
+        .u32("granitehybrid.attention.head_count", 12)
+        .u32s(
+            "granitehybrid.attention.head_count_kv",
+            &[0, 0, 0, 4, 0, 0, 0, 4],
+        )
+        .u32("granitehybrid.embedding_length", 1536)
+        .u32("granitehybrid.ssm.conv_kernel", 4)
+        .u32("granitehybrid.ssm.state_size", 128)
+        .u32("granitehybrid.ssm.group_count", 1)
+        .u32("granitehybrid.ssm.inner_size", 3072);
+    let d = gguf_describe::describe(&read_metadata(&g.0).unwrap(), "h.gguf");
+    let kinds = d.kinds.as_ref().unwrap();
+    assert_eq!((kinds.value.full, kinds.value.linear), (2, 6), "{kinds:?}");
+    assert!(kinds.key.contains("6 of 8 are 0"), "{}", kinds.key);
+    assert_eq!(d.kv_heads.as_ref().unwrap().value, 4);
+    let r = d.recurrent.as_ref().unwrap();
+    // llama.cpp's n_embd_s and n_embd_r (src/llama-hparams.cpp).
+    assert_eq!(r.state_elements, 3072 * 128);
+    assert_eq!(r.conv_elements, 3 * (3072 + 2 * 128));
+    assert!(
+        r.formula.contains("2 × 1 groups × 128 state"),
+        "{}",
+        r.formula
+    );
+    // Counts that do not match the blocks say nothing sure: every block is
+    // taken as attention, as before.
+    let mut g = Gguf::new(3, 3);
+    g.string("general.architecture", "granitehybrid")
+        .u32("granitehybrid.block_count", 8)
+        .u32s("granitehybrid.attention.head_count_kv", &[0, 4]);
+    let d = gguf_describe::describe(&read_metadata(&g.0).unwrap(), "h.gguf");
+    assert_eq!(d.kinds.as_ref().unwrap().value.full, 8);
+}
