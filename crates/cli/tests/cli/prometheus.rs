@@ -461,8 +461,11 @@ fn prometheus_scrapes_a_real_false_fit_and_the_alert_fires() {
         .join("deploy/prometheus/swapsight-rules.yml")
         .canonicalize()
         .unwrap();
-    let prom = Prometheus::start(&format!(
-        r#"global:
+    // Its remote-write receiver on too: a third server pushes what it
+    // sees of the same false fit (issue 51 §1).
+    let prom = Prometheus::start_with(
+        &format!(
+            r#"global:
   scrape_interval: 1s
   scrape_timeout: 1s
   evaluation_interval: 1s
@@ -482,11 +485,26 @@ scrape_configs:
     static_configs:
       - targets: ["{open}"]
 "#,
-        rules = rules.display(),
-        token = token_file.display(),
-        guarded = guarded.addr,
-        open = open.addr,
-    ));
+            rules = rules.display(),
+            token = token_file.display(),
+            guarded = guarded.addr,
+            open = open.addr,
+        ),
+        &["--web.enable-remote-write-receiver"],
+    );
+    let pushing = Serve::start(
+        &[
+            "--recordings",
+            dir.join("rec-push").to_str().unwrap(),
+            "--push",
+            &format!("http://{}/api/v1/write", prom.addr),
+            "--push-interval",
+            "1s",
+            "--label",
+            "via=push",
+        ],
+        &[],
+    );
     let instance = guarded.addr.to_string();
     let job = format!(r#"job="swapsight",instance="{instance}""#);
 
@@ -571,6 +589,34 @@ scrape_configs:
         firing - started
     );
     assert!(seen >= started && firing >= seen, "{seen} {firing}");
+
+    // The same false fit, pushed: found by name and label, never scraped.
+    let pushed = format!(r#"swapsight_process_state{{via="push",state="false-fit",pid="{pid}"}}"#);
+    wait_until(
+        Duration::from_secs(60),
+        || prom.value(&format!("{pushed} == 1")).is_some(),
+        || {
+            format!(
+                "pushed {:?}\nserve --push: {}",
+                prom.query(&pushed),
+                pushing.stderr()
+            )
+        },
+    );
+    let pushed_at = prom.first_one(&pushed).expect("a pushed false-fit sample");
+    // Pushed with the push's own job and instance (the host's name), not
+    // a scrape's (an address).
+    let rows = prom.query(&pushed);
+    let labels = &rows[0]["metric"];
+    assert_eq!(labels["job"], "swapsight", "{labels}");
+    assert!(
+        !labels["instance"].as_str().unwrap_or(":").contains(':'),
+        "{labels}"
+    );
+    eprintln!(
+        "prometheus: the pushed `{pushed} == 1` {:.1} s after the filler started",
+        pushed_at - started
+    );
 
     // The swap budget alert: the climb passes 512 MiB and keeps going.
     let swap_alert = |state: &str| {
