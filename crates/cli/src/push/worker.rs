@@ -352,6 +352,10 @@ impl<'a> Log<'a> {
                 self.unreachable = true;
                 let why = match answer {
                     Answer::Status(code, text) => format!("it answered {code}: {}", clean(text)),
+                    // rustls' words for a chain it cannot verify.
+                    Answer::Failed(e) if e.contains("certificate") => {
+                        format!("{e}; a server behind a private CA needs it in --push-ca FILE")
+                    }
                     Answer::Failed(e) => e.clone(),
                 };
                 eprintln!(

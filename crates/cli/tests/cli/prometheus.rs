@@ -47,7 +47,7 @@ pub(super) fn prometheus_missing() -> Option<String> {
 
 /// A free loopback port (closed again: the server that takes it binds it
 /// itself a moment later).
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -186,11 +186,8 @@ pub(super) struct Prometheus {
 }
 
 impl Prometheus {
-    fn start(config: &str) -> Prometheus {
-        Prometheus::start_with(config, &[])
-    }
-
-    /// [`Prometheus::start`] with more flags.
+    /// Debian's Prometheus on a free loopback port with `config` and
+    /// `flags`, ready.
     pub(super) fn start_with(config: &str, flags: &[&str]) -> Prometheus {
         Prometheus::start_as(config, flags, None)
     }
@@ -317,7 +314,7 @@ impl Prometheus {
 
 /// Prometheus with `argv`, logging into `dir`'s prometheus.log (appended
 /// to: a restart keeps the first run's words).
-fn spawn_prometheus(dir: &TempDir, argv: &[String]) -> Child {
+pub(super) fn spawn_prometheus(dir: &TempDir, argv: &[String]) -> Child {
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

@@ -5,7 +5,9 @@
 //! samples of the gap, which the push's queue held, are all found. A
 //! receiver that wants credentials (basic auth, a bcrypt hash in
 //! `--web.config.file`) refuses wrong ones with 401, said once; the right
-//! ones get the series in.
+//! ones get the series in. Over TLS (a CA and a leaf made by openssl,
+//! Prometheus's `tls_server_config`): `--push-ca` gets the series in, and
+//! without it the server is refused as unverified, said once.
 //!
 //! Outside CI the tests skip with a note when Prometheus is missing; with
 //! `CI=true` they must run.
@@ -223,4 +225,193 @@ fn record_push_wrong_credentials_are_said_once_and_right_ones_get_in() {
         .as_str()
         .unwrap_or("")
         .is_empty());
+}
+
+/// A CA and a leaf it signed for 127.0.0.1 (serverAuth), by Debian's
+/// openssl: `(ca.pem, leaf.pem, leaf.key)`. rustls takes no self-signed CA
+/// as a server's own certificate, as a real deployment's is not either.
+fn tls_files(dir: &TempDir) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let openssl = |args: &[&str]| {
+        let out = std::process::Command::new("/usr/bin/openssl")
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("run /usr/bin/openssl");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            stderr_of(&out)
+        );
+    };
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=swapsight test CA",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-addext",
+        "basicConstraints=critical,CA:TRUE",
+        "-addext",
+        "keyUsage=critical,keyCertSign",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        "leaf.key",
+        "-out",
+        "leaf.csr",
+    ]);
+    std::fs::write(
+        dir.join("leaf.ext"),
+        "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-out",
+        "leaf.pem",
+        "-extfile",
+        "leaf.ext",
+    ]);
+    (
+        dir.join("ca.pem"),
+        dir.join("leaf.pem"),
+        dir.join("leaf.key"),
+    )
+}
+
+/// GET `path` of an https Prometheus, trusting `ca` only (Debian's curl).
+fn https_get(port: u16, ca: &std::path::Path, path: &str) -> Option<String> {
+    let out = std::process::Command::new("/usr/bin/curl")
+        .args(["-sf", "--max-time", "5", "--cacert"])
+        .arg(ca)
+        .arg(format!("https://127.0.0.1:{port}{path}"))
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn a_push_over_tls_trusts_the_ca_given_and_refuses_a_server_it_cannot_verify() {
+    if skip_unless_ci("the push test", prometheus_missing()).is_none() {
+        return;
+    }
+    let dir = TempDir::new("push-tls");
+    let (ca, cert, key) = tls_files(&dir);
+    let web = dir.join("web.yml");
+    std::fs::write(
+        &web,
+        format!(
+            "tls_server_config:\n  cert_file: {}\n  key_file: {}\n",
+            cert.display(),
+            key.display()
+        ),
+    )
+    .unwrap();
+    let port = super::prometheus::free_port();
+    std::fs::write(dir.join("prometheus.yml"), "global: {}\n").unwrap();
+    let argv: Vec<String> = vec![
+        format!("--config.file={}", dir.join("prometheus.yml").display()),
+        format!("--storage.tsdb.path={}", dir.join("data").display()),
+        format!("--web.listen-address=127.0.0.1:{port}"),
+        format!("--web.config.file={}", web.display()),
+        RECEIVER[0].to_string(),
+    ];
+    let mut prom = super::prometheus::spawn_prometheus(&dir, &argv);
+    struct Kill<'a>(&'a mut std::process::Child);
+    impl Drop for Kill<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _kill = Kill(&mut prom);
+    wait_until(
+        Duration::from_secs(60),
+        || https_get(port, &ca, "/-/ready").is_some(),
+        || std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default(),
+    );
+    let url = format!("https://127.0.0.1:{port}/api/v1/write");
+    let record = |run: &str, ca: Option<&std::path::Path>| {
+        let mut c = swapsight();
+        c.args(["record", "-o"])
+            .arg(dir.join(&format!("{run}.jsonl")))
+            .args([
+                "--interval",
+                "200ms",
+                "--push",
+                &url,
+                "--push-interval",
+                "1s",
+            ]);
+        if let Some(ca) = ca {
+            c.arg("--push-ca").arg(ca);
+        }
+        c.args(["--label", &format!("run={run}"), "--", "sleep", "3"])
+            .env_remove("SWAPSIGHT_PUSH_TOKEN")
+            .stdout(Stdio::null())
+            .output()
+            .unwrap()
+    };
+
+    // Trusting the CA given: in, and found by name and label over https.
+    let out = record("trusted", Some(&ca));
+    let stderr = stderr_of(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("cannot push"), "{stderr}");
+    let q = format!(
+        "/api/v1/query?query={}",
+        super::prometheus::encode(r#"count_over_time(swapsight_free_ratio{run="trusted"}[5m])"#)
+    );
+    let body = https_get(port, &ca, &q).expect("query over https");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    let n: f64 = v["data"]["result"][0]["value"][1]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0.0);
+    assert!(n >= 3.0, "{n} pushed samples: {body}");
+
+    // The system's roots do not hold the test's CA: the server is not
+    // verified, said once, and nothing is sent.
+    let out = record("unverified", None);
+    let stderr = stderr_of(&out);
+    eprintln!("--- record --push to a server it cannot verify ---\n{stderr}");
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(count(&stderr, "cannot push to"), 1, "said once:\n{stderr}");
+    assert!(
+        stderr.contains("invalid peer certificate")
+            && stderr.contains("a server behind a private CA needs it in --push-ca FILE"),
+        "says why, and the way out:\n{stderr}"
+    );
+    let q = format!(
+        "/api/v1/query?query={}",
+        super::prometheus::encode(r#"swapsight_free_ratio{run="unverified"}"#)
+    );
+    let body = https_get(port, &ca, &q).unwrap();
+    assert!(body.contains(r#""result":[]"#), "{body}");
 }
