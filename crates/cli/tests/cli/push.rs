@@ -38,6 +38,34 @@ fn times(p: &Prometheus, selector: &str) -> Vec<f64> {
         .collect()
 }
 
+/// `record --push URL` every 1 s of `sleep SECS`, labelled `run=RUN`, with
+/// `extra` flags, its trace in `dir`.
+fn record_push(
+    dir: &TempDir,
+    url: &str,
+    run: &str,
+    secs: &str,
+    extra: &[&std::ffi::OsStr],
+) -> std::process::Output {
+    swapsight()
+        .args(["record", "-o"])
+        .arg(dir.join(&format!("{run}.jsonl")))
+        .args([
+            "--interval",
+            "200ms",
+            "--push",
+            url,
+            "--push-interval",
+            "1s",
+        ])
+        .args(extra)
+        .args(["--label", &format!("run={run}"), "--", "sleep", secs])
+        .env_remove("SWAPSIGHT_PUSH_TOKEN")
+        .stdout(Stdio::null())
+        .output()
+        .unwrap()
+}
+
 fn count(text: &str, needle: &str) -> usize {
     text.matches(needle).count()
 }
@@ -175,24 +203,13 @@ fn record_push_wrong_credentials_are_said_once_and_right_ones_get_in() {
         let file = dir.join(&format!("auth-{run}"));
         std::fs::write(&file, format!("# test\n{auth_line}\n")).unwrap();
         let started = Instant::now();
-        let out = swapsight()
-            .args(["record", "-o"])
-            .arg(dir.join(&format!("{run}.jsonl")))
-            .args([
-                "--interval",
-                "200ms",
-                "--push",
-                &url,
-                "--push-interval",
-                "1s",
-            ])
-            .arg("--push-auth-file")
-            .arg(&file)
-            .args(["--label", &format!("run={run}"), "--", "sleep", "4"])
-            .env_remove("SWAPSIGHT_PUSH_TOKEN")
-            .stdout(Stdio::null())
-            .output()
-            .unwrap();
+        let out = record_push(
+            &dir,
+            &url,
+            run,
+            "4",
+            &["--push-auth-file".as_ref(), file.as_os_str()],
+        );
         (out, started.elapsed())
     };
 
@@ -358,25 +375,11 @@ fn a_push_over_tls_trusts_the_ca_given_and_refuses_a_server_it_cannot_verify() {
     );
     let url = format!("https://127.0.0.1:{port}/api/v1/write");
     let record = |run: &str, ca: Option<&std::path::Path>| {
-        let mut c = swapsight();
-        c.args(["record", "-o"])
-            .arg(dir.join(&format!("{run}.jsonl")))
-            .args([
-                "--interval",
-                "200ms",
-                "--push",
-                &url,
-                "--push-interval",
-                "1s",
-            ]);
-        if let Some(ca) = ca {
-            c.arg("--push-ca").arg(ca);
-        }
-        c.args(["--label", &format!("run={run}"), "--", "sleep", "3"])
-            .env_remove("SWAPSIGHT_PUSH_TOKEN")
-            .stdout(Stdio::null())
-            .output()
-            .unwrap()
+        let args: Vec<&std::ffi::OsStr> = match ca {
+            Some(ca) => vec!["--push-ca".as_ref(), ca.as_os_str()],
+            None => Vec::new(),
+        };
+        record_push(&dir, &url, run, "3", &args)
     };
 
     // Trusting the CA given: in, and found by name and label over https.
