@@ -129,6 +129,23 @@ def in_ci():
     return os.environ.get("CI") in ("true", "1")
 
 
+def pinned_import(name, pins, install):
+    """The module ``name``, the real one; skipped outside CI when it does
+    not import, failed under CI=true (python/requirements-test.txt pins
+    ``pins`` in the test venv; ``install`` is what a developer runs)."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        if in_ci():
+            pytest.fail(
+                "%s must be tested in CI, but %s does not import: %s "
+                "(python/requirements-test.txt pins %s)" % (name, name, e, pins)
+            )
+        pytest.skip("no %s here (pip install %s), skipped outside CI: %s" % (name, install, e))
+
+
 #: crates/testkit/src/realswap.rs: SWAP_LOCK_FILE and SWAP_LOCK_HELD_BY_ENV.
 SWAP_LOCK = "/var/tmp/swapsight-test-swap.lock"
 SWAP_LOCK_HELD_BY = "SWAPSIGHT_SWAP_LOCK_HELD_BY"

@@ -20,24 +20,14 @@ import warnings
 import pytest
 
 import swapsight
-from conftest import counters_in, in_ci, wait_for
+from conftest import counters_in, pinned_import, wait_for
 
 MIB = 1 << 20
 
 
 def real_mlx():
-    """mlx.core, the real one; skipped outside CI when it does not import,
-    failed under CI=true (the test venv pins it)."""
-    try:
-        import mlx.core as mx
-    except ImportError as e:
-        if in_ci():
-            pytest.fail(
-                "MLX must be tested in CI, but mlx.core does not import: %s "
-                "(python/requirements-test.txt pins mlx and mlx-cpu)" % e
-            )
-        pytest.skip("no MLX here (pip install 'mlx[cpu]'), skipped outside CI: %s" % e)
-    return mx
+    """mlx.core, the real one (conftest.py's pinned_import)."""
+    return pinned_import("mlx.core", "mlx and mlx-cpu", "'mlx[cpu]'")
 
 
 @pytest.fixture(autouse=True)

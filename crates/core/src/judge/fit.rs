@@ -30,6 +30,7 @@ use crate::util::units::format_bytes;
 
 mod bounds;
 mod kv;
+mod mlx;
 pub mod model;
 mod need;
 mod past;

@@ -164,12 +164,23 @@ pub fn kv_lines(d: &Description, ask: &KvAsk) -> Vec<NeedLine> {
         }
     }
     if let (true, Some(w)) = (sliding > 0, &d.sliding_window) {
-        let tokens = ask.tokens.0.min(w.value);
+        let tokens = match ask.runtime {
+            Runtime::Mlx => super::mlx::sliding_tokens(ask.tokens.0, w.value),
+            _ => ask.tokens.0.min(w.value),
+        };
         if let Some(mut line) = attention_line(d, ask, &layers(sliding), kv_heads, tokens) {
             line.id = NeedId::KvCacheSliding;
             line.name = "KV cache (sliding)";
             line.inputs.push(w.input("sliding_window"));
-            line.formula += &format!(" (the window: {})", thousands(w.value));
+            line.formula += &if ask.runtime == Runtime::Mlx && tokens > w.value {
+                format!(
+                    " (the window: {}, and one prefill step of {} less one: mlx-lm's rotating cache holds both while it prefills)",
+                    thousands(w.value),
+                    thousands(super::mlx::PREFILL_STEP)
+                )
+            } else {
+                format!(" (the window: {})", thousands(w.value))
+            };
             out.push(line);
         }
     }

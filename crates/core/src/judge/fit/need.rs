@@ -24,9 +24,6 @@ pub struct Ask {
 /// The search for the largest context stops here where the model does
 /// not say its own maximum.
 pub(crate) const SEARCH_CAP: u64 = 1 << 24;
-/// mlx-lm's `generate_step` prefills in steps of this many tokens
-/// (`prefill_step_size`).
-const MLX_PREFILL_STEP: u64 = 2048;
 /// llama.cpp's physical batch (`n_ubatch`), the rows its compute buffer
 /// is sized for.
 const LLAMA_UBATCH: u64 = 512;
@@ -39,6 +36,8 @@ pub struct Sizer<'a> {
     /// The KV dtype, the file or flag it came from, and the field.
     kv: (KvDtype, String, String),
     parallel: (u64, &'static str),
+    /// The OS the need is for: MLX fuses attention on Metal only.
+    os: String,
 }
 
 impl<'a> Sizer<'a> {
@@ -97,6 +96,7 @@ impl<'a> Sizer<'a> {
             runtime,
             kv,
             parallel,
+            os: os.to_string(),
         }
     }
 
@@ -122,6 +122,9 @@ impl<'a> Sizer<'a> {
             },
         ));
         out.extend(runtime_line(d, self.runtime.0, tokens, source));
+        if self.runtime.0 == Runtime::Mlx {
+            out.extend(super::mlx::scores_line(d, &self.os, tokens, source));
+        }
         out
     }
 
@@ -271,19 +274,17 @@ fn weights_line(
 /// prefills: one chunk's activations (the MLP's gate and up projections,
 /// the residual stream and attention's Q, K, V, O) and the last token's
 /// logits in f32. mlx-lm prefills 2,048 tokens a step and evaluates only
-/// the cache; llama.cpp sizes its compute buffer (f32) for a 512-token
-/// ubatch with its logits; transformers prefills the whole prompt at once.
+/// the cache, with the activations MLX allocates at once (mlx.rs);
+/// llama.cpp sizes its compute buffer (f32) for a 512-token ubatch with
+/// its logits; transformers prefills the whole prompt at once.
 fn runtime_line(d: &Description, runtime: Runtime, tokens: u64, source: &str) -> Option<NeedLine> {
     let hidden = d.hidden.as_ref()?;
     let inter = d.intermediate.as_ref().unwrap_or(hidden);
     let vocab = d.vocab.as_ref().map_or(0, |v| v.value);
-    let act = match d.dtype.as_ref().map(|t| t.value.as_str()) {
-        Some("f32") => 4,
-        _ => 2,
-    };
+    let act = super::mlx::act_bytes(d);
     let (rows, rows_said, act, logit_rows) = match runtime {
         Runtime::Mlx => (
-            tokens.min(MLX_PREFILL_STEP),
+            tokens.min(super::mlx::PREFILL_STEP),
             "mlx-lm's prefill step",
             act,
             1,
@@ -296,11 +297,21 @@ fn runtime_line(d: &Description, runtime: Runtime, tokens: u64, source: &str) ->
         ),
         Runtime::Torch => (tokens, "transformers prefills the prompt at once", act, 1),
     };
-    let width = inter
-        .value
-        .saturating_mul(2)
-        .saturating_add(hidden.value.saturating_mul(4));
-    let acts = u128::from(rows) * u128::from(width) * act;
+    let (width, width_said) = match (runtime, super::mlx::row_elements(d)) {
+        (Runtime::Mlx, Some(w)) => w,
+        _ => (
+            inter
+                .value
+                .saturating_mul(2)
+                .saturating_add(hidden.value.saturating_mul(4)),
+            format!(
+                "(2 × {} intermediate + 4 × {} hidden)",
+                thousands(inter.value),
+                thousands(hidden.value)
+            ),
+        ),
+    };
+    let acts = u128::from(rows) * u128::from(width) * u128::from(act);
     let logits = u128::from(logit_rows) * u128::from(vocab) * 4;
     let bytes = u64::try_from(acts + logits).unwrap_or(u64::MAX);
     let mut inputs = vec![
@@ -328,10 +339,8 @@ fn runtime_line(d: &Description, runtime: Runtime, tokens: u64, source: &str) ->
         name: "runtime",
         bytes,
         formula: format!(
-            "{} tokens ({rows_said}) × (2 × {} intermediate + 4 × {} hidden) × {act} B + {logits_said}",
+            "{} tokens ({rows_said}) × {width_said} × {act} B + {logits_said}",
             thousands(rows),
-            thousands(inter.value),
-            thousands(hidden.value),
         ),
         inputs,
     })

@@ -33,6 +33,9 @@ pub enum NeedId {
     /// What the runtime materialises besides: one prefill chunk's
     /// activations, the logits it keeps.
     Runtime,
+    /// The attention scores of one prefill step, where the runtime does
+    /// not fuse attention (MLX on its CPU backend).
+    AttentionScores,
 }
 
 /// One figure a formula took, and where it came from.

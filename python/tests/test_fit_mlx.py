@@ -1,0 +1,107 @@
+"""fit's estimate against a real run (issue 48 §3): for each architecture
+of mlx_fit_runs.py (Llama, Gemma 3's sliding window, Qwen2's GQA with many
+KV heads, Mixtral's experts), a random-initialised model saved as mlx-lm
+saves one, prefilled by mlx-lm's own model code and prompt cache on MLX's
+CPU backend at 1k, 4k and 16k tokens; `swapsight fit FOLDER --context N
+--runtime mlx --json`'s need must be within ±10 % of `mx.get_peak_memory()`.
+
+mlx and mlx-lm come from python/requirements-test.txt: under CI=true a
+missing one fails the module; elsewhere it is skipped."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import installed_binary, pinned_import
+import mlx_fit_runs
+
+# The runs allocate up to ~1 GB each: the machine's memory to this module
+# alone (conftest.py's quiet_memory).
+pytestmark = pytest.mark.usefixtures("quiet_memory")
+
+CONTEXTS = (1024, 4096, 16384)
+TOLERANCE = 0.10
+
+
+@pytest.fixture(scope="module")
+def mlx_lm():
+    """mlx-lm's version (conftest.py's pinned_import: failed under CI=true
+    when it does not import)."""
+    pinned_import("mlx.core", "mlx and mlx-cpu", "'mlx[cpu]'")
+    return pinned_import("mlx_lm", "mlx-lm", "mlx-lm").__version__
+
+
+def estimate(folder, tokens):
+    """fit's plan for ``folder`` at ``tokens`` under MLX."""
+    done = subprocess.run(
+        [installed_binary(), "fit", str(folder), "--context", str(tokens), "--runtime", "mlx", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout, done.stderr
+    return json.loads(done.stdout)
+
+
+def measured(folder):
+    """MLX's peak at each of CONTEXTS, in a fresh process."""
+    env = dict(os.environ)
+    env.pop("SWAPSIGHT_MARK", None)
+    done = subprocess.run(
+        [sys.executable, mlx_fit_runs.__file__, str(folder)] + [str(t) for t in CONTEXTS],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    return {int(k): v for k, v in json.loads(done.stdout).items()}
+
+
+def row(name, tokens, plan, peak):
+    """One line of the table: the estimate, the measure, the error."""
+    est = plan["needed_bytes"]
+    err = (est - peak) / peak
+    parts = " ".join("%s %.1f" % (l["id"], l["bytes"] / 2**20) for l in plan["need"])
+    return err, "%-8s %6d %12d %12d %+6.1f %%   (MiB: %s)" % (name, tokens, est, peak, 100 * err, parts)
+
+
+@pytest.mark.parametrize("name", list(mlx_fit_runs.configs()))
+def test_the_estimate_is_within_ten_percent_of_mlx_s_peak(name, mlx_lm, tmp_path, capsys):
+    config = mlx_fit_runs.configs()[name]
+    folder = tmp_path / name
+    mlx_fit_runs.build(folder, config)
+    assert (folder / "config.json").is_file() and (folder / "model.safetensors").is_file()
+    peaks = measured(folder)
+    lines, off = [], []
+    for tokens in CONTEXTS:
+        plan = estimate(folder, tokens)
+        assert plan["context"]["runtime"] == "mlx"
+        assert plan["context"]["tokens"] == tokens
+        err, line = row(name, tokens, plan, peaks[tokens])
+        lines.append(line)
+        if abs(err) > TOLERANCE:
+            off.append(line)
+    with capsys.disabled():
+        print("\n%-8s %6s %12s %12s %8s   (mlx-lm %s)" % ("arch", "tokens", "estimate", "measured", "error", mlx_lm))
+        print("\n".join(lines))
+    assert not off, "fit's estimate is off MLX's peak by more than 10 %%:\n%s" % "\n".join(off)
+
+
+def test_the_models_are_saved_as_mlx_lm_saves_them(mlx_lm, tmp_path):
+    """config.json as save_config writes it and one model.safetensors with
+    the header fit reads: the folder fit is given is mlx-lm's own."""
+    folder = tmp_path / "llama"
+    mlx_fit_runs.build(folder, mlx_fit_runs.configs()["llama"])
+    config = json.loads((folder / "config.json").read_text())
+    assert config["model_type"] == "llama" and config["num_key_value_heads"] == 1
+    plan = estimate(folder, 1024)
+    weights = next(l for l in plan["need"] if l["id"] == "weights")
+    header = Path(folder / "model.safetensors").read_bytes()
+    n = int.from_bytes(header[:8], "little")
+    tensors = {k: v for k, v in json.loads(header[8 : 8 + n]).items() if k != "__metadata__"}
+    assert weights["bytes"] == sum(v["data_offsets"][1] - v["data_offsets"][0] for v in tensors.values())
