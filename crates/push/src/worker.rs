@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use swapsight::export::remote_write;
 
-use super::outbox::{verdict, Moment, Outbox, Verdict};
-use super::send::Answer;
-use super::Config;
+use crate::outbox::{verdict, Moment, Outbox, Verdict};
+use crate::send::Answer;
+use crate::Config;
 
 /// How long a stopping push keeps sending what it holds.
 const FLUSH: Duration = Duration::from_secs(5);
