@@ -168,3 +168,22 @@ fn the_file_is_replaced_not_written_through_a_link() {
         .collect();
     assert_eq!(names.len(), 2, "{names:?}");
 }
+
+#[test]
+fn the_settings_app_md_shows_are_read_as_shown() {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/app.md")).unwrap();
+    let (_, after) = doc
+        .split_once("settings_tests.rs::the_settings_app_md_shows_are_read_as_shown -->\n```json\n")
+        .expect("docs/app.md shows the settings");
+    let (block, _) = after.split_once("\n```").unwrap();
+    let dir = Tmp::new("settings-doc");
+    let p = read_push(&write(&dir, block)).unwrap();
+    assert!(p.enabled);
+    let s = p.settings.unwrap();
+    assert_eq!(s.url, "https://mimir.example/api/v1/push");
+    assert_eq!(s.interval, Duration::from_secs(15));
+    assert_eq!(s.labels, [("site".to_string(), "home".to_string())]);
+    assert_eq!(s.auth_file, Some(dir.join("push-auth")));
+    assert_eq!(s.ca, None);
+}
