@@ -122,12 +122,19 @@ pub fn run() {
     // Info.plist); this covers the bare binary (`cargo run`).
     #[cfg(target_os = "macos")]
     app.set_activation_policy(tauri::ActivationPolicy::Accessory);
-    app.run(|app, event| {
-        if let tauri::RunEvent::ExitRequested { code, api, .. } = event {
-            if window::stays_without_window(app.state::<window::Mode>().is_popover(), code) {
-                api.prevent_exit();
+    app.run(|app, event| match event {
+        tauri::RunEvent::ExitRequested { code, api, .. }
+            if window::stays_without_window(app.state::<window::Mode>().is_popover(), code) =>
+        {
+            api.prevent_exit();
+        }
+        // What the push's queue holds is sent before the process ends.
+        tauri::RunEvent::Exit => {
+            if let Some(p) = app.try_state::<push::Push>() {
+                p.finish();
             }
         }
+        _ => {}
     });
 }
 

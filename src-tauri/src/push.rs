@@ -69,7 +69,7 @@ impl Push {
         };
         // Credentials come from the settings' file only: the app is not
         // started from a shell whose environment the user set.
-        let config = s.config(None)?;
+        let config = s.config(None).map_err(|why| in_settings_words(&why))?;
         let mut pusher = Pusher::new(config);
         let metrics = pusher.metrics();
         let live = Arc::clone(live);
@@ -84,6 +84,14 @@ impl Push {
             old.pusher.finish();
         }
         Ok(())
+    }
+
+    /// Stops it, sending what the queue holds for up to 5 s (the app is
+    /// quitting: the file keeps `enabled` as it is, for the next launch).
+    pub fn finish(&self) {
+        if let Some(r) = self.lock().take() {
+            r.pusher.finish();
+        }
     }
 
     /// Whether it runs now.
@@ -123,6 +131,12 @@ impl Push {
             },
         }
     }
+}
+
+/// The push crate's words name the CLI's flags; the app's user wrote keys.
+fn in_settings_words(why: &str) -> String {
+    why.replace("--push-auth-file", "push.auth_file")
+        .replace("--push-ca", "push.ca")
 }
 
 #[cfg(test)]

@@ -212,3 +212,17 @@ fn a_receiver_that_is_not_there_shows_as_failing() {
         "{label}"
     );
 }
+
+#[test]
+fn errors_name_the_settings_keys_not_the_cli_flags() {
+    let t = app_with(
+        "app-push-words",
+        Some(r#"{"push": {"url": "https://h.example/w", "auth_file": "/nonexistent/auth"}}"#),
+    );
+    let push = t.app.state::<Push>();
+    let p = crate::settings::read_push(push.path()).unwrap();
+    let live = t.app.state::<std::sync::Arc<Live>>();
+    let err = push.start(p, &live).unwrap_err();
+    assert!(err.contains("push.auth_file /nonexistent/auth"), "{err}");
+    assert!(!err.contains("--push"), "{err}");
+}
