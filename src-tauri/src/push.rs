@@ -89,7 +89,8 @@ impl Push {
     /// Stops it, sending what the queue holds for up to 5 s (the app is
     /// quitting: the file keeps `enabled` as it is, for the next launch).
     pub fn finish(&self) {
-        if let Some(r) = self.lock().take() {
+        let running = self.lock().take();
+        if let Some(r) = running {
             r.pusher.finish();
         }
     }
@@ -103,7 +104,11 @@ impl Push {
     /// it) or off, and writes `enabled` back to the file. Stopping sends
     /// what the queue holds for up to 5 s: call it off the main thread.
     pub fn toggle(&self, live: &Arc<Live>) {
-        let on = if let Some(r) = self.lock().take() {
+        // Taken in a statement of its own: the guard of an `if let`'s
+        // scrutinee lives through both branches (edition 2021), and start
+        // locks again.
+        let running = self.lock().take();
+        let on = if let Some(r) = running {
             r.pusher.finish();
             log!("push to Prometheus: off");
             false

@@ -169,6 +169,16 @@ fn the_app_pushes_when_its_settings_say_so_and_the_toggle_turns_it_off() {
         file["push"]["labels"]["via"], "app",
         "the rest is kept: {file}"
     );
+
+    // And on again, from the file as it is now.
+    push.toggle(&live);
+    assert!(push.is_on());
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(t.dir.join("settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(file["push"]["enabled"], true, "{file}");
+    push.finish();
+    assert!(!push.is_on());
 }
 
 #[test]
