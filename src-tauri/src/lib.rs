@@ -32,6 +32,8 @@ pub mod macos;
 #[cfg(target_os = "linux")]
 pub mod menu_open;
 pub mod placement;
+pub mod push;
+pub mod settings;
 pub mod tray;
 pub mod window;
 
@@ -52,12 +54,16 @@ pub struct Options {
     pub recordings_dir: Option<PathBuf>,
     /// How long a hidden popover stays built ([`window::KEEP`]).
     pub popover_keep: std::time::Duration,
+    /// The settings file ([`settings`]); default `settings.json` in the
+    /// app's config folder.
+    pub settings: Option<PathBuf>,
 }
 
 impl Options {
     /// From the environment: `SWAPSIGHT_SHOW_WINDOW=1|0` (window mode; by
     /// default on Linux, off on macOS), `SWAPSIGHT_NO_TRAY=1`,
-    /// `SWAPSIGHT_RECORDINGS_DIR=<dir>`, `SWAPSIGHT_POPOVER_KEEP=<duration>`.
+    /// `SWAPSIGHT_RECORDINGS_DIR=<dir>`, `SWAPSIGHT_POPOVER_KEEP=<duration>`,
+    /// `SWAPSIGHT_SETTINGS=<file>`.
     pub fn from_env() -> Options {
         let flag = |name: &str| {
             std::env::var(name)
@@ -70,6 +76,7 @@ impl Options {
             window_mode: flag("SWAPSIGHT_SHOW_WINDOW").unwrap_or(cfg!(target_os = "linux")),
             recordings_dir: std::env::var_os("SWAPSIGHT_RECORDINGS_DIR").map(PathBuf::from),
             popover_keep: popover_keep(std::env::var("SWAPSIGHT_POPOVER_KEEP").ok().as_deref()),
+            settings: std::env::var_os("SWAPSIGHT_SETTINGS").map(PathBuf::from),
         }
     }
 }
@@ -115,12 +122,19 @@ pub fn run() {
     // Info.plist); this covers the bare binary (`cargo run`).
     #[cfg(target_os = "macos")]
     app.set_activation_policy(tauri::ActivationPolicy::Accessory);
-    app.run(|app, event| {
-        if let tauri::RunEvent::ExitRequested { code, api, .. } = event {
-            if window::stays_without_window(app.state::<window::Mode>().is_popover(), code) {
-                api.prevent_exit();
+    app.run(|app, event| match event {
+        tauri::RunEvent::ExitRequested { code, api, .. }
+            if window::stays_without_window(app.state::<window::Mode>().is_popover(), code) =>
+        {
+            api.prevent_exit();
+        }
+        // What the push's queue holds is sent before the process ends.
+        tauri::RunEvent::Exit => {
+            if let Some(p) = app.try_state::<push::Push>() {
+                p.finish();
             }
         }
+        _ => {}
     });
 }
 
@@ -169,6 +183,13 @@ fn setup<R: Runtime>(app: &mut App<R>, opts: Options) -> Result<(), Box<dyn std:
         }
     };
     app.manage(Arc::clone(&live));
+    let settings = match opts.settings {
+        Some(path) => path,
+        None => app.path().app_config_dir()?.join(settings::FILE),
+    };
+    let push = push::Push::new(settings);
+    push.start_if_enabled(&live);
+    app.manage(push);
     let handle = app.handle().clone();
     let tray = opts.tray
         && match tray::build(&handle) {
@@ -281,6 +302,9 @@ fn forward<R: Runtime>(app: &AppHandle<R>, update: &Update) {
     }
     if let Some(t) = app.try_state::<tray::Tray<R>>() {
         t.show(&update.snapshot);
+        if let Some(p) = app.try_state::<push::Push>() {
+            t.show_push(&p.label());
+        }
     }
     for n in &update.notices {
         // macOS: the tick's level goes through the announcer below, shared

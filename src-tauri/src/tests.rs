@@ -24,14 +24,22 @@ fn scripted_live(dir: &Path) -> Arc<Live> {
     Arc::new(Live::scripted(dir))
 }
 
-struct TestApp {
-    app: App<MockRuntime>,
+pub(crate) struct TestApp {
+    pub(crate) app: App<MockRuntime>,
     window: WebviewWindow<MockRuntime>,
-    dir: Tmp,
+    pub(crate) dir: Tmp,
 }
 
 fn app(tag: &str) -> TestApp {
+    app_with(tag, None)
+}
+
+/// The app with `settings` (its settings file's text) when given.
+pub(crate) fn app_with(tag: &str, settings: Option<&str>) -> TestApp {
     let dir = Tmp::new(tag);
+    if let Some(text) = settings {
+        std::fs::write(dir.join("settings.json"), text).unwrap();
+    }
     let live = scripted_live(dir.path());
     let opts = Options {
         live: Some(Arc::clone(&live)),
@@ -40,6 +48,7 @@ fn app(tag: &str) -> TestApp {
         recordings_dir: None,
         // A hidden popover is closed at once here (`release`).
         popover_keep: Duration::ZERO,
+        settings: Some(dir.join("settings.json")),
     };
     let mut app = run_app(mock_builder(), opts)
         .build(context())

@@ -1,8 +1,8 @@
 //! The menu-bar item: a template icon (black and alpha, tinted by macOS)
 //! that gets a badge while a false fit or overflow is flagged, the live
 //! title (`⇡2.1G ⚠ false fit`), and the menu — Open, swap written today,
-//! Start/Stop recording, Reset baseline, Export last recording…, Start at
-//! login, Quit. A left
+//! Start/Stop recording, Reset baseline, Export last recording…, Push to
+//! Prometheus (its state; a click toggles it), Start at login, Quit. A left
 //! click toggles the popover (macOS and Windows; Linux trays send no clicks,
 //! their menu's Open does it).
 
@@ -33,6 +33,8 @@ pub struct Tray<R: Runtime> {
     record: MenuItem<R>,
     /// "Swap written today: 3.1 GB", an item that only informs.
     written: MenuItem<R>,
+    /// "Push to Prometheus: on → mimir.example", a click toggles it.
+    push: MenuItem<R>,
     autostart: CheckMenuItem<R>,
     shown: Mutex<Shown>,
 }
@@ -44,6 +46,7 @@ struct Shown {
     alert: Option<bool>,
     recording: Option<bool>,
     written: Option<String>,
+    push: Option<String>,
     daily: Daily,
 }
 
@@ -107,6 +110,10 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let record = MenuItem::with_id(app, "record", "Start recording", true, None::<&str>)?;
     let reset = MenuItem::with_id(app, "reset", "Reset baseline", true, None::<&str>)?;
     let export = MenuItem::with_id(app, "export", "Export last recording…", true, None::<&str>)?;
+    let push_label = app
+        .try_state::<crate::push::Push>()
+        .map_or_else(|| "Push to Prometheus: off".into(), |p| p.label());
+    let push = MenuItem::with_id(app, "push", &push_label, true, None::<&str>)?;
     let autostart = CheckMenuItem::with_id(
         app,
         "autostart",
@@ -126,6 +133,7 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
             &reset,
             &export,
             &PredefinedMenuItem::separator(app)?,
+            &push,
             &autostart,
             &PredefinedMenuItem::separator(app)?,
             &quit,
@@ -145,8 +153,12 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         icon,
         record,
         written,
+        push,
         autostart,
-        shown: Mutex::new(Shown::default()),
+        shown: Mutex::new(Shown {
+            push: Some(push_label),
+            ..Shown::default()
+        }),
     });
     Ok(())
 }
@@ -184,6 +196,17 @@ impl<R: Runtime> Tray<R> {
                 log!("cannot set the written-today item: {e}");
             }
             shown.written = Some(label);
+        }
+    }
+
+    /// Shows the push's state, when it changed.
+    pub fn show_push(&self, label: &str) {
+        let mut shown = self.shown.lock().unwrap_or_else(|e| e.into_inner());
+        if shown.push.as_deref() != Some(label) {
+            if let Err(e) = self.push.set_text(label) {
+                log!("cannot set the push item: {e}");
+            }
+            shown.push = Some(label.to_string());
         }
     }
 
@@ -292,6 +315,20 @@ fn on_menu<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
             }
             None => log!("nothing to export: no recording yet"),
         },
+        "push" => {
+            // Off the main thread: stopping sends what the queue holds
+            // for up to 5 s.
+            let (live, app) = (Arc::clone(live.inner()), app.clone());
+            tauri::async_runtime::spawn_blocking(move || {
+                let Some(push) = app.try_state::<crate::push::Push>() else {
+                    return;
+                };
+                push.toggle(&live);
+                if let Some(t) = app.try_state::<Tray<R>>() {
+                    t.show_push(&push.label());
+                }
+            });
+        }
         "autostart" => {
             let al = app.autolaunch();
             let on = al.is_enabled().unwrap_or(false);

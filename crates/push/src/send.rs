@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 
-use super::auth::Secret;
+use crate::auth::Secret;
 
 /// A request's whole time, connection and TLS included: a receiver that
 /// went silent costs the push thread this much, never the sampler.

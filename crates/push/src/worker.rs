@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use swapsight::export::remote_write;
 
-use super::outbox::{verdict, Moment, Outbox, Verdict};
-use super::send::Answer;
-use super::Config;
+use crate::outbox::{verdict, Moment, Outbox, Verdict};
+use crate::send::Answer;
+use crate::Config;
 
 /// How long a stopping push keeps sending what it holds.
 const FLUSH: Duration = Duration::from_secs(5);
@@ -23,6 +23,10 @@ const NOT_YET: Duration = Duration::from_millis(250);
 
 struct State {
     outbox: Outbox,
+    /// Why the last request failed and is being tried again; `None` once
+    /// one got through (a batch refused for its samples is no failure of
+    /// the push: the queue goes on).
+    trouble: Option<String>,
     /// Set when stopping: the sender gives up at this instant.
     flush_until: Option<Instant>,
 }
@@ -52,6 +56,12 @@ impl std::fmt::Debug for Metrics {
 }
 
 impl Metrics {
+    /// Why requests fail now (no answer, a 5xx, credentials refused), in
+    /// a few words; `None` while they get through or before the first.
+    pub fn trouble(&self) -> Option<String> {
+        self.0.lock().trouble.clone()
+    }
+
     /// Appends the push's series to an exposition.
     pub fn write(&self, out: &mut String) {
         let (c, held) = {
@@ -99,6 +109,7 @@ impl Pusher {
             shared: Arc::new(Shared {
                 state: Mutex::new(State {
                     outbox: Outbox::new(config.queue),
+                    trouble: None,
                     flush_until: None,
                 }),
                 wake: Condvar::new(),
@@ -268,11 +279,22 @@ fn deliver(shared: &Shared, config: &Config) {
             Answer::Status(code, _) => verdict(*code),
             Answer::Failed(_) => Verdict::Retry,
         };
-        let settled = shared
-            .lock()
-            .outbox
-            .settle(last_seq, v, Instant::now(), jitter.unit());
+        let settled = {
+            let mut st = shared.lock();
+            st.trouble = trouble(&answer, v);
+            st.outbox.settle(last_seq, v, Instant::now(), jitter.unit())
+        };
         log.say(&answer, v, settled.samples, config.sender.has_auth());
+    }
+}
+
+/// Why a request failed, for a status line: the HTTP status, or the
+/// client's own words (connection refused, a certificate not verified).
+fn trouble(answer: &Answer, v: Verdict) -> Option<String> {
+    match (v, answer) {
+        (Verdict::Sent | Verdict::Rejected, _) => None,
+        (_, Answer::Status(code, _)) => Some(format!("HTTP {code}")),
+        (_, Answer::Failed(e)) => Some(clean(e).chars().take(80).collect()),
     }
 }
 
