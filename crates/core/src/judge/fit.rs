@@ -38,6 +38,7 @@ pub mod plan;
 mod settings;
 mod text;
 mod text_plan;
+mod verify;
 pub mod weights;
 
 pub(crate) use bounds::read_as;
@@ -50,6 +51,7 @@ pub use settings::{
     margin, settings, wired_keep, wired_limit_mb_for, wired_sysctl, WIRED_KEEP_DIVISOR,
     WIRED_KEEP_MIN,
 };
+pub use verify::{compare, Comparison, Measured};
 pub use weights::{count_weights, LeftOut, WalkLimits, WeightFile, Weights, WeightsError};
 
 /// The environment variable PyTorch's MPS allocator reads its high
@@ -281,6 +283,10 @@ pub struct Answer {
     /// A past run of the pipeline, where one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub past_run: Option<PastRun>,
+    /// The estimate (Σ of `need`) against the run's measured peaks, where
+    /// a run was given (`--from`, or a command run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
     /// Each bound the need is held against.
     pub bounds: Vec<Bound>,
     /// The bounds this machine does not have, and why.
@@ -423,6 +429,7 @@ pub fn plan(
             ));
         }
     }
+    let comparison = past.as_ref().map(|p| verify::compare(own, p));
     let tokens = d.map(|_| context.tokens);
     let summary = text::summary(verdict, need, tokens, &bounds);
     Answer {
@@ -437,6 +444,7 @@ pub fn plan(
         need: lines,
         largest_context: largest,
         past_run: past,
+        comparison,
         bounds,
         skipped,
         settings,
