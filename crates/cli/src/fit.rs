@@ -112,6 +112,9 @@ pub struct Args {
     /// Print one JSON object instead of text
     #[arg(long)]
     pub json: bool,
+    /// Neither apply past runs' ratio to the estimate nor learn from this run
+    #[arg(long)]
+    pub no_history: bool,
     #[command(flatten)]
     pub recording: crate::session::RecordingArgs,
     /// A command to run and watch as `swapsight record` does; its measured peak is compared with the estimate
@@ -184,11 +187,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn answer(args: &Args) -> anyhow::Result<ExitCode> {
     let model = model(&args.target)?;
     let described = fit::Described::of(&model, Path::new(&args.target));
+    let history_path = fit::default_history_path();
+    let history = (!args.no_history).then(|| load_history(&history_path));
     let ask = fit::Ask {
         context: args.context,
         parallel: args.parallel,
         kv_dtype: args.kv_dtype.clone(),
         runtime: args.runtime,
+        history: history.clone().flatten(),
     };
     let (past, ran) = match (&args.from, args.command.is_empty()) {
         (Some(path), _) => (Some(past(path)?), None),
@@ -213,6 +219,15 @@ fn answer(args: &Args) -> anyhow::Result<ExitCode> {
         }
     };
     let answer = fit::plan(model, &described, past, &figures()?, &ask);
+    if let (Some(Some(mut history)), Some(_)) = (history, ran) {
+        let learnt = learn(&mut history, &answer, &described, &args.target);
+        if let Err(e) = learnt.then(|| history.save(&history_path)).transpose() {
+            eprintln!(
+                "swapsight: this run is not kept in {}: {e}",
+                history_path.display()
+            );
+        }
+    }
     let text = if args.json {
         serde_json::to_string_pretty(&answer)? + "\n"
     } else {
@@ -220,6 +235,60 @@ fn answer(args: &Args) -> anyhow::Result<ExitCode> {
     };
     crate::exit::print_stdout(&text)?;
     Ok(ran.unwrap_or(ExitCode::from(answer.exit_code)))
+}
+
+/// The history of past runs; `None`, said on stderr, where its file does
+/// not read (it is then left as it is).
+fn load_history(path: &Path) -> Option<fit::History> {
+    fit::History::load(path)
+        .map_err(|e| eprintln!("swapsight: the history of past runs is not used: {e}"))
+        .ok()
+}
+
+/// Adds the run `answer` compared with to `history`: the framework's own
+/// peak where the run gave one (what the need estimates), else its
+/// footprint, over the estimate before any history. Whether it did: a
+/// model with no architecture or context said (a size) teaches nothing.
+fn learn(
+    history: &mut fit::History,
+    answer: &fit::Answer,
+    described: &fit::Described,
+    target: &OsString,
+) -> bool {
+    let (Some(c), Some(context), Some(arch)) = (
+        &answer.comparison,
+        &answer.context,
+        described
+            .description
+            .as_ref()
+            .and_then(|d| d.architecture.as_ref()),
+    ) else {
+        return false;
+    };
+    let Some(m) = c.measured.iter().rev().find(|m| m.bytes > 0) else {
+        return false;
+    };
+    let estimated: u64 = answer.need.iter().map(|l| l.bytes).sum();
+    if estimated == 0 {
+        return false;
+    }
+    let at_unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    history.learn(
+        context.runtime,
+        &arch.value,
+        fit::HistoryRun {
+            at_unix_ms,
+            model: swapsight::text::clean(&target.to_string_lossy()).into_owned(),
+            context: Some(context.tokens),
+            estimated_bytes: estimated,
+            measured_bytes: m.bytes,
+            measured: m.id.clone(),
+            ratio: m.bytes as f64 / estimated as f64,
+        },
+    );
+    true
 }
 
 /// A word meant as a size, not a name: it starts as a number does (a

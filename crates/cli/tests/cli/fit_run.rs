@@ -71,3 +71,83 @@ fn fit_exits_with_the_command_s_code_and_refuses_from_beside_a_command() {
     let out = fit(&["1M", "--from", trace.to_str().unwrap(), "--", "true"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr_of(&out));
 }
+
+#[test]
+fn a_run_is_kept_in_the_data_folder_and_applied_to_later_estimates() {
+    let dir = TempDir::new("fit-history");
+    let model = dir.path().join("model");
+    std::fs::create_dir_all(&model).unwrap();
+    hf_folder(&model);
+    // Layers described: the answer has a context, hence a runtime.
+    std::fs::write(
+        model.join("config.json"),
+        r#"{"model_type":"llama","hidden_size":256,"intermediate_size":512,"num_attention_heads":4,"num_key_value_heads":1,"num_hidden_layers":2,"vocab_size":1000,"torch_dtype":"float32"}"#,
+    )
+    .unwrap();
+    // The data folder: $XDG_DATA_HOME on Linux, under $HOME on a Mac.
+    let data = dir.path().join("data");
+    let kept_at = if cfg!(target_os = "macos") {
+        data.join("Library/Application Support/swapsight-fit-history.json")
+    } else {
+        data.join("swapsight-fit-history.json")
+    };
+    let with_data = |args: &[&str]| {
+        swapsight()
+            .env("XDG_DATA_HOME", &data)
+            .env("HOME", &data)
+            .arg("fit")
+            .arg(&model)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let trace = dir.path().join("run.jsonl");
+    let out = with_data(&["-o", trace.to_str().unwrap(), "--", "python3", "-c", HOLDER]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let kept = std::fs::read_to_string(&kept_at).unwrap();
+    let h: serde_json::Value = serde_json::from_str(&kept).unwrap();
+    let g = &h["groups"][0];
+    assert_eq!(
+        (g["runtime"].as_str(), g["architecture"].as_str()),
+        (Some("torch"), Some("llama"))
+    );
+    assert_eq!(g["runs"][0]["measured"], "mlx.peak");
+    assert_eq!(g["runs"][0]["measured_bytes"], 123_456_789);
+    let json = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        serde_json::from_slice(&with_data(&all).stdout).unwrap()
+    };
+    let raw = json(&["--no-history"]);
+    assert!(raw.get("history").is_none(), "{raw:#}");
+    let raw = raw["needed_bytes"].as_u64().unwrap();
+    let ratio = 123_456_789.0 / raw as f64;
+    let learnt = json(&[]);
+    assert_eq!(learnt["history"]["runs"], 1);
+    assert_eq!(
+        learnt["needed_bytes"].as_u64().unwrap(),
+        (raw as f64 * ratio) as u64
+    );
+    let note = format!(
+        "estimate {:+.0} % from 1 past torch run of llama models (--no-history to ignore)",
+        (ratio - 1.0) * 100.0
+    );
+    assert!(
+        learnt["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n == &note),
+        "{note}: {learnt:#}"
+    );
+    assert!(stdout_of(&with_data(&[])).contains(&note));
+    // A history that does not read is said and left alone.
+    std::fs::write(&kept_at, "{").unwrap();
+    let out = with_data(&[]);
+    assert!(
+        stderr_of(&out).contains("the history of past runs is not used"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&kept_at).unwrap(), "{");
+}

@@ -29,6 +29,7 @@ use crate::probe::{Scope, SystemSample};
 use crate::util::units::format_bytes;
 
 mod bounds;
+mod history;
 mod kv;
 mod mlx;
 pub mod model;
@@ -43,6 +44,7 @@ pub mod weights;
 
 pub(crate) use bounds::read_as;
 pub use bounds::{bounds, mps_ratio, strtod};
+pub use history::{default_history_path, History, Learnt, Run as HistoryRun};
 pub use kv::KvDtype;
 pub use need::Ask;
 pub use past::{past_run, PastRun, PeakOf};
@@ -283,7 +285,11 @@ pub struct Answer {
     /// A past run of the pipeline, where one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub past_run: Option<PastRun>,
-    /// The estimate (Σ of `need`) against the run's measured peaks, where
+    /// What past runs of this runtime and architecture taught, where it
+    /// was applied: the estimate is Σ of `need` × its ratio.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<Learnt>,
+    /// The estimate against the run's measured peaks, where
     /// a run was given (`--from`, or a command run).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
@@ -399,6 +405,14 @@ pub fn plan(
     let lines = sizer.lines(context.tokens, source);
     let model_bytes = lines.first().map_or(0, |l| l.bytes);
     let own = crate::util::units::saturating_sum(lines.iter().map(|l| l.bytes));
+    let learnt = match (&ask.history, d.and_then(|d| d.architecture.as_ref())) {
+        (Some(h), Some(a)) => h.learnt(context.runtime, &a.value),
+        _ => None,
+    };
+    // Past runs' ratio, on the whole estimate: it is no one line's.
+    let own = learnt
+        .as_ref()
+        .map_or(own, |l| (own as f64 * l.ratio) as u64);
     let need = needed(own, past.as_ref());
     let (bounds, skipped) = bounds(f, need);
     let verdict = verdict(&bounds);
@@ -429,6 +443,9 @@ pub fn plan(
             ));
         }
     }
+    if let Some(l) = &learnt {
+        notes.push(format!("estimate {}", l.note));
+    }
     let comparison = past.as_ref().map(|p| verify::compare(own, p));
     let tokens = d.map(|_| context.tokens);
     let summary = text::summary(verdict, need, tokens, &bounds);
@@ -444,6 +461,7 @@ pub fn plan(
         need: lines,
         largest_context: largest,
         past_run: past,
+        history: learnt,
         comparison,
         bounds,
         skipped,
