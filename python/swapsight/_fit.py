@@ -247,8 +247,13 @@ def fit(
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             raise TypeError("%s: a number or a word, not %r" % (flag[2:].replace("-", "_"), value))
         args += [flag, str(value)]
-    # After "--": a path that starts with "-" is still a path.
-    args += ["--", target]
+    # The target as the first word, where the CLI takes it as PATH|SIZE
+    # even when it starts with "-" (after "--" would come a command to
+    # run); an existing path that starts with "-" goes as "./-x", which no
+    # flag can be.
+    if target.startswith("-") and os.path.lexists(target):
+        target = os.path.join(".", target)
+    args.insert(2, target)
     try:
         done = subprocess.run(
             args,

@@ -43,16 +43,18 @@ def _config(model_type, architecture, widths, heads, layers, **rest):
     )
 
 
-def configs(scale=1, layers=None):
-    """name -> config.json of each architecture, widths and heads times
-    ``scale``, ``layers`` layers where given. Two query heads where the
-    architecture allows (four for the GQA one): on a CPU the unfused
-    attention of 16k tokens costs ~20 s a head."""
+def configs(scale=1, layers=None, heads=None):
+    """name -> config.json of each architecture, widths times ``scale``,
+    heads times ``heads`` (``scale`` by default), ``layers`` layers where
+    given. Two query heads where the architecture allows (four for the GQA
+    one): on a CPU the unfused attention of 16k tokens costs ~20 s a head
+    and layer."""
     s = scale
+    h = scale if heads is None else heads
     return {
         # Llama 3.1: GQA (2:1 here, 4:1 there), untied head.
         "llama": _config(
-            "llama", "LlamaForCausalLM", (128 * s, 448 * s), (2 * s, 1 * s), layers or 2,
+            "llama", "LlamaForCausalLM", (128 * s, 448 * s), (2 * h, 1 * h), layers or 2,
             head_dim=64, rms_norm_eps=1e-5, rope_theta=500000.0,
             max_position_embeddings=131072, tie_word_embeddings=False,
         ),
@@ -60,7 +62,7 @@ def configs(scale=1, layers=None):
         # and global ones (1:1 here, 5:1 there; the last layer sliding, as
         # in Gemma 3), one KV head, tied embeddings.
         "gemma3": _config(
-            "gemma3_text", "Gemma3ForCausalLM", (128 * s, 512 * s), (2 * s, 1 * s), layers or 3,
+            "gemma3_text", "Gemma3ForCausalLM", (128 * s, 512 * s), (2 * h, 1 * h), layers or 3,
             head_dim=64, query_pre_attn_scalar=64, sliding_window=512,
             sliding_window_pattern=2, rms_norm_eps=1e-6, rope_theta=1000000.0,
             rope_local_base_freq=10000.0, max_position_embeddings=32768,
@@ -68,13 +70,13 @@ def configs(scale=1, layers=None):
         # Qwen2-style GQA with many KV heads (2:1, as Gemma 2 27B's 32:16):
         # the cache grows fastest per token of the four; biased Q/K/V.
         "qwen2": _config(
-            "qwen2", "Qwen2ForCausalLM", (128 * s, 344 * s), (4 * s, 2 * s), layers or 2,
+            "qwen2", "Qwen2ForCausalLM", (128 * s, 344 * s), (4 * h, 2 * h), layers or 2,
             rms_norm_eps=1e-6, rope_theta=1000000.0,
             max_position_embeddings=32768, tie_word_embeddings=False,
         ),
         # Mixtral: 8 experts, 2 routed per token, all resident.
         "mixtral": _config(
-            "mixtral", "MixtralForCausalLM", (128 * s, 256 * s), (2 * s, 1 * s), layers or 2,
+            "mixtral", "MixtralForCausalLM", (128 * s, 256 * s), (2 * h, 1 * h), layers or 2,
             num_local_experts=8, num_experts_per_tok=2, rms_norm_eps=1e-5,
             rope_theta=1000000.0, max_position_embeddings=32768,
             tie_word_embeddings=False,

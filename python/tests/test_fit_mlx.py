@@ -38,7 +38,8 @@ def mlx_lm():
 def estimate(folder, tokens):
     """fit's plan for ``folder`` at ``tokens`` under MLX."""
     done = subprocess.run(
-        [installed_binary(), "fit", str(folder), "--context", str(tokens), "--runtime", "mlx", "--json"],
+        # --no-history: the estimate itself, whatever runs this user made.
+        [installed_binary(), "fit", str(folder), "--context", str(tokens), "--runtime", "mlx", "--json", "--no-history"],
         capture_output=True,
         text=True,
         timeout=60,

@@ -42,7 +42,10 @@ this machine puts on memory:
 Where a setting would make it fit (sudo sysctl iogpu.wired_limit_mb=N,
 PYTORCH_MPS_HIGH_WATERMARK_RATIO=…, mx.set_memory_limit(…)), it is printed with its risk.
 With --from, a past run of the same pipeline: its peak footprint is the need where it is more
-than the weights (activations, caches).
+than the weights (activations, caches), and the estimate is compared with it. With a command
+after --, fit estimates, runs it as `swapsight record` does (the same trace, -o and --interval as
+record's), then prints the estimate against the measured peak (the watched tree's footprint, and
+MLX's own peak where swapsight.watch_mlx() wrote mlx.peak), and exits with the command's code.
 
 Exit codes:
   0  fits
@@ -59,6 +62,8 @@ Examples:
   swapsight fit model-Q4_K_M.gguf
   swapsight fit 40G                                   a size: 40G, 512MiB, 8GiB or bytes
   swapsight fit ./sdxl --from last-run.jsonl          with a past run's peak
+  swapsight fit ./model --context 16k --runtime mlx -- python generate.py
+                                                      estimate, run, measure, compare
   swapsight fit ./model && python generate.py         run only when it fits without swap
   swapsight fit ./model --json | jq .verdict";
 
@@ -85,7 +90,9 @@ pub fn docs_url(page: &str) -> String {
 #[command(after_help = after_help())]
 pub struct Args {
     /// A model file or folder, or a size (8G, 512MiB, bytes)
-    #[arg(value_name = "PATH|SIZE")]
+    // A size like -5G is taken here, to be refused as a size: after `--`
+    // comes the command.
+    #[arg(value_name = "PATH|SIZE", allow_hyphen_values = true)]
     pub target: OsString,
     /// A past run of the same pipeline (a trace of `swapsight record`): its peak footprint
     #[arg(long, value_name = "TRACE")]
@@ -105,6 +112,14 @@ pub struct Args {
     /// Print one JSON object instead of text
     #[arg(long)]
     pub json: bool,
+    /// Neither apply past runs' ratio to the estimate nor learn from this run
+    #[arg(long)]
+    pub no_history: bool,
+    #[command(flatten)]
+    pub recording: crate::session::RecordingArgs,
+    /// A command to run and watch as `swapsight record` does; its measured peak is compared with the estimate
+    #[arg(last = true, value_name = "CMD ARGS", conflicts_with = "from")]
+    pub command: Vec<String>,
 }
 
 /// The most tokens `--context` takes: past any model's context.
@@ -172,24 +187,108 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn answer(args: &Args) -> anyhow::Result<ExitCode> {
     let model = model(&args.target)?;
     let described = fit::Described::of(&model, Path::new(&args.target));
-    let past = match &args.from {
-        Some(path) => Some(past(path)?),
-        None => None,
-    };
+    let history_path = fit::default_history_path();
+    let history = (!args.no_history).then(|| load_history(&history_path));
     let ask = fit::Ask {
         context: args.context,
         parallel: args.parallel,
         kv_dtype: args.kv_dtype.clone(),
         runtime: args.runtime,
+        history: history.clone().flatten(),
+    };
+    let (past, ran) = match (&args.from, args.command.is_empty()) {
+        (Some(path), _) => (Some(past(path)?), None),
+        (None, true) => (None, None),
+        (None, false) => {
+            let before = fit::plan(model.clone(), &described, None, &figures()?, &ask);
+            eprintln!(
+                "swapsight: estimated peak {} ({}); running {}",
+                swapsight::units::format_bytes(
+                    i64::try_from(before.needed_bytes).unwrap_or(i64::MAX)
+                ),
+                before.summary,
+                swapsight::text::clean(&args.command.join(" "))
+            );
+            let recorded = crate::record::record(&crate::record::Args {
+                recording: args.recording.clone(),
+                pid: None,
+                print_mark_path: false,
+                command: args.command.clone(),
+            })?;
+            (Some(past(&recorded.path)?), Some(recorded.code))
+        }
     };
     let answer = fit::plan(model, &described, past, &figures()?, &ask);
+    if let (Some(Some(mut history)), Some(_)) = (history, ran) {
+        let learnt = learn(&mut history, &answer, &described, &args.target);
+        if let Err(e) = learnt.then(|| history.save(&history_path)).transpose() {
+            eprintln!(
+                "swapsight: this run is not kept in {}: {e}",
+                history_path.display()
+            );
+        }
+    }
     let text = if args.json {
         serde_json::to_string_pretty(&answer)? + "\n"
     } else {
         answer.to_text()
     };
     crate::exit::print_stdout(&text)?;
-    Ok(ExitCode::from(answer.exit_code))
+    Ok(ran.unwrap_or(ExitCode::from(answer.exit_code)))
+}
+
+/// The history of past runs; `None`, said on stderr, where its file does
+/// not read (it is then left as it is).
+fn load_history(path: &Path) -> Option<fit::History> {
+    fit::History::load(path)
+        .map_err(|e| eprintln!("swapsight: the history of past runs is not used: {e}"))
+        .ok()
+}
+
+/// Adds the run `answer` compared with to `history`: the framework's own
+/// peak where the run gave one (what the need estimates), else its
+/// footprint, over the estimate before any history. Whether it did: a
+/// model with no architecture or context said (a size) teaches nothing.
+fn learn(
+    history: &mut fit::History,
+    answer: &fit::Answer,
+    described: &fit::Described,
+    target: &OsString,
+) -> bool {
+    let (Some(c), Some(context), Some(arch)) = (
+        &answer.comparison,
+        &answer.context,
+        described
+            .description
+            .as_ref()
+            .and_then(|d| d.architecture.as_ref()),
+    ) else {
+        return false;
+    };
+    let Some(m) = c.measured.iter().rev().find(|m| m.bytes > 0) else {
+        return false;
+    };
+    let estimated: u64 = answer.need.iter().map(|l| l.bytes).sum();
+    if estimated == 0 {
+        return false;
+    }
+    let at_unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    history.learn(
+        context.runtime,
+        &arch.value,
+        fit::HistoryRun {
+            at_unix_ms,
+            model: swapsight::text::clean(&target.to_string_lossy()).into_owned(),
+            context: Some(context.tokens),
+            estimated_bytes: estimated,
+            measured_bytes: m.bytes,
+            measured: m.id.clone(),
+            ratio: m.bytes as f64 / estimated as f64,
+        },
+    );
+    true
 }
 
 /// A word meant as a size, not a name: it starts as a number does (a

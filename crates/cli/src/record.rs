@@ -44,6 +44,19 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    Ok(record(&args)?.code)
+}
+
+/// A finished recording: the exit code `record` exits with (the
+/// command's, with one) and its trace.
+pub struct Recorded {
+    pub code: ExitCode,
+    pub path: std::path::PathBuf,
+}
+
+/// Records as `swapsight record` does (`fit -- CMD` runs its command
+/// through here: the same trace), to the end of the command or the pid.
+pub fn record(args: &Args) -> anyhow::Result<Recorded> {
     session::check_command(&args.command)?;
     args.recording.check()?;
     let pusher = args.push.config()?.map(crate::push::Pusher::new);
@@ -161,7 +174,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ));
     }
     eprintln!("{}", finished_line(trace.recorder()));
-    Ok(code)
+    Ok(Recorded { code, path })
 }
 
 /// What was recorded: the command (or none), the pid watched, the trace.

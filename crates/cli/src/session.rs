@@ -24,7 +24,7 @@ use crate::exit;
 /// The flags of a recording, declared once for `record` and `guard` so that
 /// their names, defaults and bounds cannot drift apart. (`guard` words
 /// `--interval`'s help its own way: it also checks the budget each sample.)
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct RecordingArgs {
     /// Trace file to write [default: swapsight-YYYYMMDD-HHMMSS.jsonl]
     #[arg(short, long, value_name = "FILE")]

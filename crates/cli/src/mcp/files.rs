@@ -172,11 +172,14 @@ fn fit_ask(args: &Map<String, Value>) -> Result<swapsight::fit::Ask, String> {
     let runtime = string(args, "runtime")?
         .map(|s| crate::fit::runtime(s).map_err(|w| named("runtime", w)))
         .transpose()?;
+    // The tool answers from the files alone: the user's history of runs
+    // (fit -- CMD) is the command line's.
     Ok(swapsight::fit::Ask {
         context,
         parallel,
         kv_dtype,
         runtime,
+        history: None,
     })
 }
 

@@ -398,3 +398,6 @@ pub(super) mod context;
 
 #[path = "fit_hostile.rs"]
 mod hostile;
+
+#[path = "fit_run.rs"]
+mod run;

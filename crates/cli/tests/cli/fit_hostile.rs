@@ -8,7 +8,9 @@ use super::{fit, hf_folder, index, SHARDS};
 #[test]
 fn a_number_that_is_not_a_size_is_a_bad_argument_not_a_missing_path() {
     for word in ["NaN", "inf", "-Infinity", "-5G", "+3G"] {
-        let out = swapsight().args(["fit", "--", word]).output().unwrap();
+        // After `--` comes a command to run (fit -- CMD): a size that
+        // starts with a sign is given as it is.
+        let out = swapsight().args(["fit", word]).output().unwrap();
         assert_eq!(out.status.code(), Some(3), "{word}: {}", stderr_of(&out));
         assert!(
             stderr_of(&out).starts_with("swapsight: invalid size '"),

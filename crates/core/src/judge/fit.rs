@@ -29,6 +29,7 @@ use crate::probe::{Scope, SystemSample};
 use crate::util::units::format_bytes;
 
 mod bounds;
+mod history;
 mod kv;
 mod mlx;
 pub mod model;
@@ -38,10 +39,12 @@ pub mod plan;
 mod settings;
 mod text;
 mod text_plan;
+mod verify;
 pub mod weights;
 
 pub(crate) use bounds::read_as;
 pub use bounds::{bounds, mps_ratio, strtod};
+pub use history::{default_history_path, History, Learnt, Run as HistoryRun};
 pub use kv::KvDtype;
 pub use need::Ask;
 pub use past::{past_run, PastRun, PeakOf};
@@ -50,6 +53,7 @@ pub use settings::{
     margin, settings, wired_keep, wired_limit_mb_for, wired_sysctl, WIRED_KEEP_DIVISOR,
     WIRED_KEEP_MIN,
 };
+pub use verify::{compare, Comparison, Measured};
 pub use weights::{count_weights, LeftOut, WalkLimits, WeightFile, Weights, WeightsError};
 
 /// The environment variable PyTorch's MPS allocator reads its high
@@ -281,6 +285,14 @@ pub struct Answer {
     /// A past run of the pipeline, where one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub past_run: Option<PastRun>,
+    /// What past runs of this runtime and architecture taught, where it
+    /// was applied: the estimate is Σ of `need` × its ratio.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<Learnt>,
+    /// The estimate against the run's measured peaks, where
+    /// a run was given (`--from`, or a command run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
     /// Each bound the need is held against.
     pub bounds: Vec<Bound>,
     /// The bounds this machine does not have, and why.
@@ -393,6 +405,14 @@ pub fn plan(
     let lines = sizer.lines(context.tokens, source);
     let model_bytes = lines.first().map_or(0, |l| l.bytes);
     let own = crate::util::units::saturating_sum(lines.iter().map(|l| l.bytes));
+    let learnt = match (&ask.history, d.and_then(|d| d.architecture.as_ref())) {
+        (Some(h), Some(a)) => h.learnt(context.runtime, &a.value),
+        _ => None,
+    };
+    // Past runs' ratio, on the whole estimate: it is no one line's.
+    let own = learnt
+        .as_ref()
+        .map_or(own, |l| (own as f64 * l.ratio) as u64);
     let need = needed(own, past.as_ref());
     let (bounds, skipped) = bounds(f, need);
     let verdict = verdict(&bounds);
@@ -423,6 +443,10 @@ pub fn plan(
             ));
         }
     }
+    if let Some(l) = &learnt {
+        notes.push(format!("estimate {}", l.note));
+    }
+    let comparison = past.as_ref().map(|p| verify::compare(own, p));
     let tokens = d.map(|_| context.tokens);
     let summary = text::summary(verdict, need, tokens, &bounds);
     Answer {
@@ -437,6 +461,8 @@ pub fn plan(
         need: lines,
         largest_context: largest,
         past_run: past,
+        history: learnt,
+        comparison,
         bounds,
         skipped,
         settings,

@@ -339,6 +339,7 @@ fn past(peak: u64) -> PastRun {
         verdict: crate::step::detect::State::FalseFit,
         swap_growth_bytes: 817 * MIB as i64,
         samples: 55,
+        framework_peaks: Vec::new(),
     }
 }
 

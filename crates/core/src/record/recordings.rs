@@ -139,6 +139,13 @@ pub fn default_trace_path(dir: &Path, unix_ms: u64) -> PathBuf {
 /// menu-bar app: `swapsight-recordings` under the data dir (`$XDG_DATA_HOME`
 /// or `~/.local/share`; `~/Library/Application Support` on macOS).
 pub fn default_recordings_dir() -> PathBuf {
+    data_dir().join("swapsight-recordings")
+}
+
+/// The user's data folder: `$XDG_DATA_HOME` (where absolute) or
+/// `~/.local/share`; `~/Library/Application Support` on macOS; `.`
+/// without a home.
+pub fn data_dir() -> PathBuf {
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
@@ -151,7 +158,6 @@ pub fn default_recordings_dir() -> PathBuf {
             .or_else(|| home.map(|h| h.join(".local/share")))
     };
     data.unwrap_or_else(|| PathBuf::from("."))
-        .join("swapsight-recordings")
 }
 
 /// Days since 1970-01-01 → (year, month, day), proleptic Gregorian

@@ -19,6 +19,8 @@ pub struct Ask {
     pub kv_dtype: Option<KvDtype>,
     /// `--runtime`.
     pub runtime: Option<Runtime>,
+    /// Past runs' ratios, applied to the estimate (`None`: `--no-history`).
+    pub history: Option<super::History>,
 }
 
 /// The search for the largest context stops here where the model does

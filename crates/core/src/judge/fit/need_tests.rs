@@ -238,6 +238,7 @@ fn the_kv_dtype_and_parallel_sequences_scale_the_cache() {
             parallel: Some(parallel),
             kv_dtype: Some(KvDtype::parse(dtype).unwrap()),
             runtime: Some(Runtime::LlamaCpp),
+            history: None,
         };
         line(&on_linux(&d, GIB, &a).need, NeedId::KvCache).bytes
     };

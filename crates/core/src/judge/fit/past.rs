@@ -33,6 +33,10 @@ pub struct PastRun {
     pub(crate) swap_growth_bytes: i64,
     /// Samples in the trace (0: nothing to go by).
     pub samples: usize,
+    /// The largest value of each framework's peak counter the run wrote
+    /// (`mlx.peak`), in bytes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub framework_peaks: Vec<(String, u64)>,
 }
 
 /// Whose footprint the peak is.
@@ -54,6 +58,13 @@ impl PeakOf {
             }
         }
     }
+
+    pub(crate) fn words_short(self) -> &'static str {
+        match self {
+            PeakOf::Tree => "the watched process tree",
+            PeakOf::LargestProcess => "the largest process",
+        }
+    }
 }
 
 /// Reads the trace `reader` holds in one pass (a second only when its
@@ -69,14 +80,17 @@ pub fn past_run<R: BufRead + Seek>(
     let watching = header.watching();
     let mut peak = (0u64, 0u64);
     let mut t0 = None;
-    let report = crate::judge::report::report_stream(reader, None, |record| {
-        if let Record::Sample(s) = record {
+    let mut framework_peaks: Vec<(String, u64)> = Vec::new();
+    let report = crate::judge::report::report_stream(reader, None, |record| match record {
+        Record::Sample(s) => {
             let start = *t0.get_or_insert(s.sample.t_ms);
             let fp = crate::judge::compare::watched_footprint(s, watching);
             if fp > peak.0 {
                 peak = (fp, s.sample.t_ms.saturating_sub(start));
             }
         }
+        Record::Counter(c) => framework_peak(&mut framework_peaks, c),
+        _ => {}
     })?;
     Ok(PastRun {
         path: clean(path).into_owned(),
@@ -96,5 +110,23 @@ pub fn past_run<R: BufRead + Seek>(
         verdict: report.verdict,
         swap_growth_bytes: report.swap_growth_bytes,
         samples: report.samples,
+        framework_peaks,
     })
+}
+
+/// Keeps the largest value of a framework's peak counter
+/// ([`PEAK_COUNTERS`](super::verify::PEAK_COUNTERS)), in bytes.
+fn framework_peak(peaks: &mut Vec<(String, u64)>, c: &crate::record::trace::Counter) {
+    let known = super::verify::PEAK_COUNTERS
+        .iter()
+        .any(|(n, _)| *n == c.name);
+    if !known || c.unit != "bytes" || !c.value.is_finite() || c.value < 0.0 {
+        return;
+    }
+    // A float of bytes, as the counter line carries it; saturating.
+    let v = c.value as u64;
+    match peaks.iter_mut().find(|(n, _)| *n == c.name) {
+        Some((_, p)) => *p = (*p).max(v),
+        None => peaks.push((c.name.clone(), v)),
+    }
 }

@@ -10,7 +10,7 @@ use crate::util::units::{format_bytes, format_duration, format_growth};
 /// Files (and files left out) listed one by one; the rest are summed.
 const LISTED: usize = 10;
 
-fn gb(b: u64) -> String {
+pub(crate) fn gb(b: u64) -> String {
     format_bytes(i64::try_from(b).unwrap_or(i64::MAX))
 }
 
@@ -171,6 +171,9 @@ impl Answer {
                 "the model, at or above the past run's peak".into()
             };
             let _ = writeln!(out, "needs {}: {why}", gb(self.needed_bytes));
+        }
+        if let Some(c) = &self.comparison {
+            super::verify::comparison_lines(&mut out, c);
         }
         super::text_plan::need_lines(&mut out, self.context.as_ref(), &self.need);
         if let Some(l) = &self.largest_context {
