@@ -6,6 +6,7 @@ schema does not name fails); and the schema's fields against docs/fit.md's
 table, so neither drifts from the other."""
 
 import json
+import os
 import re
 import struct
 import subprocess
@@ -71,9 +72,14 @@ def gguf(path):
     return path
 
 
-def fit_json(*args):
-    out = subprocess.run([find_binary(), "fit", *map(str, args), "--json"],
-                         capture_output=True, text=True, timeout=60)
+def fit_json(*args, data=None):
+    """``fit ARGS --json`` (``--json`` before a ``-- CMD``), its history
+    in ``data`` (XDG_DATA_HOME), never the user's."""
+    args = [str(a) for a in args]
+    cut = args.index("--") if "--" in args else len(args)
+    env = dict(os.environ, XDG_DATA_HOME=str(data))
+    out = subprocess.run([find_binary(), "fit", *args[:cut], "--json", *args[cut:]],
+                         capture_output=True, text=True, timeout=60, env=env)
     assert out.returncode in (0, 1, 2), out.stderr
     answer = json.loads(out.stdout)
     assert answer["exit_code"] == out.returncode
@@ -85,15 +91,23 @@ def test_every_answer_fit_prints_is_one_the_schema_takes(tmp_path):
     rec = subprocess.run([find_binary(), "record", "--interval", "100ms", "-o", str(trace),
                           "--", "/bin/sleep", "0.3"], capture_output=True, text=True, timeout=60)
     assert rec.returncode == 0, rec.stderr
+    data = tmp_path / "data"
+    llama = folder(tmp_path / "llama", LLAMA)
     answers = {
-        "size": fit_json("8G"),
-        "too large": fit_json("10T"),
-        "llama": fit_json(folder(tmp_path / "llama", LLAMA), "--context", "8k"),
-        "gemma3": fit_json(folder(tmp_path / "gemma3", GEMMA3), "--runtime", "mlx"),
-        "deepseek": fit_json(folder(tmp_path / "deepseek", DEEPSEEK), "--runtime", "mlx"),
-        "qwen3-next": fit_json(folder(tmp_path / "qwen3next", QWEN3_NEXT), "--parallel", "2"),
-        "gguf": fit_json(gguf(tmp_path / "m-Q4_K_M.gguf")),
-        "past run": fit_json("1G", "--from", trace),
+        "size": fit_json("8G", data=data),
+        "too large": fit_json("10T", data=data),
+        "llama": fit_json(llama, "--context", "8k", data=data),
+        "gemma3": fit_json(folder(tmp_path / "gemma3", GEMMA3), "--runtime", "mlx", data=data),
+        "deepseek": fit_json(folder(tmp_path / "deepseek", DEEPSEEK), "--runtime", "mlx",
+                             data=data),
+        "qwen3-next": fit_json(folder(tmp_path / "qwen3next", QWEN3_NEXT), "--parallel", "2",
+                               data=data),
+        "gguf": fit_json(gguf(tmp_path / "m-Q4_K_M.gguf"), data=data),
+        "past run": fit_json("1G", "--from", trace, data=data),
+        # A run under fit: the estimate against what it measured, kept in
+        # the history, which the next estimate of the model applies.
+        "run": fit_json(llama, "--context", "8k", "--", "/bin/sleep", "0.5", data=data),
+        "taught": fit_json(llama, "--context", "8k", data=data),
     }
     for what, answer in answers.items():
         errors = [f"{'/'.join(map(str, e.path))}: {e.message}" for e in VALIDATOR.iter_errors(answer)]
@@ -101,6 +115,8 @@ def test_every_answer_fit_prints_is_one_the_schema_takes(tmp_path):
     assert answers["too large"]["verdict"] == "does-not-fit"
     assert answers["size"]["context"] is None and answers["size"]["largest_context"] is None
     assert "past_run" in answers["past run"]
+    assert [m["id"] for m in answers["run"]["comparison"]["measured"]] == ["footprint"]
+    assert "history" not in answers["llama"] and answers["taught"]["history"]["runs"] == 1
     # The enum of need lines is no wider than what fit prints: each kind
     # of line the schema allows came out of one of these models.
     seen = {line["id"] for a in answers.values() for line in a["need"]}

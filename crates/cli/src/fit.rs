@@ -214,6 +214,7 @@ fn answer(args: &Args) -> anyhow::Result<ExitCode> {
                 pid: None,
                 print_mark_path: false,
                 command: args.command.clone(),
+                push: crate::push::PushArgs::off(),
             })?;
             (Some(past(&recorded.path)?), Some(recorded.code))
         }

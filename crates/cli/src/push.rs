@@ -53,6 +53,18 @@ pub struct PushArgs {
 }
 
 impl PushArgs {
+    /// No push: for a recording made on the way (`fit -- CMD`).
+    pub fn off() -> PushArgs {
+        PushArgs {
+            push: None,
+            push_interval: Duration::from_secs(15),
+            push_auth_file: None,
+            push_ca: None,
+            push_queue: DEFAULT_QUEUE_SAMPLES,
+            labels: Vec::new(),
+        }
+    }
+
     /// The push these flags ask for, `None` without `--push`; a bad auth
     /// file, CA file or credentials over plain HTTP is one line and exit 2.
     pub fn config(&self) -> anyhow::Result<Option<Config>> {

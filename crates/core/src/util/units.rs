@@ -168,6 +168,19 @@ pub fn format_bytes_short(bytes: u64) -> String {
     }
 }
 
+/// A count with a comma between thousands: `131,072` (a context in tokens).
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// `192.4` s → `"3m12s"`; under a minute `"12.5s"`.
 pub fn format_duration(d: Duration) -> String {
     let s = d.as_secs_f64();

@@ -21,9 +21,9 @@
 //!   whole step while it prefills ("the largest size is max_size + S − 1",
 //!   `RotatingKVCache._update_concat`, mlx_lm/models/cache.py).
 
-use super::kv::thousands;
 use super::model::Description;
 use super::plan::{Input, NeedId, NeedLine};
+use crate::util::units::thousands;
 
 /// mlx-lm's `generate_step` prefills in steps of this many tokens
 /// (`prefill_step_size`).

@@ -173,7 +173,7 @@ impl Answer {
             let _ = writeln!(out, "needs {}: {why}", gb(self.needed_bytes));
         }
         if let Some(c) = &self.comparison {
-            super::verify::comparison_lines(&mut out, c);
+            super::text_plan::comparison_lines(&mut out, c);
         }
         super::text_plan::need_lines(&mut out, self.context.as_ref(), &self.need);
         if let Some(l) = &self.largest_context {

@@ -111,3 +111,22 @@ pub fn largest_line(out: &mut String, largest: &Largest, bounds: &[Bound]) {
         }
     }
 }
+
+/// `estimated 1.2 GB vs measured …` lines, as the text prints them.
+pub(crate) fn comparison_lines(out: &mut String, c: &super::verify::Comparison) {
+    let _ = writeln!(out, "estimated vs measured peak:");
+    for m in &c.measured {
+        let pct = m
+            .error_pct
+            .map_or("n/a".to_string(), |p| format!("{p:+.1} %"));
+        let sign = if m.error_bytes < 0 { "-" } else { "+" };
+        let _ = writeln!(
+            out,
+            "  {:>9} estimated vs {:>9} {}: error {pct} ({sign}{})",
+            gb(c.estimated_bytes),
+            gb(m.bytes),
+            m.name,
+            gb(m.error_bytes.unsigned_abs()),
+        );
+    }
+}

@@ -3,11 +3,8 @@
 //! framework's own peak where its counters give one (`mlx.peak`, which
 //! `swapsight.watch_mlx()` writes from `mx.get_peak_memory()`).
 
-use std::fmt::Write as _;
-
 use serde::Serialize;
 
-use super::text::gb;
 use super::PastRun;
 
 /// Counters that hold a framework's own peak, in bytes: the largest value
@@ -73,25 +70,6 @@ pub fn compare(estimated: u64, run: &PastRun) -> Comparison {
     Comparison {
         estimated_bytes: estimated,
         measured,
-    }
-}
-
-/// `estimated 1.2 GB vs measured …` lines, as the text prints them.
-pub(crate) fn comparison_lines(out: &mut String, c: &Comparison) {
-    let _ = writeln!(out, "estimated vs measured peak:");
-    for m in &c.measured {
-        let pct = m
-            .error_pct
-            .map_or("n/a".to_string(), |p| format!("{p:+.1} %"));
-        let sign = if m.error_bytes < 0 { "-" } else { "+" };
-        let _ = writeln!(
-            out,
-            "  {:>9} estimated vs {:>9} {}: error {pct} ({sign}{})",
-            gb(c.estimated_bytes),
-            gb(m.bytes),
-            m.name,
-            gb(m.error_bytes.unsigned_abs()),
-        );
     }
 }
 

@@ -36,7 +36,7 @@ fn a_short_estimate_has_a_negative_error_against_each_peak() {
     assert_eq!(c.measured[1].error_bytes, 100);
     assert!((c.measured[1].error_pct.unwrap() - 12.5).abs() < 1e-9);
     let mut text = String::new();
-    comparison_lines(&mut text, &c);
+    super::super::text_plan::comparison_lines(&mut text, &c);
     assert!(text.contains("error -10.0 %"), "{text}");
     assert!(
         text.contains("MLX's own peak (mlx.peak): error +12.5 %"),
