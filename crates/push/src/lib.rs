@@ -7,8 +7,8 @@
 //!
 //! Two threads of its own, so the sampler's tick never waits on the
 //! network: one takes a snapshot of the exposition each interval into a
-//! bounded in-memory queue ([`outbox`]), the other sends the queue's oldest
-//! moments ([`send`]), backing off while the receiver is away. The
+//! bounded in-memory queue (`outbox`), the other sends the queue's oldest
+//! moments (`send`), backing off while the receiver is away. The
 //! credentials come from a file or the environment only ([`auth`]).
 
 use std::net::IpAddr;
