@@ -221,7 +221,12 @@ fn answer(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let answer = fit::plan(model, &described, past, &figures()?, &ask);
     if let (Some(Some(mut history)), Some(_)) = (history, ran) {
-        let learnt = learn(&mut history, &answer, &described, &args.target);
+        let learnt = history.learn_from(
+            &answer,
+            &described,
+            &args.target.to_string_lossy(),
+            swapsight::units::unix_now_ms(),
+        );
         if let Err(e) = learnt.then(|| history.save(&history_path)).transpose() {
             eprintln!(
                 "swapsight: this run is not kept in {}: {e}",
@@ -244,52 +249,6 @@ fn load_history(path: &Path) -> Option<fit::History> {
     fit::History::load(path)
         .map_err(|e| eprintln!("swapsight: the history of past runs is not used: {e}"))
         .ok()
-}
-
-/// Adds the run `answer` compared with to `history`: the framework's own
-/// peak where the run gave one (what the need estimates), else its
-/// footprint, over the estimate before any history. Whether it did: a
-/// model with no architecture or context said (a size) teaches nothing.
-fn learn(
-    history: &mut fit::History,
-    answer: &fit::Answer,
-    described: &fit::Described,
-    target: &OsString,
-) -> bool {
-    let (Some(c), Some(context), Some(arch)) = (
-        &answer.comparison,
-        &answer.context,
-        described
-            .description
-            .as_ref()
-            .and_then(|d| d.architecture.as_ref()),
-    ) else {
-        return false;
-    };
-    let Some(m) = c.measured.iter().rev().find(|m| m.bytes > 0) else {
-        return false;
-    };
-    let estimated: u64 = answer.need.iter().map(|l| l.bytes).sum();
-    if estimated == 0 {
-        return false;
-    }
-    let at_unix_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    history.learn(
-        context.runtime,
-        &arch.value,
-        fit::HistoryRun {
-            at_unix_ms,
-            model: swapsight::text::clean(&target.to_string_lossy()).into_owned(),
-            context: Some(context.tokens),
-            estimated_bytes: estimated,
-            measured_bytes: m.bytes,
-            measured: m.id.clone(),
-            ratio: m.bytes as f64 / estimated as f64,
-        },
-    );
-    true
 }
 
 /// A word meant as a size, not a name: it starts as a number does (a

@@ -149,6 +149,51 @@ impl History {
         g.ratio = g.runs.iter().map(|r| r.ratio).sum::<f64>() / g.runs.len() as f64;
     }
 
+    /// Takes what a run under fit measured against its estimate: the last
+    /// figure it measured (the framework's own peak where the run wrote
+    /// one, else the footprint), for the runtime and the architecture its
+    /// files name. `false` where there is nothing to learn: no comparison,
+    /// no architecture, nothing measured or estimated.
+    pub fn learn_from(
+        &mut self,
+        answer: &super::Answer,
+        described: &super::Described,
+        model: &str,
+        at_unix_ms: u64,
+    ) -> bool {
+        let (Some(c), Some(context), Some(arch)) = (
+            &answer.comparison,
+            &answer.context,
+            described
+                .description
+                .as_ref()
+                .and_then(|d| d.architecture.as_ref()),
+        ) else {
+            return false;
+        };
+        let Some(m) = c.measured.iter().rev().find(|m| m.bytes > 0) else {
+            return false;
+        };
+        let estimated = crate::util::units::saturating_sum(answer.need.iter().map(|l| l.bytes));
+        if estimated == 0 {
+            return false;
+        }
+        self.learn(
+            context.runtime,
+            &arch.value,
+            Run {
+                at_unix_ms,
+                model: crate::util::text::clean(model).into_owned(),
+                context: Some(context.tokens),
+                estimated_bytes: estimated,
+                measured_bytes: m.bytes,
+                measured: m.id.clone(),
+                ratio: m.bytes as f64 / estimated as f64,
+            },
+        );
+        true
+    }
+
     /// What the history says of an estimate under `runtime` for a model of
     /// `architecture`: `None` where no run of that pair was learnt.
     pub fn learnt(&self, runtime: Runtime, architecture: &str) -> Option<Learnt> {
