@@ -12,8 +12,8 @@ _MIB = float(1 << 20)
 
 def format_bytes(value: Any) -> str:
     """``value`` bytes as ``swapsight report`` writes them (``format_bytes``
-    in crates/core/src/util/units.rs): ``1.2 GB``, ``300 MB``, ``12 KB``, binary
-    units. What is not a number is shown as it is."""
+    in crates/core/src/util/units.rs): ``1.2 GiB``, ``300 MiB``, ``12 KiB``,
+    binary units under their binary names (docs/units.md). What is not a number is shown as it is."""
     try:
         # The CLI casts to an integer first (toward zero): so does this.
         b = int(float(value))
@@ -22,10 +22,10 @@ def format_bytes(value: Any) -> str:
     sign = "-" if b < 0 else ""
     a = float(abs(b))
     if a >= _GIB:
-        return "%s%.1f GB" % (sign, a / _GIB)
+        return "%s%.1f GiB" % (sign, a / _GIB)
     if a >= _MIB:
-        return "%s%.0f MB" % (sign, a / _MIB)
-    return "%s%.0f KB" % (sign, a / 1024.0)
+        return "%s%.0f MiB" % (sign, a / _MIB)
+    return "%s%.0f KiB" % (sign, a / 1024.0)
 
 
 def format_figure(value: Any, unit: Any) -> str:

@@ -156,10 +156,10 @@ def quiet_memory():
     """The machine's memory to this module alone: the testkit's swap lock,
     which the Rust tests that judge system-wide figures hold (a freed copy
     is not hidden memory: the kernel's anonymous memory must fall with the
-    footprint). A module whose tests allocate hundreds of MB or start a
+    footprint). A module whose tests allocate hundreds of MiB or start a
     browser takes it, so that its memory never lands in their windows
     (once, in CI, another lane's allocations made a freed 768 MiB copy look
-    477 MB hidden). The realswap helpers its tests start are told it is
+    477 MiB hidden). The realswap helpers its tests start are told it is
     theirs (their parent's pid), or they would wait on it forever."""
     import fcntl
 

@@ -48,7 +48,7 @@ def test_an_hf_folder_of_sparse_shards_fits_with_its_bytes_and_bounds(tmp_path):
     assert isinstance(memory, swapsight.FitBound)
     assert memory.bytes > answer.needed_bytes and not memory.over
     assert memory.if_over == "does-not-fit" and memory.framework is None
-    assert str(answer) == answer.summary and answer.summary.startswith("fits: needs 100 MB")
+    assert str(answer) == answer.summary and answer.summary.startswith("fits: needs 100 MiB")
 
 
 def test_an_index_naming_two_shards_counts_two(tmp_path):

@@ -440,7 +440,7 @@ def test_record_mlx_sees_real_arrays_come_and_go(tmp_path):
         assert s[3]["value"] == s[0]["value"] + s[1]["value"], s
         assert all(c.get("unit", "bytes") == "bytes" for c in s)
     text = str(report)
-    assert "mlx.active: peak 64 MB" in text, text
+    assert "mlx.active: peak 64 MiB" in text, text
 
 
 def test_an_mlx_still_importing_is_looked_at_again_once_it_is_whole(monkeypatch):

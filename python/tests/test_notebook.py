@@ -185,7 +185,7 @@ def test_a_recorded_cell_shows_a_live_line_then_its_report_and_value(notebook):
     assert line.startswith("swapsight: ") and "footprint " in line and "swap " in line, line
     assert not line.startswith("swapsight: 0 s"), line
     peak = line.split("(peak ")[1].split(")")[0]
-    assert peak.endswith("MB") and float(peak.split()[0]) >= 64, line
+    assert peak.endswith("MiB") and float(peak.split()[0]) >= 64, line
     assert text_of(report).startswith("verdict: "), text_of(report)
     assert "fill" in text_of(report), text_of(report)
     html = report["data"]["text/html"]
@@ -215,7 +215,7 @@ def test_a_budget_crossed_stops_the_cell_and_the_kernel_lives(notebook):
     errors = [o for o in outs if o.output_type == "error"]
     assert len(errors) == 1, texts
     assert errors[0]["ename"] == "BudgetExceeded"
-    assert errors[0]["evalue"].startswith("swap grew 3.0 GB, past the cell's budget of 2.0 GB (trace: ")
+    assert errors[0]["evalue"].startswith("swap grew 3.0 GiB, past the cell's budget of 2.0 GiB (trace: ")
     assert any(t.startswith("verdict: ") for t in texts), texts
     assert text_of(notebook.cells[6].outputs[0]) == "the kernel lives 2\n"
 
@@ -257,7 +257,7 @@ def test_mlx_flag_shows_mlx_counters_in_the_cells_report(notebook):
     assert not [o for o in outs if o.output_type == "error"], texts
     report = [t for t in texts if t.startswith("verdict: ")]
     assert len(report) == 1, texts
-    assert "mlx.active: peak 64 MB, last 0 KB" in report[0], texts
+    assert "mlx.active: peak 64 MiB, last 0 KiB" in report[0], texts
     html = [o for o in outs if "text/html" in o.get("data", {}) and "<svg" in o["data"]["text/html"]]
     assert html and "mlx.active" in html[0]["data"]["text/html"]
     assert counter_names(notebook.folder / "mlx.jsonl") == {
@@ -289,7 +289,7 @@ def test_a_budget_crossed_on_real_swap_stops_a_cell_waiting_on_its_child(real_sw
     assert not any(line == "not reached" for t in texts for line in t.splitlines()), texts
     errors = [o for o in nb.cells[1].outputs if o.output_type == "error"]
     assert [e["ename"] for e in errors] == ["BudgetExceeded"], texts
-    assert re.match(r"swap grew \d+ MB, past the cell's budget of 128 MB", errors[0]["evalue"]), texts
+    assert re.match(r"swap grew \d+ MiB, past the cell's budget of 128 MiB", errors[0]["evalue"]), texts
     took = int(re.search(r"stopped after (\d+) s", text_of(nb.cells[2].outputs[0])).group(1))
     assert took < 40, texts
 
@@ -319,7 +319,7 @@ def test_the_live_line_is_first_drawn_at_the_first_sample(notebook):
     assert len(draws) == 1, draws
     # The kernel's own footprint: never 0 once a sample has measured it.
     footprint = draws[0].split("footprint ")[1].split(" (")[0]
-    assert footprint != "0 KB", draws
+    assert footprint != "0 KiB", draws
     assert not [o for o in outputs_of(notebook, "live-line") if o.output_type == "error"]
 
 
@@ -339,7 +339,7 @@ def test_a_budget_crossed_stops_a_cell_at_its_await(notebook):
     assert not any(line == "not reached" for t in texts for line in t.splitlines()), texts
     errors = [o for o in outs if o.output_type == "error"]
     assert [e["ename"] for e in errors] == ["BudgetExceeded"], texts
-    assert errors[0]["evalue"].startswith("swap grew 3.0 GB, past the cell's budget of 2.0 GB"), texts
+    assert errors[0]["evalue"].startswith("swap grew 3.0 GiB, past the cell's budget of 2.0 GiB"), texts
     assert any(t.startswith("verdict: ") for t in texts), texts
     assert [text_of(o) for o in outputs_of(notebook, "await-budget-after")] == ["the loop lives\n"]
 

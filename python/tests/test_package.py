@@ -75,7 +75,7 @@ def test_the_wheel_is_one_py3_none_platform_wheel():
         points = z.read("swapsight-%s.dist-info/entry_points.txt" % crate_version()).decode()
     assert "[pytest11]" in points and "swapsight=swapsight.pytest_plugin" in points.replace(" ", "")
     size = os.path.getsize(path)
-    print("wheel %s: %.1f MB" % (name, size / 1e6))
+    print("wheel %s: %.1f MiB" % (name, size / (1 << 20)))
 
 
 def interpreters():

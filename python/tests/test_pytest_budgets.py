@@ -24,7 +24,7 @@ def run(pytester, *args):
 TOUCH = '''
 import time, pytest
 
-@pytest.mark.swap_budget("64 MB")
+@pytest.mark.swap_budget("64 MiB")
 @pytest.mark.no_false_fit
 def test_touch():
     data = b"\\x01" * (96 << 20)
@@ -87,7 +87,7 @@ def recorder_pids():
         if fields[1] == me and name == "swapsight":
             yield int(pid)
 
-@pytest.mark.footprint_limit("1 GB")
+@pytest.mark.footprint_limit("1 GiB")
 def test_killed():
     time.sleep(0.3)
     pids = list(recorder_pids())
@@ -122,11 +122,11 @@ def big():
     time.sleep(0.5)
     yield data
 
-@pytest.mark.footprint_limit("16 MB")
+@pytest.mark.footprint_limit("16 MiB")
 def test_skipped_in_its_fixture(big_then_skip):
     pass
 
-@pytest.mark.footprint_limit("16 MB")
+@pytest.mark.footprint_limit("16 MiB")
 def test_skips(big):
     pytest.skip("not today")
 '''
@@ -143,8 +143,8 @@ def test_a_budget_broken_in_a_fixture_is_reported_though_the_test_skipped(pytest
     result.stdout.fnmatch_lines(
         [
             "*ERROR at setup of test_skipped_in_its_fixture*",
-            "*swapsight: footprint_limit: grew * MB from * MB at its start to * MB (in setup*), "
-            "limit 16 MB*",
+            "*swapsight: footprint_limit: grew * MiB from * MiB at its start to * MiB (in setup*), "
+            "limit 16 MiB*",
         ]
     )
 
@@ -155,16 +155,16 @@ import time, pytest
 # What an import of numpy and pandas costs a process: held before any test.
 IMPORTED = b"\\x01" * (64 << 20)
 
-@pytest.mark.footprint_limit("24 MB")
+@pytest.mark.footprint_limit("24 MiB")
 def test_small_growth():
     data = b"\\x01" * (8 << 20)
     time.sleep(0.4)
 
-@pytest.mark.footprint_limit("24 MB", of="peak")
+@pytest.mark.footprint_limit("24 MiB", of="peak")
 def test_whole_process():
     time.sleep(0.4)
 
-@pytest.mark.footprint_limit("24 MB")
+@pytest.mark.footprint_limit("24 MiB")
 def test_big_growth():
     data = b"\\x01" * (48 << 20)
     time.sleep(0.4)
@@ -178,13 +178,13 @@ def test_footprint_limit_counts_the_tests_own_growth_and_of_peak_the_process(pyt
     out = result.stdout.str()
     result.stdout.fnmatch_lines(
         [
-            "swapsight: footprint_limit: peak footprint * MB (in call; test_growth.py:* was "
-            "running at the peak), over the limit of 24 MB",
+            "swapsight: footprint_limit: peak footprint * MiB (in call; test_growth.py:* was "
+            "running at the peak), over the limit of 24 MiB",
         ]
     )
     grew = re.search(
-        r"footprint_limit: grew (\d+) MB from (\d+) MB at its start to (\d+) MB \(in call; "
-        r"test_growth.py:(\d+) was running at the peak\), limit 24 MB",
+        r"footprint_limit: grew (\d+) MiB from (\d+) MiB at its start to (\d+) MiB \(in call; "
+        r"test_growth.py:(\d+) was running at the peak\), limit 24 MiB",
         out,
     )
     assert grew, out
@@ -270,7 +270,7 @@ def test_the_traces_go_to_pytests_own_temporary_folder(pytester):
     pytester.makepyfile(test_x='''
 import pytest
 
-@pytest.mark.footprint_limit("1 GB")
+@pytest.mark.footprint_limit("1 GiB")
 def test_x():
     pass
 ''')

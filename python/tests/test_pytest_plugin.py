@@ -16,7 +16,7 @@ BIG = '''
 import time
 import pytest
 
-@pytest.mark.footprint_limit("16 MB")
+@pytest.mark.footprint_limit("16 MiB")
 def test_big():
     # Written, not only allocated: untouched pages are no footprint. Held
     # for a few samples.
@@ -24,7 +24,7 @@ def test_big():
     time.sleep(0.6)
     assert len(data) == 64 << 20
 
-@pytest.mark.footprint_limit("1 GB")
+@pytest.mark.footprint_limit("1 GiB")
 def test_small():
     time.sleep(0.3)
 
@@ -45,8 +45,8 @@ def test_a_footprint_over_its_limit_fails_with_the_evidence_and_the_trace(pytest
     out = result.stdout.str()
     result.stdout.fnmatch_lines(
         [
-            "*swapsight: footprint_limit: grew * MB from * MB at its start to * MB (in call; *), "
-            "limit 16 MB*",
+            "*swapsight: footprint_limit: grew * MiB from * MiB at its start to * MiB (in call; *), "
+            "limit 16 MiB*",
             "*evidence: footprint peaked at *",
             "*trace: %s*test_mem.py_test_big.jsonl*" % traces,
             "*= swapsight: tests by peak footprint =*",
@@ -56,7 +56,7 @@ def test_a_footprint_over_its_limit_fails_with_the_evidence_and_the_trace(pytest
     # Largest first; the unmarked test is not recorded.
     rows = [l for l in out.splitlines() if re.search(r" peak .* swap ", l)]
     assert [r.split()[-1] for r in rows] == ["test_mem.py::test_big", "test_mem.py::test_small"], out
-    grew = re.search(r"footprint_limit: grew (\d+) MB", out)
+    grew = re.search(r"footprint_limit: grew (\d+) MiB", out)
     assert grew and int(grew.group(1)) >= 64, out
     assert sorted(p.name for p in traces.iterdir()) == [
         "test_mem.py_test_big.jsonl",
@@ -78,7 +78,7 @@ def test_without_the_flag_the_plugin_does_nothing(pytester):
 
 
 def test_the_ini_turns_it_on_and_gives_a_default_a_marker_overrides(pytester):
-    pytester.makeini("[pytest]\nswapsight = true\nswapsight_footprint_limit = 16 MB\n")
+    pytester.makeini("[pytest]\nswapsight = true\nswapsight_footprint_limit = 16 MiB\n")
     pytester.makepyfile(
         test_ini='''
 import time, pytest
@@ -87,7 +87,7 @@ def test_default():
     data = b"\\x01" * (64 << 20)
     time.sleep(0.4)
 
-@pytest.mark.footprint_limit("2 GB")
+@pytest.mark.footprint_limit("2 GiB")
 def test_overridden():
     data = b"\\x01" * (64 << 20)
     time.sleep(0.4)
@@ -120,7 +120,7 @@ def test_a_peak_that_grew_since_the_last_passing_run_fails(pytester):
     grow = '''
 import os, time, pytest
 
-@pytest.mark.footprint_limit("4 GB")
+@pytest.mark.footprint_limit("4 GiB")
 def test_grows():
     data = b"\\x01" * (int(os.environ.get("GROW_MIB", "0")) << 20)
     time.sleep(0.6)
@@ -146,7 +146,7 @@ def test_swap_past_the_budget_fails_on_real_swap(pytester, real_swap):
         test_fill='''
 import os, subprocess, sys, pytest
 
-@pytest.mark.swap_budget("128 MB")
+@pytest.mark.swap_budget("128 MiB")
 @pytest.mark.no_false_fit
 def test_fill():
     subprocess.run(
@@ -161,13 +161,13 @@ def test_fill():
     result = run(pytester, "--swapsight", "-o", "swapsight_interval=250ms")
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
-    grew = re.search(r"swapsight: swap_budget: swap grew (\d+) MB, past the budget of 128 MB", out)
+    grew = re.search(r"swapsight: swap_budget: swap grew (\d+) MiB, past the budget of 128 MiB", out)
     assert grew and int(grew.group(1)) >= 256, out
     result.stdout.fnmatch_lines(
         [
             "*swapsight: no_false_fit: the run was judged false fit*",
             "*evidence: *",
             "*trace: *test_fill.py_test_fill.jsonl*",
-            "* MB peak * grew * +* MB swap  false-fit     test_fill.py::test_fill",
+            "* MiB peak * grew * +* MiB swap  false-fit     test_fill.py::test_fill",
         ]
     )

@@ -15,13 +15,13 @@ from swapsight._tables import format_bytes, format_figure
 @pytest.mark.parametrize(
     "value, text",
     [
-        (314572800, "300 MB"),
-        (314572800.0, "300 MB"),
-        (1 << 30, "1.0 GB"),
-        (int(1.25 * (1 << 30)), "1.2 GB"),
-        (-(5 << 20), "-5 MB"),
-        (1536, "2 KB"),
-        (0, "0 KB"),
+        (314572800, "300 MiB"),
+        (314572800.0, "300 MiB"),
+        (1 << 30, "1.0 GiB"),
+        (int(1.25 * (1 << 30)), "1.2 GiB"),
+        (-(5 << 20), "-5 MiB"),
+        (1536, "2 KiB"),
+        (0, "0 KiB"),
         ("n/a", "n/a"),
     ],
 )
@@ -32,7 +32,7 @@ def test_bytes_read_as_the_cli_writes_them(value, text):
 def test_other_units_are_numbers_with_their_unit():
     assert format_figure(3.0, "items") == "3 items"
     assert format_figure(0.25, "s") == "0.25 s"
-    assert format_figure(314572800.0, "bytes") == "300 MB"
+    assert format_figure(314572800.0, "bytes") == "300 MiB"
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +51,9 @@ def counted(tmp_path_factory):
 
 
 def test_html_counters_read_as_the_text_report(counted):
-    assert "weights: peak 300 MB, last 300 MB" in counted.text
+    assert "weights: peak 300 MiB, last 300 MiB" in counted.text
     html = counted._repr_html_()
-    assert "weights peak 300 MB, last 300 MB" in html, html
+    assert "weights peak 300 MiB, last 300 MiB" in html, html
     assert "queue peak 3 items, last 3 items" in html, html
     assert "314572800" not in html
 
@@ -98,8 +98,8 @@ def test_a_phase_no_sample_fell_in_says_so_in_the_html(tmp_path):
     }
     quick, long = phase_rows(swapsight.Report(data, tmp_path / "none.jsonl")._repr_html_())
     assert "not sampled" in quick and "not judged" in quick, quick
-    assert "212 MB" not in quick and "fits" not in quick, quick
-    assert "212 MB" in long and "fits" in long and "not sampled" not in long, long
+    assert "212 MiB" not in quick and "fits" not in quick, quick
+    assert "212 MiB" in long and "fits" in long and "not sampled" not in long, long
 
 
 @pytest.mark.parametrize("verdict", ["fits", "hidden-memory", "overflow", "false-fit"])

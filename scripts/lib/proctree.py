@@ -98,7 +98,7 @@ def cpu_pct(before, after, t0, t1, window_s):
 
 
 def figures(root, window_s):
-    """Per process of root's tree: footprint, PSS (MB) and CPU % over window_s."""
+    """Per process of root's tree: footprint, PSS (MiB) and CPU % over window_s."""
     pids = tree(root)
     t0 = {p: ticks(p) for p in pids}
     ns0 = {p: run_ns(p) for p in pids}

@@ -12,7 +12,7 @@
 //! - [`end_network_process`]: once the popover is closed, WebKit's network
 //!   process is ended too: WebKitGTK keeps it for the app's lifetime even
 //!   with no web view (Tauri keeps the web context on Linux for that reason,
-//!   tauri#14626) — 11 MB of a hidden app's 41. WebKit starts a new one
+//!   tauri#14626) — 11 MiB of a hidden app's 41. WebKit starts a new one
 //!   with the next page, as it does after a crash.
 //! - [`trim`] hands the heap the closed web view freed back to the kernel:
 //!   glibc keeps freed memory in its arenas, where it still counts in the
@@ -100,9 +100,9 @@ pub fn run_on_usr2(toggle: impl Fn() + Send + 'static) {
 /// compositing (`WEBKIT_DISABLE_COMPOSITING_MODE=1`), unless the user set
 /// either. A 2D canvas and a table redrawn twice a second need no GPU, and
 /// GL cost more than the rest of the app: measured under Xvfb (Mesa's
-/// llvmpipe), GDK's GL loads LLVM into the app process (26 → 15 MB
+/// llvmpipe), GDK's GL loads LLVM into the app process (26 → 15 MiB
 /// footprint with it off, no window open) and the web process's
-/// compositing buffers took 80 MB (119 → 38 MB). docs/benchmarks.md, P2.
+/// compositing buffers took 80 MiB (119 → 38 MiB). docs/benchmarks.md, P2.
 ///
 /// And no WebKit memory-pressure monitor
 /// (`WEBKIT_DISABLE_MEMORY_PRESSURE_MONITOR=1`): the first web view starts

@@ -341,7 +341,7 @@ fn updates_reach_listeners_and_carry_the_false_fit() {
     assert!(crate::tray::is_alert(swapsight::State::FalseFit));
     assert_eq!(
         crate::tray::written_today_label(Some(3 << 30)),
-        "Swap written today: 3.0 GB"
+        "Swap written today: 3.0 GiB"
     );
     assert_eq!(
         crate::tray::written_today_label(None),

@@ -31,7 +31,7 @@ const ICON_ALERT: &[u8] = include_bytes!("../../icons/tray-alert@2x.png");
 pub struct Tray<R: Runtime> {
     icon: TrayIcon<R>,
     record: MenuItem<R>,
-    /// "Swap written today: 3.1 GB", an item that only informs.
+    /// "Swap written today: 3.1 GiB", an item that only informs.
     written: MenuItem<R>,
     /// "Push to Prometheus: on → mimir.example", a click toggles it.
     push: MenuItem<R>,

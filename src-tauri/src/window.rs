@@ -5,7 +5,7 @@
 //!   the icon's rect), and closed again when it loses focus — a menu-bar
 //!   app's panel — except while one of our save/open dialogs is up
 //!   ([`Dialog`]). Closed, not hidden: a hidden web view keeps WebKit's web
-//!   process (and its 40–120 MB) alive all day for nothing, while the
+//!   process (and its 40–120 MiB) alive all day for nothing, while the
 //!   sampler, detector, tray and notifications live in Rust and the history
 //!   in `Live`, which the page asks for when it loads ([`release`]);
 //! - **window** (Linux by default, anywhere with `SWAPSIGHT_SHOW_WINDOW=1`,

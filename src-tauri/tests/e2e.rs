@@ -75,7 +75,7 @@ fn table_lists_this_machines_processes() {
     for r in rows.iter().take(3) {
         let fp = r["footprint"].as_str().unwrap();
         assert!(
-            fp.ends_with(" MB") || fp.ends_with(" GB") || fp.ends_with(" KB"),
+            fp.ends_with(" MiB") || fp.ends_with(" GiB") || fp.ends_with(" KiB"),
             "{r}"
         );
         assert!(!fp.starts_with("0 "), "zero footprint: {r}");

@@ -55,11 +55,11 @@ const LONGEST_HEADER = {
   state: 'false-fit',
   stateTitle: '',
   free: { text: '100 %', sub: 'inside a 1536 MiB cgroup limit', flag: true },
-  swap: { text: '1023.9 GB', sub: '⇡1023.9 GB since baseline', flag: true },
-  compressed: '1023.9 GB',
+  swap: { text: '1023.9 GiB', sub: '⇡1023.9 GiB since baseline', flag: true },
+  compressed: '1023.9 GiB',
   gap: {
-    text: '-1023.9 GB',
-    sub: 'footprints: 100 % of used · GPU holds 1023.9 GB · ⇡1023.9 GB in window · 1234 unreadable · MLX, PyTorch cache growing',
+    text: '-1023.9 GiB',
+    sub: 'footprints: 100 % of used · GPU holds 1023.9 GiB · ⇡1023.9 GiB in window · 1234 unreadable · MLX, PyTorch cache growing',
     flag: true,
   },
   count: { text: '12345', sub: 'footprints 100 % of RAM' },
@@ -85,11 +85,11 @@ function headerOverflows(page, figures = null) {
   }, figures);
 }
 
-/** Bytes back from the table's text ("1.2 GB", "340 MB", "12 KB"). */
+/** Bytes back from the table's text ("1.2 GiB", "340 MiB", "12 KiB"). */
 function parseBytes(text) {
-  const m = /^(-?[\d.]+) (GB|MB|KB)$/.exec(text.trim());
+  const m = /^(-?[\d.]+) (GiB|MiB|KiB)$/.exec(text.trim());
   if (!m) return NaN;
-  return Number(m[1]) * { KB: 1024, MB: 1024 ** 2, GB: 1024 ** 3 }[m[2]];
+  return Number(m[1]) * { KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 }[m[2]];
 }
 
 const title = falseFitPid
@@ -149,7 +149,7 @@ test(title, { timeout: 90_000 }, async () => {
     assert.ok(sized.length >= 3, `rows without footprints: ${JSON.stringify(rows)}`);
     assert.ok(
       sized.some((r) => parseBytes(r.footprint) >= 1024 ** 2),
-      `no process of 1 MB or more: ${JSON.stringify(rows)}`,
+      `no process of 1 MiB or more: ${JSON.stringify(rows)}`,
     );
     assert.ok(rows.every((r) => r.pid > 0 && r.name), JSON.stringify(rows));
     // The header figures are filled in.

@@ -84,11 +84,11 @@ test('the legend reads the hovered point, else the latest', () => {
   assert.deepEqual(
     items.map((i) => [i.cls, i.label, i.value, i.color]),
     [
-      ['swap', 'swap growth', '4 MB', 's'],
+      ['swap', 'swap growth', '4 MiB', 's'],
       ['free', 'free', '50 %', 'f'],
-      ['proc', 'python3', '104 MB', 'red'],
+      ['proc', 'python3', '104 MiB', 'red'],
       ['proc', 'pid 30', '–', 'blue'],
-      ['counter', 'queue (counter)', '3 MB', 'green'],
+      ['counter', 'queue (counter)', '3 MiB', 'green'],
     ],
   );
 });

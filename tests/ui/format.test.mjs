@@ -10,15 +10,15 @@ import { byteTicks, niceStep } from '../../ui/js/ticks.js';
 const MIB = 1024 * 1024;
 const GIB = 1024 * MIB;
 
-test('bytes are written in binary multiples, one decimal for GB', () => {
-  assert.equal(bytes(1288490188), '1.2 GB');
-  assert.equal(bytes(356515840), '340 MB');
-  assert.equal(bytes(-5 * MIB), '-5 MB');
-  assert.equal(bytes(2048), '2 KB');
+test('bytes are written in binary multiples, one decimal for GiB', () => {
+  assert.equal(bytes(1288490188), '1.2 GiB');
+  assert.equal(bytes(356515840), '340 MiB');
+  assert.equal(bytes(-5 * MIB), '-5 MiB');
+  assert.equal(bytes(2048), '2 KiB');
   assert.equal(bytes(null), '–');
   assert.equal(bytes(NaN), '–');
-  assert.equal(delta(340 * MIB), '+340 MB');
-  assert.equal(delta(-1.2 * GIB), '-1.2 GB');
+  assert.equal(delta(340 * MIB), '+340 MiB');
+  assert.equal(delta(-1.2 * GIB), '-1.2 GiB');
   assert.equal(delta(0), '0');
   assert.equal(bytesAxis(12 * GIB), '12G');
   assert.equal(bytesAxis(1.5 * GIB), '1.5G');

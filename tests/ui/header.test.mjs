@@ -12,7 +12,7 @@ const MIB = 1024 ** 2;
 
 const snapshot = {
   state: 'false-fit',
-  title: '⚠ false fit · swap +10 GB',
+  title: '⚠ false fit · swap +10 GiB',
   phase: 'denoise',
   process_count: 412,
   system: { free_pct: 6.4, phys_bytes: 48 * GIB, swap_used_bytes: 12 * GIB, compressed_bytes: 3 * GIB },
@@ -30,16 +30,16 @@ const snapshot = {
 test('a false fit live: low free memory, swap climbing, the gap growing', () => {
   const f = liveFigures(snapshot);
   assert.equal(f.state, 'false-fit');
-  assert.equal(f.stateTitle, 'Menu bar: ⚠ false fit · swap +10 GB');
-  assert.deepEqual(f.free, { text: '6 %', sub: 'of 48.0 GB', flag: true });
-  assert.equal(f.swap.text, '12.0 GB');
-  assert.equal(f.swap.sub, '⇡10.0 GB since baseline');
-  assert.match(f.swap.title, /Swap grew 2.0 GB in the detector's window \(tolerance 256 MB\)/);
+  assert.equal(f.stateTitle, 'Menu bar: ⚠ false fit · swap +10 GiB');
+  assert.deepEqual(f.free, { text: '6 %', sub: 'of 48.0 GiB', flag: true });
+  assert.equal(f.swap.text, '12.0 GiB');
+  assert.equal(f.swap.sub, '⇡10.0 GiB since baseline');
+  assert.match(f.swap.title, /Swap grew 2.0 GiB in the detector's window \(tolerance 256 MiB\)/);
   assert.equal(f.swap.flag, true);
-  assert.equal(f.compressed, '3.0 GB');
-  assert.equal(f.gap.text, '20.0 GB');
-  assert.equal(f.gap.sub, 'footprints: 48 % of used · ⇡1.0 GB in window · 3 unreadable');
-  assert.match(f.gap.title, /^used 40.0 GB − readable footprints 20.0 GB\nwired 4.0 GB\n/);
+  assert.equal(f.compressed, '3.0 GiB');
+  assert.equal(f.gap.text, '20.0 GiB');
+  assert.equal(f.gap.sub, 'footprints: 48 % of used · ⇡1.0 GiB in window · 3 unreadable');
+  assert.match(f.gap.title, /^used 40.0 GiB − readable footprints 20.0 GiB\nwired 4.0 GiB\n/);
   assert.equal(f.gap.flag, true);
   assert.deepEqual(f.count, { text: '412', sub: 'footprints 39 % of RAM' });
   // Linux: the share counts each footprint's own VmSwap, and says so.
@@ -60,7 +60,7 @@ test('a quiet machine: nothing flagged, no gap, no compressor, no phase', () => 
   const f = liveFigures(quiet);
   assert.equal(f.stateTitle, 'Nothing flagged');
   assert.equal(f.free.flag, false);
-  assert.equal(f.swap.sub, '⇣5 MB since baseline');
+  assert.equal(f.swap.sub, '⇣5 MiB since baseline');
   assert.equal(f.swap.flag, false);
   assert.equal(f.compressed, null);
   assert.equal(f.gap, null);
@@ -85,13 +85,13 @@ test("a replay shows the run's own figures and its phases", () => {
   const f = replayFigures(r);
   assert.equal(f.state, 'overflow');
   assert.equal(f.stateTitle, 'Verdict of the run: overflow');
-  assert.deepEqual(f.free, { text: '3 %', sub: 'lowest, of 16.0 GB', flag: true });
-  assert.equal(f.swap.text, '⇡4.0 GB');
+  assert.deepEqual(f.free, { text: '3 %', sub: 'lowest, of 16.0 GiB', flag: true });
+  assert.equal(f.swap.text, '⇡4.0 GiB');
   assert.equal(f.swap.sub, 'grew during the run (3m12s)');
   assert.equal(f.swap.flag, true);
   assert.equal(f.compressed, null);
-  assert.equal(f.gap.text, '0 KB');
-  assert.equal(f.gap.sub, 'grew to 2.0 GB; footprints ≥ 90 % of used');
+  assert.equal(f.gap.text, '0 KiB');
+  assert.equal(f.gap.sub, 'grew to 2.0 GiB; footprints ≥ 90 % of used');
   assert.deepEqual(f.count, { text: '3', sub: 'in the trace' });
   assert.equal(f.phase, 'phases: load, encode, denoise, decode, …');
   assert.equal(replayFigures({ ...r, phases: [] }).phase, null);
@@ -129,11 +129,11 @@ test('inside a memory cgroup: free memory and swap are the scope\'s', () => {
   const f = liveFigures(scoped);
   assert.equal(f.free.text, '6 %');
   assert.equal(f.free.sub, 'inside a 256 MiB cgroup limit');
-  assert.equal(f.free.title, 'cgroup v2 /kubepods/pod1: 240 MB used of 256 MiB; its swap 500 MB');
+  assert.equal(f.free.title, 'cgroup v2 /kubepods/pod1: 240 MiB used of 256 MiB; its swap 500 MiB');
   assert.equal(f.free.flag, true);
-  assert.equal(f.swap.text, '500 MB');
+  assert.equal(f.swap.text, '500 MiB');
   // Without a scope, the host's.
-  assert.equal(liveFigures(snapshot).free.sub, 'of 48.0 GB');
+  assert.equal(liveFigures(snapshot).free.sub, 'of 48.0 GiB');
 });
 
 test("on a Mac whose GPU holds memory: the GPU beside the footprints, swap written beside swap", () => {
@@ -147,9 +147,9 @@ test("on a Mac whose GPU holds memory: the GPU beside the footprints, swap writt
   };
   const f = liveFigures(mac);
   // 18 GB in use, 2 GB of it in footprints: 16 GB of the 20 GB gap.
-  assert.equal(f.gap.sub, 'footprints: 48 % of used · GPU holds 16.0 GB · ⇡1.0 GB in window · 3 unreadable');
-  assert.match(f.gap.title, /\nGPU in use 18.0 GB · footprints 20.0 GB · not explained 20.0 GB\n/);
-  assert.match(f.swap.title, /\n31.0 GB written to swap since baseline/);
+  assert.equal(f.gap.sub, 'footprints: 48 % of used · GPU holds 16.0 GiB · ⇡1.0 GiB in window · 3 unreadable');
+  assert.match(f.gap.title, /\nGPU in use 18.0 GiB · footprints 20.0 GiB · not explained 20.0 GiB\n/);
+  assert.match(f.swap.title, /\n31.0 GiB written to swap since baseline/);
   // Without the figures (Linux, older traces) nothing is said of them.
   const f0 = liveFigures(snapshot);
   assert.doesNotMatch(f0.gap.sub, /GPU/);
@@ -168,12 +168,12 @@ test("on a Mac whose GPU holds memory: the GPU beside the footprints, swap writt
     phases: [],
   };
   const r = replayFigures(replay);
-  assert.match(r.swap.title, /\n12.0 GB written to swap over the run \(the whole machine\)$/);
-  assert.equal(r.gap.title, 'At the peak: GPU in use 31.0 GB · footprints 18.0 GB · not explained 13.0 GB; the GPU holds 12.0 GB of it outside footprints');
+  assert.match(r.swap.title, /\n12.0 GiB written to swap over the run \(the whole machine\)$/);
+  assert.equal(r.gap.title, 'At the peak: GPU in use 31.0 GiB · footprints 18.0 GiB · not explained 13.0 GiB; the GPU holds 12.0 GiB of it outside footprints');
 });
 
 test('an allocator cache the recording names is said under the gap, and flags it', () => {
-  const words = 'MLX cache grew 9.1 GB while active stayed 4.2 GB — mx.set_cache_limit(…)';
+  const words = 'MLX cache grew 9.1 GiB while active stayed 4.2 GiB — mx.set_cache_limit(…)';
   const f = liveFigures({ ...snapshot, caches: [{ allocator: 'MLX', words }] });
   assert.match(f.gap.sub, / · MLX cache growing$/);
   assert.ok(f.gap.title.endsWith(`\n${words}`), f.gap.title);

@@ -2,7 +2,8 @@
 // Numbers as swapsight writes them everywhere: each function here copies a
 // Rust one (named in its comment) and writes what it writes, checked on the
 // table of cases the Rust side generates (tests/ui/format-cases.json).
-// Sizes are binary multiples, written GB / MB / KB.
+// Sizes are binary multiples under their binary names, GiB / MiB / KiB
+// (docs/units.md).
 
 import { STATES } from './contract.js';
 
@@ -30,7 +31,7 @@ export function fixed(x, digits) {
 }
 
 /**
- * 1288490188 → "1.2 GB", 356515840 → "340 MB", -5 MiB → "-5 MB"
+ * 1288490188 → "1.2 GiB", 356515840 → "340 MiB", -5 MiB → "-5 MiB"
  * (units.rs `format_bytes`); no figure → "–".
  * @param {number | null | undefined} b
  */
@@ -38,15 +39,15 @@ export function bytes(b) {
   if (b == null || Number.isNaN(b)) return '–';
   const sign = b < 0 ? '-' : '';
   const a = Math.abs(b);
-  if (a >= GIB) return `${sign}${fixed(a / GIB, 1)} GB`;
-  if (a >= MIB) return `${sign}${fixed(a / MIB, 0)} MB`;
-  return `${sign}${fixed(a / KIB, 0)} KB`;
+  if (a >= GIB) return `${sign}${fixed(a / GIB, 1)} GiB`;
+  if (a >= MIB) return `${sign}${fixed(a / MIB, 0)} MiB`;
+  return `${sign}${fixed(a / KIB, 0)} KiB`;
 }
 
 /**
- * A change: "+340 MB", "-1.2 GB" (units.rs `format_growth`), but "0" where
- * it did not change (the table's Δ column, where `format_growth` would
- * write "0 KB").
+ * A change: "+340 MiB", "-1.2 GiB" (units.rs `format_growth`), but "0"
+ * where it did not change (the table's Δ column, where `format_growth` would
+ * write "0 KiB").
  * @param {number | null | undefined} b
  */
 export function delta(b) {

@@ -13,7 +13,7 @@ pub const MAX_INTERVAL: Duration = Duration::from_secs(3600);
 pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// Smallest size taken: one page. Memory and swap move a page at a time,
-/// and anything less would be shown as "0 KB".
+/// and anything less would be shown as "0 KiB".
 pub const MIN_SIZE: u64 = 4096;
 
 /// A size of a page or more and below what any machine has (`--swap-budget`).

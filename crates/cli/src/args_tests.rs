@@ -8,7 +8,7 @@ fn sizes_are_positive_and_sane() {
     assert!(size("0G").unwrap_err().contains("at least 4K"));
     assert!(size("-1G").unwrap_err().contains("must be positive"));
     assert!(size("9000T").unwrap_err().contains("too large"));
-    // Regression: `--swap-budget 1` was shown as "0 KB", `0.5` was taken.
+    // Regression: `--swap-budget 1` was shown as "0 KiB", `0.5` was taken.
     assert!(size("1").unwrap_err().contains("at least 4K"));
     assert!(size("0.5").unwrap_err().contains("at least 4K"));
     assert_eq!(size("4K"), Ok(MIN_SIZE));

@@ -312,8 +312,8 @@ fn check_args(args: &Args) -> anyhow::Result<(&str, &[String])> {
     Ok((program, rest))
 }
 
-/// `started python (pid 4242) with a swap budget of 8.0 GB (swap in use:
-/// 1.2 GB); recording to run.jsonl (Ctrl-C to stop)`
+/// `started python (pid 4242) with a swap budget of 8.0 GiB (swap in use:
+/// 1.2 GiB); recording to run.jsonl (Ctrl-C to stop)`
 fn started_line(program: &str, pid: u32, budget: Option<Budget>, path: &Path) -> String {
     let budget_text = match budget {
         Some(b) => format!(
@@ -329,7 +329,7 @@ fn started_line(program: &str, pid: u32, budget: Option<Budget>, path: &Path) ->
     )
 }
 
-/// `00:12  watched 1.2 GB  swap +340 MB  free 72 %  fits  budget 8.0 GB`
+/// `00:12  watched 1.2 GiB  swap +340 MiB  free 72 %  fits  budget 8.0 GiB`
 fn running_text(tick: &Tick, elapsed: Duration, budget: Option<Budget>) -> String {
     let text = session::status_text(tick, elapsed);
     match budget {

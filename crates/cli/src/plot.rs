@@ -14,7 +14,7 @@ use crate::exit;
     after_help = "The chart: footprint lines of the watched and largest processes, swap growth as \
 a filled area (where the trace watched a tree, other processes only where the report suspects them; \
 --all-processes for the largest), free memory (dashed, right axis), and the stretches the live detector flagged as false \
-fit, overflow or hidden memory shaded behind them. Memory in GB (1 GB = 1024³ bytes), time in seconds \
+fit, overflow or hidden memory shaded behind them. Memory in GiB (1 GiB = 1024³ bytes), time in seconds \
 from the first sample.
 
 Examples:

@@ -40,7 +40,7 @@ pub struct PushArgs {
     pub push_ca: Option<PathBuf>,
     /// Samples the in-memory queue holds while the receiver is away
     /// (1000 to 10000000; 100000 is over 2.5 h of snapshots at 15 s, about
-    /// 8 MB); when full, the oldest are dropped and counted in
+    /// 8 MiB); when full, the oldest are dropped and counted in
     /// swapsight_push_dropped_samples_total
     #[arg(long, value_name = "N", default_value_t = DEFAULT_QUEUE_SAMPLES, requires = "push",
           value_parser = queue_samples)]

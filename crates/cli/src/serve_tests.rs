@@ -748,7 +748,7 @@ async fn events_stream_one_update_per_tick() {
 #[tokio::test]
 async fn every_event_client_shares_one_copy_of_each_update() {
     // Regression: each client got its own copy of every update (axum's
-    // `Event` copies the data), so 256 stalled streams held 30 MB.
+    // `Event` copies the data), so 256 stalled streams held 30 MiB.
     let s = server("sse-shared");
     let open = || async {
         let res = s.app.router.clone().oneshot(get("/api/events")).await;

@@ -333,7 +333,7 @@ impl StatusLine {
     }
 }
 
-/// `00:12  watched 1.2 GB  swap +340 MB  free 72 %  fits`
+/// `00:12  watched 1.2 GiB  swap +340 MiB  free 72 %  fits`
 pub fn status_text(tick: &Tick, elapsed: Duration) -> String {
     let secs = elapsed.as_secs();
     let state = tick

@@ -11,6 +11,9 @@ use swapsight::export::plot::{self, PlotOptions};
 use swapsight::export::{self, Format};
 use swapsight::{report, synth, trace};
 
+/// Bytes in a MiB: sizes are binary (docs/units.md).
+const MIB: f64 = (1u64 << 20) as f64;
+
 fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, Duration, T) {
     let mut times = Vec::with_capacity(runs);
     let mut last = None;
@@ -73,10 +76,10 @@ fn main() {
     std::fs::remove_dir_all(&dir).ok();
 
     println!(
-        "trace: {} samples × {} processes, {:.1} MB on disk; {} run(s), times in ms\n",
+        "trace: {} samples × {} processes, {:.1} MiB on disk; {} run(s), times in ms\n",
         trace.samples.len(),
         procs,
-        bytes.len() as f64 / 1e6,
+        bytes.len() as f64 / MIB,
         runs
     );
     println!("| step | min | median | output |");
@@ -94,7 +97,7 @@ fn main() {
         rep.verdict
     );
     println!(
-        "| PNG 1200×675 (`plot::png`) | {} | {} | {} KB |",
+        "| PNG 1200×675 (`plot::png`) | {} | {} | {} KiB |",
         ms(png_min),
         ms(png_med),
         png.len() / 1024
@@ -105,21 +108,21 @@ fn main() {
         ms(both_med)
     );
     println!(
-        "| SVG 1200×675 (`plot::svg`) | {} | {} | {} KB |",
+        "| SVG 1200×675 (`plot::svg`) | {} | {} | {} KiB |",
         ms(svg_min),
         ms(svg_med),
         svg.len() / 1024
     );
     println!(
-        "| CSV export | {} | {} | {:.1} MB |",
+        "| CSV export | {} | {} | {:.1} MiB |",
         ms(csv_min),
         ms(csv_med),
-        csv as f64 / 1e6
+        csv as f64 / MIB
     );
     println!(
-        "| Perfetto export | {} | {} | {:.1} MB |",
+        "| Perfetto export | {} | {} | {:.1} MiB |",
         ms(pf_min),
         ms(pf_med),
-        pf as f64 / 1e6
+        pf as f64 / MIB
     );
 }

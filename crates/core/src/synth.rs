@@ -165,8 +165,8 @@ fn bystanders() -> Vec<Course> {
     ]
 }
 
-/// docs/background.md §2, eager (all on mps): 31–33 GB through encode and denoise,
-/// decode 32.5 → 43.6 GB, swap +8 GB at decode, stopped by the guard.
+/// docs/background.md §2, eager (all on mps): 31–33 GiB through encode and denoise,
+/// decode 32.5 → 43.6 GiB, swap +8 GiB at decode, stopped by the guard.
 pub fn seed_eager() -> Trace {
     let mut courses = bystanders();
     courses.push(Course {
@@ -195,8 +195,8 @@ pub fn seed_eager() -> Trace {
     })
 }
 
-/// docs/background.md §2, model CPU offload: footprint never above 18.5 GB while
-/// swap grew 3.5 GB during denoise and reached +9.6 GB at decode.
+/// docs/background.md §2, model CPU offload: footprint never above 18.5 GiB while
+/// swap grew 3.5 GiB during denoise and reached +9.6 GiB at decode.
 pub fn seed_offload() -> Trace {
     let mut courses = bystanders();
     courses.push(Course {
@@ -229,7 +229,7 @@ pub fn seed_offload() -> Trace {
                 (100.0, 9.6),
                 (104.0, 9.7),
             ],
-            // The pipeline's 31.4 GB is held whatever the footprint says.
+            // The pipeline's 31.4 GiB is held whatever the footprint says.
             |t, _| lerp(&[(0.0, 6.0), (13.0, 37.4), (90.0, 40.0), (100.0, 47.0)], t),
             "python generate.py --mode offload",
             sink,
@@ -237,7 +237,7 @@ pub fn seed_offload() -> Trace {
     })
 }
 
-/// docs/background.md §2, staged: one big model at a time, peak 19.0 GB, no swap,
+/// docs/background.md §2, staged: one big model at a time, peak 19.0 GiB, no swap,
 /// free memory never below 51 %.
 pub fn seed_staged() -> Trace {
     let mut courses = bystanders();

@@ -348,7 +348,7 @@ impl Mutation {
             } => {
                 let at = line(l).map_or(0, |r| r.end);
                 let one = with_newline(with.bytes());
-                // Keep a case under ~1 MB: long lines repeat fewer times.
+                // Keep a case under ~1 MiB: long lines repeat fewer times.
                 let count = (*count).min(1_000_000 / one.len().max(1)).max(1);
                 b.splice(at..at, one.repeat(count));
             }

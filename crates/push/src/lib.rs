@@ -23,7 +23,7 @@ mod worker;
 pub use worker::{Metrics, Pusher};
 
 /// The queue's bound unless told otherwise: at about 150 series a
-/// snapshot, over 2.5 hours of 15 s snapshots, about 8 MB of exposition
+/// snapshot, over 2.5 hours of 15 s snapshots, about 8 MiB of exposition
 /// text.
 pub const DEFAULT_QUEUE_SAMPLES: usize = 100_000;
 /// The time between two snapshots unless told otherwise.

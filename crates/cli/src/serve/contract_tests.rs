@@ -48,8 +48,8 @@ fn the_format_cases_are_json_with_the_rust_answers_and_the_ties() {
             .to_owned()
     };
     // Exact ties go to the even digit in Rust: the cases the UI once missed.
-    assert_eq!(case("bytes", (5i64 << 28).into()), "1.2 GB");
-    assert_eq!(case("bytes", (5i64 << 19).into()), "2 MB");
+    assert_eq!(case("bytes", (5i64 << 28).into()), "1.2 GiB");
+    assert_eq!(case("bytes", (5i64 << 19).into()), "2 MiB");
     assert_eq!(case("duration", 12_250.into()), "12.2s");
     assert_eq!(case("eta", 2.5.into()), "~2 s");
     assert_eq!(case("eta", "Infinity".into()), "a long while");

@@ -4,8 +4,8 @@
 use super::*;
 
 /// Regression (issue 33 item 6): `GET /api/recordings/NAME/replay` held the
-/// whole trace and answered a point a sample (92,490 points, 11 MB of JSON
-/// for a 120 MB recording). Now at most the core's `REPLAY_POINTS` (2000),
+/// whole trace and answered a point a sample (92,490 points, 11 MiB of JSON
+/// for a 120 MiB recording). Now at most the core's `REPLAY_POINTS` (2000),
 /// the watched process's peak on the chart; two replays asked at once get
 /// the same answer.
 #[tokio::test]

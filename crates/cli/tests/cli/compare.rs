@@ -38,7 +38,7 @@ fn three_runs_in_markdown_with_a_chart() {
         lines[0],
         "| run | duration | peak footprint | swap growth | min free | verdict | first flagged at | pressure |"
     );
-    assert!(lines[2].starts_with("| eager | 1m41s | 43.6 GB |"), "{md}");
+    assert!(lines[2].starts_with("| eager | 1m41s | 43.6 GiB |"), "{md}");
     assert!(lines[2].contains("| overflow |"), "{md}");
     assert!(lines[3].contains("| false fit |"), "{md}");
     assert!(

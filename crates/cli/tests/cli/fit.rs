@@ -93,11 +93,11 @@ fn an_hf_folder_of_sparse_shards_is_counted_and_fits() {
     let text = stdout_of(&out);
     assert_eq!(out.status.code(), Some(0), "{text}{}", stderr_of(&out));
     assert!(
-        text.starts_with("fits: needs 100 MB; the closest bound is "),
+        text.starts_with("fits: needs 100 MiB; the closest bound is "),
         "{text}"
     );
     assert!(
-        text.contains("— 3 files, 100 MB (the shards model.safetensors.index.json names)\n"),
+        text.contains("— 3 files, 100 MiB (104,857,600 bytes) (the shards model.safetensors.index.json names)\n"),
         "{text}"
     );
     for shard in SHARDS {
@@ -136,7 +136,7 @@ fn an_index_that_names_two_of_three_shards_counts_two_and_names_the_third() {
     let text = stdout_of(&swapsight().arg("fit").arg(dir.path()).output().unwrap());
     assert!(
         text.contains(&format!(
-            "  left out 20 MB  {}: not named by model.safetensors.index.json\n",
+            "  left out 20 MiB  {}: not named by model.safetensors.index.json\n",
             SHARDS[2]
         )),
         "{text}"
@@ -152,7 +152,7 @@ fn a_gguf_too_large_for_any_machine_does_not_fit() {
     let text = stdout_of(&out);
     assert_eq!(out.status.code(), Some(2), "{text}{}", stderr_of(&out));
     assert!(
-        text.starts_with("does not fit: needs 1024.0 GB, above physical memory ("),
+        text.starts_with("does not fit: needs 1024.0 GiB, above physical memory ("),
         "{text}"
     );
     assert!(text.contains("no setting makes it fit"), "{text}");
@@ -268,11 +268,11 @@ fn a_past_runs_peak_is_the_need_where_it_is_more_than_the_weights() {
     let text = stdout_of(&fit(&["4K", "--from", trace.to_str().unwrap()]));
     assert!(
         text.contains("past run: ")
-            && text.contains("peak footprint 4.0 GB of its watched process tree at 0.5s"),
+            && text.contains("peak footprint 4.0 GiB of its watched process tree at 0.5s"),
         "{text}"
     );
 
-    // The source's eager run on its 48 GB Mac (synth), at 43.6 GB.
+    // The source's eager run on its 48 GB Mac (synth), at 43.6 GiB.
     let eager = dir.join("eager.jsonl");
     std::fs::write(
         &eager,
@@ -389,7 +389,7 @@ fn in_a_256_mib_cgroup_the_limit_is_the_memory() {
     assert_eq!(code, 2, "{v:#}");
     assert_eq!(
         v["summary"],
-        "does not fit: needs 512 MB, above cgroup memory limit (256 MB)"
+        "does not fit: needs 512 MiB, above cgroup memory limit (256 MiB)"
     );
 }
 

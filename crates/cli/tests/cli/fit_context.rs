@@ -83,7 +83,7 @@ fn llama_31_8b_at_its_128k_context_needs_16_gib_of_kv_cache() {
     let out = fit(&[path, "--context", "8k", "--runtime", "mlx"]);
     let text = stdout_of(&out);
     assert!(
-        text.contains("  KV cache                1.0 GB = 32 layers × 8 KV heads × 128 head dim × 2 (K and V) × bf16 2 B × 8,192 tokens × 1 sequence (config.json)\n"),
+        text.contains("  KV cache               1.0 GiB = 32 layers × 8 KV heads × 128 head dim × 2 (K and V) × bf16 2 B × 8,192 tokens × 1 sequence (config.json)\n"),
         "{text}"
     );
     assert!(text.contains(" at 8,192 tokens"), "{text}");

@@ -25,7 +25,7 @@ fn fit_runs_the_command_as_record_does_and_compares_its_peaks() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     let err = stderr_of(&out);
-    assert!(err.contains("swapsight: estimated peak 100 MB"), "{err}");
+    assert!(err.contains("swapsight: estimated peak 100 MiB"), "{err}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}{err}", stdout_of(&out)));
     let c = &v["comparison"];

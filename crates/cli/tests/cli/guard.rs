@@ -149,7 +149,7 @@ fn budget_stops_a_swapping_tree_with_setsid_and_sigterm_ignoring_members() {
         .lines()
         .find(|l| l.contains("> budget"))
         .unwrap_or_else(|| panic!("{err}"));
-    assert!(stop.contains("> budget 256 MB after "), "{stop}");
+    assert!(stop.contains("> budget 256 MiB after "), "{stop}");
     // The command is named by the script its interpreter runs.
     assert!(
         stop.contains("stopped memfill.py (python3")

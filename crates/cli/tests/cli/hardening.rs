@@ -229,7 +229,7 @@ fn millions_of_empty_objects_stop_after_a_run_of_bad_lines() {
 }
 
 /// A trace of `samples` good samples with, when `garbage` is set, 40 lines
-/// of 100 KB of garbage after every tenth one (400 lines, 40 MB at 100).
+/// of 100 KiB of garbage after every tenth one (400 lines, 40 MiB at 100).
 fn trace_with_garbage(path: &Path, samples: usize, garbage: bool) {
     let (header, sample) = header_and_sample();
     let junk = format!(
@@ -270,8 +270,8 @@ fn garbage_between_samples_costs_time_not_memory_and_a_few_lines_of_output() {
         "{err}"
     );
     assert!(took < Duration::from_secs(60), "{took:?}");
-    // 40 MB of garbage read; memory as for the clean trace, give or take
-    // the line buffer of one 100 KB line and allocator slack.
+    // 40 MiB of garbage read; memory as for the clean trace, give or take
+    // the line buffer of one 100 KiB line and allocator slack.
     assert!(
         rss_dirty < rss_clean + 8 * 1024,
         "peak RSS {rss_dirty} KiB with garbage, {rss_clean} KiB without"

@@ -1,4 +1,4 @@
-//! Large traces are read as they stream: a ~100 MB trace (an overnight
+//! Large traces are read as they stream: a ~100 MiB trace (an overnight
 //! recording is ten times that) is judged in bounded memory, far below the
 //! size of the trace (issue 20, item 13; docs/benchmarks.md, P5).
 
@@ -7,9 +7,9 @@ use std::process::Stdio;
 
 use crate::util::*;
 
-/// Highest peak RSS `report` may reach on the 100 MB trace. Streamed, it
-/// holds ~11 MB (the run's swap series and per-process figures); holding
-/// the trace took 241 MB.
+/// Highest peak RSS `report` may reach on the 100 MiB trace. Streamed, it
+/// holds ~11 MiB (the run's swap series and per-process figures); holding
+/// the trace took 241 MiB.
 const CEILING_MIB: i64 = 64;
 
 #[cfg(unix)]
@@ -34,15 +34,15 @@ fn a_100_mb_trace_is_reported_under_a_memory_ceiling() {
     let (code, err, peak_kib, _) =
         measured_to(cmd, Stdio::from(std::fs::File::create(&report).unwrap()));
     let (ok, peak_kib) = (code == Some(0), peak_kib as i64);
-    eprintln!("report of {} MB: peak RSS {} KiB", size >> 20, peak_kib);
-    // The trace is deleted at once: 100 MB is not left behind on a failure.
+    eprintln!("report of {} MiB: peak RSS {} KiB", size >> 20, peak_kib);
+    // The trace is deleted at once: 100 MiB is not left behind on a failure.
     std::fs::remove_file(&trace).unwrap();
     let text = std::fs::read_to_string(&report).unwrap();
     assert!(ok, "report failed: {err}{text}");
     assert!(text.contains("FALSE FIT"), "{text}");
     assert!(
         peak_kib <= CEILING_MIB * 1024,
-        "report of a {} MB trace peaked at {} MiB (ceiling {CEILING_MIB} MiB)",
+        "report of a {} MiB trace peaked at {} MiB (ceiling {CEILING_MIB} MiB)",
         size >> 20,
         peak_kib / 1024
     );

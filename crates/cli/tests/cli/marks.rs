@@ -517,7 +517,7 @@ fn counters_reach_the_trace_and_the_report_per_phase() {
         "{r:#}"
     );
     let text = stdout_of(&swapsight().arg("report").arg(&trace).output().unwrap());
-    assert!(text.contains("pool: peak 3.0 GB, last 2.0 GB"), "{text}");
+    assert!(text.contains("pool: peak 3.0 GiB, last 2.0 GiB"), "{text}");
     assert!(text.contains("queue: peak 2.50 items"), "{text}");
 }
 

@@ -251,7 +251,7 @@ fn a_filler_that_swaps_in_steps_is_flagged_and_forecast() {
         "said {said:.2} s, was {lead:.2} s"
     );
 
-    // Flagged: a false fit (its footprint at its 256 MiB cap of 24 GB
+    // Flagged: a false fit (its footprint at its 256 MiB cap of 24 GiB
     // while swap climbs), before the crossing.
     let text = std::fs::read_to_string(&trace).unwrap();
     let flagged = text

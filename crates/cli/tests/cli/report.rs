@@ -42,7 +42,7 @@ fn offload_text_report_says_false_fit_in_words() {
     let text = stdout_of(&out);
     assert!(text.starts_with("verdict: FALSE FIT"), "{text}");
     assert!(
-        text.contains("footprint peaked at 18.5 GB of 48.0 GB"),
+        text.contains("footprint peaked at 18.5 GiB of 48.0 GiB"),
         "{text}"
     );
     assert!(text.contains("false fit"), "{text}");

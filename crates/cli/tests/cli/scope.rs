@@ -76,7 +76,7 @@ fn a_filler_in_a_256_mib_cgroup_is_judged_against_its_limit() {
     assert!(r.get("swap_off").is_none(), "it swapped: {r:#}");
     // Judged against the limit: its memory is 256 MiB, and the filler's
     // footprint fills it while its swap grows — an overflow of the limit,
-    // not a false fit (the host, 23 GB, was nearly all free).
+    // not a false fit (the host, 23 GiB, was nearly all free).
     assert_eq!(r["phys_bytes"], 256 * MIB, "{r:#}");
     let p = heaviest_watched(&r);
     assert_eq!(p["verdict"], "overflow", "{r:#}");

@@ -14,7 +14,7 @@
 //! Where the machine swaps: physical memory less a reserve for macOS, other
 //! apps and what the job holds outside the MPS pool. The default reserve,
 //! 30 % of memory, is the source's: on the 48 GB Mac swap began once the
-//! process passed 33.5 GB (70 %). With a trace, what the run needed is its
+//! process passed 33.5 GiB (70 %). With a trace, what the run needed is its
 //! peak watched footprint plus the growth of the memory no footprint
 //! explains (where the GPU driver's share shows).
 

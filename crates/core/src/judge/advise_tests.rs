@@ -22,7 +22,7 @@ fn the_source_mac_gets_both_ratios_below_where_it_swapped() {
     assert_eq!(a.high_ratio, 0.89);
     assert_eq!(a.low_ratio, a.high_ratio);
     assert!(a.cap_bytes <= a.limit_bytes);
-    // Below where the source saw swap begin (33.5 GB footprint).
+    // Below where the source saw swap begin (33.5 GiB footprint).
     assert!((a.cap_bytes as f64) < 33.5 * GIB);
     let lines: Vec<&str> = a.text.lines().collect();
     assert_eq!(lines[0], "export PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.89");
@@ -89,7 +89,7 @@ fn linux_is_not_applicable_unless_the_figure_is_given() {
 
 #[test]
 fn the_eager_run_would_have_been_stopped_before_it_swapped() {
-    // Eager: 31–33 GB, then decode to 43.6 GB; swap grew from 93 s.
+    // Eager: 31–33 GiB, then decode to 43.6 GiB; swap grew from 93 s.
     let t = crate::synth::seed_eager();
     let a = advise(&mac(Some((37.44 * GIB) as u64), None), Some(&t));
     let r = a.run.unwrap();

@@ -365,7 +365,7 @@ impl Comparison {
     }
 
     /// Each run with counters and its counters' peaks in words:
-    /// `("eager", "pool peak 3.0 GB; queue peak 12 items")`.
+    /// `("eager", "pool peak 3.0 GiB; queue peak 12 items")`.
     fn counter_peaks(&self) -> Vec<(&str, String)> {
         self.runs
             .iter()

@@ -39,7 +39,7 @@ fn the_source_runs_side_by_side() {
     let lines: Vec<&str> = md.lines().collect();
     assert_eq!(lines.len(), 5, "{md}");
     assert!(
-        lines[3].starts_with("| offload | 1m44s | 18.5 GB | +9."),
+        lines[3].starts_with("| offload | 1m44s | 18.5 GiB | +9."),
         "{md}"
     );
     assert!(lines[3].contains("| false fit |"), "{md}");
@@ -146,13 +146,13 @@ fn each_run_carries_its_counters_peaks() {
     assert!(c.runs[1].counters.is_empty());
     let text = c.to_text();
     assert!(
-        text.contains("counters of with: pool peak 3.0 GB\n"),
+        text.contains("counters of with: pool peak 3.0 GiB\n"),
         "{text}"
     );
     assert!(!text.contains("counters of without"), "{text}");
     assert!(c
         .to_markdown()
-        .contains("Counters of with: pool peak 3.0 GB"));
+        .contains("Counters of with: pool peak 3.0 GiB"));
     let json: serde_json::Value = serde_json::from_str(&c.render(TableFormat::Json)).unwrap();
     assert_eq!(json["runs"][0]["counters"][0]["name"], "pool");
     assert!(json["runs"][1].get("counters").is_none());
@@ -283,7 +283,7 @@ fn ended_tree_trace(watch: bool) -> Trace {
 
 /// Regression: after the watched process exited, the samples' empty
 /// `watched` read as a whole-machine recording, so compare gave a 1.5 s
-/// `sleep` an unrelated 134 MB peak, the phase table and advise likewise.
+/// `sleep` an unrelated 134 MiB peak, the phase table and advise likewise.
 /// The header says what the run is; after its tree ends, its footprint is 0.
 #[test]
 fn a_run_whose_watched_tree_ended_is_still_that_run() {

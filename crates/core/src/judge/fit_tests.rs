@@ -15,8 +15,8 @@ const MEMINFO: &[u8] = include_bytes!(concat!(
     "/tests/fixtures/proc-meminfo.txt"
 ));
 
-/// This project's Linux test machine: MemTotal 24608420 kB (23.5 GB),
-/// MemAvailable 23866996 kB (22.8 GB), as the Linux probe turns them into
+/// This project's Linux test machine: MemTotal 24608420 kB (23.5 GiB),
+/// MemAvailable 23866996 kB (22.8 GiB), as the Linux probe turns them into
 /// a sample.
 fn linux() -> Figures {
     let m = parse_meminfo(MEMINFO).unwrap();
@@ -40,8 +40,8 @@ fn mac48() -> Figures {
     mac(51_539_607_552, 40_200_960_000, 14 * GIB)
 }
 
-/// A 16 GB M-series Mac: `recommendedMaxWorkingSetSize` 11453251584, two
-/// thirds of memory (the "~10.67 GB on 16GB M4" of exo #1672).
+/// A 16 GiB M-series Mac: `recommendedMaxWorkingSetSize` 11453251584, two
+/// thirds of memory (the "~10.67 GiB on 16GB M4" of exo #1672).
 fn mac16() -> Figures {
     mac(17_179_869_184, 11_453_251_584, 5 * GIB)
 }
@@ -117,7 +117,7 @@ fn linux_judges_against_memory_and_free_memory_and_leaves_the_mac_bounds_out() {
     assert_eq!(swaps.exit_code, 1);
     assert_eq!(
         swaps.summary,
-        "fits only by swapping: needs 23.0 GB, above free memory now (22.8 GB), within physical memory (23.5 GB)"
+        "fits only by swapping: needs 23.0 GiB, above free memory now (22.8 GiB), within physical memory (23.5 GiB)"
     );
     assert!(swaps.settings.is_empty(), "no setting frees memory");
 
@@ -126,11 +126,11 @@ fn linux_judges_against_memory_and_free_memory_and_leaves_the_mac_bounds_out() {
     assert_eq!(no.exit_code, 2);
     assert_eq!(
         no.summary,
-        "does not fit: needs 24.0 GB, above physical memory (23.5 GB)"
+        "does not fit: needs 24.0 GiB, above physical memory (23.5 GiB)"
     );
     assert_eq!(
         no.notes,
-        ["no setting makes it fit: it needs 24.0 GB, more than the physical memory (23.5 GB)"]
+        ["no setting makes it fit: it needs 24.0 GiB, more than the physical memory (23.5 GiB)"]
     );
 }
 
@@ -156,7 +156,7 @@ fn a_job_in_a_cgroup_has_its_limit_as_its_memory() {
     assert_eq!(a.verdict, Verdict::Fits);
     assert_eq!(
         a.summary,
-        "fits: needs 64 MB; the closest bound is free in the cgroup now (116 MB), 52 MB to spare"
+        "fits: needs 64 MiB; the closest bound is free in the cgroup now (116 MiB), 52 MiB to spare"
     );
     let limit = bound(&a, BoundId::CgroupLimit);
     assert_eq!(limit.bytes, 256 * MIB);
@@ -172,7 +172,7 @@ fn a_job_in_a_cgroup_has_its_limit_as_its_memory() {
     assert_eq!(no.verdict, Verdict::DoesNotFit);
     assert_eq!(
         no.summary,
-        "does not fit: needs 512 MB, above cgroup memory limit (256 MB)"
+        "does not fit: needs 512 MiB, above cgroup memory limit (256 MiB)"
     );
     // Unreadable: judged against the host, and said.
     let f = Figures {
@@ -223,7 +223,7 @@ fn a_48_gb_mac_swaps_past_the_recommended_working_set_and_the_sysctl_lifts_it() 
         s.lifts,
         [BoundId::GpuWiredLimit, BoundId::RecommendedWorkingSet]
     );
-    assert!(s.risk.starts_with("leaves 6.0 GB to macOS"), "{}", s.risk);
+    assert!(s.risk.starts_with("leaves 6.0 GiB to macOS"), "{}", s.risk);
     assert!(s.risk.contains("exo #1672"), "{}", s.risk);
     eprintln!(
         "--- a 38 GiB model on the 48 GB Mac's figures ---\n{}",
@@ -242,7 +242,7 @@ fn a_16_gb_mac_keeps_4_gb_for_macos_or_says_no_wired_limit_is_safe() {
     assert!(a.settings.is_empty(), "{:#?}", a.settings);
     assert_eq!(
         a.notes,
-        ["no safe GPU wired limit: it needs 12.5 GB, more than memory less the 4.0 GB macOS keeps (12.0 GB)"]
+        ["no safe GPU wired limit: it needs 12.5 GiB, more than memory less the 4.0 GiB macOS keeps (12.0 GiB)"]
     );
     assert_eq!(wired_keep(17_179_869_184), 4 * GIB);
     assert_eq!(wired_keep(128 * GIB), 16 * GIB);
@@ -352,7 +352,7 @@ fn a_past_runs_peak_is_the_need_where_it_is_larger() {
     assert_eq!(a.verdict, Verdict::FitsOnlyBySwapping);
     let text = a.to_text();
     assert!(
-        text.contains("needs 23.0 GB: the past run's peak, above the model's 8.0 GB"),
+        text.contains("needs 23.0 GiB: the past run's peak, above the model's 8.0 GiB"),
         "{text}"
     );
     let a = answer(size(8 * GIB), Some(past(GIB)), &f);
@@ -394,15 +394,15 @@ fn the_text_names_every_bound_with_its_figure_and_groups_what_is_not_here() {
     let a = answer(size(23 * GIB), None, &linux());
     let text = a.to_text();
     assert!(
-        text.starts_with("fits only by swapping: needs 23.0 GB"),
+        text.starts_with("fits only by swapping: needs 23.0 GiB"),
         "{text}"
     );
     assert!(
-        text.contains("  ok     23.5 GB  physical memory — MemTotal of /proc/meminfo\n"),
+        text.contains("  ok    23.5 GiB  physical memory — MemTotal of /proc/meminfo\n"),
         "{text}"
     );
     assert!(
-        text.contains("  OVER   22.8 GB  free memory now — MemAvailable of /proc/meminfo: 244 MB short: the rest would come from swap\n"),
+        text.contains("  OVER  22.8 GiB  free memory now — MemAvailable of /proc/meminfo: 244 MiB short: the rest would come from swap\n"),
         "{text}"
     );
     assert!(

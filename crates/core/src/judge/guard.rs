@@ -342,17 +342,17 @@ impl StopReason {
     }
 }
 
-/// Growth and budget as text that shows the growth is larger: `512 MB`
-/// beside a budget of `512 MB` would read as a contradiction, so the growth
-/// gets decimals until it differs (`512.3 MB > budget 512 MB`).
+/// Growth and budget as text that shows the growth is larger: `512 MiB`
+/// beside a budget of `512 MiB` would read as a contradiction, so the growth
+/// gets decimals until it differs (`512.3 MiB > budget 512 MiB`).
 fn over_budget_text(grown_bytes: u64, budget_bytes: u64) -> (String, String) {
     let budget = format_bytes(budget_bytes as i64);
     let mut grown = format_bytes(grown_bytes as i64);
     if grown == budget {
         let (unit, name) = if budget_bytes >= 1 << 30 {
-            ((1u64 << 30) as f64, "GB")
+            ((1u64 << 30) as f64, "GiB")
         } else {
-            ((1u64 << 20) as f64, "MB")
+            ((1u64 << 20) as f64, "MiB")
         };
         let value = grown_bytes as f64 / unit;
         for decimals in 1..=4 {
@@ -369,7 +369,7 @@ fn over_budget_text(grown_bytes: u64, budget_bytes: u64) -> (String, String) {
 
 /// The one line the guard prints (after `swapsight: `) and writes as the
 /// trace's `guard-stop` event, e.g.
-/// `swap grew 8.1 GB > budget 8.0 GB after 3m12s; stopped python (pid 4242) and 3 descendants`.
+/// `swap grew 8.1 GiB > budget 8.0 GiB after 3m12s; stopped python (pid 4242) and 3 descendants`.
 ///
 /// `root` is the command's pid and name; `report` says what was stopped.
 pub fn stop_line(

@@ -359,7 +359,7 @@ fn the_stop_line_reads_like_the_issue_says() {
     };
     assert_eq!(
         stop_line(&budget, Duration::from_secs(192), (4242, "python"), &r),
-        "swap grew 8.1 GB > budget 8.0 GB after 3m12s; stopped python (pid 4242) and 3 descendants"
+        "swap grew 8.1 GiB > budget 8.0 GiB after 3m12s; stopped python (pid 4242) and 3 descendants"
     );
     r.stopped.remove(&4242);
     r.killed.insert(4250);
@@ -404,15 +404,15 @@ fn a_growth_just_past_the_budget_does_not_read_as_equal() {
     };
     assert_eq!(
         why(537_200_000),
-        "swap grew 512.3 MB > budget 512 MB after 19.0s"
+        "swap grew 512.3 MiB > budget 512 MiB after 19.0s"
     );
     assert_eq!(
         why((512 << 20) + 4096),
-        "swap grew 512.004 MB > budget 512 MB after 19.0s"
+        "swap grew 512.004 MiB > budget 512 MiB after 19.0s"
     );
     assert_eq!(
         why(600 << 20),
-        "swap grew 600 MB > budget 512 MB after 19.0s"
+        "swap grew 600 MiB > budget 512 MiB after 19.0s"
     );
     let gb = StopReason::Budget {
         grown_bytes: (8 << 30) + (40 << 20),
@@ -420,7 +420,7 @@ fn a_growth_just_past_the_budget_does_not_read_as_equal() {
     };
     assert_eq!(
         gb.why(Duration::from_secs(1)),
-        "swap grew 8.04 GB > budget 8.0 GB after 1.0s"
+        "swap grew 8.04 GiB > budget 8.0 GiB after 1.0s"
     );
 }
 

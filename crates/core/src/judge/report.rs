@@ -192,7 +192,7 @@ pub struct FootprintsSummary {
     pub gpu_peak_bytes: u64,
     /// macOS: the figures at the sample where the memory no footprint
     /// explains peaked, with the GPU's in-use memory beside them: "GPU in
-    /// use 31.2 GB · footprints 18.5 GB · not explained 12.9 GB". Absent
+    /// use 31.2 GiB · footprints 18.5 GiB · not explained 12.9 GiB". Absent
     /// where the OS gave no GPU figure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_at_peak: Option<GpuAtPeak>,
@@ -223,7 +223,7 @@ impl GpuAtPeak {
             && self.held_by_gpu_bytes as f64 >= 0.75 * self.unexplained_bytes as f64
     }
 
-    /// "GPU in use 31.2 GB · footprints 18.5 GB · not explained 12.9 GB"
+    /// "GPU in use 31.2 GiB · footprints 18.5 GiB · not explained 12.9 GiB"
     /// and, where the GPU covers it, what it holds.
     pub fn to_words(&self) -> String {
         let b = |v: u64| format_bytes(i64::try_from(v).unwrap_or(i64::MAX));

@@ -57,7 +57,7 @@ pub const FULL_AT_MOST_MS: u64 = 4000;
 /// [`FULL_STEP_SHARE`] of memory.
 pub const FULL_STEP_BYTES: u64 = 16 << 20;
 
-/// See [`FULL_STEP_BYTES`]: 0.25 % of memory (40 MB on a 16 GB machine).
+/// See [`FULL_STEP_BYTES`]: 0.25 % of memory (40 MiB on a 16 GiB machine).
 pub const FULL_STEP_SHARE: f64 = 0.0025;
 
 /// How far used memory or swap must move to make a tick full, on a machine

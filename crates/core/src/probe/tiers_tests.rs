@@ -26,8 +26,8 @@ fn sys(used_gib_tenths: u64, swap: u64, psi: Option<f64>) -> SystemSample {
 /// tick; otherwise idle processes are skipped (new ones are always read).
 #[test]
 fn a_tick_is_full_when_due_a_new_pid_came_or_the_machine_moved() {
-    // 16 GB: the step is 0.25 % of memory, 41 MB. Used memory is read from
-    // free %: a tenth of a GB (107 MB) is past it.
+    // 16 GiB: the step is 0.25 % of memory, 41 MiB. Used memory is read from
+    // free %: a tenth of a GB (107 MiB) is past it.
     let steps = [
         (sys(40, 0, Some(0.0)), true, "the first tick"),
         (sys(40, 0, Some(0.0)), false, "nothing moved"),
@@ -63,7 +63,7 @@ fn a_tick_is_full_when_due_a_new_pid_came_or_the_machine_moved() {
 fn small_moves_add_up_from_the_last_full_tick() {
     let mut full = FullTicks::default();
     assert!(full.due(0, 0, &sys(40, 0, None), Movers::NONE));
-    // 16 MiB a tick: under the 41 MB step, past it on the third.
+    // 16 MiB a tick: under the 41 MiB step, past it on the third.
     assert!(!full.due(1, 0, &sys(40, 16 << 20, None), Movers::NONE));
     assert!(!full.due(2, 0, &sys(40, 32 << 20, None), Movers::NONE));
     assert!(
@@ -197,7 +197,7 @@ fn a_mover_past_the_step_makes_the_tick_full_with_used_memory_flat() {
     assert!(full.due(0, 0, &flat, m(Some(GIB))));
     assert!(
         !full.due(1, 1, &flat, m(Some(GIB + (16 << 20)))),
-        "16 MiB: under the 41 MB step"
+        "16 MiB: under the 41 MiB step"
     );
     assert!(
         full.due(2, 2, &flat, m(Some(GIB + (256 << 20)))),

@@ -124,7 +124,7 @@ pub fn to_text(rows: &[CounterRow]) -> String {
         .collect()
 }
 
-/// `1.2 GB` for bytes, `12.5 items` otherwise.
+/// `1.2 GiB` for bytes, `12.5 items` otherwise.
 pub fn figure(value: f64, unit: &str) -> String {
     if unit == "bytes" {
         // Within ±2^53 (the reader's bound), so the cast keeps the figure.

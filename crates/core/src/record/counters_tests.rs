@@ -89,5 +89,5 @@ fn names_past_the_cap_are_counted_not_kept() {
 fn a_figure_in_other_units_keeps_its_unit() {
     assert_eq!(figure(2.5, "items"), "2.50 items");
     assert_eq!(figure(3.0, "%"), "3 %");
-    assert_eq!(figure(3.0 * (1u64 << 30) as f64, "bytes"), "3.0 GB");
+    assert_eq!(figure(3.0 * (1u64 << 30) as f64, "bytes"), "3.0 GiB");
 }

@@ -743,7 +743,7 @@ fn gpu_and_swap_written_figures_past_the_bound_are_refused_by_name() {
 }
 
 /// A figure of memory in RAM past the machine's memory is refused: a GPU
-/// holding 8 PiB of a 16 GB host's memory read as "8388608.0 GB" before.
+/// holding 8 PiB of a 16 GiB host's memory read as "8388608.0 GiB" before.
 #[test]
 fn figures_in_ram_past_the_machines_memory_are_refused_by_name() {
     let phys = 8u64 << 30;
@@ -806,7 +806,7 @@ fn figures_in_ram_past_the_machines_memory_are_refused_by_name() {
 }
 
 /// A swap-out counter in a sawtooth (up by 8 PiB, back to 0, up again)
-/// added up to "167772160.0 GB" written: a rise faster than any machine
+/// added up to "167772160.0 GiB" written: a rise faster than any machine
 /// writes swap is refused, the line skipped and said, and what was written
 /// at a real machine's pace still counts.
 #[test]

@@ -112,7 +112,7 @@ pub struct Row {
     #[serde(serialize_with = "whole")]
     pub difference: Option<f64>,
     pub(crate) tolerance: Tolerance,
-    /// `tolerance` in words: `±8.0 MB + 2 %`.
+    /// `tolerance` in words: `±8.0 MiB + 2 %`.
     pub tolerance_text: String,
     pub(crate) status: Status,
     /// Why a figure is unreadable or only informative.

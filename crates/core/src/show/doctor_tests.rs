@@ -8,7 +8,7 @@ fn bytes_row(s: Reading<Bracket>, t: Reading<f64>, tol: Tolerance) -> Row {
 
 #[test]
 fn a_tool_figure_within_the_span_of_both_readings_is_ok() {
-    // Free memory fell 100 MB while the tool read it: the tool's figure
+    // Free memory fell 100 MiB while the tool read it: the tool's figure
     // between the two readings is no disagreement.
     let r = bytes_row(
         Reading::Value(Bracket::new(1000.0 * MIB, 900.0 * MIB)),
@@ -26,7 +26,7 @@ fn a_tool_figure_within_the_span_of_both_readings_is_ok() {
     );
     assert_eq!(r.status, Status::Off);
     assert_eq!(r.difference, Some(19.0 * MIB));
-    assert_eq!(r.tolerance_text, "±8.0 MB + 2 %");
+    assert_eq!(r.tolerance_text, "±8.0 MiB + 2 %");
     // Just inside: 8 MiB + 2 % of 120 MiB = 10.4 MiB.
     let r = bytes_row(
         Reading::Value(Bracket::once(110.0 * MIB)),
@@ -105,7 +105,7 @@ fn the_text_table_cleans_what_came_from_outside() {
     );
     assert!(text.contains("Test?Linux"), "{text}");
     assert!(text.contains("OFF"), "{text}");
-    assert!(text.contains("+100.0 MB"), "{text}");
+    assert!(text.contains("+100.0 MiB"), "{text}");
     assert!(text.contains("61.6 %"), "{text}");
     assert!(
         text.contains("missing tool: swapon (looked at /usr/sbin/swapon (not there), "),

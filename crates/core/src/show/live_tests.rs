@@ -626,7 +626,7 @@ fn a_live_recording_names_a_growing_mlx_cache_while_swap_climbs() {
     assert_eq!(f.allocator, "MLX");
     assert!(
         f.words
-            .starts_with("MLX cache grew 5.0 GB while active stayed 4.0 GB"),
+            .starts_with("MLX cache grew 5.0 GiB while active stayed 4.0 GiB"),
         "{}",
         f.words
     );

@@ -34,8 +34,9 @@ fn an_mlx_cache_that_grows_while_active_stays_flat_is_named_with_its_limit() {
     let f = &found[0];
     assert_eq!(f.allocator, "MLX");
     assert!(
-        f.words
-            .starts_with("MLX cache grew 9.1 GB while active stayed 4.2 GB — mx.set_cache_limit("),
+        f.words.starts_with(
+            "MLX cache grew 9.1 GiB while active stayed 4.2 GiB — mx.set_cache_limit("
+        ),
         "{}",
         f.words
     );
@@ -82,7 +83,7 @@ fn the_mps_and_cuda_drivers_holding_more_than_tensors_are_named_per_device() {
     assert_eq!(names, ["MPS", "CUDA:1"]);
     assert_eq!(
         found[0].words,
-        "MPS driver holds 7.0 GB more than tensors (tensors at most 3.0 GB) — torch.mps.empty_cache() or a lower PYTORCH_MPS_HIGH_WATERMARK_RATIO"
+        "MPS driver holds 7.0 GiB more than tensors (tensors at most 3.0 GiB) — torch.mps.empty_cache() or a lower PYTORCH_MPS_HIGH_WATERMARK_RATIO"
     );
     assert!(found[1].words.contains("torch.cuda.empty_cache()"));
 }
@@ -125,7 +126,7 @@ fn the_report_of_a_false_fit_with_a_growing_mlx_cache_names_it() {
     assert_eq!(r.caches.len(), 1);
     assert!(
         r.to_text()
-            .contains("allocator cache: MLX cache grew 10.0 GB while active stayed 4.0 GB"),
+            .contains("allocator cache: MLX cache grew 10.0 GiB while active stayed 4.0 GiB"),
         "{}",
         r.to_text()
     );

@@ -209,8 +209,8 @@ fn held_sample(t_ms: u64, free_pct: f64, held: u64, procs: Vec<ProcessSample>) -
 
 #[test]
 fn a_freed_copy_is_not_hidden_memory_though_free_memory_comes_back_late() {
-    // This project's VM: `bytearray(os.urandom(1500 MiB))`, the 1.5 GB
-    // temporary freed; free memory rose 607 MB within the window (a VM that
+    // This project's VM: `bytearray(os.urandom(1500 MiB))`, the 1.5 GiB
+    // temporary freed; free memory rose 607 MiB within the window (a VM that
     // reclaims and balloons), but the anonymous memory left at once.
     let mut d = Detector::new(DetectorConfig::default());
     let none = HashSet::new();
@@ -234,8 +234,8 @@ fn a_freed_copy_is_not_hidden_memory_though_free_memory_comes_back_late() {
 
 #[test]
 fn a_freed_copy_is_not_hidden_memory_while_another_process_grows_as_much() {
-    // The copy is freed (1.5 GB leave the process) while a browser beside it
-    // takes 1.2 GB: what processes hold falls by only 300 MB, but the
+    // The copy is freed (1.5 GiB leave the process) while a browser beside it
+    // takes 1.2 GiB: what processes hold falls by only 300 MiB, but the
     // memory went to a footprint, not out of sight.
     let mut d = Detector::new(DetectorConfig::default());
     let none = HashSet::new();
@@ -275,7 +275,7 @@ fn a_freed_copy_is_not_hidden_memory_while_another_process_grows_as_much() {
 
 #[test]
 fn memory_handed_to_a_tmpfs_file_is_hidden_memory_though_free_memory_stays() {
-    // The footprint falls by 1.5 GB, free memory does not rise, and what
+    // The footprint falls by 1.5 GiB, free memory does not rise, and what
     // processes hold does not fall: the pages went to a tmpfs file (Shmem).
     let mut d = Detector::new(DetectorConfig::default());
     let none = HashSet::new();
@@ -291,9 +291,9 @@ fn memory_handed_to_a_tmpfs_file_is_hidden_memory_though_free_memory_stays() {
 
 #[test]
 fn memory_handed_to_a_tmpfs_file_over_several_ticks_is_still_hidden_memory() {
-    // The footprint stays at 2.9 GB while the process writes 1.5 GB to a
+    // The footprint stays at 2.9 GiB while the process writes 1.5 GiB to a
     // tmpfs file over 2 s (Shmem rises), then frees its copy: what processes
-    // hold falls by 1.5 GB from the plateau's end, by nothing from its start.
+    // hold falls by 1.5 GiB from the plateau's end, by nothing from its start.
     let mut d = Detector::new(DetectorConfig::default());
     let none = HashSet::new();
     for i in 0..20u64 {
@@ -407,7 +407,7 @@ fn seed_offload_is_false_fit_and_bystanders_fit() {
     assert_eq!(p.verdict, State::FalseFit);
     assert!(
         p.evidence
-            .starts_with("footprint peaked at 18.5 GB of 48.0 GB (39 %) while swap grew 9.7 GB"),
+            .starts_with("footprint peaked at 18.5 GiB of 48.0 GiB (39 %) while swap grew 9.7 GiB"),
         "{}",
         p.evidence
     );
@@ -718,7 +718,7 @@ fn report_shows_gpu_and_outside_footprint_and_never_blames_the_unreadable() {
         text.contains("memory not explained by footprints"),
         "{text}"
     );
-    assert!(text.contains("GPU memory up to 2.1 GB"), "{text}");
+    assert!(text.contains("GPU memory up to 2.1 GiB"), "{text}");
     assert!(text.contains("(1 process unreadable)"), "{text}");
 }
 
@@ -999,7 +999,7 @@ fn a_footprint_drop_the_gpu_took_is_hidden_memory_held_by_the_gpu() {
     assert_eq!(raised.evidence.hidden_gpu_rise_bytes, Some(29 * GIB / 10));
     let words = &raised.message;
     assert!(
-        words.ends_with("the GPU's in-use memory rose by 2.9 GB: hidden memory, held by the GPU outside footprints"),
+        words.ends_with("the GPU's in-use memory rose by 2.9 GiB: hidden memory, held by the GPU outside footprints"),
         "{words}"
     );
     // Without the GPU's figure (Linux, Intel Macs) the words are as before.
@@ -1130,7 +1130,7 @@ fn a_footprint_the_kernel_pages_out_still_holds_its_swap_so_it_is_an_overflow() 
     let words = a.evidence.describe(a.state);
     assert!(
         words.contains(
-            "all footprints, with their 3.8 GB of swap (VmSwap), 75 % of memory: overflow"
+            "all footprints, with their 3.8 GiB of swap (VmSwap), 75 % of memory: overflow"
         ),
         "{words}"
     );

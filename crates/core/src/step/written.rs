@@ -73,7 +73,7 @@ impl SwapWritten {
         }
     }
 
-    /// "12.4 GB, 3.1 GB/min" (and "whole machine" where it is the host's;
+    /// "12.4 GiB, 3.1 GiB/min" (and "whole machine" where it is the host's;
     /// the number of counters where the source changed).
     pub fn to_words(&self) -> String {
         let host = if self.host_wide {

@@ -24,7 +24,7 @@ fn swap_written_is_the_counters_growth_and_its_rate_per_minute() {
         "{}",
         w.per_minute()
     );
-    assert_eq!(w.to_words(), "12.4 GB, 3.1 GB/min (the whole machine's)");
+    assert_eq!(w.to_words(), "12.4 GiB, 3.1 GiB/min (the whole machine's)");
 }
 
 #[test]
@@ -53,9 +53,9 @@ fn inside_a_cgroup_that_counts_swap_out_the_scopes_counter_is_the_runs() {
     f.push(0, &host(Some(50 * GB)), Some(&scope(Some(0))));
     f.push(1000, &host(Some(80 * GB)), Some(&scope(Some(GB))));
     let w = f.finish().unwrap();
-    assert_eq!(w.bytes, GB, "the host's 30 GB are not the run's");
+    assert_eq!(w.bytes, GB, "the host's 30 GiB are not the run's");
     assert!(!w.host_wide);
-    assert_eq!(w.to_words(), "1.0 GB, 60.0 GB/min");
+    assert_eq!(w.to_words(), "1.0 GiB, 60.0 GiB/min");
 }
 
 #[test]
@@ -85,9 +85,9 @@ fn scoped(path: &str, written: Option<u64>) -> Scope {
 
 #[test]
 fn a_scope_that_goes_away_starts_a_new_baseline_on_the_hosts_counter() {
-    // Five samples in a cgroup counting its own swap-out at 1 GB, then the
+    // Five samples in a cgroup counting its own swap-out at 1 GiB, then the
     // probe drops the scope (its limit lifted): the host's counter, flat
-    // at 500 GB, is no swap written. Before, this read 499.0 GB.
+    // at 500 GiB, is no swap written. Before, this read 499.0 GiB.
     let mut f = WrittenFold::default();
     for i in 0..5 {
         f.push(
@@ -112,8 +112,8 @@ fn a_scope_that_goes_away_starts_a_new_baseline_on_the_hosts_counter() {
 
 #[test]
 fn a_move_to_another_cgroup_counts_each_counters_own_growth() {
-    // /a wrote 1 GB, then the run moved to /b (its counter at 300 GB) and
-    // wrote 2 GB there: 3 GB, not the 299 GB between the two counters.
+    // /a wrote 1 GiB, then the run moved to /b (its counter at 300 GiB) and
+    // wrote 2 GiB there: 3 GiB, not the 299 GiB between the two counters.
     let mut f = WrittenFold::default();
     f.push(0, &host(Some(900 * GB)), Some(&scoped("/a", Some(0))));
     f.push(1000, &host(Some(900 * GB)), Some(&scoped("/a", Some(GB))));
@@ -155,7 +155,7 @@ fn one_counter_is_said_as_before_and_its_json_has_no_counters_field() {
     f.push(60_000, &host(Some(GB)), Some(&scoped("/a", Some(GB))));
     let w = f.finish().unwrap();
     assert_eq!(w.counters, 1);
-    assert_eq!(w.to_words(), "1.0 GB, 1.0 GB/min");
+    assert_eq!(w.to_words(), "1.0 GiB, 1.0 GiB/min");
     let json = serde_json::to_value(w).unwrap();
     assert!(json.get("counters").is_none(), "{json}");
 }

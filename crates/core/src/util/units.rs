@@ -1,9 +1,15 @@
 //! Sizes and durations as people type them (`8G`, `512MiB`, `500ms`) and as
 //! swapsight prints them.
 //!
-//! All sizes are binary — `1G` = `1GB` = `1GiB` = 1024³ bytes — because that
-//! is what macOS's Activity Monitor and `sysctl vm.swapusage` show under the
-//! same letters; a user copying a figure from either gets what they meant.
+//! One rule (docs/units.md): sizes are counted in binary multiples and
+//! printed under their binary names — `18.5 GiB`, `340 MiB`, `12 KiB` — so
+//! a figure never carries a decimal unit's name. Memory comes in binary
+//! multiples (a "48 GiB" Mac has 48 GiB), and the name says so where the
+//! Hugging Face hub and Finder print decimal GB (`4.98 GiB` is 4.6 GiB).
+//!
+//! Typed sizes are read leniently: `8G` = `8GB` = `8GiB` = 8 × 1024³ bytes,
+//! because Activity Monitor and `sysctl vm.swapusage` show binary figures
+//! under the decimal letters; a user copying one gets what they meant.
 
 use std::time::Duration;
 
@@ -48,7 +54,7 @@ fn split_number(s: &str) -> Option<(f64, &str)> {
 }
 
 /// Parses a size: plain bytes (`1048576`) or a number with a binary unit
-/// (`512M`, `8G`, `8GiB`, `1.5 GB`, `64k`), case-insensitive.
+/// (`512M`, `8G`, `8GiB`, `1.5 GiB`, `64k`), case-insensitive.
 pub fn parse_size(input: &str) -> Result<u64, UnitError> {
     let (number, unit) = split_number(input).ok_or_else(|| {
         unit_error(
@@ -121,7 +127,7 @@ pub fn saturating_sum(values: impl IntoIterator<Item = u64>) -> u64 {
 const GIB: f64 = (1u64 << 30) as f64;
 const MIB: f64 = (1u64 << 20) as f64;
 
-/// A growth: `+340 MB`, `-12 MB`, `0 B` (a sign only when it changed).
+/// A growth: `+340 MiB`, `-12 MiB`, `0 KiB` (a sign only when it changed).
 pub fn format_growth(bytes: i64) -> String {
     format!(
         "{}{}",
@@ -130,17 +136,17 @@ pub fn format_growth(bytes: i64) -> String {
     )
 }
 
-/// `19864223744` → `"18.5 GB"`; below 1 GB in MB, below 1 MB in KB. Signed
-/// values keep their sign.
+/// `19864223744` → `"18.5 GiB"`; below 1 GiB in MiB, below 1 MiB in KiB.
+/// Signed values keep their sign.
 pub fn format_bytes(bytes: i64) -> String {
     let sign = if bytes < 0 { "-" } else { "" };
     let b = bytes.unsigned_abs() as f64;
     if b >= GIB {
-        format!("{sign}{:.1} GB", b / GIB)
+        format!("{sign}{:.1} GiB", b / GIB)
     } else if b >= MIB {
-        format!("{sign}{:.0} MB", b / MIB)
+        format!("{sign}{:.0} MiB", b / MIB)
     } else {
-        format!("{sign}{:.0} KB", b / 1024.0)
+        format!("{sign}{:.0} KiB", b / 1024.0)
     }
 }
 
@@ -158,7 +164,8 @@ pub fn format_limit(bytes: u64) -> String {
     }
 }
 
-/// The compact form for a menu-bar title: `2.1G`, `640M`.
+/// The compact form for a menu-bar title: `2.1G`, `640M` — binary, as
+/// `ls -lh` and `df -h` write the same letters.
 pub fn format_bytes_short(bytes: u64) -> String {
     let b = bytes as f64;
     if b >= GIB {

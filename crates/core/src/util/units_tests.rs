@@ -70,9 +70,9 @@ fn differences_and_sums_saturate() {
 
 #[test]
 fn formatting() {
-    assert_eq!(format_bytes(19_864_223_744), "18.5 GB");
-    assert_eq!(format_bytes(-(512 << 20)), "-512 MB");
-    assert_eq!(format_bytes(2048), "2 KB");
+    assert_eq!(format_bytes(19_864_223_744), "18.5 GiB");
+    assert_eq!(format_bytes(-(512 << 20)), "-512 MiB");
+    assert_eq!(format_bytes(2048), "2 KiB");
     assert_eq!(format_bytes_short(2_254_857_830), "2.1G");
     assert_eq!(format_bytes_short(640 << 20), "640M");
     assert_eq!(format_duration(Duration::from_secs(192)), "3m12s");
@@ -82,7 +82,7 @@ fn formatting() {
 
 #[test]
 fn a_growth_has_a_sign_only_when_it_changed() {
-    assert_eq!(format_growth(340 << 20), "+340 MB");
+    assert_eq!(format_growth(340 << 20), "+340 MiB");
     assert_eq!(
         format_growth(-(12 << 20)),
         format!("-{}", format_bytes(12 << 20))

@@ -14,7 +14,7 @@ const LLAMA_31_8B: &str = r#"{"model_type":"llama","hidden_size":4096,"intermedi
 /// Llama-3.1-8B-Instruct's four shards: 16,060,522,496 bytes of bf16.
 const LLAMA_WEIGHTS: u64 = 16_060_522_496;
 
-/// A 23.5 GB Linux machine with 22.8 GB free, as the issue's.
+/// A 23.5 GiB Linux machine with 22.8 GiB free, as the issue's.
 fn linux() -> Figures {
     Figures {
         os: "linux".into(),
@@ -152,7 +152,7 @@ fn the_largest_context_is_the_last_token_count_under_each_bound() {
         .iter()
         .all(|b| b.tokens.is_none()));
     // A small model fits its whole context (under llama.cpp: MLX's CPU
-    // backend would hold 17 GB of attention scores at 128k).
+    // backend would hold 17 GiB of attention scores at 128k).
     let a = on_linux(&d, GIB, &ask(1, Runtime::LlamaCpp));
     let l = a.largest_context.unwrap();
     assert_eq!(

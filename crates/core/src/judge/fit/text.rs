@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use super::{Answer, Bound, BoundId, Framework, IfOver, Model, Verdict};
-use crate::util::units::{format_bytes, format_duration, format_growth};
+use crate::util::units::{format_bytes, format_duration, format_growth, thousands};
 
 /// Files (and files left out) listed one by one; the rest are summed.
 const LISTED: usize = 10;
@@ -26,8 +26,8 @@ fn joined(bounds: &[&Bound]) -> String {
         .join(", ")
 }
 
-/// `fits only by swapping: needs 12.0 GB, above free memory now (9.1 GB),
-/// within physical memory (23.5 GB)`.
+/// `fits only by swapping: needs 12.0 GiB, above free memory now (9.1 GiB),
+/// within physical memory (23.5 GiB)`.
 pub fn summary(verdict: Verdict, need: u64, tokens: Option<u64>, bounds: &[Bound]) -> String {
     let general: Vec<&Bound> = bounds.iter().filter(|b| b.framework.is_none()).collect();
     let over: Vec<&Bound> = general.iter().copied().filter(|b| b.over).collect();
@@ -99,13 +99,34 @@ fn model_lines(out: &mut String, model: &Model) {
                 format!(" (the shards {} names)", w.indexes.join(", "))
             };
             let s = if n == 1 { "" } else { "s" };
-            let _ = writeln!(out, "model: {} — {n} file{s}, {}{by}", w.path, gb(w.bytes));
-            for f in w.files.iter().take(LISTED) {
+            let _ = writeln!(
+                out,
+                "model: {} — {n} file{s}, {} ({} bytes){by}",
+                w.path,
+                gb(w.bytes),
+                thousands(w.bytes)
+            );
+            // Each file's exact size beside the binary figure: the digits
+            // `ls -l` prints, and the hub's decimal "4.98 GiB" is their start
+            // (docs/units.md).
+            let listed = &w.files[..n.min(LISTED)];
+            let width = listed
+                .iter()
+                .map(|f| thousands(f.bytes).len())
+                .max()
+                .unwrap_or(0);
+            for f in listed {
                 let link = f
                     .link
                     .as_ref()
                     .map_or(String::new(), |l| format!(" -> {l}"));
-                let _ = writeln!(out, "  {:>9}  {}{link}", gb(f.bytes), f.path);
+                let _ = writeln!(
+                    out,
+                    "  {:>9}  {:>width$} bytes  {}{link}",
+                    gb(f.bytes),
+                    thousands(f.bytes),
+                    f.path
+                );
             }
             if n > LISTED {
                 let rest: u64 =

@@ -112,7 +112,7 @@ pub fn largest_line(out: &mut String, largest: &Largest, bounds: &[Bound]) {
     }
 }
 
-/// `estimated 1.2 GB vs measured …` lines, as the text prints them.
+/// `estimated 1.2 GiB vs measured …` lines, as the text prints them.
 pub(crate) fn comparison_lines(out: &mut String, c: &super::verify::Comparison) {
     let _ = writeln!(out, "estimated vs measured peak:");
     for m in &c.measured {

@@ -40,7 +40,7 @@ fn the_offload_run_by_phase() {
     assert_eq!(rows[1].verdict, State::Fits);
     assert_eq!(rows[2].verdict, State::FalseFit);
     assert_eq!(rows[3].verdict, State::FalseFit);
-    // Peak watched footprint of denoise: 18.5 GB, the source's figure.
+    // Peak watched footprint of denoise: 18.5 GiB, the source's figure.
     let peak = rows[2].peak_footprint_bytes as f64 / GB as f64;
     assert!((peak - 18.5).abs() < 0.05, "{peak}");
     assert!(rows[3].min_free_pct < rows[0].min_free_pct);
@@ -304,7 +304,7 @@ fn inside_a_cgroup_the_phases_are_judged_in_the_scope_as_the_run_is() {
     assert_eq!(r.min_free_pct, 0.0);
     for row in &r.phases {
         assert_eq!(row.min_free_pct, 0.0, "{row:?}");
-        // The scope's swap did not grow: its rows say so, not the host's +9.6 GB.
+        // The scope's swap did not grow: its rows say so, not the host's +9.6 GiB.
         assert_eq!(row.swap_growth_bytes, 0, "{row:?}");
     }
 }

@@ -262,7 +262,7 @@ impl Stats {
     ) -> String {
         let growth = self.swap_growth();
         let phys = memory.bytes.max(1);
-        // A cgroup's limit is said as one: "of 256 MB" read as the
+        // A cgroup's limit is said as one: "of 256 MiB" read as the
         // machine's memory beside the machine-wide swap it was judged by.
         let (of, all_of) = match memory.cgroup_limit {
             true => (

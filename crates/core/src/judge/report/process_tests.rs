@@ -153,7 +153,7 @@ fn a_cgroups_limit_is_named_as_one_and_the_two_shares_apart() {
     assert_eq!(r.verdict, State::FalseFit, "{}", r.evidence);
     assert!(
         r.evidence
-            .starts_with("footprint peaked at 39 MB of the cgroup's 256 MB limit (15 %)"),
+            .starts_with("footprint peaked at 39 MiB of the cgroup's 256 MiB limit (15 %)"),
         "{}",
         r.evidence
     );
@@ -170,7 +170,7 @@ fn a_cgroups_limit_is_named_as_one_and_the_two_shares_apart() {
     let r = st.report(7, &[], host, 128 * MIB, &cfg, Carries::Tree);
     assert!(
         r.evidence
-            .starts_with("footprint peaked at 39 MB of 48.0 GB (0 %)")
+            .starts_with("footprint peaked at 39 MiB of 48.0 GiB (0 %)")
             && r.evidence.contains("were 0 % of memory"),
         "{}",
         r.evidence
@@ -195,7 +195,7 @@ fn the_share_at_the_swap_peak_says_when_it_counts_the_footprints_own_swap() {
     assert_eq!(r.verdict, State::Overflow, "{}", r.evidence);
     assert!(
         r.evidence.contains(
-            "when swap peaked all footprints with their 568 MB of swap (VmSwap) together were 283 % of its limit: overflow"
+            "when swap peaked all footprints with their 568 MiB of swap (VmSwap) together were 283 % of its limit: overflow"
         ),
         "{}",
         r.evidence

@@ -109,7 +109,7 @@ fn the_scopes_own_pressure_peak_is_kept_and_said() {
 
 /// Regression: a process that joined cgroup A (256 MiB), filled 225 MiB,
 /// freed it, moved to B and exited was reported as B with A's peak ("…/advB:
-/// usage peaked at 226 MB"), and "free memory at least 100 %". Each cgroup
+/// usage peaked at 226 MiB"), and "free memory at least 100 %". Each cgroup
 /// is listed with its own figures, the run judged in the worst, and its
 /// lowest free memory kept across the move.
 #[test]
@@ -174,8 +174,8 @@ fn a_run_that_moves_between_cgroups_lists_each_with_its_own_figures() {
     let text = r.to_text();
     assert!(text.contains("the run moved between 2 cgroups"), "{text}");
     assert!(
-        text.contains("/advA): usage peaked at 225 MB")
-            && text.contains("/advB): usage peaked at 5 MB"),
+        text.contains("/advA): usage peaked at 225 MiB")
+            && text.contains("/advB): usage peaked at 5 MiB"),
         "{text}"
     );
 }

@@ -1,7 +1,7 @@
 //! Whether swap could grow at all in a run. Without swap a swap budget
 //! cannot be broken and a false fit cannot show as swap: memory that does
 //! not fit ends in the OOM killer instead. A report that says "swap grew
-//! 0 KB, fits" of such a run says nothing, so it says why.
+//! 0 KiB, fits" of such a run says nothing, so it says why.
 
 use serde::Serialize;
 

@@ -13,7 +13,7 @@ use super::fast::fast_sample;
 use super::records::{Header, Record, FORMAT, SCHEMA};
 use crate::probe::HostInfo;
 
-/// Longest line the reader takes. A sample of 100,000 processes is ~20 MB;
+/// Longest line the reader takes. A sample of 100,000 processes is ~20 MiB;
 /// this leaves three times that, and bounds what a file without newlines
 /// (`/dev/zero`) costs before it is refused.
 pub const MAX_LINE_BYTES: usize = 64 << 20;

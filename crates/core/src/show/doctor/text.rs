@@ -141,8 +141,8 @@ fn show_signed(v: f64, unit: Unit) -> String {
     format!("{sign}{}", show(v, unit))
 }
 
-/// Bytes to the precision a comparison needs: `1.23 GB`, `256.0 MB`,
-/// `12 KB`, `512 B` (binary units, as the rest of swapsight shows them).
+/// Bytes to the precision a comparison needs: `1.23 GiB`, `256.0 MiB`,
+/// `12 KiB`, `512 B` (binary units, as the rest of swapsight shows them).
 pub fn format_bytes(b: f64) -> String {
     const KIB: f64 = 1024.0;
     const MIB: f64 = KIB * 1024.0;
@@ -151,11 +151,11 @@ pub fn format_bytes(b: f64) -> String {
     if !a.is_finite() {
         "?".into()
     } else if a >= GIB {
-        format!("{:.2} GB", b / GIB)
+        format!("{:.2} GiB", b / GIB)
     } else if a >= MIB {
-        format!("{:.1} MB", b / MIB)
+        format!("{:.1} MiB", b / MIB)
     } else if a >= KIB {
-        format!("{:.0} KB", b / KIB)
+        format!("{:.0} KiB", b / KIB)
     } else {
         format!("{b:.0} B")
     }

@@ -12,7 +12,7 @@ use plotters::style::RGBColor;
 use super::plot::Decimator;
 use super::plot::{
     axis_format, draw_err, nice_ceiling, one_line, register_fonts, render_picture, ImageFormat,
-    Picture, FAMILY, GB, INK, MUTED, PALETTE,
+    Picture, FAMILY, GIB, INK, MUTED, PALETTE,
 };
 use super::ExportError;
 use crate::judge::compare::{align, boundaries, watched_footprint, Comparison};
@@ -165,7 +165,7 @@ fn draw<DB: DrawingBackend>(
     chart
         .configure_mesh()
         .x_desc(x_desc)
-        .y_desc("GB: footprint (solid), swap growth (dashed)")
+        .y_desc("GiB: footprint (solid), swap growth (dashed)")
         .x_label_formatter(&|v| x_fmt(*v))
         .y_label_formatter(&|v| y_fmt(*v))
         .label_style((FAMILY, 14).into_font().color(&INK))
@@ -206,7 +206,7 @@ fn draw<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Each run's lines in GB, its time stretched phase by phase onto the
+/// Each run's lines in GiB, its time stretched phase by phase onto the
 /// `reference` boundaries (the first run's) when the runs share phases.
 fn aligned_runs(traces: &[RunSeries], cmp: &Comparison, reference: &[f64]) -> Vec<Run> {
     traces
@@ -223,8 +223,8 @@ fn aligned_runs(traces: &[RunSeries], cmp: &Comparison, reference: &[f64]) -> Ve
             Run {
                 label: one_line(&row.label),
                 colour: PALETTE[i % PALETTE.len()],
-                footprint: t.footprint.iter().map(|&(s, b)| (x(s), b / GB)).collect(),
-                growth: t.growth.iter().map(|&(s, b)| (x(s), b / GB)).collect(),
+                footprint: t.footprint.iter().map(|&(s, b)| (x(s), b / GIB)).collect(),
+                growth: t.growth.iter().map(|&(s, b)| (x(s), b / GIB)).collect(),
             }
         })
         .collect()

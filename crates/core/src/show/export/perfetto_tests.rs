@@ -107,7 +107,7 @@ fn export_perfetto_names_every_process_and_the_system() {
         })
         .collect();
     assert!(
-        names[&0].starts_with("system (m5-pro, 48.0 GB)"),
+        names[&0].starts_with("system (m5-pro, 48.0 GiB)"),
         "{names:?}"
     );
     assert_eq!(names[&4243], "python");

@@ -201,7 +201,7 @@ impl Picture for ChartPicture<'_> {
     }
 }
 
-/// The plot's coordinates: memory in GB on the left, free % on the right.
+/// The plot's coordinates: memory in GiB on the left, free % on the right.
 type Plot<'a, DB> = DualCoordChartContext<
     'a,
     DB,
@@ -283,7 +283,7 @@ fn axes<'a, DB: DrawingBackend>(
     let y_fmt = axis_format(y_max - y_min);
     plot.configure_mesh()
         .x_desc("time (s)")
-        .y_desc("memory (GB)")
+        .y_desc("memory (GiB)")
         .x_labels(10)
         .y_labels(8)
         .x_label_formatter(&|v| x_fmt(*v))

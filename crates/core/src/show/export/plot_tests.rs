@@ -98,7 +98,7 @@ fn export_plot_svg_parses_as_xml_with_text() {
         .collect();
     assert!(texts.iter().any(|t| t == "OVERFLOW"), "{texts:?}");
     assert!(texts.iter().any(|t| t == "free memory (%)"), "{texts:?}");
-    assert!(texts.iter().any(|t| t == "memory (GB)"), "{texts:?}");
+    assert!(texts.iter().any(|t| t == "memory (GiB)"), "{texts:?}");
     assert!(
         texts.iter().any(|t| t.starts_with("python 4242")),
         "{texts:?}"

@@ -81,7 +81,7 @@ pub struct CounterPoint {
 
 /// The byte counters' lines of a run, folded as its counters come: the
 /// first [`REPLAY_COUNTERS`] names among the first [`MAX_COUNTERS`]
-/// counter points (what a [`Trace`] keeps, so at most 3 MB of them held
+/// counter points (what a [`Trace`] keeps, so at most 3 MiB of them held
 /// until the end sorts them), each thinned to [`COUNTER_POINTS`].
 #[derive(Debug, Default)]
 struct CounterLines {

@@ -4,7 +4,7 @@
 //! highest value in it. An overnight recording holds ~100,000 samples; a
 //! chart draws a few hundred pixels across, and what must survive is the
 //! peak (the footprint that did not fit, the swap it pushed out), not each
-//! sample: a page that waited for 11 MB of points, and a server that held
+//! sample: a page that waited for 11 MiB of points, and a server that held
 //! every sample to build them, showed nothing more.
 
 use super::REPLAY_POINTS;

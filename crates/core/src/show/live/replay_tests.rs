@@ -38,8 +38,8 @@ fn peak_footprint(r: &Replay, pid: u32) -> u64 {
 }
 
 /// Regression (issue 33 item 6): a replay held every sample of the trace
-/// and answered a point for each (92,490 points, 11 MB of JSON, 207 MB of
-/// RSS for a 120 MB recording). Streamed now, and thinned to a chart's
+/// and answered a point for each (92,490 points, 11 MiB of JSON, 207 MiB of
+/// RSS for a 120 MiB recording). Streamed now, and thinned to a chart's
 /// worth, one sample's spike still shows: the highest footprint, the most
 /// swap and the least free memory of the run are on the chart.
 #[test]

@@ -21,8 +21,8 @@ pub struct DetectorConfig {
     /// page-outs never counts alone.
     pub sustain_ms: u64,
     /// Footprints (all processes) at or above this share of physical memory
-    /// explain the swap: overflow rather than false fit. On the seeds' 48 GB
-    /// Mac swap began when the footprint passed 33.5–36.2 GB (0.70–0.75).
+    /// explain the swap: overflow rather than false fit. On the seeds' 48 GiB
+    /// Mac swap began when the footprint passed 33.5–36.2 GiB (0.70–0.75).
     pub overflow_share: f64,
     /// Swap-ins (macOS, pages) or page-ins (Linux major faults; macOS
     /// without swap-in figures) per second over the window that count as

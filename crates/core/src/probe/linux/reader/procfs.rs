@@ -150,7 +150,7 @@ impl NativeProbe {
 
     /// Bytes written to swap since boot (`pswpout` of `/proc/vmstat`);
     /// `None` where the file or the line cannot be read. `vmstat` is the
-    /// largest file a tick reads (4 KB, 38 µs a read here against
+    /// largest file a tick reads (4 KiB, 38 µs a read here against
     /// `meminfo`'s 15): it is read again when swap used (`swap_used`, from
     /// `meminfo`) moved since the last read, and otherwise at least every
     /// [`FULL_EVERY`] calls. A page written to swap takes a free slot, so

@@ -7,7 +7,7 @@ use plotters::style::RGBColor;
 
 use std::collections::HashMap;
 
-use super::{nice_ceiling, one_line, Decimator, GB, PALETTE};
+use super::{nice_ceiling, one_line, Decimator, GIB, PALETTE};
 use crate::judge::report::Report;
 use crate::record::phases::Phase;
 use crate::record::trace::{Counter, MarkList, Record, Trace, TraceSample};
@@ -24,13 +24,13 @@ pub(crate) struct Series {
     pub segments: Vec<Vec<(f64, f64)>>,
 }
 
-/// Everything the chart shows, in seconds from the first sample and GB.
+/// Everything the chart shows, in seconds from the first sample and GiB.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ChartData {
     /// The time of the first sample: the chart's zero.
     pub t0: u64,
     pub x_max: f64,
-    /// Swap growth since the first sample, GB.
+    /// Swap growth since the first sample, GiB.
     pub growth: Vec<(f64, f64)>,
     /// Free memory, % (right axis).
     pub free: Vec<(f64, f64)>,
@@ -44,10 +44,10 @@ pub(crate) struct ChartData {
     pub y_min: f64,
     pub y_max: f64,
     pub phases: Vec<Phase>,
-    /// The run's scope's memory limit, GB, and its words, when a memory
+    /// The run's scope's memory limit, GIB, and its words, when a memory
     /// cgroup limited it (the last limit the trace gave): a line across.
     pub limit: Option<(f64, String)>,
-    /// The pipeline's own byte counters (what its allocator holds), GB on
+    /// The pipeline's own byte counters (what its allocator holds), GiB on
     /// the memory axis: a dashed line each, the first [`COUNTER_LINES`].
     pub counters: Vec<Series>,
     /// Stretches at warning or critical memory pressure, in seconds.
@@ -274,14 +274,14 @@ impl ChartLines {
         self.note_pressure(&s.sample);
         let sys = judged_system(s);
         let g = sys.swap_used_bytes as f64 - self.swap0 as f64;
-        self.growth.push((x, g / GB));
+        self.growth.push((x, g / GIB));
         self.free.push((x, sys.free_pct.clamp(0.0, 100.0)));
         for line in &mut self.lines {
             match s.sample.processes.iter().find(|q| q.pid == line.pid) {
                 Some(q) => line
                     .current
                     .get_or_insert_with(|| Line::new(self.x_max, self.buckets))
-                    .push((x, q.footprint_bytes as f64 / GB)),
+                    .push((x, q.footprint_bytes as f64 / GIB)),
                 // Missing from a sample: the line breaks.
                 None => {
                     if let Some(done) = line.current.take() {
@@ -332,7 +332,7 @@ impl ChartLines {
         } = self;
         let limit = limit_bytes.map(|b| {
             (
-                b as f64 / GB,
+                b as f64 / GIB,
                 format!("cgroup limit {}", crate::util::units::format_limit(b)),
             )
         });
@@ -429,7 +429,7 @@ impl ChartLines {
     }
 }
 
-/// A line per byte counter the scan kept, in GB over seconds (`secs`), in
+/// A line per byte counter the scan kept, in GiB over seconds (`secs`), in
 /// the colours after the `processes` lines'. A counter is a figure that
 /// holds until the next one is written, so each is a step, and its last
 /// value is held to the end of the phase it was written in (of the run
@@ -457,10 +457,10 @@ fn counter_series(
                 if let Some(&(_, held)) = line.last() {
                     line.push((secs(t), held));
                 }
-                line.push((secs(t), v / GB));
+                line.push((secs(t), v / GIB));
             }
             if let Some(&(t, v)) = points.last() {
-                line.push((secs(held_until(t, phases, scan.last_ms)), v / GB));
+                line.push((secs(held_until(t, phases, scan.last_ms)), v / GIB));
             }
             Series {
                 label: format!("{} (counter)", one_line(name)),

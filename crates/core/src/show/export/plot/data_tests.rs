@@ -14,7 +14,7 @@ fn curves_start_at_zero_and_follow_every_sample() {
     let want_x = (last.t_ms - first.t_ms) as f64 / 1000.0;
     assert_eq!(d.growth.last().unwrap().0, want_x);
     assert_eq!(d.x_max, want_x);
-    let want_gb = (last.system.swap_used_bytes as f64 - first.system.swap_used_bytes as f64) / GB;
+    let want_gb = (last.system.swap_used_bytes as f64 - first.system.swap_used_bytes as f64) / GIB;
     assert_eq!(d.growth.last().unwrap().1, want_gb);
     assert!(d.free.iter().all(|&(_, f)| (0.0..=100.0).contains(&f)));
 }
@@ -74,7 +74,7 @@ fn a_process_missing_from_a_sample_breaks_its_line() {
 #[test]
 fn a_scoped_run_draws_its_limit_within_the_range() {
     let mut t = synth::seed_staged();
-    // A 64 GiB limit: above every line of the 48 GB seed run.
+    // A 64 GiB limit: above every line of the 48 GiB seed run.
     for s in &mut t.samples {
         s.sample.scope = Some(crate::probe::Scope {
             limit_bytes: 64 << 30,
@@ -83,7 +83,7 @@ fn a_scoped_run_draws_its_limit_within_the_range() {
     }
     let d = chart_data(&t, &report(&t, None), LinePick::all(3));
     let (y, words) = d.limit.clone().expect("the limit line");
-    assert_eq!(y, 64.0 * (1u64 << 30) as f64 / GB);
+    assert_eq!(y, 64.0 * (1u64 << 30) as f64 / GIB);
     assert_eq!(words, "cgroup limit 64 GiB");
     assert!(d.y_max >= y, "{} < {y}", d.y_max);
     let t = synth::seed_staged();
@@ -105,13 +105,13 @@ fn byte_counters_are_lines_on_the_memory_axis_and_other_units_are_not() {
     };
     // Out of order; a sixth byte counter past the four the chart draws.
     t.counters = vec![
-        point(2000, "pool", 3.0 * GB, "bytes"),
-        point(1000, "pool", GB, "bytes"),
+        point(2000, "pool", 3.0 * GIB, "bytes"),
+        point(1000, "pool", GIB, "bytes"),
     ];
     t.counters.push(point(1000, "queue", 12.0, "items"));
     for n in 0..5 {
         t.counters
-            .push(point(1000, &format!("c{n}"), 100.0 * GB, "bytes"));
+            .push(point(1000, &format!("c{n}"), 100.0 * GIB, "bytes"));
     }
     let d = chart_data(&t, &report(&t, None), LinePick::all(2));
     let labels: Vec<&str> = d.counters.iter().map(|s| s.label.as_str()).collect();
@@ -145,7 +145,7 @@ fn a_counter_written_once_is_held_to_the_end_of_its_phase_or_of_the_run() {
     let point = |dt: u64, name: &str| crate::record::trace::Counter {
         t_ms: t0 + dt,
         name: name.into(),
-        value: GB,
+        value: GIB,
         unit: "bytes".into(),
     };
     let mark = |dt: u64, name: &str, end: bool| crate::record::trace::Mark {

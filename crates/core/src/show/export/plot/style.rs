@@ -6,8 +6,8 @@ use plotters::style::{Color, RGBAColor, RGBColor};
 use crate::step::detect::State;
 use crate::step::pressure::Level;
 
-/// Bytes in a GB, the unit of the memory axis.
-pub(crate) const GB: f64 = (1u64 << 30) as f64;
+/// Bytes in a GiB, the unit of the memory axis.
+pub(crate) const GIB: f64 = (1u64 << 30) as f64;
 
 // Colours: processes get the palette; red, orange, purple and olive are kept
 // for swap and the states so that nothing is read as something else.
