@@ -114,6 +114,13 @@ def counters(queue: List[int]) -> None:
         assert_type(w, MlxWatch)
 
 
+def mlx_sizes(model: Any, cache: List[Any]) -> None:
+    sizes = swapsight.mlx_sizes(model, cache)
+    assert_type(sizes, Dict[str, int])
+    swapsight.mlx_sizes(model=model)
+    swapsight.mlx_sizes(cache=cache)
+
+
 # --- record() and its report ------------------------------------------------
 
 
