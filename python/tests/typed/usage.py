@@ -176,6 +176,7 @@ def answers() -> None:
         assert_type(b.bytes, int)
     swapsight.fit(8 << 30)
     swapsight.fit("8G", from_trace="last-run.jsonl")
+    swapsight.fit("./model", no_history=True)
     long = swapsight.fit("./model", context="8k", parallel=2, kv_dtype="q8_0", runtime="mlx")
     for n in long.need:
         assert_type(n, FitNeed)
