@@ -158,6 +158,18 @@ fn fit_exits_with_the_command_s_code_and_refuses_from_beside_a_command() {
     assert_eq!(out.status.code(), Some(3), "{}", stderr_of(&out));
 }
 
+/// Where swapsight keeps the history for a user whose `$XDG_DATA_HOME`
+/// and `$HOME` are both `data`: the data folder is the first on Linux,
+/// under the second on a Mac.
+pub(crate) fn history_path(data: &std::path::Path) -> std::path::PathBuf {
+    let folder = if cfg!(target_os = "macos") {
+        data.join(swapsight::recordings::MACOS_DATA_DIR)
+    } else {
+        data.to_path_buf()
+    };
+    folder.join(swapsight::fit::HISTORY_FILE)
+}
+
 #[test]
 fn a_run_is_kept_in_the_data_folder_and_applied_to_later_estimates() {
     let dir = TempDir::new("fit-history");
@@ -170,13 +182,8 @@ fn a_run_is_kept_in_the_data_folder_and_applied_to_later_estimates() {
         r#"{"model_type":"llama","hidden_size":256,"intermediate_size":512,"num_attention_heads":4,"num_key_value_heads":1,"num_hidden_layers":2,"vocab_size":1000,"torch_dtype":"float32"}"#,
     )
     .unwrap();
-    // The data folder: $XDG_DATA_HOME on Linux, under $HOME on a Mac.
     let data = dir.path().join("data");
-    let kept_at = if cfg!(target_os = "macos") {
-        data.join("Library/Application Support/swapsight-fit-history.json")
-    } else {
-        data.join("swapsight-fit-history.json")
-    };
+    let kept_at = history_path(&data);
     let with_data = |args: &[&str]| {
         swapsight()
             .env("XDG_DATA_HOME", &data)

@@ -44,7 +44,7 @@ pub mod weights;
 
 pub(crate) use bounds::read_as;
 pub use bounds::{bounds, mps_ratio, strtod};
-pub use history::{default_history_path, History, Learnt, Run as HistoryRun};
+pub use history::{default_history_path, History, Learnt, Run as HistoryRun, HISTORY_FILE};
 pub use kv::KvDtype;
 pub use need::Ask;
 pub use past::{past_run, PastRun, PeakOf};
