@@ -45,7 +45,9 @@ With --from, a past run of the same pipeline: its peak footprint is the need whe
 than the weights (activations, caches), and the estimate is compared with it. With a command
 after --, fit estimates, runs it as `swapsight record` does (the same trace, -o and --interval as
 record's), then prints the estimate against the measured peak (the watched tree's footprint, and
-MLX's own peak where swapsight.watch_mlx() wrote mlx.peak), and exits with the command's code.
+MLX's own peak where swapsight.watch_mlx() wrote mlx.peak; line by line, weights, KV cache and
+the rest, where swapsight.mlx_sizes() wrote mlx.weights and mlx.kv), and exits with the
+command's code.
 
 Exit codes:
   0  fits
