@@ -117,12 +117,14 @@ def test_every_answer_fit_prints_is_one_the_schema_takes(tmp_path):
         "past run": fit_json("1G", "--from", trace, data=data),
         # A run under fit: the estimate against what it measured, kept in
         # the history, which the next estimate of the model applies.
-        "run": fit_json(llama, "--context", "8k", "--", "/bin/sleep", "0.5", data=data),
+        "run": fit_json(llama, "--context", "8k", "-o", tmp_path / "run.jsonl", "--",
+                        "/bin/sleep", "0.5", data=data),
         "taught": fit_json(llama, "--context", "8k", data=data),
         # A run that said what its weights and KV cache held: the need per
         # line (after "taught": kept out of the history).
-        "per line": fit_json(llama, "--context", "8k", "--no-history", "--", sys.executable,
-                             "-c", PARTS, data=data),
+        "per line": fit_json(llama, "--context", "8k", "--no-history", "-o",
+                             tmp_path / "per-line.jsonl", "--", sys.executable, "-c", PARTS,
+                             data=data),
     }
     for what, answer in answers.items():
         errors = [f"{'/'.join(map(str, e.path))}: {e.message}" for e in VALIDATOR.iter_errors(answer)]
