@@ -201,6 +201,7 @@ def fit(
     parallel: Optional[int] = None,
     kv_dtype: Optional[str] = None,
     runtime: Optional[str] = None,
+    no_history: bool = False,
 ) -> FitAnswer:
     """Will this model fit, before loading it: ``swapsight fit … --json``.
 
@@ -214,9 +215,12 @@ def fit(
     ``"llama.cpp"``, ``"torch"``) are the command's ``--context``,
     ``--parallel``, ``--kv-dtype`` and ``--runtime``: without a context
     the answer is at a short one, with the largest that fits under each
-    bound in ``largest_context``. Raises :class:`Error` with
-    the command line's one line when there is no answer (a bad size, a
-    path or trace that cannot be read)::
+    bound in ``largest_context``. The estimate applies what past runs of
+    ``swapsight fit MODEL -- CMD`` taught of the runtime and architecture,
+    as the command does (a note says so); ``no_history=True`` is
+    ``--no-history``: the estimate from the files alone. Raises
+    :class:`Error` with the command line's one line when there is no
+    answer (a bad size, a path or trace that cannot be read)::
 
         answer = swapsight.fit("~/models/Llama-3.1-8B-Instruct")
         if not answer.fits:
@@ -233,7 +237,11 @@ def fit(
     else:
         target = os.path.expanduser(os.fspath(path_or_size))
         _refuse_a_missing_target(target, isinstance(path_or_size, os.PathLike))
+    if not isinstance(no_history, bool):
+        raise TypeError("no_history: True or False, not %r" % (no_history,))
     args: List[str] = [_binary(), "fit", "--json"]
+    if no_history:
+        args.append("--no-history")
     if from_trace is not None:
         args += ["--from", os.path.expanduser(os.fspath(from_trace))]
     for flag, value in (

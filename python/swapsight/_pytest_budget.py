@@ -81,7 +81,7 @@ class Budget:
             kwargs = dict(m.kwargs)
             of = kwargs.pop("of", None) if name == "footprint_limit" else None
             if len(m.args) != 1 or kwargs:
-                b.problem = '@pytest.mark.%s takes one size, like %s("1 GB")%s' % (
+                b.problem = '@pytest.mark.%s takes one size, like %s("1 GiB")%s' % (
                     name,
                     name,
                     ', and of="growth" or "peak"' if name == "footprint_limit" else "",

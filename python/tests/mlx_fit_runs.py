@@ -12,9 +12,14 @@ cache cleared after each, then the last token's logits. The peak is
 
 Run as a script (``python mlx_fit_runs.py FOLDER TOKENS…``) it measures one
 saved model in a fresh process and prints ``{"TOKENS": peak}`` as JSON: a
-process per model, so that no other model's buffers count."""
+process per model, so that no other model's buffers count. Under a
+recording (``swapsight fit FOLDER --context N -- python mlx_fit_runs.py
+FOLDER N``) it also writes, after each context, ``mlx.peak`` and what the
+weights and the prompt cache held (``swapsight.mlx_sizes``), for fit to
+compare the need line by line, and prints its JSON on stderr."""
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -97,12 +102,18 @@ def build(folder, config):
     save_config(dict(config), Path(folder) / "config.json")
 
 
-def measure(folder, contexts):
+def measure(folder, contexts, counters=False):
     """MLX's peak (bytes) over a prefill of each of ``contexts`` tokens,
-    the model loaded as mlx-lm loads one."""
+    the model loaded as mlx-lm loads one; with ``counters``, each written
+    into the running recording with what the weights and the cache held
+    (swapsight imported only then: scripts/bench-fit runs this with
+    whatever Python has MLX)."""
     import mlx.core as mx
     from mlx_lm.models.cache import make_prompt_cache
     from mlx_lm.utils import load_model
+
+    if counters:
+        import swapsight
 
     model, config = load_model(Path(folder))
     peaks = {}
@@ -118,15 +129,25 @@ def measure(folder, contexts):
             n = min(PREFILL_STEP, prompt.size - 1)
             model(prompt[:n][None], cache=cache)
             mx.eval([c.state for c in cache])
+            if counters:
+                # A sliding window's cache is longest here, the window and
+                # a step, before the next step trims it.
+                swapsight.mlx_sizes(cache=cache)
             prompt = prompt[n:]
             mx.clear_cache()
         logits = model(prompt[None], cache=cache)[:, -1, :]
         mx.eval(logits)
         peaks[tokens] = mx.get_peak_memory()
+        if counters:
+            swapsight.counter("mlx.peak", peaks[tokens])
+            swapsight.mlx_sizes(model, cache)
         del cache, logits, prompt
         mx.clear_cache()
     return peaks
 
 
 if __name__ == "__main__":
-    print(json.dumps(measure(sys.argv[1], [int(t) for t in sys.argv[2:]])))
+    recording = bool(os.environ.get("SWAPSIGHT_MARK"))
+    peaks = measure(sys.argv[1], [int(t) for t in sys.argv[2:]], counters=recording)
+    # Under fit, stdout is fit's JSON: the counters carry the figures.
+    print(json.dumps(peaks), file=sys.stderr if recording else sys.stdout)

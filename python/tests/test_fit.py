@@ -169,3 +169,36 @@ def test_the_need_grows_with_the_context_asked_as_the_command_says(tmp_path):
         swapsight.fit(root, context="lots")
     with pytest.raises(TypeError):
         swapsight.fit(root, context=True)  # type: ignore[arg-type]
+
+
+def history(data, runtime, architecture, ratio):
+    """A history of one past run of ``runtime`` and ``architecture`` whose
+    peak was ``ratio`` × its estimate, in the data folder ``data`` (Linux:
+    $XDG_DATA_HOME; a Mac: $HOME/Library/Application Support)."""
+    run = {"at_unix_ms": 1, "model": "m", "context": 4096, "estimated_bytes": 100,
+           "measured_bytes": int(100 * ratio), "measured": "mlx.peak", "ratio": ratio}
+    text = json.dumps({"about": "test", "version": 1, "groups": [
+        {"runtime": runtime, "architecture": architecture, "ratio": ratio, "runs": [run]}]})
+    for folder in (data, data / "Library" / "Application Support"):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "swapsight-fit-history.json").write_text(text)
+
+
+def test_no_history_is_the_estimate_from_the_files_alone(tmp_path, monkeypatch):
+    root = tmp_path / "llama"
+    root.mkdir()
+    (root / "config.json").write_text(json.dumps(LLAMA_CONFIG))
+    sparse(root / "model.safetensors", GIB)
+    data = tmp_path / "data"
+    history(data, "mlx", "llama", 2.0)
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    monkeypatch.setenv("HOME", str(data))
+    taught = swapsight.fit(root, runtime="mlx")
+    raw = swapsight.fit(root, runtime="mlx", no_history=True)
+    assert taught.raw["history"]["runs"] == 1, taught.raw
+    assert "history" not in raw.raw, raw.raw
+    assert taught.needed_bytes == 2 * raw.needed_bytes
+    note = "estimate +100 % from 1 past mlx run of llama models (--no-history to ignore)"
+    assert note in taught.notes and note not in raw.notes
+    with pytest.raises(TypeError, match="no_history"):
+        swapsight.fit(root, no_history="yes")  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ import os
 import re
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -72,6 +73,16 @@ def gguf(path):
     return path
 
 
+#: A run's counters as swapsight.mlx_sizes() and watch_mlx() write them:
+#: MLX's peak, and what its weights and KV cache held within it.
+PARTS = ("import os, time\n"
+         "m = open(os.environ['SWAPSIGHT_MARK'], 'a')\n"
+         "m.write('#counter %d bytes mlx.peak\\n#counter %d bytes mlx.weights\\n"
+         "#counter %d bytes mlx.kv\\n')\n"
+         "m.close()\n"
+         "time.sleep(0.5)\n") % (100 << 20, 64 << 20, 16 << 20)
+
+
 def fit_json(*args, data=None):
     """``fit ARGS --json`` (``--json`` before a ``-- CMD``), its history
     in ``data`` (XDG_DATA_HOME), never the user's."""
@@ -106,8 +117,14 @@ def test_every_answer_fit_prints_is_one_the_schema_takes(tmp_path):
         "past run": fit_json("1G", "--from", trace, data=data),
         # A run under fit: the estimate against what it measured, kept in
         # the history, which the next estimate of the model applies.
-        "run": fit_json(llama, "--context", "8k", "--", "/bin/sleep", "0.5", data=data),
+        "run": fit_json(llama, "--context", "8k", "-o", tmp_path / "run.jsonl", "--",
+                        "/bin/sleep", "0.5", data=data),
         "taught": fit_json(llama, "--context", "8k", data=data),
+        # A run that said what its weights and KV cache held: the need per
+        # line (after "taught": kept out of the history).
+        "per line": fit_json(llama, "--context", "8k", "--no-history", "-o",
+                             tmp_path / "per-line.jsonl", "--", sys.executable, "-c", PARTS,
+                             data=data),
     }
     for what, answer in answers.items():
         errors = [f"{'/'.join(map(str, e.path))}: {e.message}" for e in VALIDATOR.iter_errors(answer)]
@@ -117,6 +134,10 @@ def test_every_answer_fit_prints_is_one_the_schema_takes(tmp_path):
     assert "past_run" in answers["past run"]
     assert [m["id"] for m in answers["run"]["comparison"]["measured"]] == ["footprint"]
     assert "history" not in answers["llama"] and answers["taught"]["history"]["runs"] == 1
+    assert "by_line" not in answers["run"]["comparison"]
+    by_line = answers["per line"]["comparison"]["by_line"]
+    assert [l["id"] for l in by_line] == ["weights", "kv-cache", "rest"], by_line
+    assert by_line[1]["lines"] == ["kv-cache"] and by_line[2]["measured_bytes"] == 20 << 20
     # The enum of need lines is no wider than what fit prints: each kind
     # of line the schema allows came out of one of these models.
     seen = {line["id"] for a in answers.values() for line in a["need"]}

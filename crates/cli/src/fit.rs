@@ -45,7 +45,9 @@ With --from, a past run of the same pipeline: its peak footprint is the need whe
 than the weights (activations, caches), and the estimate is compared with it. With a command
 after --, fit estimates, runs it as `swapsight record` does (the same trace, -o and --interval as
 record's), then prints the estimate against the measured peak (the watched tree's footprint, and
-MLX's own peak where swapsight.watch_mlx() wrote mlx.peak), and exits with the command's code.
+MLX's own peak where swapsight.watch_mlx() wrote mlx.peak; line by line, weights, KV cache and
+the rest, where swapsight.mlx_sizes() wrote mlx.weights and mlx.kv), and exits with the
+command's code.
 
 Exit codes:
   0  fits
@@ -188,7 +190,11 @@ fn answer(args: &Args) -> anyhow::Result<ExitCode> {
     let model = model(&args.target)?;
     let described = fit::Described::of(&model, Path::new(&args.target));
     let history_path = fit::default_history_path();
-    let history = (!args.no_history).then(|| load_history(&history_path));
+    let history = (!args.no_history).then(|| {
+        load_history(&history_path)
+            .map_err(|e| eprintln!("swapsight: {e}"))
+            .ok()
+    });
     let ask = fit::Ask {
         context: args.context,
         parallel: args.parallel,
@@ -243,12 +249,11 @@ fn answer(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ran.unwrap_or(ExitCode::from(answer.exit_code)))
 }
 
-/// The history of past runs; `None`, said on stderr, where its file does
-/// not read (it is then left as it is).
-fn load_history(path: &Path) -> Option<fit::History> {
-    fit::History::load(path)
-        .map_err(|e| eprintln!("swapsight: the history of past runs is not used: {e}"))
-        .ok()
+/// The history of past runs, as the command line and the MCP tool apply
+/// it; `Err` with the line to say where its file does not read (it is then
+/// left as it is).
+pub(crate) fn load_history(path: &Path) -> Result<fit::History, String> {
+    fit::History::load(path).map_err(|e| format!("the history of past runs is not used: {e}"))
 }
 
 /// A word meant as a size, not a name: it starts as a number does (a

@@ -114,6 +114,13 @@ def counters(queue: List[int]) -> None:
         assert_type(w, MlxWatch)
 
 
+def mlx_sizes(model: Any, cache: List[Any]) -> None:
+    sizes = swapsight.mlx_sizes(model, cache)
+    assert_type(sizes, Dict[str, int])
+    swapsight.mlx_sizes(model=model)
+    swapsight.mlx_sizes(cache=cache)
+
+
 # --- record() and its report ------------------------------------------------
 
 
@@ -169,6 +176,7 @@ def answers() -> None:
         assert_type(b.bytes, int)
     swapsight.fit(8 << 30)
     swapsight.fit("8G", from_trace="last-run.jsonl")
+    swapsight.fit("./model", no_history=True)
     long = swapsight.fit("./model", context="8k", parallel=2, kv_dtype="q8_0", runtime="mlx")
     for n in long.need:
         assert_type(n, FitNeed)

@@ -40,6 +40,9 @@ pub fn fit_input() -> Value {
             "kv_dtype": {"type": "string", "description": "The KV cache's type: f16, bf16, f32, \
     q8_0, q4_0, mlx-q8, mlx-q4[:GROUP]"},
             "runtime": {"type": "string", "enum": ["mlx", "llama.cpp", "torch"]},
+            "no_history": {"type": "boolean", "description": "The estimate from the files \
+    alone: without the ratio past runs of `swapsight fit MODEL -- CMD` taught (the command \
+    line's --no-history); applied unless true, with a note"},
         },
         "additionalProperties": false,
     })
@@ -125,7 +128,13 @@ pub fn fit(tools: &Tools, args: &Map<String, Value>) -> Answer {
     only(
         args,
         &[
-            "model", "from", "context", "parallel", "kv_dtype", "runtime",
+            "model",
+            "from",
+            "context",
+            "parallel",
+            "kv_dtype",
+            "runtime",
+            "no_history",
         ],
     )?;
     let target = required(args, "model")?;
@@ -145,7 +154,18 @@ pub fn fit(tools: &Tools, args: &Map<String, Value>) -> Answer {
         None => None,
     };
     let figures = crate::fit::figures().map_err(said)?;
-    let answer = swapsight::fit::plan(model, &described, past, &figures, &fit_ask(args)?);
+    let mut ask = fit_ask(args)?;
+    // The user's history, as the command line applies it; the tool runs
+    // nothing, so it never learns.
+    let unread = if flag(args, "no_history")? {
+        None
+    } else {
+        crate::fit::load_history(&swapsight::fit::default_history_path())
+            .map(|h| ask.history = Some(h))
+            .err()
+    };
+    let mut answer = swapsight::fit::plan(model, &described, past, &figures, &ask);
+    answer.notes.extend(unread);
     let value = serde_json::to_value(&answer).map_err(|e| e.to_string())?;
     Ok((cap(&answer.to_text(), MAX_TEXT), bounded(value)))
 }
@@ -172,8 +192,6 @@ fn fit_ask(args: &Map<String, Value>) -> Result<swapsight::fit::Ask, String> {
     let runtime = string(args, "runtime")?
         .map(|s| crate::fit::runtime(s).map_err(|w| named("runtime", w)))
         .transpose()?;
-    // The tool answers from the files alone: the user's history of runs
-    // (fit -- CMD) is the command line's.
     Ok(swapsight::fit::Ask {
         context,
         parallel,
@@ -181,6 +199,15 @@ fn fit_ask(args: &Map<String, Value>) -> Result<swapsight::fit::Ask, String> {
         runtime,
         history: None,
     })
+}
+
+/// A boolean argument; `false` where it is not given.
+fn flag(args: &Map<String, Value>, key: &str) -> Result<bool, String> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(format!("'{key}' must be true or false")),
+    }
 }
 
 pub fn report(tools: &Tools, args: &Map<String, Value>) -> Answer {

@@ -51,7 +51,9 @@ forecast (e.g. swap budget in ~40 s).",
         name: "fit",
         description: "Whether a model will fit in memory before it is loaded: a model file or \
 folder (safetensors, gguf, …) or a size like 40G, against each bound of this machine (physical \
-memory, free memory now, the GPU's limit, a cgroup's), as `swapsight fit --json` answers.",
+memory, free memory now, the GPU's limit, a cgroup's), as `swapsight fit --json` answers: with \
+the ratio the user's past runs taught applied as the command line applies it (no_history: the \
+files alone).",
         input: files::fit_input,
         output: files::permissive_output,
         call: files::fit,

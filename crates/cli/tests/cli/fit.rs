@@ -400,4 +400,4 @@ pub(super) mod context;
 mod hostile;
 
 #[path = "fit_run.rs"]
-mod run;
+pub(super) mod run;

@@ -23,9 +23,15 @@ struct Server {
 impl Server {
     /// `swapsight mcp` with `args`, started in `cwd`.
     fn start(cwd: &Path, args: &[&str]) -> Server {
+        Server::start_with(cwd, args, &[])
+    }
+
+    /// The same, with `env` set.
+    fn start_with(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Server {
         let mut child = swapsight()
             .arg("mcp")
             .args(args)
+            .envs(env.iter().copied())
             .current_dir(cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -222,6 +228,73 @@ fn an_assistant_lists_the_tools_and_calls_each_on_real_files() {
     let again = s.call("report", json!({"trace": path}));
     assert!(structured(&again)["verdict"].is_string());
 
+    assert!(s.finish().success());
+}
+
+#[test]
+fn the_fit_tool_applies_the_user_s_history_as_the_command_line_does() {
+    let dir = TempDir::new("mcp-history");
+    let llama = dir.join("llama");
+    std::fs::create_dir_all(&llama).unwrap();
+    super::fit::context::llama_folder(&llama);
+    let data = dir.join("data");
+    let kept_at = super::fit::run::history_path(&data);
+    std::fs::create_dir_all(kept_at.parent().unwrap()).unwrap();
+    let run = json!({"at_unix_ms": 1, "model": "m", "context": 4096, "estimated_bytes": 100,
+                     "measured_bytes": 150, "measured": "mlx.peak", "ratio": 1.5});
+    let history = json!({"about": "test", "version": 1, "groups": [
+        {"runtime": "mlx", "architecture": "llama", "ratio": 1.5, "runs": [run]}]});
+    std::fs::write(&kept_at, history.to_string()).unwrap();
+    let env = [("XDG_DATA_HOME", data.as_path()), ("HOME", data.as_path())];
+    let mut s = Server::start_with(dir.path(), &["--allow", "."], &env);
+    s.initialize();
+    let ask = json!({"model": "llama", "runtime": "mlx", "context": 8192});
+    let taught = structured(&s.call("fit", ask.clone())).clone();
+    let mut raw_ask = ask.clone();
+    raw_ask["no_history"] = json!(true);
+    let raw = structured(&s.call("fit", raw_ask)).clone();
+    assert_eq!(taught["history"]["runs"], 1, "{taught:#}");
+    assert!(raw.get("history").is_none(), "{raw:#}");
+    let raw_bytes = raw["needed_bytes"].as_u64().unwrap();
+    assert_eq!(
+        taught["needed_bytes"].as_u64().unwrap(),
+        (raw_bytes as f64 * 1.5) as u64
+    );
+    // The command line's answer from the same file: the same estimate and
+    // the same note.
+    let out = swapsight()
+        .envs(env)
+        .args([
+            "fit",
+            "llama",
+            "--runtime",
+            "mlx",
+            "--context",
+            "8192",
+            "--json",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let cli: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(cli["needed_bytes"], taught["needed_bytes"]);
+    assert_eq!(cli["history"], taught["history"]);
+    let note = "estimate +50 % from 1 past mlx run of llama models (--no-history to ignore)";
+    assert!(taught["notes"].to_string().contains(note), "{taught:#}");
+    assert!(!raw["notes"].to_string().contains(note), "{raw:#}");
+    // A file that does not read is said in the answer, and not applied.
+    std::fs::write(&kept_at, "{").unwrap();
+    let unread = structured(&s.call("fit", ask)).clone();
+    assert!(unread.get("history").is_none(), "{unread:#}");
+    assert!(
+        unread["notes"]
+            .to_string()
+            .contains("the history of past runs is not used: "),
+        "{unread:#}"
+    );
+    assert_eq!(std::fs::read_to_string(&kept_at).unwrap(), "{");
+    let why = refused(&s.call("fit", json!({"model": "llama", "no_history": "yes"})));
+    assert_eq!(why, "'no_history' must be true or false");
     assert!(s.finish().success());
 }
 

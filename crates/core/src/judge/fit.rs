@@ -44,7 +44,7 @@ pub mod weights;
 
 pub(crate) use bounds::read_as;
 pub use bounds::{bounds, mps_ratio, strtod};
-pub use history::{default_history_path, History, Learnt, Run as HistoryRun};
+pub use history::{default_history_path, History, Learnt, Run as HistoryRun, HISTORY_FILE};
 pub use kv::KvDtype;
 pub use need::Ask;
 pub use past::{past_run, PastRun, PeakOf};
@@ -53,7 +53,7 @@ pub use settings::{
     margin, settings, wired_keep, wired_limit_mb_for, wired_sysctl, WIRED_KEEP_DIVISOR,
     WIRED_KEEP_MIN,
 };
-pub use verify::{compare, Comparison, Measured};
+pub use verify::{compare, Comparison, LineError, Measured};
 pub use weights::{count_weights, LeftOut, WalkLimits, WeightFile, Weights, WeightsError};
 
 /// The environment variable PyTorch's MPS allocator reads its high
@@ -446,7 +446,8 @@ pub fn plan(
     if let Some(l) = &learnt {
         notes.push(format!("estimate {}", l.note));
     }
-    let comparison = past.as_ref().map(|p| verify::compare(own, p));
+    let comparison = past.as_ref().map(|p| verify::compare(own, &lines, p));
+    notes.extend(past.as_ref().and_then(verify::rest_unmeasured));
     let tokens = d.map(|_| context.tokens);
     let summary = text::summary(verdict, need, tokens, &bounds);
     Answer {

@@ -142,6 +142,11 @@ pub fn default_recordings_dir() -> PathBuf {
     data_dir().join("swapsight-recordings")
 }
 
+/// The data folder under the home folder on macOS (elsewhere
+/// `$XDG_DATA_HOME` or `~/.local/share`): tests and tools that lay files
+/// out for swapsight name it from here, not by hand.
+pub const MACOS_DATA_DIR: &str = "Library/Application Support";
+
 /// The user's data folder: `$XDG_DATA_HOME` (where absolute) or
 /// `~/.local/share`; `~/Library/Application Support` on macOS; `.`
 /// without a home.
@@ -150,7 +155,7 @@ pub fn data_dir() -> PathBuf {
         .filter(|h| !h.is_empty())
         .map(PathBuf::from);
     let data = if cfg!(target_os = "macos") {
-        home.map(|h| h.join("Library/Application Support"))
+        home.map(|h| h.join(MACOS_DATA_DIR))
     } else {
         std::env::var_os("XDG_DATA_HOME")
             .filter(|d| Path::new(d).is_absolute())

@@ -221,11 +221,15 @@ impl History {
     }
 }
 
+/// The history file's name, in the data folder
+/// ([`data_dir`](crate::record::recordings::data_dir)).
+pub const HISTORY_FILE: &str = "swapsight-fit-history.json";
+
 /// Where the history is kept: `swapsight-fit-history.json` in the data
 /// folder the recordings' folder is in (`$XDG_DATA_HOME` or
 /// `~/.local/share`; `~/Library/Application Support` on macOS).
 pub fn default_history_path() -> PathBuf {
-    crate::record::recordings::data_dir().join("swapsight-fit-history.json")
+    crate::record::recordings::data_dir().join(HISTORY_FILE)
 }
 
 #[cfg(test)]

@@ -33,8 +33,9 @@ pub struct PastRun {
     pub(crate) swap_growth_bytes: i64,
     /// Samples in the trace (0: nothing to go by).
     pub samples: usize,
-    /// The largest value of each framework's peak counter the run wrote
-    /// (`mlx.peak`), in bytes.
+    /// The largest value of each framework counter the comparison reads
+    /// that the run wrote: its peak (`mlx.peak`), what its weights and its
+    /// KV cache held (`mlx.weights`, `mlx.kv`); in bytes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub framework_peaks: Vec<(String, u64)>,
 }
@@ -114,13 +115,14 @@ pub fn past_run<R: BufRead + Seek>(
     })
 }
 
-/// Keeps the largest value of a framework's peak counter
-/// ([`PEAK_COUNTERS`](super::verify::PEAK_COUNTERS)), in bytes.
+/// Keeps the largest value of a framework counter the comparison reads
+/// ([`compared`](super::verify::compared)), in bytes.
 fn framework_peak(peaks: &mut Vec<(String, u64)>, c: &crate::record::trace::Counter) {
-    let known = super::verify::PEAK_COUNTERS
-        .iter()
-        .any(|(n, _)| *n == c.name);
-    if !known || c.unit != "bytes" || !c.value.is_finite() || c.value < 0.0 {
+    if !super::verify::compared(&c.name)
+        || c.unit != "bytes"
+        || !c.value.is_finite()
+        || c.value < 0.0
+    {
         return;
     }
     // A float of bytes, as the counter line carries it; saturating.

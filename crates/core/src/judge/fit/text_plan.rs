@@ -112,21 +112,49 @@ pub fn largest_line(out: &mut String, largest: &Largest, bounds: &[Bound]) {
     }
 }
 
-/// `estimated 1.2 GiB vs measured …` lines, as the text prints them.
+/// `  1.2 GiB estimated vs 1.3 GiB WHAT: error -7.7 % (-100 MiB)`.
+fn error_line(
+    out: &mut String,
+    estimated: u64,
+    measured: u64,
+    what: &str,
+    error: (i64, Option<f64>),
+) {
+    let pct = error.1.map_or("n/a".to_string(), |p| format!("{p:+.1} %"));
+    let sign = if error.0 < 0 { "-" } else { "+" };
+    let _ = writeln!(
+        out,
+        "  {:>9} estimated vs {:>9} {what}: error {pct} ({sign}{})",
+        gb(estimated),
+        gb(measured),
+        gb(error.0.unsigned_abs()),
+    );
+}
+
+/// `estimated 1.2 GiB vs measured …` lines, as the text prints them, and
+/// the need's parts against what the run's counters say each held.
 pub(crate) fn comparison_lines(out: &mut String, c: &super::verify::Comparison) {
     let _ = writeln!(out, "estimated vs measured peak:");
     for m in &c.measured {
-        let pct = m
-            .error_pct
-            .map_or("n/a".to_string(), |p| format!("{p:+.1} %"));
-        let sign = if m.error_bytes < 0 { "-" } else { "+" };
-        let _ = writeln!(
+        error_line(
             out,
-            "  {:>9} estimated vs {:>9} {}: error {pct} ({sign}{})",
-            gb(c.estimated_bytes),
-            gb(m.bytes),
-            m.name,
-            gb(m.error_bytes.unsigned_abs()),
+            c.estimated_bytes,
+            m.bytes,
+            &m.name,
+            (m.error_bytes, m.error_pct),
+        );
+    }
+    if c.by_line.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "estimated vs measured, per line:");
+    for l in &c.by_line {
+        error_line(
+            out,
+            l.estimated_bytes,
+            l.measured_bytes,
+            &format!("{} ({})", l.name, l.measured_from),
+            (l.error_bytes, l.error_pct),
         );
     }
 }
