@@ -7,8 +7,8 @@ each test with a budget is recorded, from its setup to its teardown, with
 one phase each (``setup``, ``call``, ``teardown``), and fails when it broke
 one::
 
-    @pytest.mark.swap_budget("1 GiB")        # swap growth during the test
-    @pytest.mark.footprint_limit("24 GiB")   # the test's growth, process and children
+    @pytest.mark.swap_budget("1 GiB")       # swap growth during the test
+    @pytest.mark.footprint_limit("24 GiB")  # the test's growth, process and children
     @pytest.mark.no_false_fit               # a false fit or hidden memory fails
     def test_generate(): ...
 
