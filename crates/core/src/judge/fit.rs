@@ -31,6 +31,7 @@ use crate::util::units::format_bytes;
 mod bounds;
 mod history;
 mod kv;
+mod llama_cpp;
 mod mlx;
 pub mod model;
 mod need;
@@ -445,6 +446,9 @@ pub fn plan(
     }
     if let Some(l) = &learnt {
         notes.push(format!("estimate {}", l.note));
+    }
+    if context.runtime == plan::Runtime::LlamaCpp {
+        notes.extend(d.and_then(|d| sizer.llama_cpp_scores_note(d, context.tokens)));
     }
     let comparison = past.as_ref().map(|p| verify::compare(own, &lines, p));
     notes.extend(past.as_ref().and_then(verify::rest_unmeasured));

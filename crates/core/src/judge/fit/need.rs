@@ -130,6 +130,12 @@ impl<'a> Sizer<'a> {
         out
     }
 
+    /// What llama.cpp holds past the estimate with flash attention off
+    /// (llama_cpp.rs).
+    pub fn llama_cpp_scores_note(&self, d: &Description, tokens: u64) -> Option<String> {
+        super::llama_cpp::scores_note(d, tokens, LLAMA_UBATCH)
+    }
+
     /// Σ of the lines at `tokens`.
     pub fn total(&self, tokens: u64) -> u64 {
         crate::util::units::saturating_sum(self.lines(tokens, "").iter().map(|l| l.bytes))
