@@ -97,9 +97,8 @@ pub struct LineError {
 /// estimate − measured, in bytes (clamped to i64) and in % of measured.
 fn error(estimated: u64, measured: u64) -> (i64, Option<f64>) {
     let error = i128::from(estimated) - i128::from(measured);
-    let bytes = i64::try_from(error).unwrap_or(if error < 0 { i64::MIN } else { i64::MAX });
     (
-        bytes,
+        crate::util::units::signed_diff(estimated, measured),
         (measured > 0).then(|| error as f64 / measured as f64 * 100.0),
     )
 }
@@ -171,25 +170,14 @@ fn counter(run: &PastRun, name: &str) -> Option<u64> {
 fn by_line(need: &[NeedLine], run: &PastRun) -> Vec<LineError> {
     let mut out = Vec::new();
     for c in &LINE_COUNTERS {
-        let weights = counter(run, c.weights);
-        let kv = counter(run, c.kv);
-        if let Some(w) = weights {
-            out.push(line_error(
-                ("weights", "weights"),
-                need,
-                Part::Weights,
-                w,
-                c.weights.into(),
-            ));
-        }
-        if let Some(k) = kv {
-            out.push(line_error(
-                ("kv-cache", "KV cache"),
-                need,
-                Part::Kv,
-                k,
-                c.kv.into(),
-            ));
+        let parts = [
+            (("weights", "weights"), Part::Weights, c.weights),
+            (("kv-cache", "KV cache"), Part::Kv, c.kv),
+        ];
+        for (said, of, name) in parts {
+            if let Some(held) = counter(run, name) {
+                out.push(line_error(said, need, of, held, name.into()));
+            }
         }
         if let Some(rest) = rest(c, run) {
             out.push(line_error(
