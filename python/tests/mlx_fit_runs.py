@@ -72,6 +72,15 @@ def configs(scale=1, layers=None, heads=None):
             sliding_window_pattern=2, rms_norm_eps=1e-6, rope_theta=1000000.0,
             rope_local_base_freq=10000.0, max_position_embeddings=32768,
         ),
+        # Gemma 2: every other layer sliding in its config, but mlx-lm's
+        # gemma2 has no rotating cache and computes attention by hand (its
+        # soft-capping): every layer keeps every token, on every backend.
+        "gemma2": _config(
+            "gemma2", "Gemma2ForCausalLM", (128 * s, 512 * s), (2 * h, 1 * h), layers or 2,
+            head_dim=64, query_pre_attn_scalar=64, sliding_window=512,
+            attn_logit_softcapping=50.0, final_logit_softcapping=30.0,
+            rms_norm_eps=1e-6, rope_theta=10000.0, max_position_embeddings=32768,
+        ),
         # Qwen2-style GQA with many KV heads (2:1, as Gemma 2 27B's 32:16):
         # the cache grows fastest per token of the four; biased Q/K/V.
         "qwen2": _config(

@@ -1,6 +1,7 @@
 """fit's estimate against a real run (issue 48 §3): for each architecture
-of mlx_fit_runs.py (Llama, Gemma 3's sliding window, Qwen2's GQA with many
-KV heads, Mixtral's experts), a random-initialised model saved as mlx-lm
+of mlx_fit_runs.py (Llama, Gemma 3's sliding window, Gemma 2's window that
+mlx-lm ignores, Qwen2's GQA with many KV heads, Mixtral's experts), a
+random-initialised model saved as mlx-lm
 saves one, prefilled by mlx-lm's own model code and prompt cache on MLX's
 CPU backend at 1k, 4k and 16k tokens under `swapsight fit FOLDER --context N
 --runtime mlx --json -- python mlx_fit_runs.py FOLDER N`: the need must be

@@ -135,7 +135,9 @@ pub fn kv_lines(d: &Description, ask: &KvAsk) -> Vec<NeedLine> {
     let k = &kinds.value;
     // mlx-lm and llama.cpp keep Mistral 7B v0.1's window in full (their
     // model code has no rotating cache for it); transformers' cache does not.
-    let uniform_kept = k.uniform_window && ask.runtime != Runtime::Torch;
+    // mlx-lm's gemma2 has no rotating cache either: every layer a KVCache.
+    let uniform_kept = (k.uniform_window && ask.runtime != Runtime::Torch)
+        || (ask.runtime == Runtime::Mlx && super::mlx::windowless(d));
     let full = k.full + if uniform_kept { k.sliding } else { 0 };
     let sliding = if uniform_kept { 0 } else { k.sliding };
     // The layer count's field, and the one that split the layers by kind

@@ -20,6 +20,13 @@
 //! - A sliding-window layer's rotating cache holds the window and the
 //!   whole step while it prefills ("the largest size is max_size + S − 1",
 //!   `RotatingKVCache._update_concat`, mlx_lm/models/cache.py).
+//! - A model with both global and sliding-window layers (gemma3_text,
+//!   gpt_oss, cohere2, olmo3, … in mlx_lm/models) makes its masks once per
+//!   step, before its layers run: the global one is the string "causal",
+//!   the sliding one an array of rows × (the window less one, or the
+//!   tokens before the step where fewer, + rows) booleans wherever that
+//!   passes the window (`RotatingKVCache.make_mask`, mlx_lm/models/cache.py),
+//!   held through every layer of the step.
 
 use super::model::Description;
 use super::plan::{Input, NeedId, NeedLine};
@@ -33,6 +40,20 @@ pub(crate) const PREFILL_STEP: u64 = 2048;
 /// same); 192 and 256 have a kernel but MLX runs the unfused path for a
 /// prompt (`use_fallback`).
 const METAL_FUSED_HEAD_DIMS: [u64; 5] = [64, 72, 80, 96, 128];
+
+/// Architectures whose mlx-lm model code ignores their sliding window:
+/// gemma2 (mlx_lm/models/gemma2.py) makes no cache of its own, so
+/// `make_prompt_cache` gives every layer a full `KVCache`, and computes
+/// attention by hand (its soft-capping) with one mask for every layer.
+const WINDOWLESS: [&str; 1] = ["gemma2"];
+
+/// Whether mlx-lm keeps every token of `d`'s sliding layers and computes
+/// its attention by hand on every backend.
+pub(crate) fn windowless(d: &Description) -> bool {
+    d.architecture
+        .as_ref()
+        .is_some_and(|a| WINDOWLESS.contains(&a.value.as_str()))
+}
 
 /// Tokens a sliding-window layer holds while a prompt of `tokens` is
 /// prefilled: the window and one step, less one.
@@ -72,8 +93,25 @@ fn rows_by_keys(tokens: u64, keys: impl Fn(u64) -> u64) -> (u64, u64) {
     best
 }
 
+/// Keys of the sliding layers' mask in a step of `rows` after `before`
+/// tokens, or 0 where mlx-lm says "causal" instead of making one: the
+/// rotating cache's offset is capped at the window less one, and an array
+/// is made only where that and the rows pass the window
+/// (`RotatingKVCache.make_mask`).
+fn sliding_mask_keys(rows: u64, before: u64, window: u64) -> u64 {
+    let keys = before.min(window.saturating_sub(1)).saturating_add(rows);
+    if rows > 1 && keys > window {
+        keys
+    } else {
+        0
+    }
+}
+
 /// Why the attention runs unfused, or `None` where Metal fuses it.
 fn unfused(d: &Description, os: &str) -> Option<String> {
+    if windowless(d) {
+        return Some("mlx-lm's gemma2 computes attention by hand, for its soft-capping".into());
+    }
     if os != "macos" {
         return Some("MLX's CPU backend has no fused attention".into());
     }
@@ -101,6 +139,7 @@ pub(crate) fn scores_line(
         return None;
     }
     let full = kinds.full > 0 || (kinds.uniform_window && kinds.sliding > 0);
+    let mixed = kinds.full > 0 && kinds.sliding > 0 && !kinds.uniform_window && !windowless(d);
     let (rows, keys, said) = match (&d.sliding_window, full) {
         (Some(w), false) => {
             let (r, k) = rows_by_keys(tokens, |end| {
@@ -123,14 +162,28 @@ pub(crate) fn scores_line(
     };
     let act = act_bytes(d);
     let cells = u128::from(rows) * u128::from(keys);
-    let bytes = cells * (u128::from(heads.value) * u128::from(act) + 1);
+    let window_mask = match (&d.sliding_window, mixed) {
+        (Some(w), true) => sliding_mask_keys(rows, keys.saturating_sub(rows), w.value),
+        _ => 0,
+    };
+    let mask_cells = u128::from(rows) * u128::from(window_mask);
+    let bytes = cells * (u128::from(heads.value) * u128::from(act) + 1) + mask_cells;
+    let mask_said = if window_mask > 0 {
+        format!(
+            " + the sliding layers' mask, {} rows × {} keys, 1 B a cell",
+            thousands(rows),
+            thousands(window_mask)
+        )
+    } else {
+        String::new()
+    };
     Some(NeedLine {
         id: NeedId::AttentionScores,
         name: "attention scores",
         bytes: u64::try_from(bytes).unwrap_or(u64::MAX),
         formula: format!(
-            "{} heads × {} rows × {} keys{said} × {act} B + the causal mask, 1 B a cell: {why} \
-             (the widest prefill step of {} tokens; one layer's at a time)",
+            "{} heads × {} rows × {} keys{said} × {act} B + the causal mask, 1 B a cell{mask_said}: \
+             {why} (the widest prefill step of {} tokens; one layer's at a time)",
             heads.value,
             thousands(rows),
             thousands(keys),

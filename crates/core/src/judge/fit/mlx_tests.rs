@@ -65,3 +65,36 @@ fn routed_experts_multiply_the_mlp_s_rows() {
     assert_eq!(sliding_tokens(16_384, 512), 2559);
     assert_eq!(sliding_tokens(300, 512), 300);
 }
+
+#[test]
+fn global_and_sliding_layers_hold_the_sliding_mask_beside_the_scores() {
+    // Gemma 3 as test_fit_mlx.py builds it: sliding, global, sliding.
+    let gemma = r#"{"model_type":"gemma3_text","hidden_size":128,"intermediate_size":512,"num_attention_heads":2,"num_key_value_heads":1,"head_dim":64,"num_hidden_layers":3,"sliding_window":512,"sliding_window_pattern":2,"vocab_size":32000,"torch_dtype":"float32"}"#;
+    let d = described(gemma);
+    // 16k: the last step's 2,047 rows after 14,336 tokens; the rotating
+    // cache's offset is capped at 511.
+    let l = scores_line(&d, "linux", 16_384, "").unwrap();
+    assert_eq!(l.bytes, 2047 * 16_383 * (2 * 4 + 1) + 2047 * (511 + 2047));
+    assert!(
+        l.formula
+            .contains("the sliding layers' mask, 2,047 rows × 2,558 keys"),
+        "{}",
+        l.formula
+    );
+    // 1k: one step from the start, past the window: an array of 1,023².
+    let l = scores_line(&d, "linux", 1024, "").unwrap();
+    assert_eq!(l.bytes, 1023 * 1023 * (2 * 4 + 1) + 1023 * 1023);
+    // Within the window mlx-lm says "causal": no array.
+    let l = scores_line(&d, "linux", 300, "").unwrap();
+    assert_eq!(l.bytes, 299 * 299 * (2 * 4 + 1));
+    assert!(!l.formula.contains("sliding layers' mask"));
+    assert_eq!(sliding_mask_keys(2048, 14_336, 512), 2559);
+    assert_eq!(sliding_mask_keys(512, 0, 512), 0);
+    assert_eq!(sliding_mask_keys(1, 4096, 512), 0);
+    // Every layer windowed (Mistral 7B v0.1): one mask, already counted.
+    let mistral = SMALL_LLAMA
+        .replace("\"llama\"", "\"mistral\"")
+        .replace("\"head_dim\":64", "\"head_dim\":64,\"sliding_window\":512");
+    let l = scores_line(&described(&mistral), "linux", 16_384, "").unwrap();
+    assert!(!l.formula.contains("sliding layers' mask"), "{}", l.formula);
+}

@@ -203,6 +203,46 @@ fn sliding_window_layers_stop_growing_at_the_window() {
 }
 
 #[test]
+fn mlx_lm_keeps_every_token_of_gemma_2_and_computes_its_attention_by_hand() {
+    // Gemma 2 9B: every other layer sliding (4,096) in its config; head
+    // dim 256. transformers' hybrid cache keeps the window; mlx-lm's gemma2
+    // makes no cache of its own: a full KVCache per layer.
+    let g2 = r#"{"model_type":"gemma2","num_hidden_layers":42,"num_attention_heads":16,"num_key_value_heads":8,"head_dim":256,"hidden_size":3584,"intermediate_size":14336,"sliding_window":4096,"max_position_embeddings":8192,"vocab_size":256000,"torch_dtype":"bfloat16"}"#;
+    let d = described(g2);
+    let per_layer_token = 8 * 256 * 2 * 2;
+    let mlx = on_linux(&d, GIB, &ask(8192, Runtime::Mlx)).need;
+    assert_eq!(
+        line(&mlx, NeedId::KvCache).bytes,
+        42 * per_layer_token * 8192
+    );
+    assert!(!mlx.iter().any(|l| l.id == NeedId::KvCacheSliding));
+    assert!(line(&mlx, NeedId::KvCache)
+        .formula
+        .contains("keeps every token"));
+    let torch = on_linux(&d, GIB, &ask(8192, Runtime::Torch)).need;
+    assert_eq!(
+        line(&torch, NeedId::KvCache).bytes,
+        21 * per_layer_token * 8192
+    );
+    assert_eq!(
+        line(&torch, NeedId::KvCacheSliding).bytes,
+        21 * per_layer_token * 4096
+    );
+    // Its scores by hand on Metal too, whatever the head dim (Gemma 2
+    // 27B's is 128, one Metal fuses for sdpa); one mask for all layers.
+    let g2_27b = g2.replace("\"head_dim\":256", "\"head_dim\":128");
+    let d = from_config(g2_27b.as_bytes(), "config.json").unwrap();
+    let l = super::super::mlx::scores_line(&d, "macos", 8192, "").unwrap();
+    assert!(
+        l.formula.contains("gemma2 computes attention by hand"),
+        "{}",
+        l.formula
+    );
+    assert!(!l.formula.contains("sliding layers' mask"), "{}", l.formula);
+    assert_eq!(l.bytes, 2047 * 8191 * (16 * 2 + 1));
+}
+
+#[test]
 fn latent_attention_caches_the_latent_and_linear_layers_a_fixed_state() {
     let v3 = r#"{"model_type":"deepseek_v3","num_hidden_layers":61,"num_attention_heads":128,"num_key_value_heads":128,"hidden_size":7168,"kv_lora_rank":512,"qk_rope_head_dim":64,"qk_nope_head_dim":128,"v_head_dim":128,"n_routed_experts":256,"num_experts_per_tok":8,"torch_dtype":"bfloat16"}"#;
     let d = described(v3);
