@@ -197,8 +197,22 @@ pub(crate) fn scores_line(
     })
 }
 
+/// Families whose MLP is `gelu(gate_proj(x)) * up_proj(x)` in mlx-lm
+/// (gemma.py, gemma2.py, gemma3_text.py): the GELU is compiled on its own,
+/// so its output is a buffer beside the gate and up, where Llama's fused
+/// `swiglu` writes over one of them (measured: a Gemma MLP's peak over 2,047
+/// rows is one intermediate-wide array more than Llama's).
+const GELU_APART: [&str; 4] = ["gemma", "gemma2", "gemma3", "gemma3_text"];
+
+fn gelu_apart(d: &Description) -> bool {
+    d.architecture
+        .as_ref()
+        .is_some_and(|a| GELU_APART.contains(&a.value.as_str()))
+}
+
 /// Elements of one prefill row's activations allocated at once: the MLP's
-/// gate, up and their product (per routed expert) and its down
+/// gate, up and their product (per routed expert; and the GELU's own
+/// output where it is apart) and its down
 /// projection's output per expert, the residual stream's five (attention
 /// output projection, sum, norm, MLP sum, the next norm) and four of the
 /// attention's width (queries, scaled queries, the output and its copy).
@@ -210,7 +224,8 @@ pub(crate) fn row_elements(d: &Description) -> Option<(u64, String)> {
         (Some(h), Some(k)) => h.value.saturating_mul(k.value),
         _ => hidden,
     };
-    let mlp = 3u64.saturating_mul(routed).saturating_mul(inter);
+    let per_expert = if gelu_apart(d) { 4u64 } else { 3 };
+    let mlp = per_expert.saturating_mul(routed).saturating_mul(inter);
     let extra = (routed - 1).saturating_mul(hidden);
     let total = mlp
         .saturating_add(5u64.saturating_mul(hidden))
@@ -222,7 +237,7 @@ pub(crate) fn row_elements(d: &Description) -> Option<(u64, String)> {
         String::new()
     };
     let said = format!(
-        "(3 × {experts}{} intermediate + 5 × {} hidden + 4 × {} attention width{})",
+        "({per_expert} × {experts}{} intermediate + 5 × {} hidden + 4 × {} attention width{})",
         thousands(inter),
         thousands(hidden),
         thousands(q),

@@ -89,6 +89,10 @@ fn global_and_sliding_layers_hold_the_sliding_mask_beside_the_scores() {
     assert_eq!(l.bytes, 299 * 299 * (2 * 4 + 1));
     assert!(!l.formula.contains("sliding layers' mask"));
     assert_eq!(sliding_mask_keys(2048, 14_336, 512), 2559);
+    // Its MLP's GELU is a buffer of its own beside the gate and up.
+    let (row, said) = row_elements(&d).unwrap();
+    assert_eq!(row, 4 * 512 + 5 * 128 + 4 * 2 * 64);
+    assert!(said.starts_with("(4 × 512 intermediate"), "{said}");
     assert_eq!(sliding_mask_keys(512, 0, 512), 0);
     assert_eq!(sliding_mask_keys(1, 4096, 512), 0);
     // Every layer windowed (Mistral 7B v0.1): one mask, already counted.
