@@ -136,10 +136,10 @@ pub fn kv_lines(d: &Description, ask: &KvAsk) -> Vec<NeedLine> {
     // mlx-lm and llama.cpp keep Mistral 7B v0.1's window in full (their
     // model code has no rotating cache for it); transformers' cache does not.
     // mlx-lm's gemma2 has no rotating cache either: every layer a KVCache.
-    let uniform_kept = (k.uniform_window && ask.runtime != Runtime::Torch)
+    let kept_in_full = (k.uniform_window && ask.runtime != Runtime::Torch)
         || (ask.runtime == Runtime::Mlx && super::mlx::windowless(d));
-    let full = k.full + if uniform_kept { k.sliding } else { 0 };
-    let sliding = if uniform_kept { 0 } else { k.sliding };
+    let full = k.full + if kept_in_full { k.sliding } else { 0 };
+    let sliding = if kept_in_full { 0 } else { k.sliding };
     // The layer count's field, and the one that split the layers by kind
     // where they are not all full attention.
     let count_key = d.layers.as_ref().map_or("", |l| l.key.as_str());
@@ -150,7 +150,7 @@ pub fn kv_lines(d: &Description, ask: &KvAsk) -> Vec<NeedLine> {
     };
     let layers = |n: u64| Field::new(n, &kinds.source, key.clone());
     if full > 0 {
-        if let Some(line) = full_line(d, ask, &layers(full), kv_heads, uniform_kept) {
+        if let Some(line) = full_line(d, ask, &layers(full), kv_heads, kept_in_full) {
             out.push(line);
         }
     }
@@ -199,7 +199,7 @@ fn full_line(
     ask: &KvAsk,
     layers: &Field<u64>,
     kv_heads: &Field<u64>,
-    uniform_kept: bool,
+    kept_in_full: bool,
 ) -> Option<NeedLine> {
     if let (Some(m), false) = (&d.mla, ask.runtime == Runtime::Torch) {
         let per = ask
@@ -224,7 +224,7 @@ fn full_line(
         });
     }
     let mut line = attention_line(d, ask, layers, kv_heads, ask.tokens.0)?;
-    if uniform_kept {
+    if kept_in_full {
         line.formula += &format!(
             " ({} keeps every token: its sliding_window is not a rotating cache there)",
             ask.runtime.name()

@@ -50,9 +50,7 @@ const WINDOWLESS: [&str; 1] = ["gemma2"];
 /// Whether mlx-lm keeps every token of `d`'s sliding layers and computes
 /// its attention by hand on every backend.
 pub(crate) fn windowless(d: &Description) -> bool {
-    d.architecture
-        .as_ref()
-        .is_some_and(|a| WINDOWLESS.contains(&a.value.as_str()))
+    d.architecture_is(&WINDOWLESS)
 }
 
 /// Tokens a sliding-window layer holds while a prompt of `tokens` is
@@ -205,9 +203,7 @@ pub(crate) fn scores_line(
 const GELU_APART: [&str; 4] = ["gemma", "gemma2", "gemma3", "gemma3_text"];
 
 fn gelu_apart(d: &Description) -> bool {
-    d.architecture
-        .as_ref()
-        .is_some_and(|a| GELU_APART.contains(&a.value.as_str()))
+    d.architecture_is(&GELU_APART)
 }
 
 /// Elements of one prefill row's activations allocated at once: the MLP's

@@ -143,6 +143,16 @@ pub struct Description {
     pub gguf: bool,
 }
 
+impl Description {
+    /// Whether its architecture (`model_type`, `general.architecture`) is
+    /// one of `any_of`.
+    pub(crate) fn architecture_is(&self, any_of: &[&str]) -> bool {
+        self.architecture
+            .as_ref()
+            .is_some_and(|a| any_of.contains(&a.value.as_str()))
+    }
+}
+
 pub use crate::util::inpath::open_regular;
 
 /// Up to `cap` bytes of a regular file from its start; `Err` with why.
